@@ -1,0 +1,7 @@
+//! schedlab: a deterministic simulator of how Linux's fair scheduling class places
+//! tasks on CPUs. See the crate README and `docs/kernel-mapping.md`.
+#![forbid(unsafe_code)]
+
+pub mod engine;
+pub mod error;
+pub mod machine;

@@ -1,0 +1,302 @@
+//! `CpuMask`: the kernel's `struct cpumask`, as a fixed-size bitset.
+//!
+//! The kernel represents sets of CPUs (a domain's span, a task's `cpus_allowed`, the
+//! nohz idle mask) as bitmaps of `nr_cpumask_bits` bits and walks them with
+//! `for_each_cpu` (ascending) and `for_each_cpu_wrap` (ascending from a start CPU,
+//! wrapping round). Placement heuristics depend on that walk order, so this type
+//! reproduces it exactly: [`CpuMask::iter`] is `for_each_cpu` and
+//! [`CpuMask::iter_wrap`] is `for_each_cpu_wrap`.
+//!
+//! The size is fixed at [`MAX_CPUS`] bits so a mask is `Copy`, never allocates and
+//! fits the hot paths (the idle-CPU scan copies one per wakeup, as the kernel's
+//! per-CPU `select_idle_mask` scratch does).
+
+use std::fmt;
+
+/// Largest CPU count a simulated machine may have (the kernel's `NR_CPUS`).
+pub const MAX_CPUS: usize = 1024;
+const WORDS: usize = MAX_CPUS / 64;
+
+/// A set of CPU numbers `0..MAX_CPUS`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CpuMask {
+    bits: [u64; WORDS],
+}
+
+impl Default for CpuMask {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CpuMask {
+    /// The empty mask (`cpumask_clear`).
+    pub const fn new() -> Self {
+        CpuMask { bits: [0; WORDS] }
+    }
+
+    /// CPUs `0..n` (`cpumask_setall` on an `n`-CPU machine).
+    pub fn first_n(n: usize) -> Self {
+        Self::from_range(0, n)
+    }
+
+    /// CPUs `lo..hi`.
+    pub fn from_range(lo: usize, hi: usize) -> Self {
+        let mut m = Self::new();
+        for c in lo..hi {
+            m.set(c);
+        }
+        m
+    }
+
+    /// A mask holding exactly `cpu` (`cpumask_of`).
+    pub fn of(cpu: usize) -> Self {
+        let mut m = Self::new();
+        m.set(cpu);
+        m
+    }
+
+    #[inline]
+    pub fn set(&mut self, cpu: usize) {
+        debug_assert!(cpu < MAX_CPUS);
+        self.bits[cpu >> 6] |= 1u64 << (cpu & 63);
+    }
+
+    #[inline]
+    pub fn clear(&mut self, cpu: usize) {
+        debug_assert!(cpu < MAX_CPUS);
+        self.bits[cpu >> 6] &= !(1u64 << (cpu & 63));
+    }
+
+    /// `cpumask_test_cpu`.
+    #[inline]
+    pub fn test(&self, cpu: usize) -> bool {
+        cpu < MAX_CPUS && self.bits[cpu >> 6] & (1u64 << (cpu & 63)) != 0
+    }
+
+    /// `cpumask_weight`.
+    pub fn weight(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+
+    /// `cpumask_first`: the lowest CPU, if any.
+    pub fn first(&self) -> Option<usize> {
+        self.next_from(0)
+    }
+
+    /// The lowest CPU `>= from`, if any (`cpumask_next(from - 1)`).
+    #[inline]
+    pub fn next_from(&self, from: usize) -> Option<usize> {
+        if from >= MAX_CPUS {
+            return None;
+        }
+        let mut w = from >> 6;
+        let mut word = self.bits[w] & (!0u64 << (from & 63));
+        loop {
+            if word != 0 {
+                return Some((w << 6) + word.trailing_zeros() as usize);
+            }
+            w += 1;
+            if w == WORDS {
+                return None;
+            }
+            word = self.bits[w];
+        }
+    }
+
+    /// `cpumask_and`.
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+            *a &= *b;
+        }
+        m
+    }
+
+    /// `cpumask_or`.
+    pub fn or(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+            *a |= *b;
+        }
+        m
+    }
+
+    /// `cpumask_andnot`: CPUs of `self` not in `other`.
+    pub fn andnot(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+            *a &= !*b;
+        }
+        m
+    }
+
+    /// `cpumask_intersects`.
+    pub fn intersects(&self, other: &CpuMask) -> bool {
+        self.bits.iter().zip(other.bits.iter()).any(|(a, b)| a & b != 0)
+    }
+
+    /// `cpumask_subset`: every CPU of `self` is in `other`.
+    pub fn is_subset(&self, other: &CpuMask) -> bool {
+        self.bits.iter().zip(other.bits.iter()).all(|(a, b)| a & !b == 0)
+    }
+
+    /// `for_each_cpu`: ascending order.
+    pub fn iter(&self) -> CpuMaskIter<'_> {
+        CpuMaskIter { mask: self, next: 0, stop: MAX_CPUS, wrapped: true, start: 0 }
+    }
+
+    /// `for_each_cpu_wrap(cpu, mask, start)`: ascending from `start` (included when
+    /// set), then wrapping round to the CPUs below `start`.
+    pub fn iter_wrap(&self, start: usize) -> CpuMaskIter<'_> {
+        let start = if start >= MAX_CPUS { 0 } else { start };
+        CpuMaskIter { mask: self, next: start, stop: MAX_CPUS, wrapped: start == 0, start }
+    }
+
+    /// Parse a kernel cpulist (`"0-3,8,10-11"`), as printed in sysfs.
+    pub fn parse_cpulist(s: &str) -> Result<CpuMask, String> {
+        let mut m = CpuMask::new();
+        let s = s.trim();
+        if s.is_empty() {
+            return Ok(m);
+        }
+        for part in s.split(',') {
+            let part = part.trim();
+            let (lo, hi) = match part.split_once('-') {
+                Some((a, b)) => (parse_cpu(a)?, parse_cpu(b)?),
+                None => {
+                    let c = parse_cpu(part)?;
+                    (c, c)
+                }
+            };
+            if lo > hi {
+                return Err(format!("bad CPU range `{part}`"));
+            }
+            for c in lo..=hi {
+                m.set(c);
+            }
+        }
+        Ok(m)
+    }
+}
+
+fn parse_cpu(s: &str) -> Result<usize, String> {
+    let c: usize = s.trim().parse().map_err(|_| format!("bad CPU number `{}`", s.trim()))?;
+    if c >= MAX_CPUS {
+        return Err(format!("CPU {c} exceeds the maximum of {MAX_CPUS} CPUs"));
+    }
+    Ok(c)
+}
+
+impl FromIterator<usize> for CpuMask {
+    fn from_iter<I: IntoIterator<Item = usize>>(iter: I) -> Self {
+        let mut m = CpuMask::new();
+        for c in iter {
+            m.set(c);
+        }
+        m
+    }
+}
+
+/// Iterator for [`CpuMask::iter`] and [`CpuMask::iter_wrap`].
+pub struct CpuMaskIter<'a> {
+    mask: &'a CpuMask,
+    next: usize,
+    stop: usize,
+    wrapped: bool,
+    start: usize,
+}
+
+impl Iterator for CpuMaskIter<'_> {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        loop {
+            if let Some(c) = self.mask.next_from(self.next) {
+                if c < self.stop {
+                    self.next = c + 1;
+                    return Some(c);
+                }
+            }
+            if self.wrapped {
+                return None;
+            }
+            self.wrapped = true;
+            self.next = 0;
+            self.stop = self.start;
+        }
+    }
+}
+
+/// Prints the kernel cpulist form, e.g. `0-3,8`.
+impl fmt::Display for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        let mut it = self.iter().peekable();
+        while let Some(lo) = it.next() {
+            let mut hi = lo;
+            while it.peek() == Some(&(hi + 1)) {
+                hi = it.next().unwrap_or(hi);
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if lo == hi {
+                write!(f, "{lo}")?;
+            } else {
+                write!(f, "{lo}-{hi}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuMask({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_order_matches_for_each_cpu_wrap() {
+        let m = CpuMask::parse_cpulist("1,3,5-7,130").unwrap();
+        assert_eq!(m.iter_wrap(5).collect::<Vec<_>>(), vec![5, 6, 7, 130, 1, 3]);
+        assert_eq!(m.iter_wrap(4).collect::<Vec<_>>(), vec![5, 6, 7, 130, 1, 3]);
+        assert_eq!(m.iter_wrap(0).collect::<Vec<_>>(), vec![1, 3, 5, 6, 7, 130]);
+        assert_eq!(m.iter_wrap(131).collect::<Vec<_>>(), vec![1, 3, 5, 6, 7, 130]);
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![1, 3, 5, 6, 7, 130]);
+    }
+
+    #[test]
+    fn cpulist_round_trip_and_errors() {
+        let m = CpuMask::parse_cpulist("0-3,8,10-11").unwrap();
+        assert_eq!(m.to_string(), "0-3,8,10-11");
+        assert_eq!(m.weight(), 7);
+        assert!(CpuMask::parse_cpulist("3-1").is_err());
+        assert!(CpuMask::parse_cpulist("x").is_err());
+        assert!(CpuMask::parse_cpulist("5000").is_err());
+    }
+
+    #[test]
+    fn set_algebra() {
+        let a = CpuMask::from_range(0, 8);
+        let b = CpuMask::from_range(4, 12);
+        assert_eq!(a.and(&b), CpuMask::from_range(4, 8));
+        assert_eq!(a.or(&b), CpuMask::from_range(0, 12));
+        assert_eq!(a.andnot(&b), CpuMask::from_range(0, 4));
+        assert!(CpuMask::from_range(1, 3).is_subset(&a));
+        assert!(!b.is_subset(&a));
+        assert!(a.intersects(&b));
+        assert_eq!(a.first(), Some(0));
+        assert_eq!(CpuMask::new().first(), None);
+    }
+}

@@ -1,0 +1,441 @@
+//! The machine: what the kernel's topology code and cpufreq/cpuidle drivers see.
+//!
+//! Linux learns the shape of a machine from firmware (ACPI PPTT/SRAT/SLIT, device tree)
+//! and exposes it in sysfs: each CPU's core, cluster, last-level cache, package and
+//! NUMA node; its `cpu_capacity` on the 1024 scale (arm64 `arch_scale_cpu_capacity`,
+//! biggest CPU = 1024); its cpuidle states (exit latency, target residency, power);
+//! and its cpufreq policy (frequency domain) with an OPP table that the Energy Model
+//! turns into `{frequency, capacity, power, cost}` performance states.
+//!
+//! [`Machine`] holds exactly that, as an explicit value (only the sysfs importer
+//! touches the host). It adds two things the kernel does not know but a simulator
+//! needs: how much throughput each SMT hardware thread keeps when 1..N siblings of its
+//! core are busy ([`CoreKind::smt_throughput`]), and what the simulated kernel's own
+//! work costs on this machine ([`CostTable`]).
+//!
+//! Units follow the kernel: capacities on the 1024 scale, frequencies in kHz, power in
+//! mW, latencies in ns (sysfs prints µs; importers convert).
+
+pub mod cpumask;
+
+pub use cpumask::{CpuMask, MAX_CPUS};
+
+/// Instruction-set family; selects the arch topology table and (in v5.6) whether
+/// frequency invariance exists (x86 gained it in v5.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    X86,
+    Arm64,
+    Power,
+}
+
+/// One logical CPU (hardware thread) and where it sits.
+///
+/// All ids are global and dense (`0..count`). A machine without a cluster level
+/// between core and LLC sets `cluster` equal to the LLC's id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cpu {
+    pub core: usize,
+    pub cluster: usize,
+    pub llc: usize,
+    pub package: usize,
+    pub node: usize,
+    /// `arch_scale_cpu_capacity` (sysfs `cpu_capacity`), 1..=1024.
+    pub capacity_orig: u32,
+    /// Index into [`Machine::core_kinds`].
+    pub kind: usize,
+    /// Index into [`Machine::idle_tables`].
+    pub idle_table: usize,
+    /// Index into [`Machine::freq_domains`].
+    pub freq_domain: usize,
+}
+
+/// A micro-architecture: name and SMT behaviour.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoreKind {
+    pub name: String,
+    /// Per-thread throughput on the 1024 scale when `i + 1` threads of the core are
+    /// busy: `smt_throughput[0]` is 1024 (alone on the core); e.g. `[1024, 640]` means
+    /// two busy SMT2 siblings each run at 62.5 % (the core at 125 %).
+    pub smt_throughput: Vec<u32>,
+}
+
+/// A cpuidle state (`/sys/devices/system/cpu/cpuN/cpuidle/stateK`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IdleState {
+    pub name: String,
+    /// `exit_latency_ns`.
+    pub exit_latency_ns: u64,
+    /// `target_residency_ns`.
+    pub target_residency_ns: u64,
+    /// `power_usage` in mW while resident (for energy accounting; may be 0 when unknown).
+    pub power_mw: f64,
+}
+
+/// One operating performance point of a frequency domain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opp {
+    pub freq_khz: u32,
+    /// Active power of one CPU at this OPP in mW (Energy Model `power`); 0 = unknown.
+    pub power_mw: u32,
+}
+
+/// A cpufreq policy: CPUs that share a clock, and its OPP table ascending by frequency.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FreqDomain {
+    pub cpus: CpuMask,
+    pub opps: Vec<Opp>,
+    /// cpufreq `transition_latency` in ns (schedutil's rate limit derives from it).
+    pub transition_latency_ns: u64,
+}
+
+impl FreqDomain {
+    pub fn max_freq_khz(&self) -> u32 {
+        self.opps.last().map(|o| o.freq_khz).unwrap_or(0)
+    }
+    /// True when every OPP carries a power figure (an Energy Model can be built).
+    pub fn has_energy_model(&self) -> bool {
+        !self.opps.is_empty() && self.opps.iter().all(|o| o.power_mw > 0)
+    }
+}
+
+/// What the simulated kernel's own work costs on this machine.
+///
+/// Values are CPU work in ns *at capacity 1024 and maximum frequency* (charged like
+/// any other work, so they take longer on a little or slowed CPU), except
+/// `ipi_latency_ns`, which is wall time. Starting values come from
+/// `spec/workloads.md` §2; presets say where theirs come from.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CostTable {
+    /// `C_CS`: context switch including pick_next, between threads of one mm.
+    pub context_switch: u64,
+    /// Extra switch cost when the mm changes (process to process).
+    pub mm_switch: u64,
+    /// `C_TTWU` waker-side cost of a wakeup whose target shares the waker's LLC.
+    pub wakeup_local: u64,
+    /// Waker-side cost of a wakeup queued to a remote LLC (wake_list + IPI send).
+    pub wakeup_remote: u64,
+    /// Wall time from sending a reschedule/wakeup IPI to the target acting on it.
+    pub ipi_latency_ns: u64,
+    /// `C_SYS`: bare syscall round trip.
+    pub syscall: u64,
+    /// `C_GTOD`: clock read via the vDSO.
+    pub gtod: u64,
+    pub pipe_write: u64,
+    pub pipe_read: u64,
+    pub unix_write: u64,
+    pub unix_read: u64,
+    pub tcp_write_8k: u64,
+    pub tcp_read_8k: u64,
+    pub futex_wake: u64,
+    pub futex_wait: u64,
+    /// Uncontended user-space mutex lock + unlock.
+    pub mutex_fast: u64,
+    /// `C_YIELD`: sched_yield syscall and reschedule path (switch charged apart).
+    pub yield_: u64,
+    /// `C_FORK` (parent side) and `C_EXIT`.
+    pub fork: u64,
+    pub exit: u64,
+    /// Scheduler tick handler.
+    pub tick: u64,
+    /// Cache refill charged to a migrated task at its next run, by the closest level
+    /// the old and new CPU share: SMT core, LLC, package, or none (NUMA).
+    pub migrate_smt: u64,
+    pub migrate_llc: u64,
+    pub migrate_package: u64,
+    pub migrate_numa: u64,
+    /// Cost of reading one CPU's state in an idle search: an SMT sibling, a CPU of
+    /// the same LLC, a CPU beyond it.
+    pub probe_smt: u64,
+    pub probe_llc: u64,
+    pub probe_remote: u64,
+    /// Load balancing: per CPU whose statistics are gathered.
+    pub balance_per_cpu: u64,
+}
+
+impl Default for CostTable {
+    /// Mid-range x86 values of `spec/workloads.md` §2.
+    fn default() -> Self {
+        CostTable {
+            context_switch: 1_000,
+            mm_switch: 500,
+            wakeup_local: 800,
+            wakeup_remote: 1_200,
+            ipi_latency_ns: 1_500,
+            syscall: 100,
+            gtod: 30,
+            pipe_write: 600,
+            pipe_read: 600,
+            unix_write: 1_100,
+            unix_read: 1_100,
+            tcp_write_8k: 6_000,
+            tcp_read_8k: 1_500,
+            futex_wake: 500,
+            futex_wait: 500,
+            mutex_fast: 40,
+            yield_: 600,
+            fork: 80_000,
+            exit: 35_000,
+            tick: 500,
+            migrate_smt: 0,
+            migrate_llc: 2_000,
+            migrate_package: 8_000,
+            migrate_numa: 15_000,
+            probe_smt: 10,
+            probe_llc: 25,
+            probe_remote: 60,
+            balance_per_cpu: 40,
+        }
+    }
+}
+
+/// A complete machine description. Build it with [`Machine::new`], which validates
+/// it and precomputes the per-CPU masks used on hot paths.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    pub name: String,
+    /// Where the numbers come from (public sources), shown by `schedlab topology`.
+    pub description: String,
+    pub arch: Arch,
+    pub cpus: Vec<Cpu>,
+    /// SLIT distance matrix, node × node (10 = local).
+    pub numa_distance: Vec<Vec<u32>>,
+    /// `node_reclaim_distance` (30; 32 on AMD Zen).
+    pub node_reclaim_distance: u32,
+    pub core_kinds: Vec<CoreKind>,
+    pub idle_tables: Vec<Vec<IdleState>>,
+    pub freq_domains: Vec<FreqDomain>,
+    pub cost: CostTable,
+    masks: Masks,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Masks {
+    all: CpuMask,
+    smt: Vec<CpuMask>,
+    cluster: Vec<CpuMask>,
+    llc: Vec<CpuMask>,
+    package: Vec<CpuMask>,
+    node: Vec<CpuMask>,
+}
+
+/// Parts of a machine before validation (see [`Machine::new`]).
+#[derive(Clone, Debug)]
+pub struct MachineParts {
+    pub name: String,
+    pub description: String,
+    pub arch: Arch,
+    pub cpus: Vec<Cpu>,
+    pub numa_distance: Vec<Vec<u32>>,
+    pub node_reclaim_distance: u32,
+    pub core_kinds: Vec<CoreKind>,
+    pub idle_tables: Vec<Vec<IdleState>>,
+    pub freq_domains: Vec<FreqDomain>,
+    pub cost: CostTable,
+}
+
+impl Machine {
+    /// Validate `p` and index it. Errors say what is inconsistent.
+    pub fn new(p: MachineParts) -> Result<Machine, String> {
+        let n = p.cpus.len();
+        if n == 0 {
+            return Err("a machine needs at least one CPU".into());
+        }
+        if n > MAX_CPUS {
+            return Err(format!("{n} CPUs exceed the maximum of {MAX_CPUS}"));
+        }
+        let nodes = p.cpus.iter().map(|c| c.node).max().unwrap_or(0) + 1;
+        if p.numa_distance.len() != nodes || p.numa_distance.iter().any(|r| r.len() != nodes) {
+            return Err(format!("numa_distance must be a {nodes}×{nodes} matrix"));
+        }
+        for (i, row) in p.numa_distance.iter().enumerate() {
+            for (j, &d) in row.iter().enumerate() {
+                if (i == j && d != 10) || (i != j && d <= 10) {
+                    return Err(format!("numa_distance[{i}][{j}] = {d}: local must be 10, remote > 10"));
+                }
+                if p.numa_distance[j][i] != d {
+                    return Err(format!("numa_distance is not symmetric at [{i}][{j}]"));
+                }
+            }
+        }
+        let mut m = Masks { all: CpuMask::first_n(n), ..Default::default() };
+        let group = |key: &dyn Fn(&Cpu) -> usize| -> Vec<CpuMask> {
+            let count = p.cpus.iter().map(key).max().unwrap_or(0) + 1;
+            let mut v = vec![CpuMask::new(); count];
+            for (i, c) in p.cpus.iter().enumerate() {
+                v[key(c)].set(i);
+            }
+            p.cpus.iter().map(|c| v[key(c)]).collect()
+        };
+        m.smt = group(&|c| c.core);
+        m.cluster = group(&|c| c.cluster);
+        m.llc = group(&|c| c.llc);
+        m.package = group(&|c| c.package);
+        m.node = group(&|c| c.node);
+        for (i, c) in p.cpus.iter().enumerate() {
+            if c.capacity_orig == 0 || c.capacity_orig > 1024 {
+                return Err(format!("cpu{i}: capacity {} outside 1..=1024", c.capacity_orig));
+            }
+            if c.kind >= p.core_kinds.len() {
+                return Err(format!("cpu{i}: core kind {} does not exist", c.kind));
+            }
+            if c.idle_table >= p.idle_tables.len() {
+                return Err(format!("cpu{i}: idle table {} does not exist", c.idle_table));
+            }
+            if c.freq_domain >= p.freq_domains.len() || !p.freq_domains[c.freq_domain].cpus.test(i) {
+                return Err(format!("cpu{i}: not a member of its frequency domain {}", c.freq_domain));
+            }
+            let nest = [
+                ("core", m.smt[i], "cluster", m.cluster[i]),
+                ("cluster", m.cluster[i], "LLC", m.llc[i]),
+                ("LLC", m.llc[i], "package", m.package[i].or(&m.node[i])),
+            ];
+            for (a, am, b, bm) in nest {
+                if !am.is_subset(&bm) {
+                    return Err(format!("cpu{i}: its {a} ({am}) is not inside its {b} ({bm})"));
+                }
+            }
+            let threads = m.smt[i].weight();
+            let kind = &p.core_kinds[c.kind];
+            if kind.smt_throughput.len() < threads || kind.smt_throughput.first() != Some(&1024) {
+                return Err(format!(
+                    "core kind `{}`: smt_throughput needs {threads} entries starting with 1024",
+                    kind.name
+                ));
+            }
+            for s in m.smt[i].iter() {
+                let o = &p.cpus[s];
+                if o.capacity_orig != c.capacity_orig || o.kind != c.kind {
+                    return Err(format!("cpu{i} and its SMT sibling cpu{s} differ in capacity or kind"));
+                }
+            }
+        }
+        for (d, fd) in p.freq_domains.iter().enumerate() {
+            if fd.opps.is_empty() {
+                return Err(format!("frequency domain {d} has no OPP"));
+            }
+            if fd.opps.windows(2).any(|w| w[0].freq_khz >= w[1].freq_khz) {
+                return Err(format!("frequency domain {d}: OPPs must ascend strictly by frequency"));
+            }
+            for c in fd.cpus.iter() {
+                if c >= n || p.cpus[c].freq_domain != d {
+                    return Err(format!("frequency domain {d} lists cpu{c}, which does not point back to it"));
+                }
+            }
+        }
+        for (t, table) in p.idle_tables.iter().enumerate() {
+            if table.windows(2).any(|w| w[0].exit_latency_ns > w[1].exit_latency_ns) {
+                return Err(format!("idle table {t}: states must be ordered by exit latency"));
+            }
+        }
+        Ok(Machine {
+            name: p.name,
+            description: p.description,
+            arch: p.arch,
+            cpus: p.cpus,
+            numa_distance: p.numa_distance,
+            node_reclaim_distance: p.node_reclaim_distance,
+            core_kinds: p.core_kinds,
+            idle_tables: p.idle_tables,
+            freq_domains: p.freq_domains,
+            cost: p.cost,
+            masks: m,
+        })
+    }
+
+    /// `nr_cpu_ids`.
+    #[inline]
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+    pub fn nr_nodes(&self) -> usize {
+        self.numa_distance.len()
+    }
+    /// `cpu_possible_mask` (all CPUs are online).
+    pub fn all_cpus(&self) -> &CpuMask {
+        &self.masks.all
+    }
+    /// `cpu_smt_mask`: the hardware threads of `cpu`'s core.
+    #[inline]
+    pub fn smt_mask(&self, cpu: usize) -> &CpuMask {
+        &self.masks.smt[cpu]
+    }
+    /// `cpu_clustergroup_mask`.
+    #[inline]
+    pub fn cluster_mask(&self, cpu: usize) -> &CpuMask {
+        &self.masks.cluster[cpu]
+    }
+    /// CPUs sharing `cpu`'s last-level cache (`cpu_coregroup_mask` on x86).
+    #[inline]
+    pub fn llc_mask(&self, cpu: usize) -> &CpuMask {
+        &self.masks.llc[cpu]
+    }
+    /// `topology_core_cpumask`: CPUs of `cpu`'s package.
+    #[inline]
+    pub fn package_mask(&self, cpu: usize) -> &CpuMask {
+        &self.masks.package[cpu]
+    }
+    /// `cpumask_of_node(cpu_to_node(cpu))`.
+    #[inline]
+    pub fn node_mask(&self, cpu: usize) -> &CpuMask {
+        &self.masks.node[cpu]
+    }
+    /// True when CPU capacities differ (`sched_asym_cpucapacity` candidates).
+    pub fn is_asymmetric(&self) -> bool {
+        let c0 = self.cpus[0].capacity_orig;
+        self.cpus.iter().any(|c| c.capacity_orig != c0)
+    }
+    /// True when some core has more than one hardware thread (`sched_smt_present`).
+    pub fn has_smt(&self) -> bool {
+        self.masks.smt.iter().any(|m| m.weight() > 1)
+    }
+    /// Idle states of `cpu`, shallowest first.
+    #[inline]
+    pub fn idle_states(&self, cpu: usize) -> &[IdleState] {
+        &self.idle_tables[self.cpus[cpu].idle_table]
+    }
+    /// Per-thread throughput (1024 scale) of `cpu` when `busy` threads of its core run.
+    #[inline]
+    pub fn smt_throughput(&self, cpu: usize, busy: usize) -> u32 {
+        let t = &self.core_kinds[self.cpus[cpu].kind].smt_throughput;
+        t[busy.clamp(1, t.len()) - 1]
+    }
+    /// Closest level two CPUs share, for migration cost accounting.
+    pub fn shared_level(&self, a: usize, b: usize) -> SharedLevel {
+        if a == b {
+            SharedLevel::Same
+        } else if self.smt_mask(a).test(b) {
+            SharedLevel::Smt
+        } else if self.llc_mask(a).test(b) {
+            SharedLevel::Llc
+        } else if self.package_mask(a).test(b) {
+            SharedLevel::Package
+        } else {
+            SharedLevel::Numa
+        }
+    }
+}
+
+/// The closest topology level two CPUs share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SharedLevel {
+    Same,
+    Smt,
+    Llc,
+    Package,
+    Numa,
+}
+
+impl SharedLevel {
+    pub fn name(self) -> &'static str {
+        match self {
+            SharedLevel::Same => "same",
+            SharedLevel::Smt => "smt",
+            SharedLevel::Llc => "llc",
+            SharedLevel::Package => "package",
+            SharedLevel::Numa => "numa",
+        }
+    }
+}
