@@ -1,0 +1,229 @@
+//! Experiments: scenario files → validated scenarios → runs → results.
+//!
+//! A scenario is TOML with four sections (`[machine]`, `[kernel]`, `[workload]`,
+//! `[run]`); see `docs/scenarios.md`. It is read in two steps ([`crate::config`]):
+//! a located tree (where `--set KEY=VALUE` overrides are applied), then this module's
+//! validated [`Scenario`], which cannot be inconsistent. A run builds the kernel and
+//! the workload, runs the event loop, and gathers a [`RunResult`] whose JSON form is
+//! versioned ([`SCHEMA_VERSION`]) and byte-identical for the same scenario and seed
+//! apart from `wall_seconds`.
+
+pub mod result;
+
+use crate::config::{Doc, TableReader, Val};
+use crate::engine::{RngStreams, NSEC_PER_MSEC};
+use crate::error::InputError;
+use crate::machine::{self, Machine};
+use crate::metrics::{trace::DecisionTrace, Collector, Observers};
+use crate::sched::core::Kernel;
+use crate::sched::features::{Features, KernelPreset, Tunables};
+use crate::sched::topology::TopologyOpts;
+use crate::workload::exec::{Sim, SimError};
+use crate::workload::ipc::ChanParams;
+use crate::workload::program::WorkloadSpec;
+use std::path::{Path, PathBuf};
+
+pub use result::{RunResult, SCHEMA_VERSION};
+
+/// A validated scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub machine: Machine,
+    pub kernel_preset: &'static str,
+    pub features: Features,
+    pub tunables: Tunables,
+    pub workload_kind: String,
+    pub workload: WorkloadSpec,
+    pub duration_ns: Option<u64>,
+    pub seed: u64,
+    pub runs: u32,
+}
+
+/// Workload kinds known to this build.
+pub const WORKLOAD_KINDS: &[(&str, &str)] =
+    &[("tasks", "generic task groups running behaviour programs written in the scenario")];
+
+/// Resolve `[machine]`: `preset = NAME` (or "host"), `file = PATH` (relative to the
+/// scenario), or `sysfs = DIR` (a sysfs snapshot).
+pub fn resolve_machine(doc: &Doc, m: &TableReader<'_>) -> Result<Machine, InputError> {
+    let base = doc.file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let preset = m.str("preset")?;
+    let file = m.str("file")?;
+    let sysfs = m.str("sysfs")?;
+    let machine = match (preset, file, sysfs) {
+        (Some("host"), None, None) => machine::sysfs::import_host()?,
+        (Some(p), None, None) => machine::presets::preset(p).ok_or_else(|| {
+            m.err("preset", format!("unknown machine preset `{p}` (see `schedlab list machines`)"))
+        })?,
+        (None, Some(f), None) => machine::file::load_machine_file(&base.join(f))?,
+        (None, None, Some(d)) => machine::sysfs::import_sysfs(&base.join(d))?,
+        (None, None, None) => return Err(m.err("preset", "`[machine]` needs `preset`, `file` or `sysfs`")),
+        _ => return Err(m.err("preset", "`[machine]` takes only one of `preset`, `file`, `sysfs`")),
+    };
+    m.finish()?;
+    Ok(machine)
+}
+
+/// Command-line adjustments applied on top of the file.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub sets: Vec<String>,
+    /// Comma-separated `NAME` / `NO_NAME` list, applied after the scenario's own.
+    pub features: Option<String>,
+    pub seed: Option<u64>,
+}
+
+impl Scenario {
+    /// Load and validate a scenario file.
+    pub fn load(path: &Path, ov: &Overrides) -> Result<Scenario, InputError> {
+        let doc = Doc::load(path)?;
+        Scenario::from_doc(doc, ov)
+    }
+
+    /// Validate a parsed document (after applying `ov.sets`).
+    pub fn from_doc(mut doc: Doc, ov: &Overrides) -> Result<Scenario, InputError> {
+        for s in &ov.sets {
+            doc.set(s)?;
+        }
+        let root = TableReader::new(&doc, &doc.root, "")?;
+        let m = root.table("machine")?.ok_or_else(|| doc.err_file("missing `[machine]` section"))?;
+        let machine = resolve_machine(&doc, &m)?;
+
+        let mut kernel_preset = KernelPreset::by_name("v5.6").expect("v5.6 preset exists");
+        let mut features = kernel_preset.features();
+        let mut tunables = Tunables::v5_6(machine.nr_cpus());
+        if let Some(k) = root.table("kernel")? {
+            if let Some(p) = k.str("preset")? {
+                kernel_preset = KernelPreset::by_name(p)
+                    .ok_or_else(|| k.err("preset", format!("unknown kernel preset `{p}` (see `schedlab list kernels`)")))?;
+                features = kernel_preset.features();
+            }
+            if let Some(list) = k.get("features") {
+                let words: Vec<String> = match &list.val {
+                    Val::Array(a) => a
+                        .iter()
+                        .map(|n| match &n.val {
+                            Val::Str(s) => Ok(s.clone()),
+                            v => Err(doc.err(n, format!("`kernel.features` entries must be strings, found {}", v.type_name()))),
+                        })
+                        .collect::<Result<_, _>>()?,
+                    Val::Str(s) => s.split(',').filter(|w| !w.trim().is_empty()).map(str::to_string).collect(),
+                    v => return Err(doc.err(list, format!("`kernel.features` must be an array of names, found {}", v.type_name()))),
+                };
+                for w in words {
+                    features.apply(&w).map_err(|e| doc.err(list, e))?;
+                }
+            }
+            if let Some(t) = k.table("tunables")? {
+                for key in t.keys() {
+                    let n = t.get(key).expect("key exists");
+                    let v = crate::workload::tasks::node_to_toml(n);
+                    tunables.set(key, &v).map_err(|e| doc.err(n, e))?;
+                }
+                tunables.scale_for(machine.nr_cpus());
+                t.finish()?;
+            }
+            k.finish()?;
+        }
+        if let Some(f) = &ov.features {
+            for w in f.split(',').filter(|w| !w.trim().is_empty()) {
+                features.apply(w).map_err(|e| InputError::new(format!("--features: {e}")))?;
+            }
+        }
+
+        let w = root.table("workload")?.ok_or_else(|| doc.err_file("missing `[workload]` section"))?;
+        let kind = w.str("kind")?.ok_or_else(|| w.err("kind", "`[workload]` needs `kind`"))?.to_string();
+        let workload = match kind.as_str() {
+            "tasks" => crate::workload::tasks::parse(&doc, &w, machine.nr_cpus())?,
+            k => {
+                return Err(w.err(
+                    "kind",
+                    format!("unknown workload kind `{k}` (see `schedlab list workloads`)"),
+                ))
+            }
+        };
+        w.finish()?;
+
+        let mut duration_ns = None;
+        let mut seed = 1;
+        let mut runs = 1;
+        if let Some(r) = root.table("run")? {
+            if let Some(d) = r.get("duration_ms") {
+                duration_ns = Some(match &d.val {
+                    Val::Int(i) if *i > 0 => *i as u64 * NSEC_PER_MSEC,
+                    Val::Float(f) if *f > 0.0 && f.is_finite() => (*f * NSEC_PER_MSEC as f64).round() as u64,
+                    _ => return Err(doc.err(d, "`run.duration_ms` must be a positive number")),
+                });
+            }
+            seed = r.uint("seed", 0, i64::MAX as u64)?.unwrap_or(1);
+            runs = r.uint("runs", 1, 1_000_000)?.unwrap_or(1) as u32;
+            r.finish()?;
+        }
+        if let Some(s) = ov.seed {
+            seed = s;
+        }
+        root.finish()?;
+        let name = doc.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(Scenario {
+            name,
+            machine,
+            kernel_preset: kernel_preset.name,
+            features,
+            tunables,
+            workload_kind: kind,
+            workload,
+            duration_ns,
+            seed,
+            runs,
+        })
+    }
+}
+
+/// What to collect besides the metrics.
+#[derive(Clone, Debug, Default)]
+pub struct RunOpts {
+    /// Verify kernel invariants after every event.
+    pub check: bool,
+    /// Keep a decision trace (optionally within a time window).
+    pub trace: bool,
+    pub trace_window: Option<(u64, u64)>,
+}
+
+/// Build the simulated system for `sc`, replication `rep` of seed `seed`.
+pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observers> {
+    let m = sc.machine.clone();
+    let idle: Vec<usize> = (0..m.nr_cpus()).map(|c| m.idle_states(c).len()).collect();
+    let obs = Observers {
+        collector: Collector::new(m.nr_cpus(), &idle),
+        trace: opts.trace.then(|| DecisionTrace { window: opts.trace_window, ..Default::default() }),
+    };
+    let page = if m.arch == machine::Arch::Power { 65536 } else { 4096 };
+    let chan = if page == 65536 { ChanParams::ppc64() } else { ChanParams::x86_64() };
+    let k = Kernel::new(m, sc.features, sc.tunables.clone(), &TopologyOpts::v5_6(), obs);
+    let mut sim = Sim::new(k, sc.workload.clone(), RngStreams::new(seed, rep), chan);
+    sim.check = opts.check;
+    sim
+}
+
+/// Run replication `rep` of `sc` with `seed`.
+pub fn run(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Result<(RunResult, Option<String>), SimError> {
+    let t0 = std::time::Instant::now();
+    let mut sim = build(sc, seed, rep, opts);
+    let stop = sim.run(sc.duration_ns)?;
+    let wall = t0.elapsed().as_secs_f64();
+    let trace = sim.k.obs.trace.take().map(|t| t.text);
+    Ok((RunResult::gather(sc, seed, &mut sim, stop, wall), trace))
+}
+
+/// Write `bytes` to `path` atomically (temporary file in the same directory, then
+/// rename), so a killed run never leaves a partial file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

@@ -1,0 +1,236 @@
+//! The result of one run, and its versioned JSON form.
+
+use crate::engine::Observer;
+use crate::experiment::Scenario;
+use crate::metrics::{FuncStats, Observers, Summary};
+use crate::sched::SchedEvent;
+use crate::workload::exec::{Sim, StopReason};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Version of the result JSON schema. Bump on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MachineInfo {
+    pub name: String,
+    pub nr_cpus: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelInfo {
+    pub preset: String,
+    pub features: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CoreMetrics {
+    pub wakeup_latency_ns: Summary,
+    pub runqueue_wait_ns: Summary,
+    pub migrations: BTreeMap<&'static str, u64>,
+    /// Busy fraction per CPU (0..1).
+    pub cpu_busy: Vec<f64>,
+    /// Per CPU, fraction of the run spent in each idle state (by state name).
+    pub idle_residency: Vec<BTreeMap<String, f64>>,
+    pub functions: BTreeMap<&'static str, FuncStats>,
+    pub placement_reasons: BTreeMap<&'static str, u64>,
+    pub context_switches: u64,
+    pub wakeups: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadResult {
+    pub kind: String,
+    pub stop_reason: StopReason,
+    /// Every metric the programs recorded.
+    pub metrics: BTreeMap<String, WorkloadMetric>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadMetric {
+    pub unit: &'static str,
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskResult {
+    pub name: String,
+    pub pid: u32,
+    pub start_ns: u64,
+    pub exit_ns: Option<u64>,
+    pub runtime_ns: u64,
+    pub runqueue_wait_ns: u64,
+    pub wakeups: u64,
+    pub migrations: u64,
+}
+
+/// Everything a run reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub scenario: String,
+    pub seed: u64,
+    pub machine: MachineInfo,
+    pub kernel: KernelInfo,
+    pub sim_time_ns: u64,
+    pub events: u64,
+    /// The only field allowed to differ between identical runs.
+    pub wall_seconds: f64,
+    pub metrics: CoreMetrics,
+    pub workload: WorkloadResult,
+    pub tasks: Vec<TaskResult>,
+}
+
+fn frac(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        (a as f64 / b as f64 * 1e6).round() / 1e6
+    }
+}
+
+impl RunResult {
+    /// Collect the result of a finished simulation.
+    pub fn gather(sc: &Scenario, seed: u64, sim: &mut Sim<Observers>, stop: StopReason, wall: f64) -> RunResult
+    where
+        Observers: Observer<SchedEvent>,
+    {
+        let now = sim.k.now;
+        sim.k.obs.collector.finish(now);
+        let c = &sim.k.obs.collector;
+        let m = &sim.k.m;
+        let idle_residency = (0..m.nr_cpus())
+            .map(|cpu| {
+                m.idle_states(cpu)
+                    .iter()
+                    .zip(&c.idle_residency[cpu])
+                    .map(|(s, &ns)| (s.name.clone(), frac(ns, now)))
+                    .collect()
+            })
+            .collect();
+        let tasks = sim
+            .k
+            .tasks
+            .iter()
+            .skip(1)
+            .map(|t| TaskResult {
+                name: t.name.clone(),
+                pid: t.pid,
+                start_ns: t.stats.start_ns,
+                exit_ns: t.stats.exit_ns,
+                runtime_ns: t.se.sum_exec_runtime,
+                runqueue_wait_ns: c.task_rq_wait(t.pid),
+                wakeups: t.stats.wakeups,
+                migrations: t.stats.migrations,
+            })
+            .collect();
+        let metrics = sc
+            .workload
+            .metrics
+            .iter()
+            .zip(&sim.metrics.hists)
+            .map(|(d, h)| (d.name.clone(), WorkloadMetric { unit: d.unit, summary: h.summary() }))
+            .collect();
+        RunResult {
+            schema_version: super::SCHEMA_VERSION,
+            scenario: sc.name.clone(),
+            seed,
+            machine: MachineInfo { name: m.name.clone(), nr_cpus: m.nr_cpus() },
+            kernel: KernelInfo { preset: sc.kernel_preset.to_string(), features: sc.features.resolved() },
+            sim_time_ns: now,
+            events: sim.events(),
+            wall_seconds: wall,
+            metrics: CoreMetrics {
+                wakeup_latency_ns: c.wakeup_latency.summary(),
+                runqueue_wait_ns: c.runqueue_wait.summary(),
+                migrations: c.migrations.clone(),
+                cpu_busy: c.busy_ns.iter().map(|&b| frac(b, now)).collect(),
+                idle_residency,
+                functions: c.functions.iter().map(|(f, s)| (f.name(), s.clone())).collect(),
+                placement_reasons: c.placement_reasons.clone(),
+                context_switches: c.switches,
+                wakeups: c.wakeups,
+            },
+            workload: WorkloadResult { kind: sc.workload_kind.clone(), stop_reason: stop, metrics },
+            tasks,
+        }
+    }
+
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("result serializes");
+        s.push('\n');
+        s
+    }
+
+    /// The human-readable summary `schedlab run` prints.
+    pub fn summary_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let us = |ns: u64| ns as f64 / 1e3;
+        let _ = writeln!(
+            s,
+            "scenario {}  machine {} ({} CPUs)  kernel {}  seed {}",
+            self.scenario, self.machine.name, self.machine.nr_cpus, self.kernel.preset, self.seed
+        );
+        let non_default: Vec<&String> = self.kernel.features.iter().filter(|f| f.contains("IDLE_CPU_MASK") || !f.starts_with("NO_")).collect();
+        let _ = writeln!(s, "features: {}", non_default.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(" "));
+        let _ = writeln!(
+            s,
+            "simulated {:.3} ms in {} events ({:.3} s wall, {:.2} M events/s); stop: {:?}",
+            ms(self.sim_time_ns),
+            self.events,
+            self.wall_seconds,
+            self.events as f64 / self.wall_seconds.max(1e-9) / 1e6,
+            self.workload.stop_reason
+        );
+        let _ = writeln!(s, "\n{:<20} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}", "latency (us)", "count", "mean", "p50", "p99", "p99.9", "max");
+        for (name, h) in [("wakeup", &self.metrics.wakeup_latency_ns), ("runqueue wait", &self.metrics.runqueue_wait_ns)] {
+            let _ = writeln!(
+                s,
+                "{:<20} {:>9} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
+                name,
+                h.count,
+                h.mean / 1e3,
+                us(h.p50),
+                us(h.p99),
+                us(h.p999),
+                us(h.max)
+            );
+        }
+        let mig: Vec<String> = self.metrics.migrations.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let busy = self.metrics.cpu_busy.iter().sum::<f64>() / self.metrics.cpu_busy.len().max(1) as f64;
+        let _ = writeln!(
+            s,
+            "\nswitches {}  wakeups {}  migrations: {}  mean CPU busy {:.1}%",
+            self.metrics.context_switches,
+            self.metrics.wakeups,
+            mig.join(" "),
+            busy * 100.0
+        );
+        let reasons: Vec<String> = self.metrics.placement_reasons.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(s, "placement reasons: {}", reasons.join(" "));
+        if !self.workload.metrics.is_empty() {
+            let _ = writeln!(s, "\nworkload `{}` metrics:", self.workload.kind);
+            for (name, m) in &self.workload.metrics {
+                if m.unit == "ns" {
+                    let _ = writeln!(
+                        s,
+                        "  {:<24} n={:<8} mean={:.2}us p50={:.2}us p99={:.2}us max={:.2}us",
+                        name,
+                        m.summary.count,
+                        m.summary.mean / 1e3,
+                        us(m.summary.p50),
+                        us(m.summary.p99),
+                        us(m.summary.max)
+                    );
+                } else {
+                    let _ = writeln!(s, "  {:<24} {}", name, m.summary.count);
+                }
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,301 @@
+//! Metrics: what a run measured, gathered by observing the scheduler's events.
+//!
+//! The kernel's own instruments for placement are the `sched_*` tracepoints and
+//! schedstats; schedlab derives the same quantities from the [`SchedEvent`] stream:
+//!
+//! * **wakeup latency**: `sched_waking` → the `sched_switch` that runs the task (what
+//!   `perf sched latency` and schbench-style tools measure), as an HDR histogram;
+//! * **runqueue wait**: time runnable but not running (after a wakeup, a fork or a
+//!   preemption) until switched in (schedstat `run_delay`), per task and as a histogram;
+//! * **migrations** by the closest level the two CPUs share (SMT, LLC, package, NUMA);
+//! * **per-CPU busy fraction** and **idle-state residency** (`cpu_idle` events);
+//! * **per-function counters** for the placement functions (calls, CPUs probed,
+//!   simulated ns charged) and **placement reasons**.
+//!
+//! Histograms keep 3 significant digits (values up to one hour in ns).
+
+pub mod trace;
+
+use crate::engine::{Observer, SimTime};
+use crate::machine::SharedLevel;
+use crate::sched::{Func, PrevState, SchedEvent};
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+
+const NONE: SimTime = SimTime::MAX;
+
+/// A latency distribution.
+#[derive(Clone, Debug)]
+pub struct LatencyHist {
+    pub hist: Histogram<u64>,
+    pub sum: u128,
+}
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        LatencyHist {
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+            sum: 0,
+        }
+    }
+}
+
+impl LatencyHist {
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.hist.saturating_record(v.max(1));
+        self.sum += v as u128;
+    }
+    pub fn count(&self) -> u64 {
+        self.hist.len()
+    }
+    /// Exact mean of the recorded values (0 when empty).
+    pub fn mean(&self) -> f64 {
+        if self.count() == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count() as f64
+        }
+    }
+    pub fn percentile(&self, p: f64) -> u64 {
+        if self.count() == 0 {
+            0
+        } else {
+            self.hist.value_at_percentile(p)
+        }
+    }
+    /// `{count, mean, p50, p90, p95, p99, p999, max}`.
+    pub fn summary(&self) -> Summary {
+        Summary {
+            count: self.count(),
+            mean: (self.mean() * 1000.0).round() / 1000.0,
+            p50: self.percentile(50.0),
+            p90: self.percentile(90.0),
+            p95: self.percentile(95.0),
+            p99: self.percentile(99.0),
+            p999: self.percentile(99.9),
+            max: if self.count() == 0 { 0 } else { self.hist.max() },
+        }
+    }
+}
+
+/// Summary statistics of a distribution (values in the metric's unit).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Summary {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+/// Calls, probes and charged cost of one instrumented function.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct FuncStats {
+    pub calls: u64,
+    pub cpus_probed: u64,
+    pub cost_ns: u64,
+    #[serde(skip)]
+    pub probed_sq: u128,
+    #[serde(skip)]
+    pub cost_sq: u128,
+}
+
+#[derive(Clone, Debug, Default)]
+struct TaskTrack {
+    waking: SimTime,
+    runnable: SimTime,
+    rq_wait: u64,
+}
+
+/// The observer that gathers a run's metrics.
+#[derive(Clone, Debug)]
+pub struct Collector {
+    pub wakeup_latency: LatencyHist,
+    pub runqueue_wait: LatencyHist,
+    /// Migrations by shared level: smt, llc, package, numa.
+    pub migrations: BTreeMap<&'static str, u64>,
+    pub placement_reasons: BTreeMap<&'static str, u64>,
+    pub functions: BTreeMap<Func, FuncStats>,
+    pub busy_ns: Vec<u64>,
+    busy_since: Vec<SimTime>,
+    /// Per CPU, ns spent in each idle state.
+    pub idle_residency: Vec<Vec<u64>>,
+    idle_since: Vec<(SimTime, usize)>,
+    tasks: Vec<TaskTrack>,
+    pub switches: u64,
+    pub wakeups: u64,
+}
+
+impl Collector {
+    pub fn new(nr_cpus: usize, idle_states: &[usize]) -> Self {
+        Collector {
+            wakeup_latency: LatencyHist::default(),
+            runqueue_wait: LatencyHist::default(),
+            migrations: [SharedLevel::Smt, SharedLevel::Llc, SharedLevel::Package, SharedLevel::Numa]
+                .iter()
+                .map(|l| (l.name(), 0))
+                .collect(),
+            placement_reasons: BTreeMap::new(),
+            functions: BTreeMap::new(),
+            busy_ns: vec![0; nr_cpus],
+            busy_since: vec![NONE; nr_cpus],
+            idle_residency: idle_states.iter().map(|&n| vec![0; n]).collect(),
+            idle_since: vec![(NONE, 0); nr_cpus],
+            tasks: Vec::new(),
+            switches: 0,
+            wakeups: 0,
+        }
+    }
+
+    #[inline]
+    fn task(&mut self, pid: u32) -> &mut TaskTrack {
+        let i = pid as usize;
+        if i >= self.tasks.len() {
+            self.tasks.resize(i + 1, TaskTrack { waking: NONE, runnable: NONE, rq_wait: 0 });
+        }
+        &mut self.tasks[i]
+    }
+
+    /// Total runqueue wait of task `pid` so far.
+    pub fn task_rq_wait(&self, pid: u32) -> u64 {
+        self.tasks.get(pid as usize).map(|t| t.rq_wait).unwrap_or(0)
+    }
+
+    /// Close open busy and idle intervals at the end of the run.
+    pub fn finish(&mut self, now: SimTime) {
+        for cpu in 0..self.busy_ns.len() {
+            if self.busy_since[cpu] != NONE {
+                self.busy_ns[cpu] += now - self.busy_since[cpu];
+                self.busy_since[cpu] = now;
+            }
+            let (t, s) = self.idle_since[cpu];
+            if t != NONE {
+                self.idle_residency[cpu][s] += now - t;
+                self.idle_since[cpu] = (now, s);
+            }
+        }
+    }
+}
+
+impl Observer<SchedEvent> for Collector {
+    fn observe(&mut self, now: SimTime, ev: &SchedEvent) {
+        match *ev {
+            SchedEvent::Switch { cpu, prev, prev_state, next } => {
+                self.switches += 1;
+                if let Some(p) = prev {
+                    if prev_state == PrevState::Preempted {
+                        self.task(p).runnable = now;
+                    }
+                    if next.is_none() && self.busy_since[cpu] != NONE {
+                        self.busy_ns[cpu] += now - self.busy_since[cpu];
+                        self.busy_since[cpu] = NONE;
+                    }
+                }
+                if let Some(n) = next {
+                    if prev.is_none() {
+                        self.busy_since[cpu] = now;
+                    }
+                    let t = self.task(n);
+                    let w = t.waking;
+                    let r = t.runnable;
+                    t.waking = NONE;
+                    t.runnable = NONE;
+                    if r != NONE {
+                        t.rq_wait += now - r;
+                        self.runqueue_wait.record(now - r);
+                    }
+                    if w != NONE {
+                        self.wakeup_latency.record(now - w);
+                    }
+                }
+            }
+            SchedEvent::Waking { pid, .. } => {
+                self.wakeups += 1;
+                self.task(pid).waking = now;
+            }
+            SchedEvent::Wakeup { pid, .. } => {
+                self.task(pid).runnable = now;
+            }
+            SchedEvent::Migrate { level, .. } => {
+                *self.migrations.entry(level.name()).or_insert(0) += 1;
+            }
+            SchedEvent::Placement { reason, .. } => {
+                *self.placement_reasons.entry(reason).or_insert(0) += 1;
+            }
+            SchedEvent::FuncCall { func, probed, cost_ns, .. } => {
+                let f = self.functions.entry(func).or_default();
+                f.calls += 1;
+                f.cpus_probed += probed as u64;
+                f.cost_ns += cost_ns;
+                f.probed_sq += (probed as u128) * (probed as u128);
+                f.cost_sq += (cost_ns as u128) * (cost_ns as u128);
+            }
+            SchedEvent::IdleEnter { cpu, state } => {
+                self.idle_since[cpu] = (now, state);
+            }
+            SchedEvent::IdleExit { cpu } => {
+                let (t, s) = self.idle_since[cpu];
+                if t != NONE {
+                    self.idle_residency[cpu][s] += now - t;
+                    self.idle_since[cpu] = (NONE, 0);
+                }
+            }
+            SchedEvent::Fork { .. } | SchedEvent::Exit { .. } => {}
+        }
+    }
+}
+
+/// Fan an event out to the collector and, when asked, a decision trace.
+pub struct Observers {
+    pub collector: Collector,
+    pub trace: Option<trace::DecisionTrace>,
+}
+
+impl Observer<SchedEvent> for Observers {
+    #[inline]
+    fn observe(&mut self, now: SimTime, ev: &SchedEvent) {
+        self.collector.observe(now, ev);
+        if let Some(t) = &mut self.trace {
+            t.observe(now, ev);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wakeup_latency_and_runqueue_wait_from_events() {
+        let mut c = Collector::new(2, &[1, 1]);
+        c.observe(100, &SchedEvent::Waking { pid: 5, waker_cpu: 0, target_cpu: 1 });
+        c.observe(150, &SchedEvent::Wakeup { pid: 5, cpu: 1, new: false });
+        c.observe(400, &SchedEvent::Switch { cpu: 1, prev: None, prev_state: PrevState::Preempted, next: Some(5) });
+        assert_eq!(c.wakeup_latency.count(), 1);
+        assert!((c.wakeup_latency.mean() - 300.0).abs() < 1e-9);
+        assert_eq!(c.task_rq_wait(5), 250);
+        // Preempted at 1000, back at 1600: another 600 of runqueue wait, no wakeup.
+        c.observe(1000, &SchedEvent::Switch { cpu: 1, prev: Some(5), prev_state: PrevState::Preempted, next: Some(6) });
+        c.observe(1600, &SchedEvent::Switch { cpu: 1, prev: Some(6), prev_state: PrevState::Sleeping, next: Some(5) });
+        assert_eq!(c.task_rq_wait(5), 850);
+        assert_eq!(c.wakeup_latency.count(), 1);
+        c.observe(2000, &SchedEvent::Switch { cpu: 1, prev: Some(5), prev_state: PrevState::Sleeping, next: None });
+        c.finish(3000);
+        assert_eq!(c.busy_ns[1], 1600);
+        assert_eq!(c.busy_ns[0], 0);
+    }
+
+    #[test]
+    fn idle_residency_accumulates_per_state() {
+        let mut c = Collector::new(1, &[3]);
+        c.observe(10, &SchedEvent::IdleEnter { cpu: 0, state: 2 });
+        c.observe(110, &SchedEvent::IdleExit { cpu: 0 });
+        c.observe(200, &SchedEvent::IdleEnter { cpu: 0, state: 0 });
+        c.finish(260);
+        assert_eq!(c.idle_residency[0], vec![60, 0, 100]);
+    }
+}

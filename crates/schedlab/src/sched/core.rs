@@ -1,0 +1,1061 @@
+//! The core scheduler: runqueues, tasks, wakeup, schedule, tick, idle (core.c, idle.c).
+//!
+//! Each CPU has a runqueue ([`Rq`]) holding its fair-class queue, the task it runs
+//! (`curr`; `None` is the idle task), its clocks, and its idle bookkeeping
+//! (`idle_stamp`, `avg_idle`, the cpuidle state it sits in). Tasks ([`Task`]) carry
+//! their scheduling entity, affinity, wakee-flip history and the remaining demand of
+//! the operation they execute.
+//!
+//! * **try_to_wake_up**: mark the task waking (`sched_waking`), choose its CPU with
+//!   `select_task_rq`, migrate if needed (`set_task_cpu`: vruntime made relative to the
+//!   old queue, PELT removed from it), then either enqueue directly
+//!   (`ttwu_do_activate`: enqueue, wakeup preemption check, `avg_idle` update) or, when
+//!   TTWU_QUEUE is on and waker and target do not share an LLC, push it on the target's
+//!   `wake_list` and send an IPI; the target is non-idle from that moment.
+//! * **schedule**: dequeue a blocking task, put the previous task back, pick the next
+//!   (fair class), switch. With nothing to run the CPU enters idle: `idle_stamp` is set
+//!   (the newidle path) and a menu-like governor picks the deepest cpuidle state whose
+//!   target residency fits the predicted idle time.
+//! * **scheduler_tick**: at HZ on busy CPUs only (NO_HZ idle); updates the current
+//!   task's runtime and PELT and checks slice preemption.
+//! * **Costs**: the simulated kernel's own work is charged as CPU work from the
+//!   machine's [`CostTable`]: a context switch (and an mm switch) on every switch into a
+//!   task, the wakeup cost on the waker's CPU, cache refill after a migration, the tick
+//!   handler. IPIs take `ipi_latency_ns` of wall time; leaving an idle state takes the
+//!   state's exit latency.
+//!
+//! **Execution model** (simulator-only, `SIM_`): a running task consumes *work* at a
+//! rate of `capacity_orig × frequency / max × SMT share` (1024 = one reference ns per
+//! ns), where the SMT share comes from the core's busy-thread count; when a sibling
+//! changes state every running sibling is re-timed. A segment is either work or a
+//! wall-clock spin (`spin_until`). The CPU's pending kernel work runs before the task's
+//! own segment.
+//!
+//! **Placement (SIM_ stand-in until the v5.6 wakeup path lands)**: a wakeup goes to
+//! `prev_cpu`, a fork to the parent's CPU, a task started by the scenario to the next
+//! allowed CPU in round-robin order; single-CPU affinity and `select_fallback_rq` are
+//! the kernel's.
+
+use crate::engine::{EventQueue, Observer, SimTime};
+use crate::machine::{CostTable, CpuMask, Machine, SharedLevel};
+use crate::sched::fair::entity::{CfsRq, FairParams, LoadWeight, SchedEntity};
+use crate::sched::features::{Features, SchedFeat, Tunables};
+use crate::sched::pelt::PeltClock;
+use crate::sched::topology::{SchedTopology, TopologyOpts};
+use crate::sched::{Event, Pid, PrevState, SchedEvent, WakeKind, WF_FORK, WF_MIGRATED};
+
+/// Scheduling policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    Normal,
+    Batch,
+    Idle,
+}
+
+/// `p->state`, reduced to what placement needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    /// Created, not yet woken (`TASK_NEW`).
+    New,
+    /// `TASK_RUNNING`: running or queued (or in flight on a wake_list).
+    Runnable,
+    /// Blocked (`TASK_INTERRUPTIBLE`).
+    Sleeping,
+    /// Exited (`TASK_DEAD`).
+    Dead,
+}
+
+/// What the task is doing on the CPU (simulator-side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Segment {
+    /// Needs its program's next step.
+    None,
+    /// Work left, in 1/1024 reference-ns units.
+    Work(u64),
+    /// Busy until this wall time.
+    Spin(SimTime),
+}
+
+/// Per-task accounting reported in the results.
+#[derive(Clone, Debug, Default)]
+pub struct TaskStats {
+    pub start_ns: SimTime,
+    pub exit_ns: Option<SimTime>,
+    pub wakeups: u64,
+    pub migrations: u64,
+}
+
+/// `struct task_struct`, the parts placement reads.
+#[derive(Clone, Debug)]
+pub struct Task {
+    pub pid: Pid,
+    /// Thread-group id: tasks with the same tgid share an mm (threads).
+    pub tgid: Pid,
+    pub parent: Option<Pid>,
+    pub name: String,
+    pub state: TaskState,
+    pub policy: Policy,
+    pub nice: i32,
+    pub se: SchedEntity,
+    /// `task_cpu(p)`.
+    pub cpu: usize,
+    pub cpus_allowed: CpuMask,
+    pub nr_cpus_allowed: u32,
+    pub recent_used_cpu: usize,
+    pub wakee_flips: u32,
+    pub wakee_flip_decay_ts: u64,
+    pub last_wakee: Option<Pid>,
+    /// On a remote `wake_list`, waiting for the IPI.
+    pub wake_pending: bool,
+    /// Cache refill work to charge at the next switch-in (after a migration).
+    pub refill_work: u64,
+    pub seg: Segment,
+    pub timer_gen: u32,
+    pub timer_cpu: usize,
+    pub stats: TaskStats,
+}
+
+/// `struct rq`, the parts placement reads, plus the simulator's execution state.
+#[derive(Clone, Debug)]
+pub struct Rq {
+    pub cpu: usize,
+    /// `rq->nr_running` (fair tasks only: no other class is modelled).
+    pub nr_running: u32,
+    pub cfs: CfsRq,
+    /// `rq->curr`; `None` is the idle task.
+    pub curr: Option<Pid>,
+    pub pelt: PeltClock,
+    pub idle_stamp: SimTime,
+    pub avg_idle: u64,
+    pub max_idle_balance_cost: u64,
+    /// Pending remote wakeups (`wake_list`) with their wake flags.
+    pub wake_list: Vec<(Pid, u32)>,
+    pub cpu_capacity: u64,
+    pub cpu_capacity_orig: u64,
+    pub need_resched: bool,
+    /// The cpuidle state the CPU is in (`idle_get_state`), while idle.
+    pub idle_state: Option<usize>,
+    pub idle_entered: SimTime,
+    /// Recent idle lengths (EWMA, ns) for the idle governor.
+    pub idle_ewma: u64,
+    /// Most recently used user mm (lazy TLB): a switch to another mm costs more.
+    pub last_mm: Option<Pid>,
+    /// Current frequency as a fraction of max, 1024 scale.
+    pub freq_scale: u64,
+    // --- simulator execution state ---
+    pub kernel_work: u64,
+    pub rate: u64,
+    pub seg_start: SimTime,
+    pub seg_gen: u32,
+    pub tick_gen: u32,
+    pub tick_armed: bool,
+    pub resched_gen: u32,
+    pub resched_pending: bool,
+    /// Leaving an idle state is in progress.
+    pub waking: bool,
+    pub exit_gen: u32,
+    /// Armed hrtimers on this CPU: (expiry, pid).
+    pub timers: Vec<(SimTime, Pid)>,
+}
+
+/// Work is stored in 1/1024 reference-ns units.
+pub const WORK_SHIFT: u32 = 10;
+
+/// The simulated kernel.
+pub struct Kernel<O> {
+    pub m: Machine,
+    pub topo: SchedTopology,
+    pub feat: Features,
+    pub tun: Tunables,
+    pub fair: FairParams,
+    pub rqs: Vec<Rq>,
+    pub tasks: Vec<Task>,
+    pub now: SimTime,
+    pub obs: O,
+    /// CPUs whose current task needs its program's next step.
+    pub need_step: Vec<u32>,
+    spawn_rr: usize,
+}
+
+fn jiffies(now: SimTime, tick: u64) -> u64 {
+    now / tick
+}
+
+impl<O: Observer<SchedEvent>> Kernel<O> {
+    pub fn new(m: Machine, feat: Features, tun: Tunables, opts: &TopologyOpts, obs: O) -> Self {
+        let topo = SchedTopology::build(&m, opts);
+        let fair = FairParams {
+            sched_latency: tun.sched_latency_ns,
+            min_granularity: tun.sched_min_granularity_ns,
+            wakeup_granularity: tun.sched_wakeup_granularity_ns,
+            nr_latency: tun.sched_nr_latency,
+            gentle_fair_sleepers: feat.has(SchedFeat::GENTLE_FAIR_SLEEPERS),
+            start_debit: feat.has(SchedFeat::START_DEBIT),
+        };
+        let rqs = (0..m.nr_cpus())
+            .map(|cpu| {
+                let cap = m.cpus[cpu].capacity_orig as u64;
+                Rq {
+                    cpu,
+                    nr_running: 0,
+                    cfs: CfsRq::default(),
+                    curr: None,
+                    pelt: PeltClock::default(),
+                    idle_stamp: 0,
+                    avg_idle: 2 * tun.migration_cost_ns,
+                    max_idle_balance_cost: tun.migration_cost_ns,
+                    wake_list: Vec::new(),
+                    cpu_capacity: cap,
+                    cpu_capacity_orig: cap,
+                    need_resched: false,
+                    idle_state: None,
+                    idle_entered: 0,
+                    idle_ewma: 0,
+                    last_mm: None,
+                    freq_scale: 1024,
+                    kernel_work: 0,
+                    rate: 1024,
+                    seg_start: 0,
+                    seg_gen: 0,
+                    tick_gen: 0,
+                    tick_armed: false,
+                    resched_gen: 0,
+                    resched_pending: false,
+                    waking: false,
+                    exit_gen: 0,
+                    timers: Vec::new(),
+                }
+            })
+            .collect();
+        let idle = Task {
+            pid: 0,
+            tgid: 0,
+            parent: None,
+            name: "swapper".into(),
+            state: TaskState::Dead,
+            policy: Policy::Normal,
+            nice: 0,
+            se: SchedEntity::default(),
+            cpu: 0,
+            cpus_allowed: CpuMask::new(),
+            nr_cpus_allowed: 0,
+            recent_used_cpu: 0,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: None,
+            wake_pending: false,
+            refill_work: 0,
+            seg: Segment::None,
+            timer_gen: 0,
+            timer_cpu: 0,
+            stats: TaskStats::default(),
+        };
+        Kernel { m, topo, feat, tun, fair, rqs, tasks: vec![idle], now: 0, obs, need_step: Vec::new(), spawn_rr: 0 }
+    }
+
+    #[inline]
+    pub(crate) fn emit(&mut self, ev: SchedEvent) {
+        self.obs.observe(self.now, &ev);
+    }
+
+    #[inline]
+    pub fn cost(&self) -> &CostTable {
+        &self.m.cost
+    }
+
+    #[inline]
+    pub fn task(&self, pid: Pid) -> &Task {
+        &self.tasks[pid as usize]
+    }
+
+    /// `idle_cpu`: running the idle task, nothing queued, no pending wakeups.
+    #[inline]
+    pub fn idle_cpu(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        rq.curr.is_none() && rq.nr_running == 0 && rq.wake_list.is_empty()
+    }
+
+    /// `available_idle_cpu`: idle and (on bare metal) never a preempted vCPU.
+    #[inline]
+    pub fn available_idle_cpu(&self, cpu: usize) -> bool {
+        self.idle_cpu(cpu)
+    }
+
+    /// `sched_idle_cpu`: only SCHED_IDLE tasks queued.
+    #[inline]
+    pub fn sched_idle_cpu(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        rq.nr_running > 0 && rq.nr_running == rq.cfs.idle_h_nr_running
+    }
+
+    // ------------------------------------------------------------------
+    // Task creation, fork, exit
+    // ------------------------------------------------------------------
+
+    /// `copy_process` + `sched_fork`: a new task in `TASK_NEW`, not yet runnable.
+    /// `parent` is `None` for tasks the scenario starts.
+    pub fn create_task(
+        &mut self,
+        name: &str,
+        parent: Option<Pid>,
+        thread: bool,
+        nice: i32,
+        policy: Policy,
+        cpus_allowed: CpuMask,
+    ) -> Pid {
+        let pid = self.tasks.len() as Pid;
+        let tgid = match (parent, thread) {
+            (Some(pp), true) => self.tasks[pp as usize].tgid,
+            _ => pid,
+        };
+        let allowed = cpus_allowed.and(self.m.all_cpus());
+        assert!(!allowed.is_empty(), "create_task: empty affinity");
+        let load = if policy == Policy::Idle { LoadWeight::idle_policy() } else { LoadWeight::from_nice(nice) };
+        // init_entity_runnable_average: a new task starts with its full weight as load.
+        let avg = crate::sched::pelt::init_entity_runnable_average(load.weight);
+        let se = SchedEntity { load, avg, ..SchedEntity::default() };
+        let cpu = parent.map(|p| self.tasks[p as usize].cpu).unwrap_or(0);
+        self.tasks.push(Task {
+            pid,
+            tgid,
+            parent,
+            name: name.to_string(),
+            state: TaskState::New,
+            policy,
+            nice,
+            se,
+            cpu,
+            cpus_allowed: allowed,
+            nr_cpus_allowed: allowed.weight() as u32,
+            recent_used_cpu: cpu,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: None,
+            wake_pending: false,
+            refill_work: 0,
+            seg: Segment::None,
+            timer_gen: 0,
+            timer_cpu: cpu,
+            stats: TaskStats { start_ns: self.now, ..TaskStats::default() },
+        });
+        pid
+    }
+
+    /// `task_fork_fair` + `wake_up_new_task`: place and enqueue a new task. For a
+    /// scenario-started task (no parent) the fork runs on the CPU picked by the
+    /// `SIM_` round-robin spawner.
+    pub fn wake_up_new_task(&mut self, pid: Pid, q: &mut EventQueue<Event>) {
+        let now = self.now;
+        let parent = self.tasks[pid as usize].parent;
+        let this_cpu = match parent {
+            Some(pp) => self.tasks[pp as usize].cpu,
+            None => self.sim_spawn_cpu(pid),
+        };
+        self.tasks[pid as usize].cpu = this_cpu;
+        self.task_fork_fair(pid, this_cpu, parent, q);
+        let t = &mut self.tasks[pid as usize];
+        t.state = TaskState::Runnable;
+        t.recent_used_cpu = this_cpu;
+        self.emit(SchedEvent::Fork { parent, child: pid, cpu: this_cpu });
+        let cpu = self.select_task_rq(pid, this_cpu, WakeKind::Fork, 0, this_cpu);
+        self.tasks[pid as usize].cpu = cpu;
+        self.tasks[pid as usize].timer_cpu = cpu;
+        self.rq_update_clock(cpu, now);
+        self.post_init_entity_util_avg(pid, cpu);
+        self.activate_task(cpu, pid, 0);
+        self.emit(SchedEvent::Wakeup { pid, cpu, new: true });
+        self.check_preempt_curr(cpu, pid, WF_FORK, this_cpu, q);
+    }
+
+    /// `SIM_` initial spread: scenario-started tasks (no parent to fork from) go to the
+    /// next allowed CPU in round-robin order.
+    fn sim_spawn_cpu(&mut self, pid: Pid) -> usize {
+        let allowed = self.tasks[pid as usize].cpus_allowed;
+        let n = self.m.nr_cpus();
+        for i in 0..n {
+            let c = (self.spawn_rr + i) % n;
+            if allowed.test(c) {
+                self.spawn_rr = c + 1;
+                return c;
+            }
+        }
+        unreachable!("task with empty affinity")
+    }
+
+    /// `do_exit` for the task running on `cpu`: dequeue for good, then schedule.
+    pub fn exit_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        let pid = self.rqs[cpu].curr.expect("exit_current on an idle CPU");
+        let t = &mut self.tasks[pid as usize];
+        t.state = TaskState::Dead;
+        t.stats.exit_ns = Some(self.now);
+        self.emit(SchedEvent::Exit { pid, cpu });
+        self.schedule(cpu, q);
+    }
+
+    // ------------------------------------------------------------------
+    // Blocking, sleeping, yielding
+    // ------------------------------------------------------------------
+
+    /// The current task of `cpu` blocks (`set_current_state(TASK_INTERRUPTIBLE)`;
+    /// `schedule()`).
+    pub fn block_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        let pid = self.rqs[cpu].curr.expect("block_current on an idle CPU");
+        self.tasks[pid as usize].state = TaskState::Sleeping;
+        self.schedule(cpu, q);
+    }
+
+    /// `hrtimer_nanosleep` for the current task of `cpu`: the timer is armed on this
+    /// CPU and fires after `dur` plus the task's timer slack.
+    pub fn sleep_current(&mut self, cpu: usize, dur: u64, q: &mut EventQueue<Event>) {
+        let pid = self.rqs[cpu].curr.expect("sleep_current on an idle CPU");
+        let slack = if self.tasks[pid as usize].policy == Policy::Normal || self.tasks[pid as usize].policy == Policy::Batch {
+            self.tun_timer_slack()
+        } else {
+            0
+        };
+        let expiry = self.now + dur + slack;
+        let t = &mut self.tasks[pid as usize];
+        t.timer_gen = t.timer_gen.wrapping_add(1);
+        t.timer_cpu = cpu;
+        let gen = t.timer_gen;
+        self.rqs[cpu].timers.push((expiry, pid));
+        q.push(expiry, Event::Timer { pid, gen, irq: false });
+        self.block_current(cpu, q);
+    }
+
+    /// Default timer slack of SCHED_OTHER tasks (50 µs).
+    fn tun_timer_slack(&self) -> u64 {
+        50_000
+    }
+
+    /// `sched_yield()` by the current task of `cpu`.
+    pub fn yield_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        self.yield_task_fair(cpu);
+        self.schedule(cpu, q);
+    }
+
+    // ------------------------------------------------------------------
+    // Wakeup
+    // ------------------------------------------------------------------
+
+    /// `try_to_wake_up(p, TASK_NORMAL, wake_flags)` issued from `waker_cpu`.
+    /// Returns false if the task was not sleeping.
+    pub fn try_to_wake_up(&mut self, pid: Pid, mut wake_flags: u32, waker_cpu: usize, q: &mut EventQueue<Event>) -> bool {
+        if self.tasks[pid as usize].state != TaskState::Sleeping {
+            return false;
+        }
+        let prev_cpu = self.tasks[pid as usize].cpu;
+        self.emit(SchedEvent::Waking { pid, waker_cpu, target_cpu: prev_cpu });
+        {
+            let t = &mut self.tasks[pid as usize];
+            t.state = TaskState::Runnable;
+            t.stats.wakeups += 1;
+            // A pending nanosleep timer is cancelled by any other wakeup.
+            t.timer_gen = t.timer_gen.wrapping_add(1);
+        }
+        self.remove_timer(pid);
+        let cpu = self.select_task_rq(pid, prev_cpu, WakeKind::Wakeup, wake_flags, waker_cpu);
+        if cpu != prev_cpu {
+            wake_flags |= WF_MIGRATED;
+            self.set_task_cpu(pid, cpu, true);
+        }
+        let remote = self.feat.has(SchedFeat::TTWU_QUEUE) && !self.topo.cpus_share_cache(waker_cpu, cpu);
+        if remote {
+            // ttwu_queue_remote: the target is non-idle from now on.
+            let rq = &mut self.rqs[cpu];
+            let first = rq.wake_list.is_empty();
+            rq.wake_list.push((pid, wake_flags));
+            self.tasks[pid as usize].wake_pending = true;
+            if first {
+                let lat = self.m.cost.ipi_latency_ns;
+                q.push(self.now + lat, Event::WakeIpi { cpu: cpu as u32 });
+            }
+            let c = self.m.cost.wakeup_remote;
+            self.charge(waker_cpu, c, q);
+        } else {
+            self.ttwu_do_activate(cpu, pid, wake_flags, waker_cpu, q);
+            let c = self.m.cost.wakeup_local;
+            self.charge(waker_cpu, c, q);
+        }
+        true
+    }
+
+    /// `ttwu_do_activate`: enqueue a woken task on `cpu` and check preemption.
+    fn ttwu_do_activate(&mut self, cpu: usize, pid: Pid, wake_flags: u32, from_cpu: usize, q: &mut EventQueue<Event>) {
+        let now = self.now;
+        self.rq_update_clock(cpu, now);
+        let mut en = crate::sched::fair::ENQUEUE_WAKEUP;
+        if wake_flags & WF_MIGRATED != 0 {
+            en |= crate::sched::fair::ENQUEUE_MIGRATED;
+        }
+        self.activate_task(cpu, pid, en);
+        self.emit(SchedEvent::Wakeup { pid, cpu, new: false });
+        self.check_preempt_curr(cpu, pid, wake_flags, from_cpu, q);
+        // ttwu_do_wakeup: fold the idle period into avg_idle.
+        let rq = &mut self.rqs[cpu];
+        if rq.idle_stamp != 0 {
+            let delta = now - rq.idle_stamp;
+            let max = 2 * rq.max_idle_balance_cost;
+            update_avg(&mut rq.avg_idle, delta);
+            if rq.avg_idle > max {
+                rq.avg_idle = max;
+            }
+            rq.idle_stamp = 0;
+        }
+    }
+
+    /// `sched_ttwu_pending`: the wakeup IPI arrived on `cpu`.
+    fn ttwu_pending(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        let mut list = std::mem::take(&mut self.rqs[cpu].wake_list);
+        for &(pid, flags) in &list {
+            self.tasks[pid as usize].wake_pending = false;
+            self.ttwu_do_activate(cpu, pid, flags, cpu, q);
+        }
+        list.clear();
+        if self.rqs[cpu].wake_list.is_empty() {
+            self.rqs[cpu].wake_list = list;
+        }
+    }
+
+    /// `check_preempt_curr`: the idle task is always preempted; otherwise the fair
+    /// class decides (`check_preempt_wakeup`).
+    fn check_preempt_curr(&mut self, cpu: usize, pid: Pid, wake_flags: u32, from_cpu: usize, q: &mut EventQueue<Event>) {
+        if self.rqs[cpu].curr.is_none() {
+            self.resched_curr(cpu, from_cpu, q);
+        } else if self.check_preempt_wakeup(cpu, pid, wake_flags) {
+            self.resched_curr(cpu, from_cpu, q);
+        }
+    }
+
+    /// `resched_curr`: set need_resched on `cpu`; the reschedule happens at the next
+    /// preemption point (now, locally) or when the IPI arrives (remote), after the
+    /// target has left its idle state.
+    pub fn resched_curr(&mut self, cpu: usize, from_cpu: usize, q: &mut EventQueue<Event>) {
+        let rq = &mut self.rqs[cpu];
+        if rq.need_resched {
+            return;
+        }
+        rq.need_resched = true;
+        if rq.resched_pending || rq.waking {
+            return;
+        }
+        rq.resched_pending = true;
+        rq.resched_gen = rq.resched_gen.wrapping_add(1);
+        let lat = if cpu == from_cpu { 0 } else { self.m.cost.ipi_latency_ns };
+        q.push(self.now + lat, Event::Resched { cpu: cpu as u32, gen: rq.resched_gen });
+    }
+
+    /// `select_task_rq`: single-CPU tasks skip the class hook; the result must be
+    /// allowed (`select_fallback_rq` otherwise).
+    fn select_task_rq(&mut self, pid: Pid, prev_cpu: usize, kind: WakeKind, wake_flags: u32, this_cpu: usize) -> usize {
+        let t = &self.tasks[pid as usize];
+        let cpu = if t.nr_cpus_allowed > 1 {
+            self.select_task_rq_fair(pid, prev_cpu, kind, wake_flags, this_cpu)
+        } else {
+            let c = t.cpus_allowed.first().expect("task with empty affinity");
+            self.emit(SchedEvent::Placement { pid, kind, prev_cpu, cpu: c, reason: "single_cpu" });
+            c
+        };
+        if self.tasks[pid as usize].cpus_allowed.test(cpu) {
+            cpu
+        } else {
+            self.select_fallback_rq(pid, prev_cpu)
+        }
+    }
+
+    /// `select_fallback_rq`: an allowed CPU on prev's node, else any allowed CPU.
+    fn select_fallback_rq(&self, pid: Pid, prev_cpu: usize) -> usize {
+        let allowed = &self.tasks[pid as usize].cpus_allowed;
+        let node = self.m.node_mask(prev_cpu).and(allowed);
+        node.first().or_else(|| allowed.first()).expect("task with empty affinity")
+    }
+
+    /// `SIM_` placement stand-in (replaced by the v5.6 `select_task_rq_fair`): wakeups
+    /// stay on `prev_cpu`, forks on the parent's CPU.
+    fn select_task_rq_fair(&mut self, pid: Pid, prev_cpu: usize, kind: WakeKind, _wake_flags: u32, this_cpu: usize) -> usize {
+        let (cpu, reason) = match kind {
+            WakeKind::Wakeup => (prev_cpu, "SIM_prev_cpu"),
+            WakeKind::Fork | WakeKind::Exec => (this_cpu, "SIM_parent_cpu"),
+        };
+        self.emit(SchedEvent::Placement { pid, kind, prev_cpu, cpu, reason });
+        cpu
+    }
+
+    /// `set_task_cpu`: move a non-queued task to `new_cpu` (`migrate_task_rq_fair` for
+    /// a waking task) and record the migration.
+    pub fn set_task_cpu(&mut self, pid: Pid, new_cpu: usize, waking: bool) {
+        let old = self.tasks[pid as usize].cpu;
+        if old == new_cpu {
+            return;
+        }
+        self.migrate_task_rq_fair(pid, old, waking);
+        let level = self.m.shared_level(old, new_cpu);
+        let refill = match level {
+            SharedLevel::Same => 0,
+            SharedLevel::Smt => self.m.cost.migrate_smt,
+            SharedLevel::Llc => self.m.cost.migrate_llc,
+            SharedLevel::Package => self.m.cost.migrate_package,
+            SharedLevel::Numa => self.m.cost.migrate_numa,
+        };
+        let t = &mut self.tasks[pid as usize];
+        t.cpu = new_cpu;
+        t.refill_work += refill << WORK_SHIFT;
+        t.stats.migrations += 1;
+        self.emit(SchedEvent::Migrate { pid, orig_cpu: old, dest_cpu: new_cpu, level });
+    }
+
+    fn remove_timer(&mut self, pid: Pid) {
+        let cpu = self.tasks[pid as usize].timer_cpu;
+        let timers = &mut self.rqs[cpu].timers;
+        if let Some(i) = timers.iter().position(|&(_, p)| p == pid) {
+            timers.swap_remove(i);
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // schedule()
+    // ------------------------------------------------------------------
+
+    /// `__schedule` on `cpu`: the current task blocks, exits or is preempted; pick the
+    /// next and switch, or go idle.
+    pub fn schedule(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        let now = self.now;
+        self.sync_progress(cpu, now);
+        self.rq_update_clock(cpu, now);
+        let rq = &mut self.rqs[cpu];
+        rq.need_resched = false;
+        let prev = rq.curr;
+        let mut prev_state = PrevState::Preempted;
+        if let Some(p) = prev {
+            match self.tasks[p as usize].state {
+                TaskState::Sleeping => {
+                    prev_state = PrevState::Sleeping;
+                    self.deactivate_task(cpu, p, crate::sched::fair::DEQUEUE_SLEEP);
+                }
+                TaskState::Dead => {
+                    prev_state = PrevState::Dead;
+                    self.deactivate_task(cpu, p, crate::sched::fair::DEQUEUE_SLEEP);
+                    self.task_dead_fair(p);
+                }
+                _ => {}
+            }
+        }
+        let next = self.pick_next_task_fair(cpu, prev);
+        if next == prev {
+            if next.is_some() {
+                // Same task keeps running (a yield or tick with no better candidate).
+                self.rearm(cpu, q);
+            } else if self.rqs[cpu].idle_state.is_none() {
+                // Woken for nothing (the task went elsewhere): idle again.
+                self.rqs[cpu].waking = false;
+                self.enter_idle(cpu);
+            }
+            return;
+        }
+        self.emit(SchedEvent::Switch { cpu, prev, prev_state, next });
+        let was_busy = prev.is_some();
+        self.rqs[cpu].curr = next;
+        match next {
+            Some(n) => {
+                if !was_busy {
+                    self.idle_exit_bookkeeping(cpu);
+                }
+                // Context switch cost, mm switch when the address space changes, and
+                // the cache refill owed by a migration.
+                let tg = self.tasks[n as usize].tgid;
+                let mut w = self.m.cost.context_switch;
+                if self.rqs[cpu].last_mm != Some(tg) {
+                    w += self.m.cost.mm_switch;
+                }
+                let refill = std::mem::take(&mut self.tasks[n as usize].refill_work);
+                let rq = &mut self.rqs[cpu];
+                rq.last_mm = Some(tg);
+                rq.kernel_work += (w << WORK_SHIFT) + refill;
+                if !rq.tick_armed {
+                    rq.tick_armed = true;
+                    rq.tick_gen = rq.tick_gen.wrapping_add(1);
+                    let tick = self.tun.tick_nsec();
+                    let next_tick = (now / tick + 1) * tick;
+                    q.push(next_tick, Event::Tick { cpu: cpu as u32, gen: rq.tick_gen });
+                }
+                if !was_busy {
+                    self.smt_siblings_changed(cpu, q);
+                }
+                self.rqs[cpu].seg_start = now;
+                self.update_rate(cpu);
+                self.rearm(cpu, q);
+            }
+            None => {
+                // Going idle: no segment runs; stop the tick (NO_HZ idle).
+                let rq = &mut self.rqs[cpu];
+                rq.seg_gen = rq.seg_gen.wrapping_add(1);
+                rq.tick_armed = false;
+                rq.tick_gen = rq.tick_gen.wrapping_add(1);
+                rq.kernel_work = 0;
+                self.enter_idle(cpu);
+                self.smt_siblings_changed(cpu, q);
+            }
+        }
+    }
+
+    /// Idle entry: the newidle path sets `idle_stamp`; the governor picks a state.
+    fn enter_idle(&mut self, cpu: usize) {
+        let now = self.now;
+        let predicted = self.predict_idle(cpu);
+        let states = self.m.idle_states(cpu);
+        let mut chosen = 0;
+        for (i, s) in states.iter().enumerate() {
+            if s.target_residency_ns <= predicted {
+                chosen = i;
+            }
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.idle_stamp = now;
+        rq.idle_entered = now;
+        if states.is_empty() {
+            rq.idle_state = None;
+        } else {
+            rq.idle_state = Some(chosen);
+            self.emit(SchedEvent::IdleEnter { cpu, state: chosen });
+        }
+    }
+
+    /// Menu-like prediction: the next timer on this CPU, capped by the recent typical
+    /// idle length (simplified: see docs/kernel-mapping.md).
+    fn predict_idle(&self, cpu: usize) -> u64 {
+        let rq = &self.rqs[cpu];
+        let next_timer = rq.timers.iter().map(|&(t, _)| t.saturating_sub(self.now)).min().unwrap_or(u64::MAX);
+        let typical = if rq.idle_ewma == 0 { u64::MAX } else { rq.idle_ewma };
+        next_timer.min(typical)
+    }
+
+    fn idle_exit_bookkeeping(&mut self, cpu: usize) {
+        let now = self.now;
+        let rq = &mut self.rqs[cpu];
+        let len = now - rq.idle_entered;
+        rq.idle_ewma = if rq.idle_ewma == 0 { len } else { (rq.idle_ewma * 7 + len) / 8 };
+        rq.waking = false;
+        if rq.idle_state.take().is_some() {
+            self.emit(SchedEvent::IdleExit { cpu });
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Execution of segments
+    // ------------------------------------------------------------------
+
+    /// Account the progress of `cpu`'s kernel work and current segment up to `now`.
+    fn sync_progress(&mut self, cpu: usize, now: SimTime) {
+        let rq = &mut self.rqs[cpu];
+        let Some(pid) = rq.curr else { return };
+        let dt = now - rq.seg_start;
+        rq.seg_start = now;
+        if dt == 0 {
+            return;
+        }
+        let mut done = dt * rq.rate;
+        let k = rq.kernel_work.min(done);
+        rq.kernel_work -= k;
+        done -= k;
+        if let Segment::Work(w) = &mut self.tasks[pid as usize].seg {
+            *w = w.saturating_sub(done);
+        }
+    }
+
+    /// Per-thread rate of `cpu` (1024 = one reference ns of work per ns).
+    fn update_rate(&mut self, cpu: usize) {
+        let busy = self.m.smt_mask(cpu).iter().filter(|&s| self.rqs[s].curr.is_some()).count();
+        let smt = self.m.smt_throughput(cpu, busy) as u64;
+        let rq = &mut self.rqs[cpu];
+        let r = rq.cpu_capacity_orig * rq.freq_scale / 1024 * smt / 1024;
+        rq.rate = r.max(1);
+    }
+
+    /// A CPU of this core changed between idle and busy: re-time the busy siblings.
+    fn smt_siblings_changed(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        if self.m.smt_mask(cpu).weight() < 2 {
+            return;
+        }
+        let now = self.now;
+        let sibs = *self.m.smt_mask(cpu);
+        for s in sibs.iter() {
+            if s != cpu && self.rqs[s].curr.is_some() {
+                self.sync_progress(s, now);
+                self.update_rate(s);
+                self.rearm(s, q);
+            }
+        }
+    }
+
+    /// Schedule the end of `cpu`'s kernel work + current segment (or ask for a step).
+    fn rearm(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        let now = self.now;
+        let rq = &mut self.rqs[cpu];
+        let Some(pid) = rq.curr else { return };
+        rq.seg_gen = rq.seg_gen.wrapping_add(1);
+        let rate = rq.rate;
+        let kdone = now + rq.kernel_work.div_ceil(rate);
+        let end = match self.tasks[pid as usize].seg {
+            Segment::None => {
+                if rq.kernel_work == 0 {
+                    self.need_step.push(cpu as u32);
+                    return;
+                }
+                kdone
+            }
+            Segment::Work(w) => now + (rq.kernel_work + w).div_ceil(rate),
+            Segment::Spin(until) => until.max(kdone),
+        };
+        q.push(end, Event::SegDone { cpu: cpu as u32, gen: rq.seg_gen });
+    }
+
+    /// Give the current task of `cpu` a new segment (its program's next demand).
+    pub fn set_segment(&mut self, cpu: usize, seg: Segment, q: &mut EventQueue<Event>) {
+        let pid = self.rqs[cpu].curr.expect("set_segment on an idle CPU");
+        self.sync_progress(cpu, self.now);
+        self.tasks[pid as usize].seg = seg;
+        self.rearm(cpu, q);
+    }
+
+    /// Charge kernel work (reference ns) to `cpu`. Work charged to an idle CPU (an
+    /// interrupt on an idle CPU) is not modelled and is dropped.
+    pub fn charge(&mut self, cpu: usize, ns: u64, q: &mut EventQueue<Event>) {
+        if ns == 0 || self.rqs[cpu].curr.is_none() {
+            return;
+        }
+        self.sync_progress(cpu, self.now);
+        self.rqs[cpu].kernel_work += ns << WORK_SHIFT;
+        self.rearm(cpu, q);
+    }
+
+    // ------------------------------------------------------------------
+    // Event handling
+    // ------------------------------------------------------------------
+
+    /// Handle one kernel event at time `now`. Workload events are returned to the
+    /// caller untouched (`Some(ev)`).
+    pub fn handle(&mut self, now: SimTime, ev: Event, q: &mut EventQueue<Event>) -> Option<Event> {
+        self.now = now;
+        match ev {
+            Event::SegDone { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.rqs[cpu].seg_gen != gen || self.rqs[cpu].curr.is_none() {
+                    return None;
+                }
+                self.sync_progress(cpu, now);
+                let pid = self.rqs[cpu].curr.unwrap_or(0);
+                let rq = &self.rqs[cpu];
+                let t = &mut self.tasks[pid as usize];
+                let finished = rq.kernel_work == 0
+                    && match t.seg {
+                        Segment::None => true,
+                        Segment::Work(w) => w == 0,
+                        Segment::Spin(until) => until <= now,
+                    };
+                if finished {
+                    t.seg = Segment::None;
+                    self.need_step.push(cpu as u32);
+                } else {
+                    self.rearm(cpu, q);
+                }
+            }
+            Event::Tick { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.rqs[cpu].tick_gen != gen || self.rqs[cpu].curr.is_none() {
+                    return None;
+                }
+                self.scheduler_tick(cpu, q);
+                let tick = self.tun.tick_nsec();
+                let rq = &self.rqs[cpu];
+                q.push(now + tick, Event::Tick { cpu: cpu as u32, gen: rq.tick_gen });
+            }
+            Event::Resched { cpu, gen } => {
+                let cpu = cpu as usize;
+                let rq = &mut self.rqs[cpu];
+                if rq.resched_gen != gen {
+                    return None;
+                }
+                rq.resched_pending = false;
+                if !rq.need_resched {
+                    return None;
+                }
+                self.resched_arrived(cpu, q);
+            }
+            Event::IdleExitDone { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.rqs[cpu].exit_gen != gen {
+                    return None;
+                }
+                self.rqs[cpu].waking = false;
+                if let Some(s) = self.rqs[cpu].idle_state.take() {
+                    let _ = s;
+                    self.emit(SchedEvent::IdleExit { cpu });
+                }
+                self.schedule(cpu, q);
+            }
+            Event::WakeIpi { cpu } => {
+                let cpu = cpu as usize;
+                let lat = self.idle_exit_latency(cpu);
+                if lat > 0 {
+                    // The IPI first has to bring the CPU out of its idle state.
+                    self.leave_idle_state(cpu);
+                    q.push(now + lat, Event::WakeIpi { cpu: cpu as u32 });
+                } else {
+                    self.ttwu_pending(cpu, q);
+                }
+            }
+            Event::Timer { pid, gen, irq } => {
+                if self.tasks[pid as usize].timer_gen != gen {
+                    return None;
+                }
+                let cpu = self.tasks[pid as usize].timer_cpu;
+                let lat = if irq { 0 } else { self.idle_exit_latency(cpu) };
+                if lat > 0 {
+                    self.leave_idle_state(cpu);
+                    q.push(now + lat, Event::Timer { pid, gen, irq: true });
+                } else {
+                    self.remove_timer(pid);
+                    self.try_to_wake_up(pid, 0, cpu, q);
+                }
+            }
+            Event::Workload { .. } => return Some(ev),
+        }
+        None
+    }
+
+    /// Exit latency still to pay before an idle `cpu` can act (0 when busy, awake or
+    /// already waking).
+    fn idle_exit_latency(&self, cpu: usize) -> u64 {
+        let rq = &self.rqs[cpu];
+        if rq.curr.is_some() || rq.waking {
+            return 0;
+        }
+        match rq.idle_state {
+            Some(s) => self.m.idle_states(cpu)[s].exit_latency_ns,
+            None => 0,
+        }
+    }
+
+    /// The CPU leaves its cpuidle state (interrupt): it is awake but still idle.
+    fn leave_idle_state(&mut self, cpu: usize) {
+        if self.rqs[cpu].idle_state.take().is_some() {
+            self.emit(SchedEvent::IdleExit { cpu });
+        }
+    }
+
+    /// A reschedule request reached `cpu`: an idle CPU first leaves its idle state.
+    fn resched_arrived(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        let lat = self.idle_exit_latency(cpu);
+        if lat > 0 {
+            let rq = &mut self.rqs[cpu];
+            rq.waking = true;
+            rq.exit_gen = rq.exit_gen.wrapping_add(1);
+            let gen = rq.exit_gen;
+            q.push(self.now + lat, Event::IdleExitDone { cpu: cpu as u32, gen });
+        } else {
+            self.schedule(cpu, q);
+        }
+    }
+
+    /// `scheduler_tick`: runtime and PELT of the current task, slice preemption.
+    fn scheduler_tick(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        let now = self.now;
+        self.rq_update_clock(cpu, now);
+        if self.task_tick_fair(cpu) {
+            self.resched_curr(cpu, cpu, q);
+        }
+        let c = self.m.cost.tick;
+        self.charge(cpu, c, q);
+    }
+
+    /// `update_rq_clock`: advance the task and PELT clocks of `cpu` to `now`.
+    pub(crate) fn rq_update_clock(&mut self, cpu: usize, now: SimTime) {
+        let rq = &mut self.rqs[cpu];
+        let busy = rq.curr.is_some();
+        crate::sched::pelt::update_rq_clock_pelt(&mut rq.pelt, now, busy, rq.cpu_capacity_orig, rq.freq_scale);
+    }
+
+    /// Jiffies at the current time.
+    pub fn jiffies(&self) -> u64 {
+        jiffies(self.now, self.tun.tick_nsec())
+    }
+
+    /// Verify the kernel's structural invariants (`--check`).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut seen = vec![0u32; self.tasks.len()];
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            let mut n = 0u32;
+            for pid in rq.cfs.queued() {
+                seen[pid as usize] += 1;
+                n += 1;
+                let t = &self.tasks[pid as usize];
+                if t.cpu != cpu {
+                    return Err(format!("pid {pid} queued on cpu{cpu} but task_cpu is {}", t.cpu));
+                }
+            }
+            if let Some(c) = rq.curr {
+                seen[c as usize] += 1;
+                n += u32::from(self.tasks[c as usize].se.on_rq);
+                if rq.cfs.curr != Some(c) {
+                    return Err(format!("cpu{cpu}: rq->curr {c} is not cfs_rq->curr"));
+                }
+            }
+            if n != rq.nr_running || n != rq.cfs.nr_running {
+                return Err(format!(
+                    "cpu{cpu}: {n} entities queued but nr_running = {} (cfs {})",
+                    rq.nr_running, rq.cfs.nr_running
+                ));
+            }
+            if rq.curr.is_none() && rq.nr_running > 0 && !rq.need_resched {
+                return Err(format!("cpu{cpu} idle with {} runnable tasks and no reschedule pending", rq.nr_running));
+            }
+            if rq.curr.is_some() && rq.nr_running == 0 {
+                return Err(format!("cpu{cpu} runs a task but nr_running is 0"));
+            }
+            for &(pid, _) in &rq.wake_list {
+                seen[pid as usize] += 1;
+                if self.tasks[pid as usize].se.on_rq {
+                    return Err(format!("pid {pid} is on cpu{cpu}'s wake_list and queued"));
+                }
+            }
+        }
+        for t in self.tasks.iter().skip(1) {
+            let runnable = t.state == TaskState::Runnable;
+            let expect = u32::from(runnable);
+            if seen[t.pid as usize] != expect {
+                return Err(format!(
+                    "pid {} ({}) state {:?} appears {} times on runqueues",
+                    t.pid, t.name, t.state, seen[t.pid as usize]
+                ));
+            }
+            if runnable && !t.cpus_allowed.test(t.cpu) {
+                return Err(format!("pid {} on cpu{} outside its affinity {}", t.pid, t.cpu, t.cpus_allowed));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `update_avg`: EWMA with weight 1/8, in signed arithmetic.
+pub fn update_avg(avg: &mut u64, sample: u64) {
+    let diff = sample as i64 - *avg as i64;
+    *avg = (*avg as i64 + diff / 8) as u64;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_avg_is_an_eighth_ewma() {
+        let mut a = 1_000_000;
+        update_avg(&mut a, 0);
+        assert_eq!(a, 875_000);
+        update_avg(&mut a, 875_000 + 80);
+        assert_eq!(a, 875_010);
+        let mut b = 10;
+        update_avg(&mut b, 3); // diff -7 / 8 truncates toward 0
+        assert_eq!(b, 10);
+    }
+}

@@ -1,0 +1,457 @@
+//! The fair scheduling class (kernel/sched/fair.c): the class hooks the core calls.
+//!
+//! `enqueue_task_fair` / `dequeue_task_fair` keep a CPU's `cfs_rq` (weights, counts,
+//! timeline, PELT sums, util_est) in step with its runnable tasks;
+//! `pick_next_task_fair` puts the previous task back and picks by vruntime and
+//! buddies; `task_tick_fair` charges runtime and checks slice preemption;
+//! `check_preempt_wakeup` decides whether a wakee preempts the current task;
+//! `task_fork_fair` places a child's vruntime; `migrate_task_rq_fair` detaches a
+//! waking task's vruntime and load from its old queue.
+//!
+//! PELT follows v5.6 `update_load_avg`: age the entity and the cfs_rq to the rq's PELT
+//! clock, fold in load *removed* by tasks that migrated away (`remove_entity_load_avg`,
+//! applied lazily at the next update), and *attach* a migrated or new task's averages
+//! (`attach_entity_load_avg`) without decaying them first — which is why a wakee that
+//! moved arrives with more load than a full decay would leave.
+//!
+//! Placement (`select_task_rq_fair` and friends) is in `core.rs` for now as a `SIM_`
+//! stand-in; the v5.6 wakeup path replaces it.
+
+pub mod entity;
+
+use crate::engine::Observer;
+use crate::sched::core::{Kernel, Policy, TaskState};
+use crate::sched::features::SchedFeat;
+use crate::sched::pelt::{self, SchedAvg};
+use crate::sched::{Pid, SchedEvent, WF_FORK};
+use entity::{calc_delta_fair, pick_next_entity, place_entity, sched_slice, update_min_vruntime, vdiff, wakeup_preempt_entity, LoadWeight};
+
+pub const ENQUEUE_WAKEUP: u32 = 0x01;
+pub const ENQUEUE_MIGRATED: u32 = 0x40;
+pub const DEQUEUE_SLEEP: u32 = 0x01;
+
+fn sub_positive(a: &mut u64, b: u64) {
+    *a = a.saturating_sub(b);
+}
+
+impl<O: Observer<SchedEvent>> Kernel<O> {
+    /// `activate_task`: enqueue and count the task as runnable on `cpu`.
+    pub(crate) fn activate_task(&mut self, cpu: usize, pid: Pid, flags: u32) {
+        self.enqueue_task_fair(cpu, pid, flags);
+    }
+
+    /// `deactivate_task`.
+    pub(crate) fn deactivate_task(&mut self, cpu: usize, pid: Pid, flags: u32) {
+        self.dequeue_task_fair(cpu, pid, flags);
+    }
+
+    /// `update_curr`: charge the current entity's runtime since `exec_start` and
+    /// advance its vruntime.
+    pub(crate) fn update_curr(&mut self, cpu: usize) {
+        let now = self.now;
+        let rq = &mut self.rqs[cpu];
+        let Some(pid) = rq.cfs.curr else { return };
+        let se = &mut self.tasks[pid as usize].se;
+        let delta = now as i64 - se.exec_start as i64;
+        if delta <= 0 {
+            return;
+        }
+        let delta = delta as u64;
+        se.exec_start = now;
+        se.sum_exec_runtime += delta;
+        se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, &se.load));
+        let curr_v = if se.on_rq { Some(se.vruntime) } else { None };
+        let left = rq.cfs.first().map(|p| self.tasks[p as usize].se.vruntime);
+        update_min_vruntime(&mut rq.cfs, curr_v, left);
+    }
+
+    fn refresh_min_vruntime(&mut self, cpu: usize) {
+        let rq = &mut self.rqs[cpu];
+        let curr_v = rq.cfs.curr.and_then(|c| {
+            let se = &self.tasks[c as usize].se;
+            se.on_rq.then_some(se.vruntime)
+        });
+        let left = rq.cfs.first().map(|p| self.tasks[p as usize].se.vruntime);
+        update_min_vruntime(&mut rq.cfs, curr_v, left);
+    }
+
+    /// `update_cfs_rq_load_avg`: fold in removed load, then age the cfs_rq.
+    fn update_cfs_rq_load_avg(&mut self, cpu: usize, now: u64) -> bool {
+        let rq = &mut self.rqs[cpu];
+        let cfs = &mut rq.cfs;
+        let mut decayed = false;
+        if cfs.removed.nr > 0 {
+            let r = std::mem::take(&mut cfs.removed);
+            let sa = &mut cfs.avg;
+            let divider = pelt::get_pelt_divider(sa);
+            sub_positive(&mut sa.load_avg, r.load_avg);
+            sub_positive(&mut sa.load_sum, r.load_avg * divider);
+            sub_positive(&mut sa.util_avg, r.util_avg);
+            let mut us = sa.util_sum as u64;
+            sub_positive(&mut us, r.util_avg * divider);
+            sa.util_sum = us as u32;
+            decayed = true;
+        }
+        let running = cfs.curr.is_some();
+        decayed |= pelt::update_cfs_rq(now, &mut cfs.avg, cfs.load.weight, cfs.runnable_weight, running);
+        decayed
+    }
+
+    /// `update_load_avg(cfs_rq, se, flags)` for task `pid` on `cpu`: age the entity
+    /// (unless it is not attached yet), age the cfs_rq, attach when asked.
+    fn update_load_avg(&mut self, cpu: usize, pid: Pid, attach: bool) {
+        let now = pelt::rq_clock_pelt(&self.rqs[cpu].pelt);
+        let running = self.rqs[cpu].cfs.curr == Some(pid);
+        let se = &mut self.tasks[pid as usize].se;
+        if se.avg.last_update_time != 0 {
+            entity::update_se_avg(now, se, running);
+        }
+        self.update_cfs_rq_load_avg(cpu, now);
+        if self.tasks[pid as usize].se.avg.last_update_time == 0 && attach {
+            self.attach_entity_load_avg(cpu, pid);
+        }
+    }
+
+    /// `attach_entity_load_avg`: align the task's sums with the cfs_rq and add them.
+    fn attach_entity_load_avg(&mut self, cpu: usize, pid: Pid) {
+        let cfs_avg = self.rqs[cpu].cfs.avg;
+        let se = &mut self.tasks[pid as usize].se;
+        let divider = pelt::get_pelt_divider(&cfs_avg);
+        let w = se.load.weight;
+        let sa: &mut SchedAvg = &mut se.avg;
+        // The kernel uses the cfs_rq's last update time, which is never 0 once the
+        // clock has run; start the clock at 1 ns so "attached" stays distinguishable.
+        sa.last_update_time = cfs_avg.last_update_time.max(1);
+        sa.period_contrib = cfs_avg.period_contrib;
+        sa.util_sum = (sa.util_avg * divider) as u32;
+        sa.load_sum = divider;
+        if w != 0 {
+            sa.load_sum = sa.load_avg * sa.load_sum / w;
+        }
+        sa.runnable_load_sum = sa.load_sum;
+        let (la, ls, ua, us) = (sa.load_avg, sa.load_sum, sa.util_avg, sa.util_sum);
+        let c = &mut self.rqs[cpu].cfs.avg;
+        c.load_avg += la;
+        c.load_sum += w * ls;
+        c.util_avg += ua;
+        c.util_sum = c.util_sum.wrapping_add(us);
+    }
+
+    /// `remove_entity_load_avg`: sync the task to its cfs_rq's last update and queue
+    /// its averages for removal at the next update of that cfs_rq.
+    fn remove_entity_load_avg(&mut self, cpu: usize, pid: Pid) {
+        let last = self.rqs[cpu].cfs.avg.last_update_time;
+        let se = &mut self.tasks[pid as usize].se;
+        let w = se.load.weight;
+        pelt::update_blocked_se(last, &mut se.avg, w, w);
+        let r = &mut self.rqs[cpu].cfs.removed;
+        r.nr += 1;
+        r.util_avg += se.avg.util_avg;
+        r.load_avg += se.avg.load_avg;
+        r.runnable_sum += se.avg.load_sum;
+    }
+
+    /// `enqueue_task_fair` → `enqueue_entity` (flat hierarchy).
+    fn enqueue_task_fair(&mut self, cpu: usize, pid: Pid, flags: u32) {
+        if self.feat.has(SchedFeat::UTIL_EST) {
+            let sa = self.tasks[pid as usize].se.avg;
+            pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
+        }
+        let renorm = flags & ENQUEUE_WAKEUP == 0 || flags & ENQUEUE_MIGRATED != 0;
+        let is_curr = self.rqs[cpu].cfs.curr == Some(pid);
+        if renorm && is_curr {
+            let mv = self.rqs[cpu].cfs.min_vruntime;
+            let se = &mut self.tasks[pid as usize].se;
+            se.vruntime = se.vruntime.wrapping_add(mv);
+        }
+        self.update_curr(cpu);
+        if renorm && !is_curr {
+            let mv = self.rqs[cpu].cfs.min_vruntime;
+            let se = &mut self.tasks[pid as usize].se;
+            se.vruntime = se.vruntime.wrapping_add(mv);
+        }
+        self.update_load_avg(cpu, pid, true);
+        // enqueue_runnable_load_avg + account_entity_enqueue
+        let t = &self.tasks[pid as usize];
+        let w = t.se.load.weight;
+        let idle = t.policy == Policy::Idle;
+        let (rla, rls) = (t.se.avg.runnable_load_avg, t.se.avg.runnable_load_sum);
+        let rq = &mut self.rqs[cpu];
+        rq.cfs.runnable_weight += w;
+        rq.cfs.avg.runnable_load_avg += rla;
+        rq.cfs.avg.runnable_load_sum += w * rls;
+        rq.cfs.load = LoadWeight::sum(rq.cfs.load.weight + w);
+        rq.cfs.nr_running += 1;
+        if flags & ENQUEUE_WAKEUP != 0 {
+            let se = &self.tasks[pid as usize].se;
+            let v = place_entity(&self.rqs[cpu].cfs, se.vruntime, &se.load, true, false, &self.fair);
+            self.tasks[pid as usize].se.vruntime = v;
+        }
+        let v = self.tasks[pid as usize].se.vruntime;
+        let rq = &mut self.rqs[cpu];
+        if !is_curr {
+            rq.cfs.timeline_insert(pid, v);
+        }
+        rq.cfs.h_nr_running += 1;
+        if idle {
+            rq.cfs.idle_h_nr_running += 1;
+        }
+        rq.nr_running += 1;
+        self.tasks[pid as usize].se.on_rq = true;
+    }
+
+    /// `dequeue_task_fair` → `dequeue_entity`, then `util_est_dequeue`.
+    fn dequeue_task_fair(&mut self, cpu: usize, pid: Pid, flags: u32) {
+        self.update_curr(cpu);
+        self.update_load_avg(cpu, pid, false);
+        let t = &self.tasks[pid as usize];
+        let w = t.se.load.weight;
+        let idle = t.policy == Policy::Idle;
+        let (rla, rls) = (t.se.avg.runnable_load_avg, t.se.avg.runnable_load_sum);
+        let rq = &mut self.rqs[cpu];
+        rq.cfs.runnable_weight -= w;
+        sub_positive(&mut rq.cfs.avg.runnable_load_avg, rla);
+        sub_positive(&mut rq.cfs.avg.runnable_load_sum, w * rls);
+        Self::clear_buddies(&mut rq.cfs, pid);
+        if rq.cfs.curr != Some(pid) {
+            rq.cfs.timeline_remove(pid);
+        }
+        rq.cfs.load = LoadWeight::sum(rq.cfs.load.weight - w);
+        rq.cfs.nr_running -= 1;
+        rq.cfs.h_nr_running -= 1;
+        if idle {
+            rq.cfs.idle_h_nr_running -= 1;
+        }
+        rq.nr_running -= 1;
+        self.tasks[pid as usize].se.on_rq = false;
+        if flags & DEQUEUE_SLEEP == 0 {
+            let mv = self.rqs[cpu].cfs.min_vruntime;
+            let se = &mut self.tasks[pid as usize].se;
+            se.vruntime = se.vruntime.wrapping_sub(mv);
+        }
+        self.refresh_min_vruntime(cpu);
+        if self.feat.has(SchedFeat::UTIL_EST) {
+            let fastup = self.feat.has(SchedFeat::UTIL_EST_FASTUP);
+            let cap = self.rqs[cpu].cpu_capacity_orig;
+            let sa = self.tasks[pid as usize].se.avg;
+            pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
+            pelt::util_est_update_feat(&mut self.tasks[pid as usize].se.avg, flags & DEQUEUE_SLEEP != 0, cap, fastup);
+        }
+    }
+
+    fn clear_buddies(cfs: &mut entity::CfsRq, pid: Pid) {
+        if cfs.last == Some(pid) {
+            cfs.last = None;
+        }
+        if cfs.next == Some(pid) {
+            cfs.next = None;
+        }
+        if cfs.skip == Some(pid) {
+            cfs.skip = None;
+        }
+    }
+
+    /// `put_prev_task_fair` + `pick_next_task_fair` + `set_next_entity`. Returns the
+    /// task to run, or `None` to go idle.
+    pub(crate) fn pick_next_task_fair(&mut self, cpu: usize, prev: Option<Pid>) -> Option<Pid> {
+        // put_prev_entity
+        if let Some(p) = prev {
+            if self.tasks[p as usize].se.on_rq {
+                self.update_curr(cpu);
+                let v = self.tasks[p as usize].se.vruntime;
+                self.rqs[cpu].cfs.timeline_insert(p, v);
+                self.update_load_avg(cpu, p, false);
+            }
+            self.rqs[cpu].cfs.curr = None;
+        }
+        let tasks = &self.tasks;
+        let picked = pick_next_entity(
+            &self.rqs[cpu].cfs,
+            |p| {
+                let se = &tasks[p as usize].se;
+                (se.vruntime, se.load)
+            },
+            &self.fair,
+        );
+        let Some(next) = picked else {
+            // No fair task: the newidle balance would run here (next issue).
+            let rq = &mut self.rqs[cpu];
+            pelt::update_idle_rq_clock_pelt(&mut rq.pelt, rq.cfs.avg.util_sum);
+            return None;
+        };
+        Self::clear_buddies(&mut self.rqs[cpu].cfs, next);
+        // set_next_entity
+        self.rqs[cpu].cfs.timeline_remove(next);
+        self.update_load_avg(cpu, next, false);
+        self.rqs[cpu].cfs.curr = Some(next);
+        let now = self.now;
+        let se = &mut self.tasks[next as usize].se;
+        se.exec_start = now;
+        se.prev_sum_exec_runtime = se.sum_exec_runtime;
+        Some(next)
+    }
+
+    /// `task_tick_fair` → `entity_tick`: returns true when the slice is used up.
+    pub(crate) fn task_tick_fair(&mut self, cpu: usize) -> bool {
+        let Some(pid) = self.rqs[cpu].cfs.curr else { return false };
+        self.update_curr(cpu);
+        self.update_load_avg(cpu, pid, false);
+        if self.rqs[cpu].cfs.nr_running > 1 {
+            return self.check_preempt_tick(cpu, pid);
+        }
+        false
+    }
+
+    /// `check_preempt_tick`.
+    fn check_preempt_tick(&mut self, cpu: usize, pid: Pid) -> bool {
+        let se = &self.tasks[pid as usize].se;
+        let cfs = &self.rqs[cpu].cfs;
+        let ideal = sched_slice(cfs, &se.load, true, &self.fair);
+        let delta_exec = se.sum_exec_runtime - se.prev_sum_exec_runtime;
+        if delta_exec > ideal {
+            Self::clear_buddies(&mut self.rqs[cpu].cfs, pid);
+            return true;
+        }
+        if delta_exec < self.fair.min_granularity {
+            return false;
+        }
+        let Some(left) = cfs.first() else { return false };
+        let delta = vdiff(se.vruntime, self.tasks[left as usize].se.vruntime);
+        delta > 0 && delta as u64 > ideal
+    }
+
+    /// `check_preempt_wakeup`: should the newly woken `pid` preempt `cpu`'s current
+    /// task? Sets the next/last buddies as the kernel does.
+    pub(crate) fn check_preempt_wakeup(&mut self, cpu: usize, pid: Pid, wake_flags: u32) -> bool {
+        let Some(curr) = self.rqs[cpu].curr else { return true };
+        if curr == pid {
+            return false;
+        }
+        let scale = self.rqs[cpu].cfs.nr_running as u64 >= self.fair.nr_latency;
+        let mut next_buddy_marked = false;
+        if self.feat.has(SchedFeat::NEXT_BUDDY) && scale && wake_flags & WF_FORK == 0 {
+            self.set_next_buddy(cpu, pid);
+            next_buddy_marked = true;
+        }
+        if self.rqs[cpu].need_resched {
+            return false;
+        }
+        let curr_policy = self.tasks[curr as usize].policy;
+        let p_policy = self.tasks[pid as usize].policy;
+        let preempt = if curr_policy == Policy::Idle && p_policy != Policy::Idle {
+            true
+        } else if p_policy != Policy::Normal || !self.feat.has(SchedFeat::WAKEUP_PREEMPTION) {
+            return false;
+        } else {
+            self.update_curr(cpu);
+            let cv = self.tasks[curr as usize].se.vruntime;
+            let pse = &self.tasks[pid as usize].se;
+            if wakeup_preempt_entity(cv, pse.vruntime, &pse.load, &self.fair) == 1 {
+                if !next_buddy_marked {
+                    self.set_next_buddy(cpu, pid);
+                }
+                true
+            } else {
+                false
+            }
+        };
+        if preempt
+            && self.tasks[curr as usize].se.on_rq
+            && self.feat.has(SchedFeat::LAST_BUDDY)
+            && scale
+            && self.tasks[curr as usize].policy != Policy::Idle
+        {
+            self.rqs[cpu].cfs.last = Some(curr);
+        }
+        preempt
+    }
+
+    fn set_next_buddy(&mut self, cpu: usize, pid: Pid) {
+        if self.tasks[pid as usize].policy != Policy::Idle {
+            self.rqs[cpu].cfs.next = Some(pid);
+        }
+    }
+
+    /// `yield_task_fair`: mark the current task as the skip buddy.
+    pub(crate) fn yield_task_fair(&mut self, cpu: usize) {
+        if self.rqs[cpu].nr_running == 1 {
+            return;
+        }
+        let Some(pid) = self.rqs[cpu].curr else { return };
+        Self::clear_buddies(&mut self.rqs[cpu].cfs, pid);
+        if self.tasks[pid as usize].policy != Policy::Batch {
+            self.update_curr(cpu);
+        }
+        self.rqs[cpu].cfs.skip = Some(pid);
+    }
+
+    /// `task_fork_fair`: the child starts from the parent's vruntime, placed with
+    /// START_DEBIT on the parent's CPU, and kept relative to its `min_vruntime`.
+    pub(crate) fn task_fork_fair(&mut self, pid: Pid, this_cpu: usize, parent: Option<Pid>, q: &mut crate::engine::EventQueue<crate::sched::Event>) {
+        let now = self.now;
+        self.rq_update_clock(this_cpu, now);
+        let curr = self.rqs[this_cpu].cfs.curr.filter(|&c| Some(c) == parent || parent.is_none());
+        if let Some(c) = curr {
+            self.update_curr(this_cpu);
+            self.tasks[pid as usize].se.vruntime = self.tasks[c as usize].se.vruntime;
+        }
+        let se = &self.tasks[pid as usize].se;
+        let v = place_entity(&self.rqs[this_cpu].cfs, se.vruntime, &se.load, false, true, &self.fair);
+        self.tasks[pid as usize].se.vruntime = v;
+        if let Some(c) = curr {
+            if self.tun.child_runs_first && vdiff(self.tasks[c as usize].se.vruntime, v) < 0 {
+                let cv = self.tasks[c as usize].se.vruntime;
+                self.tasks[c as usize].se.vruntime = v;
+                self.tasks[pid as usize].se.vruntime = cv;
+                self.resched_curr(this_cpu, this_cpu, q);
+            }
+        }
+        let mv = self.rqs[this_cpu].cfs.min_vruntime;
+        let se = &mut self.tasks[pid as usize].se;
+        se.vruntime = se.vruntime.wrapping_sub(mv);
+    }
+
+    /// `post_init_entity_util_avg` + `attach_entity_cfs_rq` on the new task's rq.
+    pub(crate) fn post_init_entity_util_avg(&mut self, pid: Pid, cpu: usize) {
+        let cap = self.rqs[cpu].cpu_capacity_orig;
+        let cfs_avg = self.rqs[cpu].cfs.avg;
+        let w = self.tasks[pid as usize].se.load.weight;
+        pelt::post_init_entity_util_avg(&mut self.tasks[pid as usize].se.avg, w, cap, &cfs_avg, true);
+        // attach_entity_cfs_rq: age the cfs_rq (the task is not attached yet), attach.
+        let now = pelt::rq_clock_pelt(&self.rqs[cpu].pelt);
+        self.update_cfs_rq_load_avg(cpu, now);
+        self.attach_entity_load_avg(cpu, pid);
+    }
+
+    /// `migrate_task_rq_fair` for a task leaving `old_cpu`: a waking task's vruntime
+    /// becomes relative to the old queue; its load is removed from it.
+    pub(crate) fn migrate_task_rq_fair(&mut self, pid: Pid, old_cpu: usize, waking: bool) {
+        if waking {
+            let mv = self.rqs[old_cpu].cfs.min_vruntime;
+            let se = &mut self.tasks[pid as usize].se;
+            se.vruntime = se.vruntime.wrapping_sub(mv);
+        }
+        self.remove_entity_load_avg(old_cpu, pid);
+        let se = &mut self.tasks[pid as usize].se;
+        se.avg.last_update_time = 0;
+        se.exec_start = 0;
+    }
+
+    /// `task_dead_fair`.
+    pub(crate) fn task_dead_fair(&mut self, pid: Pid) {
+        let cpu = self.tasks[pid as usize].cpu;
+        self.remove_entity_load_avg(cpu, pid);
+        debug_assert_eq!(self.tasks[pid as usize].state, TaskState::Dead);
+    }
+
+    /// `cpu_util`: the CFS utilization of `cpu`, util_est included, capped at
+    /// `capacity_orig`.
+    pub fn cpu_util(&self, cpu: usize) -> u64 {
+        let rq = &self.rqs[cpu];
+        let mut util = rq.cfs.avg.util_avg;
+        if self.feat.has(SchedFeat::UTIL_EST) {
+            util = util.max(rq.cfs.avg.util_est.enqueued as u64);
+        }
+        util.min(rq.cpu_capacity_orig)
+    }
+}

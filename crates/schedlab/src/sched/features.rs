@@ -1,0 +1,322 @@
+//! Scheduler features (`SchedFeat`) and numeric tunables.
+//!
+//! The kernel keeps its heuristic switches in `kernel/sched/features.h`, one
+//! `SCHED_FEAT(NAME, default)` line each, and lets a root user flip them by writing
+//! `NAME` or `NO_NAME` to `/sys/kernel/debug/sched_features`. schedlab keeps the same
+//! idea in one declarative list below: kernel features carry their v5.6 default and
+//! origin; the seed patches and later upstream changes are features too, so that every
+//! placement variant is a switch on the v5.6 baseline. A run prints the resolved set.
+//!
+//! Numeric knobs are [`Tunables`]: the sysctls (`sched_latency_ns`, ...) with the
+//! kernel's log-scaling by CPU count (`sched_update_scaling`, `get_update_sysctl_factor`),
+//! and the configuration constant `HZ`.
+
+use std::fmt;
+
+macro_rules! sched_features {
+    ($( $name:ident = $default:expr, $origin:expr, $doc:expr; )*) => {
+        /// One scheduler feature bit, named as in `features.h`.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[repr(u8)]
+        pub enum SchedFeat { $( $name, )* }
+
+        impl SchedFeat {
+            /// Every feature, in declaration order.
+            pub const ALL: &'static [SchedFeat] = &[ $( SchedFeat::$name, )* ];
+            /// The kernel spelling, e.g. `"SIS_PROP"`.
+            pub fn name(self) -> &'static str {
+                match self { $( SchedFeat::$name => stringify!($name), )* }
+            }
+            /// Default in the v5.6 kernel (seed and later features default off there).
+            pub fn v5_6_default(self) -> bool {
+                match self { $( SchedFeat::$name => $default, )* }
+            }
+            /// Where the feature comes from: a kernel version or a seed.
+            pub fn origin(self) -> &'static str {
+                match self { $( SchedFeat::$name => $origin, )* }
+            }
+            pub fn doc(self) -> &'static str {
+                match self { $( SchedFeat::$name => $doc, )* }
+            }
+        }
+    };
+}
+
+sched_features! {
+    GENTLE_FAIR_SLEEPERS = true, "v2.6.32", "Halve the sleeper vruntime credit in place_entity.";
+    START_DEBIT = true, "v2.6.23", "A forked task starts one vslice behind min_vruntime.";
+    NEXT_BUDDY = false, "v2.6.32", "Prefer the last woken task at the next pick.";
+    LAST_BUDDY = true, "v2.6.32", "Prefer the task preempted by a wakeup at the next pick.";
+    CACHE_HOT_BUDDY = true, "v2.6.32", "Buddies count as cache hot in task_hot.";
+    WAKEUP_PREEMPTION = true, "v2.6.32", "Wakeups may preempt the current task.";
+    HRTICK = false, "v2.6.25", "High-resolution slice-end preemption (not modelled; must stay off).";
+    DOUBLE_TICK = false, "v2.6.25", "Also check tick preemption from the hrtick (not modelled).";
+    NONTASK_CAPACITY = true, "v3.5", "Subtract RT/IRQ time from CPU capacity.";
+    TTWU_QUEUE = true, "v3.0", "Queue remote-LLC wakeups on the target's wake_list and send an IPI.";
+    SIS_AVG_CPU = false, "v4.13", "select_idle_cpu gives up when avg_idle < avg_scan_cost.";
+    SIS_PROP = true, "v4.13", "Bound the select_idle_cpu scan by avg_idle / avg_scan_cost.";
+    WARN_DOUBLE_CLOCK = false, "v4.14", "Debug only (no effect here).";
+    RT_PUSH_IPI = true, "v3.14", "RT push via IPI (no RT class here; no effect).";
+    RT_RUNTIME_SHARE = true, "v3.9", "RT runtime sharing (no RT class here; no effect).";
+    LB_MIN = false, "v2.6.32", "Load balancing skips tiny tasks when nothing has failed.";
+    ATTACH_AGE_LOAD = true, "v4.4", "Age a migrated task's load on attach.";
+    WA_IDLE = true, "v4.13", "wake_affine_idle: prefer an idle waker CPU.";
+    WA_WEIGHT = true, "v4.13", "wake_affine_weight: compare effective loads.";
+    WA_BIAS = true, "v4.13", "wake_affine_weight: bias by half the imbalance_pct.";
+    UTIL_EST = true, "v4.17", "Estimated utilization of sleeping tasks.";
+    UTIL_EST_FASTUP = true, "v5.5", "util_est ewma jumps up at once when util rises.";
+}
+
+impl fmt::Display for SchedFeat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl SchedFeat {
+    pub fn from_name(s: &str) -> Option<SchedFeat> {
+        SchedFeat::ALL.iter().copied().find(|f| f.name() == s)
+    }
+}
+
+/// The set of enabled features (`sysctl_sched_features`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Features(u64);
+
+impl Features {
+    /// The v5.6 defaults.
+    pub fn v5_6() -> Features {
+        let mut f = Features(0);
+        for &x in SchedFeat::ALL {
+            f.set(x, x.v5_6_default());
+        }
+        f
+    }
+
+    #[inline]
+    pub fn has(&self, f: SchedFeat) -> bool {
+        self.0 & (1u64 << f as u8) != 0
+    }
+
+    pub fn set(&mut self, f: SchedFeat, on: bool) {
+        if on {
+            self.0 |= 1u64 << f as u8;
+        } else {
+            self.0 &= !(1u64 << f as u8);
+        }
+    }
+
+    /// Apply one `NAME` or `NO_NAME` word, as written to `sched_features`.
+    pub fn apply(&mut self, word: &str) -> Result<(), String> {
+        let word = word.trim();
+        let (name, on) = match word.strip_prefix("NO_") {
+            Some(rest) => (rest, false),
+            None => (word, true),
+        };
+        let f = SchedFeat::from_name(name).ok_or_else(|| {
+            format!("unknown scheduler feature `{word}` (see `schedlab list features`)")
+        })?;
+        if f == SchedFeat::HRTICK && on || f == SchedFeat::DOUBLE_TICK && on {
+            return Err(format!("feature `{word}` is not modelled by schedlab"));
+        }
+        self.set(f, on);
+        Ok(())
+    }
+
+    /// The resolved list, every feature as `NAME` or `NO_NAME`, in declaration order.
+    pub fn resolved(&self) -> Vec<String> {
+        SchedFeat::ALL
+            .iter()
+            .map(|&f| if self.has(f) { f.name().to_string() } else { format!("NO_{}", f.name()) })
+            .collect()
+    }
+}
+
+impl fmt::Debug for Features {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Features({})", self.resolved().join(" "))
+    }
+}
+
+/// How `sched_latency` & co. scale with the CPU count (`sysctl_sched_tunable_scaling`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TunableScaling {
+    None,
+    Log,
+    Linear,
+}
+
+/// Numeric scheduler knobs. Times are ns unless the name says otherwise.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Tunables {
+    /// `CONFIG_HZ`: tick frequency.
+    pub hz: u64,
+    /// Normalised (1-CPU) `sysctl_sched_latency` before scaling: 6 ms.
+    pub base_latency_ns: u64,
+    pub base_min_granularity_ns: u64,
+    pub base_wakeup_granularity_ns: u64,
+    pub scaling: TunableScaling,
+    /// `sysctl_sched_nr_latency` (derived: latency / min_granularity = 8).
+    pub sched_nr_latency: u64,
+    /// `sysctl_sched_migration_cost`.
+    pub migration_cost_ns: u64,
+    /// `sysctl_sched_nr_migrate`.
+    pub nr_migrate: u32,
+    /// `sysctl_sched_child_runs_first`.
+    pub child_runs_first: bool,
+    // Scaled values, filled by `scale_for`.
+    pub sched_latency_ns: u64,
+    pub sched_min_granularity_ns: u64,
+    pub sched_wakeup_granularity_ns: u64,
+}
+
+impl Tunables {
+    /// v5.6 defaults, scaled for `nr_cpus` online CPUs.
+    pub fn v5_6(nr_cpus: usize) -> Tunables {
+        let mut t = Tunables {
+            hz: 250,
+            base_latency_ns: 6_000_000,
+            base_min_granularity_ns: 750_000,
+            base_wakeup_granularity_ns: 1_000_000,
+            scaling: TunableScaling::Log,
+            sched_nr_latency: 8,
+            migration_cost_ns: 500_000,
+            nr_migrate: 32,
+            child_runs_first: false,
+            sched_latency_ns: 0,
+            sched_min_granularity_ns: 0,
+            sched_wakeup_granularity_ns: 0,
+        };
+        t.scale_for(nr_cpus);
+        t
+    }
+
+    /// `get_update_sysctl_factor` + `update_sysctl`: factor 1 + ilog2(min(ncpu, 8))
+    /// under LOG scaling.
+    pub fn scale_for(&mut self, nr_cpus: usize) {
+        let cpus = nr_cpus.clamp(1, 8) as u64;
+        let factor = match self.scaling {
+            TunableScaling::None => 1,
+            TunableScaling::Linear => cpus,
+            TunableScaling::Log => 1 + (63 - cpus.leading_zeros() as u64),
+        };
+        self.sched_latency_ns = self.base_latency_ns * factor;
+        self.sched_min_granularity_ns = self.base_min_granularity_ns * factor;
+        self.sched_wakeup_granularity_ns = self.base_wakeup_granularity_ns * factor;
+        self.sched_nr_latency =
+            self.sched_latency_ns.div_ceil(self.sched_min_granularity_ns.max(1)).max(1);
+    }
+
+    /// `TICK_NSEC`.
+    #[inline]
+    pub fn tick_nsec(&self) -> u64 {
+        1_000_000_000 / self.hz
+    }
+
+    /// Apply `name = value` from `[kernel.tunables]`.
+    pub fn set(&mut self, name: &str, v: &toml::Value) -> Result<(), String> {
+        let int = |v: &toml::Value| -> Result<u64, String> {
+            match v {
+                toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
+                _ => Err(format!("tunable `{name}` needs a non-negative integer")),
+            }
+        };
+        match name {
+            "hz" => {
+                let hz = int(v)?;
+                if ![100, 250, 300, 1000].contains(&hz) {
+                    return Err(format!("hz = {hz}: CONFIG_HZ must be 100, 250, 300 or 1000"));
+                }
+                self.hz = hz;
+            }
+            "sched_latency_ns" => self.base_latency_ns = int(v)?,
+            "sched_min_granularity_ns" => self.base_min_granularity_ns = int(v)?,
+            "sched_wakeup_granularity_ns" => self.base_wakeup_granularity_ns = int(v)?,
+            "sched_migration_cost_ns" => self.migration_cost_ns = int(v)?,
+            "sched_nr_migrate" => self.nr_migrate = int(v)? as u32,
+            "sched_child_runs_first" => self.child_runs_first = int(v)? != 0,
+            "sched_tunable_scaling" => {
+                self.scaling = match int(v)? {
+                    0 => TunableScaling::None,
+                    1 => TunableScaling::Log,
+                    2 => TunableScaling::Linear,
+                    x => return Err(format!("sched_tunable_scaling = {x}: must be 0, 1 or 2")),
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "unknown tunable `{name}` (known: hz, sched_latency_ns, sched_min_granularity_ns, \
+                     sched_wakeup_granularity_ns, sched_migration_cost_ns, sched_nr_migrate, \
+                     sched_child_runs_first, sched_tunable_scaling)"
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A named kernel preset: the baseline version and its feature set.
+#[derive(Clone, Debug)]
+pub struct KernelPreset {
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+/// The kernel presets schedlab knows.
+pub const KERNEL_PRESETS: &[KernelPreset] = &[KernelPreset {
+    name: "v5.6",
+    description: "Linux v5.6 fair class (the seeds' baseline); default",
+}];
+
+impl KernelPreset {
+    pub fn by_name(name: &str) -> Option<&'static KernelPreset> {
+        KERNEL_PRESETS.iter().find(|k| k.name == name)
+    }
+    pub fn features(&self) -> Features {
+        Features::v5_6()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v5_6_defaults_match_features_h() {
+        let f = Features::v5_6();
+        for on in ["GENTLE_FAIR_SLEEPERS", "START_DEBIT", "LAST_BUDDY", "TTWU_QUEUE", "SIS_PROP", "WA_BIAS"] {
+            assert!(f.has(SchedFeat::from_name(on).unwrap()), "{on}");
+        }
+        for off in ["NEXT_BUDDY", "SIS_AVG_CPU", "LB_MIN", "HRTICK"] {
+            assert!(!f.has(SchedFeat::from_name(off).unwrap()), "{off}");
+        }
+    }
+
+    #[test]
+    fn no_prefix_parses_like_debugfs() {
+        let mut f = Features::v5_6();
+        f.apply("NO_SIS_PROP").unwrap();
+        assert!(!f.has(SchedFeat::SIS_PROP));
+        f.apply("SIS_AVG_CPU").unwrap();
+        assert!(f.has(SchedFeat::SIS_AVG_CPU));
+        assert!(f.apply("SIS_FOO").unwrap_err().contains("unknown scheduler feature `SIS_FOO`"));
+        assert!(f.apply("HRTICK").is_err());
+        assert!(f.resolved().contains(&"NO_SIS_PROP".to_string()));
+    }
+
+    #[test]
+    fn log_scaling_matches_kernel_table() {
+        // factor = 1 + ilog2(min(ncpu, 8)): 1 CPU -> 1, 2 -> 2, 4 -> 3, 6 -> 3, 8+ -> 4.
+        for (n, lat) in [(1, 6), (2, 12), (4, 18), (6, 18), (8, 24), (176, 24)] {
+            let t = Tunables::v5_6(n);
+            assert_eq!(t.sched_latency_ns, lat * 1_000_000, "{n} cpus");
+            assert_eq!(t.sched_nr_latency, 8);
+        }
+        let t = Tunables::v5_6(88);
+        assert_eq!(t.sched_min_granularity_ns, 3_000_000);
+        assert_eq!(t.sched_wakeup_granularity_ns, 4_000_000);
+        assert_eq!(t.tick_nsec(), 4_000_000);
+    }
+}

@@ -1,0 +1,119 @@
+//! The kernel model, laid out like `kernel/sched/`.
+//!
+//! [`core::Kernel`] owns the runqueues and tasks and implements the core scheduler
+//! (`try_to_wake_up`, `schedule`, `scheduler_tick`, idle entry and exit); the fair
+//! class lives in [`fair`]; [`topology`] builds sched domains; [`pelt`] is the load
+//! tracking arithmetic; [`features`] holds `SchedFeat` and the tunables. What
+//! happens is reported to an [`Observer`](crate::engine::Observer) of [`SchedEvent`]s.
+
+pub mod core;
+pub mod fair;
+pub mod features;
+pub mod pelt;
+pub mod topology;
+
+use crate::machine::SharedLevel;
+
+/// A task id (the kernel's `pid`; tid for threads). 0 is the idle task.
+pub type Pid = u32;
+
+/// `WF_SYNC`: the waker is about to sleep.
+pub const WF_SYNC: u32 = 0x01;
+/// `WF_FORK`: a new task's first wakeup.
+pub const WF_FORK: u32 = 0x02;
+/// `WF_MIGRATED`: the wakee changed CPU.
+pub const WF_MIGRATED: u32 = 0x04;
+
+/// Events of the simulated machine, for the engine's queue. Kept small (16 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The current task's segment (or the CPU's pending kernel work) ends.
+    SegDone { cpu: u32, gen: u32 },
+    /// The periodic scheduler tick (only armed while the CPU is busy: NO_HZ idle).
+    Tick { cpu: u32, gen: u32 },
+    /// A reschedule request reaches `cpu` (local preemption point or IPI arrival).
+    Resched { cpu: u32, gen: u32 },
+    /// `cpu` has left its idle state and can run.
+    IdleExitDone { cpu: u32, gen: u32 },
+    /// The wakeup IPI for `cpu`'s wake_list arrives (`sched_ttwu_pending`).
+    WakeIpi { cpu: u32 },
+    /// A task's hrtimer (nanosleep) expires; `irq` marks the second stage, after the
+    /// timer CPU has left its idle state.
+    Timer { pid: Pid, gen: u32, irq: bool },
+    /// A workload-owned event (run deadline, ...).
+    Workload { id: u32, arg: u32 },
+}
+
+/// Why a task is not running when it leaves the CPU (`prev_state` of sched_switch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrevState {
+    /// Still runnable: preempted or yielded (`R+` / `R`).
+    Preempted,
+    Sleeping,
+    Dead,
+}
+
+/// Kind of placement decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeKind {
+    Wakeup,
+    Fork,
+    Exec,
+}
+
+/// Idle-search and placement functions whose calls, probes and cost are counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Func {
+    SelectTaskRqFair,
+    SelectIdleSibling,
+    SelectIdleCore,
+    SelectIdleCpu,
+    SelectIdleSmt,
+    FindIdlestCpu,
+}
+
+impl Func {
+    pub const ALL: [Func; 6] = [
+        Func::SelectTaskRqFair,
+        Func::SelectIdleSibling,
+        Func::SelectIdleCore,
+        Func::SelectIdleCpu,
+        Func::SelectIdleSmt,
+        Func::FindIdlestCpu,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::SelectTaskRqFair => "select_task_rq_fair",
+            Func::SelectIdleSibling => "select_idle_sibling",
+            Func::SelectIdleCore => "select_idle_core",
+            Func::SelectIdleCpu => "select_idle_cpu",
+            Func::SelectIdleSmt => "select_idle_smt",
+            Func::FindIdlestCpu => "find_idlest_cpu",
+        }
+    }
+}
+
+/// What the scheduler reports. Field names follow the tracepoints where one exists.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SchedEvent {
+    /// `sched_switch`; `None` is the idle task.
+    Switch { cpu: usize, prev: Option<Pid>, prev_state: PrevState, next: Option<Pid> },
+    /// `sched_waking`, on the waker's CPU, before placement.
+    Waking { pid: Pid, waker_cpu: usize, target_cpu: usize },
+    /// `sched_wakeup` / `sched_wakeup_new`: the task is enqueued on `cpu`.
+    Wakeup { pid: Pid, cpu: usize, new: bool },
+    /// `sched_migrate_task`.
+    Migrate { pid: Pid, orig_cpu: usize, dest_cpu: usize, level: SharedLevel },
+    /// A placement decision and why it was taken.
+    Placement { pid: Pid, kind: WakeKind, prev_cpu: usize, cpu: usize, reason: &'static str },
+    /// `sched_process_fork` (parent `None`: started by the scenario).
+    Fork { parent: Option<Pid>, child: Pid, cpu: usize },
+    /// `sched_process_exit`.
+    Exit { pid: Pid, cpu: usize },
+    /// `cpu_idle` entry into state `state` (index into the CPU's idle table).
+    IdleEnter { cpu: usize, state: usize },
+    /// `cpu_idle` exit (`state=4294967295`).
+    IdleExit { cpu: usize },
+    /// One call of an instrumented function: CPUs probed, simulated ns charged.
+    FuncCall { func: Func, cpu: usize, probed: u32, cost_ns: u64 },
+}

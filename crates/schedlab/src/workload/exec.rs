@@ -1,0 +1,592 @@
+//! The program interpreter: runs every task's behaviour program on the simulated
+//! kernel, and the run loop that drives the whole simulation.
+//!
+//! When a CPU's current task has finished its last demand, the kernel asks for the
+//! task's next step. The interpreter then executes the task's program until an
+//! operation needs CPU time (compute, spin, the cost of a system call), blocks (a read
+//! from an empty pipe, a futex wait, a sleep), or the task exits or yields. System
+//! calls are modelled as *cost, then effect*: the task first runs the call's kernel
+//! cost as work, then the effect happens (data moves, waiters are woken with the
+//! kernel's sync or non-sync flavour). A task blocked in a call re-executes it when
+//! woken, as the kernel's wait loops do.
+//!
+//! The run ends when every task has exited, when the scenario's duration elapses, or
+//! with an error when tasks are left blocked with nothing left that could wake them.
+
+use crate::engine::{EventQueue, Observer, RngStream, RngStreams, SimTime};
+use crate::sched::core::{Kernel, Segment, TaskState, WORK_SHIFT};
+use crate::sched::{Event, Pid, SchedEvent, WF_SYNC};
+use crate::workload::ipc::{
+    Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Outcome, ReadOutcome, Wake,
+};
+use crate::workload::program::{LoopCount, Op, WorkloadSpec};
+use crate::metrics::LatencyHist;
+
+/// Workload event ids (`Event::Workload { id, .. }`).
+const EV_START_TASK: u32 = 1;
+const EV_STOP: u32 = 2;
+
+/// Interpreter state of one task.
+#[derive(Debug)]
+struct ProgState {
+    prog: usize,
+    instance: u32,
+    pc: usize,
+    phase: u8,
+    retry: bool,
+    got: u32,
+    loops: Vec<(usize, u64)>,
+    marks: [SimTime; 4],
+    rng: RngStream,
+    stream: String,
+    nfork: u32,
+    children_alive: u32,
+    zombies: u32,
+    waiting_child: bool,
+}
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every task exited.
+    Completed,
+    /// The scenario's duration elapsed.
+    Duration,
+}
+
+/// A simulation that cannot go on.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SimError {
+    #[error("workload deadlocked at t={t_ns} ns: {blocked} tasks blocked ({detail})")]
+    Deadlock { t_ns: SimTime, blocked: usize, detail: String },
+    #[error("program of task {task} makes no progress at t={t_ns} ns (an endless loop without work?)")]
+    NoProgress { task: String, t_ns: SimTime },
+    #[error("invariant violated at t={t_ns} ns after event {event}: {msg}")]
+    Invariant { t_ns: SimTime, event: u64, msg: String },
+}
+
+/// Values a workload's programs recorded, by metric.
+#[derive(Debug, Default)]
+pub struct WorkloadMetrics {
+    pub hists: Vec<LatencyHist>,
+}
+
+/// The simulated system: kernel, event queue, workload objects and interpreter.
+pub struct Sim<O> {
+    pub k: Kernel<O>,
+    pub q: EventQueue<Event>,
+    pub spec: WorkloadSpec,
+    st: Vec<Option<ProgState>>,
+    chans: Vec<Channel>,
+    /// Channel kind per channel index (for costs).
+    chan_kind: Vec<ChanKind>,
+    futex: FutexTable,
+    futex_addr: Vec<usize>,
+    mutexes: Vec<Mutex>,
+    barriers: Vec<Barrier>,
+    conds: Vec<CondVar>,
+    pub metrics: WorkloadMetrics,
+    wakes: Vec<Wake>,
+    streams: RngStreams,
+    alive: u32,
+    pub check: bool,
+    stop_at: Option<SimTime>,
+    stopped: Option<StopReason>,
+}
+
+impl<O: Observer<SchedEvent>> Sim<O> {
+    /// Build the system; tasks start when [`Sim::run`] runs.
+    pub fn new(k: Kernel<O>, spec: WorkloadSpec, streams: RngStreams, chan_params: ChanParams) -> Self {
+        let mut chans = Vec::new();
+        let mut chan_kind = Vec::new();
+        for c in &spec.channels {
+            for _ in 0..c.count {
+                chans.push(Channel::new(c.kind, chan_params.clone()));
+                chan_kind.push(c.kind);
+            }
+        }
+        let mut futex = FutexTable::default();
+        let futex_addr = (0..spec.futexes).map(|_| futex.alloc()).collect();
+        let metrics = WorkloadMetrics { hists: spec.metrics.iter().map(|_| LatencyHist::default()).collect() };
+        Sim {
+            k,
+            q: EventQueue::with_capacity(4096),
+            mutexes: (0..spec.mutexes).map(|_| Mutex::default()).collect(),
+            barriers: spec.barriers.iter().map(|&n| Barrier::new(n)).collect(),
+            conds: (0..spec.condvars).map(|_| CondVar::default()).collect(),
+            spec,
+            st: Vec::new(),
+            chans,
+            chan_kind,
+            futex,
+            futex_addr,
+            metrics,
+            wakes: Vec::new(),
+            streams,
+            alive: 0,
+            check: false,
+            stop_at: None,
+            stopped: None,
+        }
+    }
+
+    /// Number of events processed so far.
+    pub fn events(&self) -> u64 {
+        self.q.popped()
+    }
+
+    /// Run until all tasks exit or `duration` (ns) elapses.
+    pub fn run(&mut self, duration: Option<SimTime>) -> Result<StopReason, SimError> {
+        self.stop_at = duration;
+        if let Some(d) = duration {
+            self.q.push(d, Event::Workload { id: EV_STOP, arg: 0 });
+        }
+        for i in 0..self.spec.tasks.len() {
+            let t = self.spec.tasks[i].start_ns;
+            self.q.push(t, Event::Workload { id: EV_START_TASK, arg: i as u32 });
+        }
+        while let Some((now, ev)) = self.q.pop() {
+            if let Some(Event::Workload { id, arg }) = self.k.handle(now, ev, &mut self.q) {
+                match id {
+                    EV_START_TASK => self.start_task(arg as usize),
+                    EV_STOP => {
+                        self.stopped = Some(StopReason::Duration);
+                    }
+                    _ => unreachable!("unknown workload event {id}"),
+                }
+            }
+            self.drain_steps()?;
+            if self.check {
+                self.k.check_invariants().map_err(|msg| SimError::Invariant {
+                    t_ns: now,
+                    event: self.q.popped(),
+                    msg,
+                })?;
+            }
+            if let Some(r) = self.stopped {
+                return Ok(r);
+            }
+            if self.alive == 0 && self.all_started() {
+                return Ok(StopReason::Completed);
+            }
+        }
+        let blocked: Vec<&str> = self
+            .k
+            .tasks
+            .iter()
+            .skip(1)
+            .filter(|t| t.state == TaskState::Sleeping)
+            .map(|t| t.name.as_str())
+            .collect();
+        let mut detail = blocked.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+        if blocked.len() > 8 {
+            detail.push_str(", ...");
+        }
+        Err(SimError::Deadlock { t_ns: self.k.now, blocked: blocked.len(), detail })
+    }
+
+    fn all_started(&self) -> bool {
+        self.st.iter().flatten().count() >= self.spec.tasks.len()
+    }
+
+    fn new_state(&mut self, pid: Pid, prog: usize, instance: u32, stream: String) {
+        let i = pid as usize;
+        if self.st.len() <= i {
+            self.st.resize_with(i + 1, || None);
+        }
+        let rng = self.streams.stream(&stream);
+        self.st[i] = Some(ProgState {
+            prog,
+            instance,
+            pc: 0,
+            phase: 0,
+            retry: false,
+            got: 0,
+            loops: Vec::new(),
+            marks: [0; 4],
+            rng,
+            stream,
+            nfork: 0,
+            children_alive: 0,
+            zombies: 0,
+            waiting_child: false,
+        });
+        self.alive += 1;
+    }
+
+    fn start_task(&mut self, i: usize) {
+        let spec = self.spec.tasks[i].clone();
+        let cpus = spec.cpus.unwrap_or(*self.k.m.all_cpus());
+        let tgid = spec.process.and_then(|p| {
+            self.spec.tasks[..i]
+                .iter()
+                .position(|t| t.process == Some(p))
+                .and_then(|j| self.k.tasks.iter().find(|t| t.name == self.spec.tasks[j].name).map(|t| t.pid))
+        });
+        let pid = self.k.create_task(&spec.name, None, false, spec.nice, spec.policy, cpus);
+        if let Some(tg) = tgid {
+            self.k.tasks[pid as usize].tgid = tg;
+        }
+        self.new_state(pid, spec.prog, spec.instance, spec.name.clone());
+        self.k.wake_up_new_task(pid, &mut self.q);
+    }
+
+    fn drain_steps(&mut self) -> Result<(), SimError> {
+        let mut i = 0;
+        while i < self.k.need_step.len() {
+            let cpu = self.k.need_step[i] as usize;
+            i += 1;
+            self.step(cpu)?;
+        }
+        self.k.need_step.clear();
+        Ok(())
+    }
+
+    /// Wake every task in `self.wakes` from `cpu`.
+    fn do_wakes(&mut self, cpu: usize) {
+        for j in 0..self.wakes.len() {
+            let w = self.wakes[j];
+            self.k.try_to_wake_up(w.pid, if w.sync { WF_SYNC } else { 0 }, cpu, &mut self.q);
+        }
+        self.wakes.clear();
+    }
+
+    /// Start the cost segment of a system call; returns true when the task must now
+    /// run it (the step ends), false when the call is free and the effect follows.
+    fn cost(&mut self, cpu: usize, st_phase: &mut u8, ns: u64) -> bool {
+        if *st_phase == 0 {
+            *st_phase = 1;
+            if ns > 0 {
+                self.k.set_segment(cpu, Segment::Work(ns << WORK_SHIFT), &mut self.q);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Execute the program of `cpu`'s current task until it needs time or blocks.
+    fn step(&mut self, cpu: usize) -> Result<(), SimError> {
+        let Some(pid) = self.k.rqs[cpu].curr else { return Ok(()) };
+        if self.k.tasks[pid as usize].seg != Segment::None || self.k.rqs[cpu].kernel_work > 0 {
+            return Ok(());
+        }
+        let mut budget = 1_000_000u32;
+        loop {
+            budget -= 1;
+            if budget == 0 {
+                return Err(SimError::NoProgress { task: self.k.tasks[pid as usize].name.clone(), t_ns: self.k.now });
+            }
+            let mut st = self.st[pid as usize].take().expect("running task without a program");
+            let done = self.exec_op(cpu, pid, &mut st);
+            self.st[pid as usize] = Some(st);
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Execute (part of) one op. Returns true when the step is over.
+    fn exec_op(&mut self, cpu: usize, pid: Pid, st: &mut ProgState) -> bool {
+        let ops = &self.spec.programs[st.prog].ops;
+        let op = if st.pc < ops.len() { ops[st.pc].clone() } else { Op::Exit };
+        let c = self.k.m.cost.clone();
+        let inst = st.instance;
+        macro_rules! next {
+            () => {{
+                st.phase = 0;
+                st.retry = false;
+                st.pc += 1;
+                return false;
+            }};
+        }
+        macro_rules! pay {
+            ($ns:expr) => {{
+                let mut ph = st.phase;
+                let r = self.cost(cpu, &mut ph, $ns);
+                st.phase = ph;
+                if r {
+                    return true;
+                }
+            }};
+        }
+        match op {
+            Op::Compute(d) => {
+                if st.phase == 0 {
+                    let w = d.sample(&mut st.rng);
+                    st.phase = 1;
+                    if w > 0 {
+                        self.k.set_segment(cpu, Segment::Work(w << WORK_SHIFT), &mut self.q);
+                        return true;
+                    }
+                }
+                next!()
+            }
+            Op::Spin(d) => {
+                if st.phase == 0 {
+                    let w = d.sample(&mut st.rng);
+                    st.phase = 1;
+                    if w > 0 {
+                        let until = self.k.now + w;
+                        self.k.set_segment(cpu, Segment::Spin(until), &mut self.q);
+                        return true;
+                    }
+                }
+                next!()
+            }
+            Op::Sleep(d) => {
+                if st.phase == 0 {
+                    let w = d.sample(&mut st.rng);
+                    st.phase = 1;
+                    self.k.sleep_current(cpu, w, &mut self.q);
+                    return true;
+                }
+                next!()
+            }
+            Op::Write { ch, bytes } => {
+                let i = ch.resolve(inst);
+                pay!(match self.chan_kind[i] {
+                    ChanKind::Pipe => c.pipe_write,
+                    ChanKind::UnixStream => c.unix_write,
+                    ChanKind::TcpLoopback => c.tcp_write_8k,
+                });
+                let r = self.chans[i].write(pid, bytes, st.retry, &mut self.wakes);
+                self.do_wakes(cpu);
+                match r {
+                    Outcome::Done => next!(),
+                    Outcome::Block => {
+                        st.retry = true;
+                        self.k.block_current(cpu, &mut self.q);
+                        true
+                    }
+                }
+            }
+            Op::Read { ch, bytes } => {
+                let i = ch.resolve(inst);
+                pay!(match self.chan_kind[i] {
+                    ChanKind::Pipe => c.pipe_read,
+                    ChanKind::UnixStream => c.unix_read,
+                    ChanKind::TcpLoopback => c.tcp_read_8k,
+                });
+                let r = self.chans[i].read(pid, bytes - st.got, st.retry, &mut self.wakes);
+                self.do_wakes(cpu);
+                match r {
+                    ReadOutcome::Done(n) => {
+                        st.got += n;
+                        if st.got >= bytes {
+                            st.got = 0;
+                            next!()
+                        }
+                        // A short read: the program reads again (a new call).
+                        st.phase = 0;
+                        st.retry = false;
+                        false
+                    }
+                    ReadOutcome::Block => {
+                        st.retry = true;
+                        self.k.block_current(cpu, &mut self.q);
+                        true
+                    }
+                }
+            }
+            Op::Poll { ch } => {
+                pay!(c.syscall);
+                let i = ch.resolve(inst);
+                match self.chans[i].poll_readable(pid) {
+                    Outcome::Done => next!(),
+                    Outcome::Block => {
+                        self.k.block_current(cpu, &mut self.q);
+                        true
+                    }
+                }
+            }
+            Op::FutexWait { f, expected } => {
+                if st.phase == 2 {
+                    next!()
+                }
+                pay!(c.futex_wait);
+                let addr = self.futex_addr[f.resolve(inst)];
+                match self.futex.futex_wait(pid, addr, expected) {
+                    Outcome::Done => next!(),
+                    Outcome::Block => {
+                        st.phase = 2;
+                        self.k.block_current(cpu, &mut self.q);
+                        true
+                    }
+                }
+            }
+            Op::FutexWake { f, n } => {
+                pay!(c.futex_wake);
+                let addr = self.futex_addr[f.resolve(inst)];
+                self.futex.futex_wake(addr, n, &mut self.wakes);
+                self.do_wakes(cpu);
+                next!()
+            }
+            Op::FutexSet { f, val } => {
+                let addr = self.futex_addr[f.resolve(inst)];
+                self.futex.set(addr, val);
+                next!()
+            }
+            Op::Lock(m) => {
+                pay!(c.mutex_fast / 2);
+                match self.mutexes[m.resolve(inst)].lock(pid) {
+                    Outcome::Done => next!(),
+                    Outcome::Block => {
+                        self.k.charge(cpu, c.futex_wait, &mut self.q);
+                        self.k.block_current(cpu, &mut self.q);
+                        true
+                    }
+                }
+            }
+            Op::Unlock(m) => {
+                pay!(c.mutex_fast / 2);
+                self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
+                if !self.wakes.is_empty() {
+                    self.k.charge(cpu, c.futex_wake, &mut self.q);
+                }
+                self.do_wakes(cpu);
+                next!()
+            }
+            Op::Barrier(b) => {
+                pay!(c.futex_wait);
+                let r = self.barriers[b.resolve(inst)].arrive(pid, st.retry, &mut self.wakes);
+                self.do_wakes(cpu);
+                match r {
+                    Outcome::Done => next!(),
+                    Outcome::Block => {
+                        st.retry = true;
+                        self.k.block_current(cpu, &mut self.q);
+                        true
+                    }
+                }
+            }
+            Op::CondWait { c: cv, m } => {
+                // phase 1: register and release the mutex; phase 2: woken, re-lock.
+                if st.phase <= 1 {
+                    pay!(c.futex_wait);
+                    self.conds[cv.resolve(inst)].wait(pid);
+                    self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
+                    self.do_wakes(cpu);
+                    st.phase = 2;
+                    self.k.block_current(cpu, &mut self.q);
+                    return true;
+                }
+                match self.mutexes[m.resolve(inst)].lock(pid) {
+                    Outcome::Done => next!(),
+                    Outcome::Block => {
+                        self.k.block_current(cpu, &mut self.q);
+                        true
+                    }
+                }
+            }
+            Op::CondSignal(cv) => {
+                pay!(c.futex_wake);
+                self.conds[cv.resolve(inst)].signal(&mut self.wakes);
+                self.do_wakes(cpu);
+                next!()
+            }
+            Op::CondBroadcast(cv) => {
+                pay!(c.futex_wake);
+                self.conds[cv.resolve(inst)].broadcast(&mut self.wakes);
+                self.do_wakes(cpu);
+                next!()
+            }
+            Op::Fork { prog, thread } => {
+                pay!(if thread { c.fork / 4 } else { c.fork });
+                let name = self.spec.programs[prog].name.clone();
+                let nice = self.k.tasks[pid as usize].nice;
+                let policy = self.k.tasks[pid as usize].policy;
+                let cpus = self.k.tasks[pid as usize].cpus_allowed;
+                let child = self.k.create_task(&name, Some(pid), thread, nice, policy, cpus);
+                st.nfork += 1;
+                st.children_alive += 1;
+                let stream = format!("{}/{}", st.stream, st.nfork);
+                self.new_state(child, prog, st.nfork - 1, stream);
+                self.k.wake_up_new_task(child, &mut self.q);
+                next!()
+            }
+            Op::WaitChild => {
+                pay!(c.syscall);
+                if st.zombies > 0 {
+                    st.zombies -= 1;
+                    next!()
+                }
+                if st.children_alive == 0 {
+                    next!()
+                }
+                st.waiting_child = true;
+                self.k.block_current(cpu, &mut self.q);
+                true
+            }
+            Op::Exit => {
+                pay!(c.exit);
+                if let Some(parent) = self.k.tasks[pid as usize].parent {
+                    if let Some(ps) = self.st[parent as usize].as_mut() {
+                        ps.children_alive -= 1;
+                        ps.zombies += 1;
+                        if ps.waiting_child {
+                            ps.waiting_child = false;
+                            self.k.try_to_wake_up(parent, 0, cpu, &mut self.q);
+                        }
+                    }
+                }
+                self.alive -= 1;
+                st.pc = usize::MAX / 2;
+                self.k.exit_current(cpu, &mut self.q);
+                true
+            }
+            Op::Yield => {
+                if st.phase == 2 {
+                    next!()
+                }
+                pay!(c.yield_);
+                st.phase = 2;
+                self.k.yield_current(cpu, &mut self.q);
+                true
+            }
+            Op::Syscall => {
+                pay!(c.syscall);
+                next!()
+            }
+            Op::Loop { count, end } => {
+                let n = match count {
+                    LoopCount::Forever => u64::MAX,
+                    LoopCount::Times(d) => d.sample(&mut st.rng),
+                };
+                if n == 0 {
+                    st.pc = end + 1;
+                    st.phase = 0;
+                    return false;
+                }
+                st.loops.push((st.pc, n));
+                next!()
+            }
+            Op::EndLoop { start } => {
+                let top = st.loops.last_mut().expect("EndLoop without Loop");
+                top.1 -= 1;
+                if top.1 > 0 {
+                    st.pc = start + 1;
+                    st.phase = 0;
+                    return false;
+                }
+                st.loops.pop();
+                next!()
+            }
+            Op::Mark { slot } => {
+                pay!(c.gtod);
+                st.marks[slot as usize] = self.k.now;
+                next!()
+            }
+            Op::Record { metric, slot } => {
+                pay!(c.gtod);
+                let v = self.k.now - st.marks[slot as usize];
+                self.metrics.hists[metric].record(v);
+                next!()
+            }
+            Op::Count { metric } => {
+                self.metrics.hists[metric].record(1);
+                next!()
+            }
+        }
+    }
+}

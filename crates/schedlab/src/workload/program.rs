@@ -1,0 +1,205 @@
+//! Behaviour programs: what each simulated task does, as a small instruction list.
+//!
+//! A benchmark is reduced to tasks that each run a *behaviour program*
+//! (`spec/workloads.md` §0): compute for some work, spin until a wall time, sleep,
+//! talk through pipes and sockets with their kernel wakeup rules, wait on futexes,
+//! mutexes, barriers and condition variables, fork and reap children, yield, loop,
+//! and record the benchmark's own measurements. Amounts are constants or
+//! distributions drawn from the task's own random stream.
+//!
+//! Objects (channels, futexes, ...) are declared once per workload and referenced by
+//! an [`ObjRef`]: a fixed index, or one chosen by the task's instance number (so a
+//! group of `count = N` tasks can each own `chan[i]`, or pairs can share `chan[i/2]`).
+
+use crate::sched::core::Policy;
+use crate::machine::CpuMask;
+use crate::workload::dist::Dist;
+use crate::workload::ipc::ChanKind;
+
+/// Index of a program in [`WorkloadSpec::programs`].
+pub type ProgId = usize;
+
+/// Which instance of a declared object array an operation uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjRef {
+    /// First element of the object array (global index).
+    pub base: u32,
+    /// Number of elements.
+    pub count: u32,
+    pub idx: IdxExpr,
+}
+
+/// How an [`ObjRef`] picks its element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdxExpr {
+    Const(u32),
+    /// `instance / div + add`.
+    Instance { div: u32, add: u32 },
+}
+
+impl ObjRef {
+    /// Global object index for a task instance (wraps modulo the array size).
+    #[inline]
+    pub fn resolve(&self, instance: u32) -> usize {
+        let i = match self.idx {
+            IdxExpr::Const(k) => k,
+            IdxExpr::Instance { div, add } => instance / div + add,
+        };
+        (self.base + i % self.count) as usize
+    }
+}
+
+/// How many times a loop runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopCount {
+    Forever,
+    Times(Dist),
+}
+
+/// One operation of a behaviour program.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// `compute(w)`: CPU work in reference ns (slower on smaller or slowed CPUs).
+    Compute(Dist),
+    /// `spin_until(now + d)`: busy for wall time `d`, even when preempted.
+    Spin(Dist),
+    /// `sleep(d)`: hrtimer sleep of `d` ns (plus timer slack).
+    Sleep(Dist),
+    /// `chan_write(ch, n)`.
+    Write { ch: ObjRef, bytes: u32 },
+    /// `chan_read(ch, n)`: reads until `n` bytes arrived.
+    Read { ch: ObjRef, bytes: u32 },
+    /// `poll_readable(ch)`.
+    Poll { ch: ObjRef },
+    FutexWait { f: ObjRef, expected: i64 },
+    FutexWake { f: ObjRef, n: u32 },
+    FutexSet { f: ObjRef, val: i64 },
+    Lock(ObjRef),
+    Unlock(ObjRef),
+    /// Arrive at a barrier and wait for the others.
+    Barrier(ObjRef),
+    /// `pthread_cond_wait(c, m)`: release `m`, wait, re-acquire `m`.
+    CondWait { c: ObjRef, m: ObjRef },
+    CondSignal(ObjRef),
+    CondBroadcast(ObjRef),
+    /// `fork` (a new process) or `spawn` (a thread of this process) running `prog`.
+    Fork { prog: ProgId, thread: bool },
+    /// `wait()` for any child process, or `pthread_join` of the next thread in creation
+    /// order: both block until a child has exited.
+    WaitChild,
+    Exit,
+    Yield,
+    /// A bare syscall (`C_SYS`).
+    Syscall,
+    /// Loop over the ops up to the matching `EndLoop` at `end`.
+    Loop { count: LoopCount, end: usize },
+    EndLoop { start: usize },
+    /// Store `now()` in timestamp slot `slot` (costs `C_GTOD`).
+    Mark { slot: u8 },
+    /// Record `now() − mark[slot]` in `metric` (costs `C_GTOD`).
+    Record { metric: usize, slot: u8 },
+    /// Record a constant 1 in `metric` (a counter, e.g. events done).
+    Count { metric: usize },
+}
+
+/// A named program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub name: String,
+    pub ops: Vec<Op>,
+}
+
+/// A declared channel array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChanDecl {
+    pub name: String,
+    pub kind: ChanKind,
+    pub count: u32,
+}
+
+/// A task the workload starts at time `start_ns`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskSpec {
+    pub name: String,
+    pub prog: ProgId,
+    pub instance: u32,
+    pub cpus: Option<CpuMask>,
+    pub nice: i32,
+    pub policy: Policy,
+    pub start_ns: u64,
+    /// Tasks with the same `process` id share an mm (threads of one process).
+    pub process: Option<u32>,
+}
+
+/// How metrics recorded by the programs are reported.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricDecl {
+    pub name: String,
+    /// Unit of the recorded values (`"ns"` or `"count"`).
+    pub unit: &'static str,
+}
+
+/// Everything a workload needs: programs, initial tasks and shared objects.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkloadSpec {
+    pub programs: Vec<Program>,
+    pub tasks: Vec<TaskSpec>,
+    pub channels: Vec<ChanDecl>,
+    pub futexes: u32,
+    pub mutexes: u32,
+    /// Parties of each barrier.
+    pub barriers: Vec<u32>,
+    pub condvars: u32,
+    pub metrics: Vec<MetricDecl>,
+}
+
+impl WorkloadSpec {
+    /// Total number of channel objects.
+    pub fn nr_channels(&self) -> usize {
+        self.channels.iter().map(|c| c.count as usize).sum()
+    }
+
+    /// Index of metric `name`, declaring it if new.
+    pub fn metric(&mut self, name: &str, unit: &'static str) -> usize {
+        if let Some(i) = self.metrics.iter().position(|m| m.name == name) {
+            return i;
+        }
+        self.metrics.push(MetricDecl { name: name.to_string(), unit });
+        self.metrics.len() - 1
+    }
+
+    /// Check internal consistency (loop nesting, object indices).
+    pub fn validate(&self) -> Result<(), String> {
+        for p in &self.programs {
+            let mut stack = Vec::new();
+            for (i, op) in p.ops.iter().enumerate() {
+                match op {
+                    Op::Loop { end, .. } => {
+                        if *end <= i || *end >= p.ops.len() || p.ops[*end] != (Op::EndLoop { start: i }) {
+                            return Err(format!("program `{}`: loop at {i} has no matching end", p.name));
+                        }
+                        stack.push(i);
+                    }
+                    Op::EndLoop { start } => {
+                        if stack.pop() != Some(*start) {
+                            return Err(format!("program `{}`: unbalanced loop end at {i}", p.name));
+                        }
+                    }
+                    Op::Fork { prog, .. } if *prog >= self.programs.len() => {
+                        return Err(format!("program `{}` forks unknown program {prog}", p.name));
+                    }
+                    _ => {}
+                }
+            }
+            if !stack.is_empty() {
+                return Err(format!("program `{}`: unclosed loop", p.name));
+            }
+        }
+        for t in &self.tasks {
+            if t.prog >= self.programs.len() {
+                return Err(format!("task `{}` runs unknown program {}", t.name, t.prog));
+            }
+        }
+        Ok(())
+    }
+}
