@@ -71,6 +71,11 @@
 //! The asymmetric level (`asym_cpu_capacity_level`) is found per CPU by walking the
 //! level masks upward and noting the last level at which a CPU of higher capacity
 //! than any seen so far comes into view; the highest such level over all CPUs wins.
+//! Two consequences worth knowing, both as in the kernel: the PREFER_SIBLING that
+//! the asym level clears is on its child *as built*, so when that child later
+//! degenerates (NODE under an asymmetric NUMA level) the surviving DIE keeps its
+//! own; and a NUMA level whose span equals its child's survives with one group,
+//! because SD_NUMA/SD_SERIALIZE are not discounted by `sd_parent_degenerate`.
 //!
 //! **Shortcuts** (`update_top_cache_domain`): `sd_llc` is the highest domain of an
 //! unbroken SHARE_PKG_RESOURCES run from the base; `sd_llc_size`/`sd_llc_id` its
