@@ -2,7 +2,11 @@
 //! tasks on CPUs. See the crate README and `docs/kernel-mapping.md`.
 #![forbid(unsafe_code)]
 
+pub mod config;
 pub mod engine;
 pub mod error;
+pub mod experiment;
 pub mod machine;
+pub mod metrics;
 pub mod sched;
+pub mod workload;
