@@ -5,3 +5,5 @@
 pub mod engine;
 pub mod error;
 pub mod machine;
+pub mod sched;
+pub mod workload;

@@ -1,0 +1,3 @@
+//! The kernel model, laid out like kernel/sched/ (Linux v5.6 baseline).
+
+pub mod pelt;

@@ -1,0 +1,3 @@
+//! Task behaviour programs and their random inputs. Knows nothing of policies.
+
+pub mod dist;
