@@ -708,35 +708,28 @@ mod tests {
 
     #[test]
     fn half_duty_cycle_is_near_512() {
-        // 2 ms running, 2 ms sleeping, 1 s: the swing at this frequency is about ±22.
+        // 2 ms running, 2 ms sleeping for 1 s, updated every 0.1 ms (with the state of the
+        // interval just ended). A square wave of r = 2 ms in p = 4 ms swings between
+        // 1024·y^r/(1+y^r) ≈ 501 and 1024/(1+y^r) ≈ 523 (y^r ≈ 0.96, r in periods): its
+        // mean is 512.
         let mut sa = SchedAvg::default();
-        let mut segs = Vec::new();
+        let step = MS / 10;
         let mut now = 0;
-        for i in 0..500 {
-            now += 2 * MS;
-            let on = i % 2 == 0;
-            update_se(now, &mut sa, on, on, 1024, 1024);
-            segs.push(Seg {
-                units: 0,
-                state: if on { 2 } else { 0 },
-            });
-        }
-        update_load_avg(&mut sa, 1024, 1024);
-        assert!((480..=545).contains(&sa.util_avg), "{}", sa.util_avg);
-        // Average over a whole cycle at fine resolution is 512 ± 3.
-        let mut acc = 0;
-        let mut n = 0;
-        for i in 0..40 {
-            now += MS / 10;
-            let on = (now / (2 * MS)) % 2 == 0;
-            let _ = i;
+        let (mut lo, mut hi, mut acc) = (u64::MAX, 0, 0);
+        for i in 1..=10_000u64 {
+            let on = ((now / (2 * MS)) & 1) == 0; // state of [now, now + step)
+            now = i * step;
             update_se(now, &mut sa, on, on, 1024, 1024);
             update_load_avg(&mut sa, 1024, 1024);
-            acc += sa.util_avg;
-            n += 1;
+            if i > 10_000 - 40 {
+                lo = lo.min(sa.util_avg);
+                hi = hi.max(sa.util_avg);
+                acc += sa.util_avg;
+            }
         }
-        let mean = acc / n;
-        assert!((505..=520).contains(&mean), "{mean}");
+        assert!((497..=505).contains(&lo), "{lo}");
+        assert!((519..=527).contains(&hi), "{hi}");
+        assert!((509..=515).contains(&(acc / 40)), "{}", acc / 40);
     }
 
     #[test]
@@ -877,19 +870,128 @@ mod tests {
     fn util_est_update_rules() {
         // (util_avg, enqueued, ewma, sleep, cap, fastup) -> (enqueued, ewma)
         #[rustfmt::skip]
-        let cases: &[(u64, u32, u32, bool, u64, bool, (u32, u32), &str)] = &[
-            (300, 100, 100, true, 1024, true,  (301, 301), "fastup: both take the sample"),
-            (300, 100, 100, true, 1024, false, (301, 150), "no fastup: (4·100 + 201) >> 2"),
-            (200, 400, 400, true, 1024, true,  (201, 350), "decrease: (1600 - 199) >> 2"),
-            (300, 500, 305, true, 1024, true,  (500, 305), "within margin (-4): old sample kept"),
-            (300, 500, 310, true, 1024, true,  (500, 310), "within margin (-9)"),
-            (300, 500, 311, true, 1024, true,  (301, 308), "margin edge (-10): (1244-10) >> 2"),
-            (600, 800, 900, true, 512,  true,  (800, 900), "util above capacity_orig: skip"),
-            (500, 800, 900, true, 512,  true,  (501, 800), "util within capacity: (3600-399)>>2"),
-            (300, 101, 100, true, 1024, true,  (101, 100), "unchanged mark set: skip"),
-            (300, 100, 100, false, 1024, true, (100, 100), "not a sleep (migration): skip"),
-            (0,   0,   0,   true, 1024, true,  (1, 1), "fastup from 0: the marked sample 0|1 > 0"),
-            (0,   0,   0,   true, 1024, false, (0, 0), "no fastup: sample 1, diff 1: skip"),
+        type Case = (u64, u32, u32, bool, u64, bool, (u32, u32), &'static str);
+        let cases: &[Case] = &[
+            (
+                300,
+                100,
+                100,
+                true,
+                1024,
+                true,
+                (301, 301),
+                "fastup: both take the sample",
+            ),
+            (
+                300,
+                100,
+                100,
+                true,
+                1024,
+                false,
+                (301, 150),
+                "no fastup: (4·100 + 201) >> 2",
+            ),
+            (
+                200,
+                400,
+                400,
+                true,
+                1024,
+                true,
+                (201, 350),
+                "decrease: (1600 - 199) >> 2",
+            ),
+            (
+                300,
+                500,
+                305,
+                true,
+                1024,
+                true,
+                (500, 305),
+                "within margin (-4): old sample kept",
+            ),
+            (
+                300,
+                500,
+                310,
+                true,
+                1024,
+                true,
+                (500, 310),
+                "within margin (-9)",
+            ),
+            (
+                300,
+                500,
+                311,
+                true,
+                1024,
+                true,
+                (301, 308),
+                "margin edge (-10): (1244-10) >> 2",
+            ),
+            (
+                600,
+                800,
+                900,
+                true,
+                512,
+                true,
+                (800, 900),
+                "util above capacity_orig: skip",
+            ),
+            (
+                500,
+                800,
+                900,
+                true,
+                512,
+                true,
+                (501, 800),
+                "util within capacity: (3600-399)>>2",
+            ),
+            (
+                300,
+                101,
+                100,
+                true,
+                1024,
+                true,
+                (101, 100),
+                "unchanged mark set: skip",
+            ),
+            (
+                300,
+                100,
+                100,
+                false,
+                1024,
+                true,
+                (100, 100),
+                "not a sleep (migration): skip",
+            ),
+            (
+                0,
+                0,
+                0,
+                true,
+                1024,
+                true,
+                (1, 1),
+                "fastup from 0: the marked sample 0|1 > 0",
+            ),
+            (
+                0,
+                0,
+                0,
+                true,
+                1024,
+                false,
+                (0, 0),
+                "no fastup: sample 1, diff 1: skip",
+            ),
         ];
         for &(u, enq, ewma, sleep, cap, fastup, want, what) in cases {
             let mut t = task(u, enq, ewma);

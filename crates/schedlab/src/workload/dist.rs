@@ -179,7 +179,7 @@ fn parse_scaled(s: &str, what: &str, units: &[(&str, u64)], hint: &str) -> Resul
             .checked_pow(fp.len() as u32)
             .ok_or_else(|| format!("too many decimals in {what} '{s}'"))?;
         let scaled = frac * mult as u128;
-        if scaled % den != 0 {
+        if !scaled.is_multiple_of(den) {
             return Err(format!(
                 "{what} '{s}' is not a whole number of {}",
                 units[0].0
@@ -265,16 +265,17 @@ pub fn parse_dist(v: &toml::Value, unit: Unit) -> Result<Dist, String> {
             )
         }
     };
-    let keys: &[&str] =
-        match kind {
-            "const" => &["value"],
-            "uniform" => &["min", "max"],
-            "exp" => &["mean"],
-            "normal" => &["mean", "std"],
-            _ => return Err(format!(
+    let keys: &[&str] = match kind {
+        "const" => &["value"],
+        "uniform" => &["min", "max"],
+        "exp" => &["mean"],
+        "normal" => &["mean", "std"],
+        _ => {
+            return Err(format!(
                 "unknown dist \"{kind}\" (expected \"const\", \"uniform\", \"exp\" or \"normal\")"
-            )),
-        };
+            ))
+        }
+    };
     if let Some(k) = t
         .keys()
         .find(|k| k.as_str() != "dist" && !keys.contains(&k.as_str()))
