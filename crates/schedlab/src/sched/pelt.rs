@@ -44,8 +44,9 @@
 //!
 //! **Gaps.** No task groups (so no propagation, `h_load` is the caller's), no RT/DL/IRQ
 //! signals (callers may pass their util_sum to [`update_idle_rq_clock_pelt`]), no
-//! cfs_rq throttling in the clock. Attach/detach/remove bookkeeping lives with the fair
-//! class, which calls these primitives.
+//! cfs_rq throttling in the clock. The attach/detach/remove and runnable-load helpers
+//! here are the arithmetic only; when to call them (enqueue, migration, fork, the
+//! wakee's decay to the old cfs_rq's last update) is the fair class's.
 
 /// Half-life of the decay, in periods: `y^LOAD_AVG_PERIOD = 1/2`.
 pub const LOAD_AVG_PERIOD: u32 = 32;
@@ -416,6 +417,64 @@ pub fn post_init_entity_util_avg(
     } else {
         sa.util_avg = cap;
     }
+}
+
+/// Join an entity's averages to a cfs_rq's (fair.c `attach_entity_load_avg`, v5.6,
+/// without task-group propagation and the cpufreq hook). The entity adopts the cfs_rq's
+/// decay window (`last_update_time`, `period_contrib`) and its sums are rebuilt from its
+/// averages for the new divider (truncating a little, as the kernel does); then its load
+/// and util are added to the cfs_rq (`enqueue_load_avg`). `se_weight` is scaled down.
+pub fn attach_entity_load_avg(cfs: &mut SchedAvg, se: &mut SchedAvg, se_weight: u64) {
+    let divider = get_pelt_divider(cfs);
+    se.last_update_time = cfs.last_update_time;
+    se.period_contrib = cfs.period_contrib;
+    se.util_sum = (se.util_avg * divider) as u32;
+    se.load_sum = (se.load_avg * divider)
+        .checked_div(se_weight)
+        .unwrap_or(divider);
+    se.runnable_load_sum = se.load_sum;
+    cfs.load_avg += se.load_avg;
+    cfs.load_sum += se_weight * se.load_sum;
+    cfs.util_avg += se.util_avg;
+    cfs.util_sum += se.util_sum;
+}
+
+/// Take an entity's load and util out of a cfs_rq, never below 0 (fair.c
+/// `detach_entity_load_avg` with `dequeue_load_avg`, v5.6, without propagation).
+pub fn detach_entity_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_weight: u64) {
+    cfs.load_avg = cfs.load_avg.saturating_sub(se.load_avg);
+    cfs.load_sum = cfs.load_sum.saturating_sub(se_weight * se.load_sum);
+    cfs.util_avg = cfs.util_avg.saturating_sub(se.util_avg);
+    cfs.util_sum = cfs.util_sum.saturating_sub(se.util_sum);
+}
+
+/// Apply the lazily removed load and util of entities that left (migrated or died) to a
+/// cfs_rq (the `removed` block of fair.c `update_cfs_rq_load_avg`, v5.6): averages drop
+/// by the removed amounts and sums by those times the divider, never below 0. The
+/// kernel does this just before the cfs_rq's own [`update_cfs_rq`] and counts it as
+/// "decayed".
+pub fn remove_load_avg(cfs: &mut SchedAvg, removed_load: u64, removed_util: u64) {
+    let divider = get_pelt_divider(cfs);
+    cfs.load_avg = cfs.load_avg.saturating_sub(removed_load);
+    cfs.load_sum = cfs.load_sum.saturating_sub(removed_load * divider);
+    cfs.util_avg = cfs.util_avg.saturating_sub(removed_util);
+    cfs.util_sum = cfs.util_sum.saturating_sub((removed_util * divider) as u32);
+}
+
+/// Add a queued entity's runnable load to its cfs_rq (fair.c `enqueue_runnable_load_avg`,
+/// v5.6; the cfs_rq's `runnable_weight` field is the caller's).
+pub fn enqueue_runnable_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_runnable: u64) {
+    cfs.runnable_load_avg += se.runnable_load_avg;
+    cfs.runnable_load_sum += se_runnable * se.runnable_load_sum;
+}
+
+/// Remove a dequeued entity's runnable load, never below 0 (fair.c
+/// `dequeue_runnable_load_avg`, v5.6).
+pub fn dequeue_runnable_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_runnable: u64) {
+    cfs.runnable_load_avg = cfs.runnable_load_avg.saturating_sub(se.runnable_load_avg);
+    cfs.runnable_load_sum = cfs
+        .runnable_load_sum
+        .saturating_sub(se_runnable * se.runnable_load_sum);
 }
 
 #[cfg(test)]
@@ -1105,5 +1164,59 @@ mod tests {
             }
             assert_eq!(got, vec![512, 256, 128, 64], "quirk {quirk}");
         }
+    }
+
+    #[test]
+    fn attach_detach_remove() {
+        // cfs_rq half-way through a period; a new nice-0 task seeded at 512.
+        let mut rq = SchedAvg {
+            last_update_time: 10 << 20,
+            period_contrib: 500,
+            ..SchedAvg::default()
+        };
+        let mut p = init_entity_runnable_average(1024);
+        post_init_entity_util_avg(&mut p, 1024, 1024, &rq, true);
+        attach_entity_load_avg(&mut rq, &mut p, 1024);
+        let div = LOAD_AVG_MAX - 1024 + 500;
+        assert_eq!((p.last_update_time, p.period_contrib), (10 << 20, 500));
+        assert_eq!(p.util_sum as u64, 512 * div);
+        assert_eq!(p.load_sum, div); // load_avg = weight: the full divider
+        assert_eq!(p.runnable_load_sum, div);
+        assert_eq!(
+            (rq.load_avg, rq.util_avg, rq.load_sum),
+            (1024, 512, 1024 * div)
+        );
+        // The sums are consistent: recomputing the averages gives them back.
+        let mut q = p;
+        update_load_avg(&mut q, 1024, 1024);
+        assert_eq!((q.load_avg, q.util_avg), (1024, 512));
+        let mut r = rq;
+        update_load_avg(&mut r, 1, 1);
+        assert_eq!((r.load_avg, r.util_avg), (1024, 512));
+        // Detach restores the empty cfs_rq; detaching again saturates at 0.
+        let mut d = rq;
+        detach_entity_load_avg(&mut d, &p, 1024);
+        assert_eq!(
+            (d.load_avg, d.load_sum, d.util_avg, d.util_sum),
+            (0, 0, 0, 0)
+        );
+        detach_entity_load_avg(&mut d, &p, 1024);
+        assert_eq!(d.util_avg, 0);
+        // Lazy removal of the same amounts does the same.
+        remove_load_avg(&mut rq, 1024, 512);
+        assert_eq!(
+            (rq.load_avg, rq.load_sum, rq.util_avg, rq.util_sum),
+            (0, 0, 0, 0)
+        );
+        // Runnable load in and out.
+        let mut rq = SchedAvg::default();
+        enqueue_runnable_load_avg(&mut rq, &p, 1024);
+        assert_eq!(
+            (rq.runnable_load_avg, rq.runnable_load_sum),
+            (1024, 1024 * div)
+        );
+        dequeue_runnable_load_avg(&mut rq, &p, 1024);
+        dequeue_runnable_load_avg(&mut rq, &p, 1024);
+        assert_eq!((rq.runnable_load_avg, rq.runnable_load_sum), (0, 0));
     }
 }
