@@ -266,7 +266,10 @@ fn cap_scale(v: u64, scale: u64) -> u64 {
 /// `update_rq_clock_pelt`, v5.6, as called from `update_rq_clock_task`). `busy` is "the
 /// rq's current task is not the idle task": the delta is then scaled by `cap_cpu` and
 /// then by `cap_freq` (each /1024, truncating); when idle the PELT clock jumps to
-/// `clock_task`. A `now_task` in the past is ignored.
+/// `clock_task`. A `now_task` in the past is ignored. `cap_cpu` is
+/// `arch_scale_cpu_capacity` (capacity_orig), `cap_freq` is `arch_scale_freq_capacity`
+/// (current/max frequency × 1024; always 1024 on v5.6 x86, which has no frequency
+/// invariance).
 pub fn update_rq_clock_pelt(
     c: &mut PeltClock,
     now_task: u64,
