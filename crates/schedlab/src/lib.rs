@@ -5,3 +5,4 @@
 pub mod engine;
 pub mod error;
 pub mod machine;
+pub mod workload;
