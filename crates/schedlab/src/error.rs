@@ -18,10 +18,18 @@ pub struct InputError {
 
 impl InputError {
     pub fn new(msg: impl Into<String>) -> Self {
-        InputError { file: None, line: None, msg: msg.into() }
+        InputError {
+            file: None,
+            line: None,
+            msg: msg.into(),
+        }
     }
     pub fn in_file(file: impl Into<PathBuf>, line: Option<usize>, msg: impl Into<String>) -> Self {
-        InputError { file: Some(file.into()), line, msg: msg.into() }
+        InputError {
+            file: Some(file.into()),
+            line,
+            msg: msg.into(),
+        }
     }
     /// Attach a file name if none is set yet.
     pub fn with_file(mut self, file: impl Into<PathBuf>) -> Self {
@@ -46,5 +54,9 @@ impl std::error::Error for InputError {}
 
 /// 1-based line number of byte offset `pos` in `text`.
 pub fn line_of(text: &str, pos: usize) -> usize {
-    text[..pos.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    text[..pos.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
 }

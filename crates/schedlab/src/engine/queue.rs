@@ -44,7 +44,12 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn with_capacity(cap: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(cap), seq: 0, now: 0, popped: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(cap),
+            seq: 0,
+            now: 0,
+            popped: 0,
+        }
     }
 
     /// The time of the last popped event.
@@ -70,9 +75,17 @@ impl<E> EventQueue<E> {
     /// before `now` is a simulator bug.
     #[inline]
     pub fn push(&mut self, time: SimTime, ev: E) {
-        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        assert!(
+            time >= self.now,
+            "event scheduled in the past: {time} < {}",
+            self.now
+        );
         self.seq += 1;
-        self.heap.push(Entry { time, seq: self.seq, ev });
+        self.heap.push(Entry {
+            time,
+            seq: self.seq,
+            ev,
+        });
     }
 
     /// Time of the earliest pending event.

@@ -70,7 +70,9 @@ impl RngStreams {
         let a = splitmix64(self.seed ^ splitmix64(self.replication ^ splitmix64(h)));
         let b = splitmix64(a ^ 0x5851_f42d_4c95_7f2d);
         let state = ((a as u128) << 64) | b as u128 | 1;
-        RngStream { rng: Pcg64Mcg::new(state) }
+        RngStream {
+            rng: Pcg64Mcg::new(state),
+        }
     }
 }
 
@@ -81,10 +83,12 @@ mod tests {
     #[test]
     fn streams_are_reproducible_and_independent() {
         let s = RngStreams::new(42, 0);
-        let a: Vec<u64> = (0..4).map({
-            let mut r = s.stream("workload");
-            move |_| r.next_u64()
-        }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("workload");
+                move |_| r.next_u64()
+            })
+            .collect();
         let mut again = RngStreams::new(42, 0).stream("workload");
         assert_eq!(a, (0..4).map(|_| again.next_u64()).collect::<Vec<_>>());
         let mut other = s.stream("policy");

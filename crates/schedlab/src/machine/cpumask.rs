@@ -137,24 +137,42 @@ impl CpuMask {
 
     /// `cpumask_intersects`.
     pub fn intersects(&self, other: &CpuMask) -> bool {
-        self.bits.iter().zip(other.bits.iter()).any(|(a, b)| a & b != 0)
+        self.bits
+            .iter()
+            .zip(other.bits.iter())
+            .any(|(a, b)| a & b != 0)
     }
 
     /// `cpumask_subset`: every CPU of `self` is in `other`.
     pub fn is_subset(&self, other: &CpuMask) -> bool {
-        self.bits.iter().zip(other.bits.iter()).all(|(a, b)| a & !b == 0)
+        self.bits
+            .iter()
+            .zip(other.bits.iter())
+            .all(|(a, b)| a & !b == 0)
     }
 
     /// `for_each_cpu`: ascending order.
     pub fn iter(&self) -> CpuMaskIter<'_> {
-        CpuMaskIter { mask: self, next: 0, stop: MAX_CPUS, wrapped: true, start: 0 }
+        CpuMaskIter {
+            mask: self,
+            next: 0,
+            stop: MAX_CPUS,
+            wrapped: true,
+            start: 0,
+        }
     }
 
     /// `for_each_cpu_wrap(cpu, mask, start)`: ascending from `start` (included when
     /// set), then wrapping round to the CPUs below `start`.
     pub fn iter_wrap(&self, start: usize) -> CpuMaskIter<'_> {
         let start = if start >= MAX_CPUS { 0 } else { start };
-        CpuMaskIter { mask: self, next: start, stop: MAX_CPUS, wrapped: start == 0, start }
+        CpuMaskIter {
+            mask: self,
+            next: start,
+            stop: MAX_CPUS,
+            wrapped: start == 0,
+            start,
+        }
     }
 
     /// Parse a kernel cpulist (`"0-3,8,10-11"`), as printed in sysfs.
@@ -185,7 +203,10 @@ impl CpuMask {
 }
 
 fn parse_cpu(s: &str) -> Result<usize, String> {
-    let c: usize = s.trim().parse().map_err(|_| format!("bad CPU number `{}`", s.trim()))?;
+    let c: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad CPU number `{}`", s.trim()))?;
     if c >= MAX_CPUS {
         return Err(format!("CPU {c} exceeds the maximum of {MAX_CPUS} CPUs"));
     }
@@ -272,7 +293,10 @@ mod tests {
         assert_eq!(m.iter_wrap(5).collect::<Vec<_>>(), vec![5, 6, 7, 130, 1, 3]);
         assert_eq!(m.iter_wrap(4).collect::<Vec<_>>(), vec![5, 6, 7, 130, 1, 3]);
         assert_eq!(m.iter_wrap(0).collect::<Vec<_>>(), vec![1, 3, 5, 6, 7, 130]);
-        assert_eq!(m.iter_wrap(131).collect::<Vec<_>>(), vec![1, 3, 5, 6, 7, 130]);
+        assert_eq!(
+            m.iter_wrap(131).collect::<Vec<_>>(),
+            vec![1, 3, 5, 6, 7, 130]
+        );
         assert_eq!(m.iter().collect::<Vec<_>>(), vec![1, 3, 5, 6, 7, 130]);
     }
 

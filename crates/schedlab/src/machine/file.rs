@@ -25,7 +25,9 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleState, Machine, MachineParts, Opp};
+use super::{
+    Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleState, Machine, MachineParts, Opp,
+};
 use crate::error::{line_of, InputError};
 
 /// Read and parse a machine file.
@@ -163,12 +165,16 @@ impl Ctx<'_> {
         default: Option<u64>,
     ) -> Result<u64, InputError> {
         match (us, ns) {
-            (Some(_), Some(_)) => Err(self.err(Some(span), format!("give either {what}_us or {what}_ns, not both"))),
+            (Some(_), Some(_)) => Err(self.err(
+                Some(span),
+                format!("give either {what}_us or {what}_ns, not both"),
+            )),
             (Some(us), None) => us
                 .checked_mul(1_000)
                 .ok_or_else(|| self.err(Some(span), format!("{what}_us = {us} is too large"))),
             (None, Some(ns)) => Ok(ns),
-            (None, None) => default.ok_or_else(|| self.err(Some(span), format!("missing {what}_us (or {what}_ns)"))),
+            (None, None) => default
+                .ok_or_else(|| self.err(Some(span), format!("missing {what}_us (or {what}_ns)"))),
         }
     }
 }
@@ -176,7 +182,8 @@ impl Ctx<'_> {
 /// Parse a machine file's text; `file` names it in errors.
 pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError> {
     let cx = Ctx { text, file };
-    let raw: RawMachine = toml::from_str(text).map_err(|e| cx.err(e.span(), e.message().trim_end().to_string()))?;
+    let raw: RawMachine =
+        toml::from_str(text).map_err(|e| cx.err(e.span(), e.message().trim_end().to_string()))?;
 
     // CPUs: the union of the cpu groups, which must be exactly 0..n, each once.
     let mut group_of: Vec<Option<usize>> = Vec::new();
@@ -188,7 +195,10 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
                 group_of.resize(c + 1, None);
             }
             if group_of[c].is_some() {
-                return Err(cx.err(Some(g.get_ref().cpus.span()), format!("cpu{c} is in two cpu_group entries")));
+                return Err(cx.err(
+                    Some(g.get_ref().cpus.span()),
+                    format!("cpu{c} is in two cpu_group entries"),
+                ));
             }
             group_of[c] = Some(gi);
         }
@@ -198,7 +208,10 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
         return Err(cx.err(None, "no CPUs: add at least one [[cpu_group]]"));
     }
     if let Some(c) = group_of.iter().position(|g| g.is_none()) {
-        return Err(cx.err(None, format!("cpu{c} is in no cpu_group (CPUs must be numbered 0..n without holes)")));
+        return Err(cx.err(
+            None,
+            format!("cpu{c} is in no cpu_group (CPUs must be numbered 0..n without holes)"),
+        ));
     }
     let n = group_of.len();
 
@@ -208,9 +221,15 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
     for (i, k) in raw.core_kind.iter().enumerate() {
         let rk = k.get_ref();
         if kind_names.insert(rk.name.clone(), i).is_some() {
-            return Err(cx.err(Some(k.span()), format!("core_kind `{}` defined twice", rk.name)));
+            return Err(cx.err(
+                Some(k.span()),
+                format!("core_kind `{}` defined twice", rk.name),
+            ));
         }
-        core_kinds.push(CoreKind { name: rk.name.clone(), smt_throughput: rk.smt_throughput.clone() });
+        core_kinds.push(CoreKind {
+            name: rk.name.clone(),
+            smt_throughput: rk.smt_throughput.clone(),
+        });
     }
 
     // Idle tables.
@@ -227,11 +246,20 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
         for s in &rt.state {
             let rs = s.get_ref();
             if !(rs.power_mw.is_finite() && rs.power_mw >= 0.0) {
-                return Err(cx.err(Some(s.span()), format!("idle state `{}`: power_mw must be >= 0", rs.name)));
+                return Err(cx.err(
+                    Some(s.span()),
+                    format!("idle state `{}`: power_mw must be >= 0", rs.name),
+                ));
             }
             states.push(IdleState {
                 name: rs.name.clone(),
-                exit_latency_ns: cx.time_ns(s.span(), "exit_latency", rs.exit_latency_us, rs.exit_latency_ns, None)?,
+                exit_latency_ns: cx.time_ns(
+                    s.span(),
+                    "exit_latency",
+                    rs.exit_latency_us,
+                    rs.exit_latency_ns,
+                    None,
+                )?,
                 target_residency_ns: cx.time_ns(
                     s.span(),
                     "target_residency",
@@ -257,15 +285,24 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
         let cpus = cx.cpulist(&rf.cpus)?;
         for c in cpus.iter() {
             if c >= n {
-                return Err(cx.err(Some(rf.cpus.span()), format!("cpu{c} is not a CPU of this machine (0-{})", n - 1)));
+                return Err(cx.err(
+                    Some(rf.cpus.span()),
+                    format!("cpu{c} is not a CPU of this machine (0-{})", n - 1),
+                ));
             }
             if fd_of[c].is_some() {
-                return Err(cx.err(Some(rf.cpus.span()), format!("cpu{c} is in two frequency domains")));
+                return Err(cx.err(
+                    Some(rf.cpus.span()),
+                    format!("cpu{c} is in two frequency domains"),
+                ));
             }
             fd_of[c] = Some(d);
         }
         if rf.opp.is_empty() {
-            return Err(cx.err(Some(f.span()), "a freq_domain needs at least one [[freq_domain.opp]]"));
+            return Err(cx.err(
+                Some(f.span()),
+                "a freq_domain needs at least one [[freq_domain.opp]]",
+            ));
         }
         let transition_latency_ns = cx.time_ns(
             f.span(),
@@ -282,20 +319,36 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
                     return Err(cx.err(Some(o.span()), "OPPs must ascend strictly by freq_khz"));
                 }
             }
-            opps.push(Opp { freq_khz: ro.freq_khz, power_mw: ro.power_mw });
+            opps.push(Opp {
+                freq_khz: ro.freq_khz,
+                power_mw: ro.power_mw,
+            });
         }
-        freq_domains.push(FreqDomain { cpus, opps, transition_latency_ns });
+        freq_domains.push(FreqDomain {
+            cpus,
+            opps,
+            transition_latency_ns,
+        });
     }
     if let Some(c) = fd_of.iter().position(|d| d.is_none()) {
         return Err(cx.err(None, format!("cpu{c} is in no freq_domain")));
     }
 
     // Per-CPU attributes from the groups.
-    let resolve = |r: &Spanned<Ref>, names: &BTreeMap<String, usize>, len: usize, what: &str| match r.get_ref() {
-        Ref::Index(i) if *i < len => Ok(*i),
-        Ref::Index(i) => Err(cx.err(Some(r.span()), format!("{what} {i} does not exist ({len} defined)"))),
-        Ref::Name(s) => names.get(s).copied().ok_or_else(|| cx.err(Some(r.span()), format!("no {what} named `{s}`"))),
-    };
+    let resolve =
+        |r: &Spanned<Ref>, names: &BTreeMap<String, usize>, len: usize, what: &str| match r
+            .get_ref()
+        {
+            Ref::Index(i) if *i < len => Ok(*i),
+            Ref::Index(i) => Err(cx.err(
+                Some(r.span()),
+                format!("{what} {i} does not exist ({len} defined)"),
+            )),
+            Ref::Name(s) => names
+                .get(s)
+                .copied()
+                .ok_or_else(|| cx.err(Some(r.span()), format!("no {what} named `{s}`"))),
+        };
     let mut attrs = Vec::new();
     for g in &raw.cpu_group {
         let rg = g.get_ref();
@@ -313,13 +366,18 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
     }
 
     // Topology levels; defaults cascade upwards from nodes.
-    let level = |l: &Option<Spanned<Vec<Spanned<String>>>>, what: &str| -> Result<Option<Vec<usize>>, InputError> {
+    let level = |l: &Option<Spanned<Vec<Spanned<String>>>>,
+                 what: &str|
+     -> Result<Option<Vec<usize>>, InputError> {
         let Some(list) = l else { return Ok(None) };
         let mut id = vec![None; n];
         for (i, s) in list.get_ref().iter().enumerate() {
             for c in cx.cpulist(s)?.iter() {
                 if c >= n {
-                    return Err(cx.err(Some(s.span()), format!("cpu{c} is not a CPU of this machine (0-{})", n - 1)));
+                    return Err(cx.err(
+                        Some(s.span()),
+                        format!("cpu{c} is not a CPU of this machine (0-{})", n - 1),
+                    ));
                 }
                 if id[c].is_some() {
                     return Err(cx.err(Some(s.span()), format!("cpu{c} is in two {what}")));
@@ -328,7 +386,10 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
             }
         }
         match id.iter().position(|x| x.is_none()) {
-            Some(c) => Err(cx.err(Some(list.span()), format!("cpu{c} is in none of the {what}"))),
+            Some(c) => Err(cx.err(
+                Some(list.span()),
+                format!("cpu{c} is in none of the {what}"),
+            )),
             None => Ok(Some(id.into_iter().map(|x| x.unwrap_or(0)).collect())),
         }
     };
@@ -376,7 +437,11 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
         cost: raw.cost,
     })
     .map_err(|e| {
-        let span = if e.starts_with("numa_distance") { numa_line } else { None };
+        let span = if e.starts_with("numa_distance") {
+            numa_line
+        } else {
+            None
+        };
         cx.err(span, e)
     })
 }
@@ -426,13 +491,26 @@ pub fn machine_to_toml(m: &Machine) -> String {
     let rows: Vec<String> = m
         .numa_distance
         .iter()
-        .map(|r| format!("[{}]", r.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")))
+        .map(|r| {
+            format!(
+                "[{}]",
+                r.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
         .collect();
     let _ = writeln!(o, "numa_distance = [{}]", rows.join(", "));
 
     let ids = |f: fn(&Cpu) -> usize| m.cpus.iter().map(f).collect::<Vec<_>>();
-    let (node, package, llc, cluster, core) =
-        (ids(|c| c.node), ids(|c| c.package), ids(|c| c.llc), ids(|c| c.cluster), ids(|c| c.core));
+    let (node, package, llc, cluster, core) = (
+        ids(|c| c.node),
+        ids(|c| c.package),
+        ids(|c| c.llc),
+        ids(|c| c.cluster),
+        ids(|c| c.core),
+    );
     let one_per_cpu: Vec<usize> = (0..m.nr_cpus()).collect();
     let levels = [
         ("nodes", level_list(&node, &vec![0; m.nr_cpus()])),
@@ -459,7 +537,12 @@ pub fn machine_to_toml(m: &Machine) -> String {
     };
     for k in &m.core_kinds {
         let tp: Vec<String> = k.smt_throughput.iter().map(|t| t.to_string()).collect();
-        let _ = writeln!(o, "\n[[core_kind]]\nname = {}\nsmt_throughput = [{}]", q(&k.name), tp.join(", "));
+        let _ = writeln!(
+            o,
+            "\n[[core_kind]]\nname = {}\nsmt_throughput = [{}]",
+            q(&k.name),
+            tp.join(", ")
+        );
     }
     for (i, t) in m.idle_tables.iter().enumerate() {
         let _ = writeln!(o, "\n[[idle_table]]\nname = \"idle{i}\"");
@@ -476,7 +559,11 @@ pub fn machine_to_toml(m: &Machine) -> String {
         time_key(&mut o, "transition_latency", fd.transition_latency_ns);
         o.push('\n');
         for opp in &fd.opps {
-            let _ = writeln!(o, "[[freq_domain.opp]]\nfreq_khz = {}\npower_mw = {}", opp.freq_khz, opp.power_mw);
+            let _ = writeln!(
+                o,
+                "[[freq_domain.opp]]\nfreq_khz = {}\npower_mw = {}",
+                opp.freq_khz, opp.power_mw
+            );
         }
     }
     // CPU groups: CPUs with equal (kind, idle table, capacity), in order of first CPU.
@@ -489,7 +576,11 @@ pub fn machine_to_toml(m: &Machine) -> String {
         }
     }
     for ((kind, idle, cap), mask) in groups {
-        let kref = if unique_kinds { q(&m.core_kinds[kind].name) } else { kind.to_string() };
+        let kref = if unique_kinds {
+            q(&m.core_kinds[kind].name)
+        } else {
+            kind.to_string()
+        };
         let _ = writeln!(
             o,
             "\n[[cpu_group]]\ncpus = {}\nkind = {kref}\nidle_table = \"idle{idle}\"\ncapacity = {cap}",
@@ -525,7 +616,8 @@ mod tests {
         for (name, _) in preset_names() {
             let m = preset(name).unwrap();
             let text = machine_to_toml(&m);
-            let back = parse_machine_toml(&text, Path::new("x.toml")).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+            let back = parse_machine_toml(&text, Path::new("x.toml"))
+                .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
             assert_same(&m, &back);
         }
         for m in [test_topology(2, 2, 2, 2), test_asym(2, 4, 1024, 300)] {
@@ -621,31 +713,120 @@ kind = 1
     fn bad_inputs_report_line_and_reason() {
         // (replace this, with that, expected line, expected message fragment)
         let cases: &[(&str, &str, Option<usize>, &str)] = &[
-            ("arch = \"arm64\"", "arch = \"sparc\"", Some(2), "unknown variant `sparc`"),
-            ("capacity = 400", "capacity = 400\nspeed = 3", Some(39), "unknown field `speed`"),
-            ("cpus = \"2-3\"\nkind = 1", "cpus = \"2-x\"\nkind = 1", Some(41), "bad CPU number `x`"),
-            ("kind = \"little\"", "kind = \"medium\"", Some(36), "no core_kind named `medium`"),
-            ("kind = 1", "kind = 7", Some(42), "core_kind 7 does not exist"),
-            ("idle_table = \"arm\"", "idle_table = \"x86\"", Some(37), "no idle_table named `x86`"),
-            ("llcs = [\"0-1\", \"2-3\"]", "llcs = [\"0-1\", \"1-3\"]", Some(5), "cpu1 is in two llcs"),
-            ("llcs = [\"0-1\", \"2-3\"]", "llcs = [\"0-1\", \"3\"]", Some(5), "cpu2 is in none of the llcs"),
-            ("cpus = \"2-3\"\ntransition", "cpus = \"1-3\"\ntransition", Some(29), "cpu1 is in two frequency domains"),
-            ("freq_khz = 2000000", "freq_khz = -5", Some(32), "invalid value"),
-            ("exit_latency_us = 1", "exit_latency_us = 1\nexit_latency_ns = 5", Some(17), "not both"),
-            ("exit_latency_us = 1\n", "", Some(17), "missing exit_latency_us"),
-            ("capacity = 400", "capacity = 2000", Some(38), "capacity 2000 outside 1..=1024"),
+            (
+                "arch = \"arm64\"",
+                "arch = \"sparc\"",
+                Some(2),
+                "unknown variant `sparc`",
+            ),
+            (
+                "capacity = 400",
+                "capacity = 400\nspeed = 3",
+                Some(39),
+                "unknown field `speed`",
+            ),
+            (
+                "cpus = \"2-3\"\nkind = 1",
+                "cpus = \"2-x\"\nkind = 1",
+                Some(41),
+                "bad CPU number `x`",
+            ),
+            (
+                "kind = \"little\"",
+                "kind = \"medium\"",
+                Some(36),
+                "no core_kind named `medium`",
+            ),
+            (
+                "kind = 1",
+                "kind = 7",
+                Some(42),
+                "core_kind 7 does not exist",
+            ),
+            (
+                "idle_table = \"arm\"",
+                "idle_table = \"x86\"",
+                Some(37),
+                "no idle_table named `x86`",
+            ),
+            (
+                "llcs = [\"0-1\", \"2-3\"]",
+                "llcs = [\"0-1\", \"1-3\"]",
+                Some(5),
+                "cpu1 is in two llcs",
+            ),
+            (
+                "llcs = [\"0-1\", \"2-3\"]",
+                "llcs = [\"0-1\", \"3\"]",
+                Some(5),
+                "cpu2 is in none of the llcs",
+            ),
+            (
+                "cpus = \"2-3\"\ntransition",
+                "cpus = \"1-3\"\ntransition",
+                Some(29),
+                "cpu1 is in two frequency domains",
+            ),
+            (
+                "freq_khz = 2000000",
+                "freq_khz = -5",
+                Some(32),
+                "invalid value",
+            ),
+            (
+                "exit_latency_us = 1",
+                "exit_latency_us = 1\nexit_latency_ns = 5",
+                Some(17),
+                "not both",
+            ),
+            (
+                "exit_latency_us = 1\n",
+                "",
+                Some(17),
+                "missing exit_latency_us",
+            ),
+            (
+                "capacity = 400",
+                "capacity = 2000",
+                Some(38),
+                "capacity 2000 outside 1..=1024",
+            ),
             ("name = \"tiny\"\n", "", Some(1), "missing field `name`"),
-            ("[[cpu_group]]\ncpus = \"2-3\"", "[[cpu_group]]\ncpus = \"3\"", None, "cpu2 is in no cpu_group"),
-            ("smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"", "smt_throughput = [1024]\n\n[[core_kind]]\nname = \"little\"", Some(11), "defined twice"),
-            ("[topology]", "numa_distance = [[10, 20], [20, 10]]\n[topology]", Some(4), "numa_distance must be a 1×1 matrix"),
-            ("[topology]", "[cost]\ncontext_switch = 5\nswitch = 3\n[topology]", Some(6), "unknown field `switch`"),
+            (
+                "[[cpu_group]]\ncpus = \"2-3\"",
+                "[[cpu_group]]\ncpus = \"3\"",
+                None,
+                "cpu2 is in no cpu_group",
+            ),
+            (
+                "smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"",
+                "smt_throughput = [1024]\n\n[[core_kind]]\nname = \"little\"",
+                Some(11),
+                "defined twice",
+            ),
+            (
+                "[topology]",
+                "numa_distance = [[10, 20], [20, 10]]\n[topology]",
+                Some(4),
+                "numa_distance must be a 1×1 matrix",
+            ),
+            (
+                "[topology]",
+                "[cost]\ncontext_switch = 5\nswitch = 3\n[topology]",
+                Some(6),
+                "unknown field `switch`",
+            ),
         ];
         for (from, to, line, msg) in cases {
             assert!(GOOD.contains(from), "case pattern `{from}` not in GOOD");
             let text = GOOD.replacen(from, to, 1);
             let e = err_of(&text);
             assert_eq!(e.file.as_deref(), Some(Path::new("bad.toml")), "{e}");
-            assert!(e.msg.contains(msg), "expected `{msg}` in `{}` for {to:?}", e.msg);
+            assert!(
+                e.msg.contains(msg),
+                "expected `{msg}` in `{}` for {to:?}",
+                e.msg
+            );
             assert_eq!(e.line, *line, "line for {to:?}: {e}");
         }
     }
@@ -653,7 +834,10 @@ kind = 1
     #[test]
     fn validation_errors_from_machine_new_name_the_file() {
         // An SMT2 core of kind `little` whose smt_throughput has only one entry.
-        let text = GOOD.replace("llcs = [\"0-1\", \"2-3\"]", "llcs = [\"0-1\", \"2-3\"]\ncores = [\"0-1\", \"2\", \"3\"]");
+        let text = GOOD.replace(
+            "llcs = [\"0-1\", \"2-3\"]",
+            "llcs = [\"0-1\", \"2-3\"]\ncores = [\"0-1\", \"2\", \"3\"]",
+        );
         let e = err_of(&text);
         assert!(e.msg.contains("smt_throughput needs 2 entries"), "{e}");
         assert_eq!(e.to_string(), format!("bad.toml: {}", e.msg));

@@ -256,14 +256,19 @@ impl Machine {
         for (i, row) in p.numa_distance.iter().enumerate() {
             for (j, &d) in row.iter().enumerate() {
                 if (i == j && d != 10) || (i != j && d <= 10) {
-                    return Err(format!("numa_distance[{i}][{j}] = {d}: local must be 10, remote > 10"));
+                    return Err(format!(
+                        "numa_distance[{i}][{j}] = {d}: local must be 10, remote > 10"
+                    ));
                 }
                 if p.numa_distance[j][i] != d {
                     return Err(format!("numa_distance is not symmetric at [{i}][{j}]"));
                 }
             }
         }
-        let mut m = Masks { all: CpuMask::first_n(n), ..Default::default() };
+        let mut m = Masks {
+            all: CpuMask::first_n(n),
+            ..Default::default()
+        };
         let group = |key: &dyn Fn(&Cpu) -> usize| -> Vec<CpuMask> {
             let count = p.cpus.iter().map(key).max().unwrap_or(0) + 1;
             let mut v = vec![CpuMask::new(); count];
@@ -279,16 +284,26 @@ impl Machine {
         m.node = group(&|c| c.node);
         for (i, c) in p.cpus.iter().enumerate() {
             if c.capacity_orig == 0 || c.capacity_orig > 1024 {
-                return Err(format!("cpu{i}: capacity {} outside 1..=1024", c.capacity_orig));
+                return Err(format!(
+                    "cpu{i}: capacity {} outside 1..=1024",
+                    c.capacity_orig
+                ));
             }
             if c.kind >= p.core_kinds.len() {
                 return Err(format!("cpu{i}: core kind {} does not exist", c.kind));
             }
             if c.idle_table >= p.idle_tables.len() {
-                return Err(format!("cpu{i}: idle table {} does not exist", c.idle_table));
+                return Err(format!(
+                    "cpu{i}: idle table {} does not exist",
+                    c.idle_table
+                ));
             }
-            if c.freq_domain >= p.freq_domains.len() || !p.freq_domains[c.freq_domain].cpus.test(i) {
-                return Err(format!("cpu{i}: not a member of its frequency domain {}", c.freq_domain));
+            if c.freq_domain >= p.freq_domains.len() || !p.freq_domains[c.freq_domain].cpus.test(i)
+            {
+                return Err(format!(
+                    "cpu{i}: not a member of its frequency domain {}",
+                    c.freq_domain
+                ));
             }
             let nest = [
                 ("core", m.smt[i], "cluster", m.cluster[i]),
@@ -297,7 +312,9 @@ impl Machine {
             ];
             for (a, am, b, bm) in nest {
                 if !am.is_subset(&bm) {
-                    return Err(format!("cpu{i}: its {a} ({am}) is not inside its {b} ({bm})"));
+                    return Err(format!(
+                        "cpu{i}: its {a} ({am}) is not inside its {b} ({bm})"
+                    ));
                 }
             }
             let threads = m.smt[i].weight();
@@ -311,7 +328,9 @@ impl Machine {
             for s in m.smt[i].iter() {
                 let o = &p.cpus[s];
                 if o.capacity_orig != c.capacity_orig || o.kind != c.kind {
-                    return Err(format!("cpu{i} and its SMT sibling cpu{s} differ in capacity or kind"));
+                    return Err(format!(
+                        "cpu{i} and its SMT sibling cpu{s} differ in capacity or kind"
+                    ));
                 }
             }
         }
@@ -320,17 +339,26 @@ impl Machine {
                 return Err(format!("frequency domain {d} has no OPP"));
             }
             if fd.opps.windows(2).any(|w| w[0].freq_khz >= w[1].freq_khz) {
-                return Err(format!("frequency domain {d}: OPPs must ascend strictly by frequency"));
+                return Err(format!(
+                    "frequency domain {d}: OPPs must ascend strictly by frequency"
+                ));
             }
             for c in fd.cpus.iter() {
                 if c >= n || p.cpus[c].freq_domain != d {
-                    return Err(format!("frequency domain {d} lists cpu{c}, which does not point back to it"));
+                    return Err(format!(
+                        "frequency domain {d} lists cpu{c}, which does not point back to it"
+                    ));
                 }
             }
         }
         for (t, table) in p.idle_tables.iter().enumerate() {
-            if table.windows(2).any(|w| w[0].exit_latency_ns > w[1].exit_latency_ns) {
-                return Err(format!("idle table {t}: states must be ordered by exit latency"));
+            if table
+                .windows(2)
+                .any(|w| w[0].exit_latency_ns > w[1].exit_latency_ns)
+            {
+                return Err(format!(
+                    "idle table {t}: states must be ordered by exit latency"
+                ));
             }
         }
         Ok(Machine {

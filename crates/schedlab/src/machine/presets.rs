@@ -33,21 +33,53 @@
 //! scheduler-bound benchmarks (hackbench, schbench) are latency-bound, so we stay
 //! conservative. Both are estimates to be fitted.
 
-use super::{Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleState, Machine, MachineParts, Opp};
+use super::{
+    Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleState, Machine, MachineParts, Opp,
+};
 
 /// Names and one-line descriptions of the built-in presets.
 pub fn preset_names() -> &'static [(&'static str, &'static str)] {
     &[
-        ("power9-176", "IBM POWER9: 2 sockets x 22 cores x SMT4, LLC per core pair (seed 000)"),
-        ("xeon-88", "Intel Xeon E5-2699 v4 class: 2 sockets x 22 cores x SMT2 (seed 003)"),
-        ("xeon-e5-40", "Intel Xeon E5-2650 v3 class: 2 sockets x 10 cores x SMT2 (seed 002)"),
-        ("juno-r0", "Arm Juno r0: 2x Cortex-A57 + 4x Cortex-A53 big.LITTLE (seeds 002, 004)"),
-        ("hikey960", "HiSilicon Kirin 960: 4x Cortex-A53 + 4x Cortex-A73 (seeds 001, 004)"),
-        ("synquacer-24", "Socionext SynQuacer SC2A11: 24x Cortex-A53 in 12 pairs, shared L3 (seed 001)"),
-        ("epyc-192", "AMD EPYC 9654 class (Zen 4): 1 socket, 12 CCX x 8 cores x SMT2, NPS1"),
-        ("spr-224", "Intel Xeon Platinum 8480+ (Sapphire Rapids): 2 sockets x 56 cores x SMT2"),
-        ("pixel6", "Google Tensor GS101: 4x A55 + 2x A76 + 2x X1, DSU L3 shared"),
-        ("synthetic-1024", "Synthetic: 4 nodes x 2 LLCs x 64 cores x SMT2 = 1024 CPUs (bench command)"),
+        (
+            "power9-176",
+            "IBM POWER9: 2 sockets x 22 cores x SMT4, LLC per core pair (seed 000)",
+        ),
+        (
+            "xeon-88",
+            "Intel Xeon E5-2699 v4 class: 2 sockets x 22 cores x SMT2 (seed 003)",
+        ),
+        (
+            "xeon-e5-40",
+            "Intel Xeon E5-2650 v3 class: 2 sockets x 10 cores x SMT2 (seed 002)",
+        ),
+        (
+            "juno-r0",
+            "Arm Juno r0: 2x Cortex-A57 + 4x Cortex-A53 big.LITTLE (seeds 002, 004)",
+        ),
+        (
+            "hikey960",
+            "HiSilicon Kirin 960: 4x Cortex-A53 + 4x Cortex-A73 (seeds 001, 004)",
+        ),
+        (
+            "synquacer-24",
+            "Socionext SynQuacer SC2A11: 24x Cortex-A53 in 12 pairs, shared L3 (seed 001)",
+        ),
+        (
+            "epyc-192",
+            "AMD EPYC 9654 class (Zen 4): 1 socket, 12 CCX x 8 cores x SMT2, NPS1",
+        ),
+        (
+            "spr-224",
+            "Intel Xeon Platinum 8480+ (Sapphire Rapids): 2 sockets x 56 cores x SMT2",
+        ),
+        (
+            "pixel6",
+            "Google Tensor GS101: 4x A55 + 2x A76 + 2x X1, DSU L3 shared",
+        ),
+        (
+            "synthetic-1024",
+            "Synthetic: 4 nodes x 2 LLCs x 64 cores x SMT2 = 1024 CPUs (bench command)",
+        ),
     ]
 }
 
@@ -215,11 +247,17 @@ fn idle(name: &str, exit_us: u64, residency_us: u64, power_mw: f64) -> IdleState
 }
 
 fn kind(name: &str, smt: usize) -> CoreKind {
-    CoreKind { name: name.to_string(), smt_throughput: default_smt_throughput(smt) }
+    CoreKind {
+        name: name.to_string(),
+        smt_throughput: default_smt_throughput(smt),
+    }
 }
 
 fn single_opp(khz: u32) -> Vec<Opp> {
-    vec![Opp { freq_khz: khz, power_mw: 0 }]
+    vec![Opp {
+        freq_khz: khz,
+        power_mw: 0,
+    }]
 }
 
 fn build(p: MachineParts) -> Machine {
@@ -262,7 +300,11 @@ impl Sym {
         for core in 0..nr_cores {
             let node = core / cores_per_node;
             let llc = core / cores_per_llc;
-            let cluster = if self.clusters_per_llc == 1 { llc } else { core / self.cores_per_cluster };
+            let cluster = if self.clusters_per_llc == 1 {
+                llc
+            } else {
+                core / self.cores_per_cluster
+            };
             for t in 0..self.smt {
                 let id = match self.numbering {
                     Numbering::X86 => t * nr_cores + core,
@@ -281,14 +323,26 @@ impl Sym {
                 });
             }
         }
-        cpus.into_iter().map(|c| c.expect("every CPU numbered")).collect()
+        cpus.into_iter()
+            .map(|c| c.expect("every CPU numbered"))
+            .collect()
     }
 
     /// One frequency domain per package, with the given OPPs.
-    fn freq_domains(&self, cpus: &[Cpu], opps: Vec<Opp>, transition_latency_ns: u64) -> Vec<FreqDomain> {
+    fn freq_domains(
+        &self,
+        cpus: &[Cpu],
+        opps: Vec<Opp>,
+        transition_latency_ns: u64,
+    ) -> Vec<FreqDomain> {
         (0..self.nodes)
             .map(|p| FreqDomain {
-                cpus: cpus.iter().enumerate().filter(|(_, c)| c.package == p).map(|(i, _)| i).collect(),
+                cpus: cpus
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.package == p)
+                    .map(|(i, _)| i)
+                    .collect(),
                 opps: opps.clone(),
                 transition_latency_ns,
             })
@@ -338,9 +392,10 @@ fn power9_176() -> Machine {
     let fds = s.freq_domains(&cpus, single_opp(3_800_000), 0);
     build(MachineParts {
         name: "power9-176".into(),
-        description: "IBM POWER9, 2 sockets x 22 cores x SMT4 (176 CPUs); LLC = core pair (8 threads, \
+        description:
+            "IBM POWER9, 2 sockets x 22 cores x SMT4 (176 CPUs); LLC = core pair (8 threads, \
                       powerpc shared_caches CACHE level); idle states from skiboot hw/slw.c"
-            .into(),
+                .into(),
         arch: Arch::Power,
         cpus,
         numa_distance: two_node_distance(40),
@@ -479,7 +534,11 @@ fn epyc_192() -> Machine {
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 32,
         core_kinds: vec![kind("zen4", 2)],
-        idle_tables: vec![vec![idle("POLL", 0, 0, 0.0), idle("C1", 1, 1, 0.0), idle("C2", 18, 36, 0.0)]],
+        idle_tables: vec![vec![
+            idle("POLL", 0, 0, 0.0),
+            idle("C1", 1, 1, 0.0),
+            idle("C2", 18, 36, 0.0),
+        ]],
         freq_domains: fds,
         cost: CostTable::default(),
     })
@@ -502,9 +561,10 @@ fn synthetic_1024() -> Machine {
     let fds = s.freq_domains(&cpus, single_opp(2_500_000), 0);
     build(MachineParts {
         name: "synthetic-1024".into(),
-        description: "SYNTHETIC benchmark machine, not real hardware: 4 nodes x 2 LLCs x 64 cores x SMT2 \
+        description:
+            "SYNTHETIC benchmark machine, not real hardware: 4 nodes x 2 LLCs x 64 cores x SMT2 \
                       (1024 CPUs), x86 numbering, intel_idle SKX-like table"
-            .into(),
+                .into(),
         arch: Arch::X86,
         cpus,
         numa_distance: vec![
@@ -560,7 +620,10 @@ fn arm_soc(name: &str, description: &str, clusters: Vec<ArmCluster>, cost: CostT
         name: name.into(),
         description: description.into(),
         arch: Arch::Arm64,
-        cpus: cpus.into_iter().map(|c| c.expect("every CPU in a cluster")).collect(),
+        cpus: cpus
+            .into_iter()
+            .map(|c| c.expect("every CPU in a cluster"))
+            .collect(),
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
         core_kinds: clusters.iter().map(|c| kind(c.kind, 1)).collect(),
@@ -578,14 +641,23 @@ fn arm_soc(name: &str, description: &str, clusters: Vec<ArmCluster>, cost: CostT
 }
 
 fn opps_mhz_mw(table: &[(u32, u32)]) -> Vec<Opp> {
-    table.iter().map(|&(mhz, mw)| Opp { freq_khz: mhz * 1_000, power_mw: mw }).collect()
+    table
+        .iter()
+        .map(|&(mhz, mw)| Opp {
+            freq_khz: mhz * 1_000,
+            power_mw: mw,
+        })
+        .collect()
 }
 
 /// OPPs from (MHz, mV) pairs and a dynamic-power-coefficient.
 fn opps_dpc(dpc: u64, table: &[(u32, u32)]) -> Vec<Opp> {
     table
         .iter()
-        .map(|&(mhz, mv)| Opp { freq_khz: mhz * 1_000, power_mw: em_power_mw(dpc, mhz as u64, mv as u64) })
+        .map(|&(mhz, mv)| Opp {
+            freq_khz: mhz * 1_000,
+            power_mw: em_power_mw(dpc, mhz as u64, mv as u64),
+        })
         .collect()
 }
 
@@ -707,12 +779,23 @@ fn hikey960() -> Machine {
 fn pixel6() -> Machine {
     fn ramp(freqs_mhz: &[u32], max_mv: u32) -> Vec<(u32, u32)> {
         let (lo, hi) = (freqs_mhz[0], freqs_mhz[freqs_mhz.len() - 1]);
-        freqs_mhz.iter().map(|&f| (f, 600 + (max_mv - 600) * (f - lo) / (hi - lo))).collect()
+        freqs_mhz
+            .iter()
+            .map(|&f| (f, 600 + (max_mv - 600) * (f - lo) / (hi - lo)))
+            .collect()
     }
     let a55 = [300, 574, 738, 930, 1098, 1197, 1328, 1401, 1598, 1704, 1803];
-    let a76 = [400, 553, 696, 799, 910, 1024, 1197, 1328, 1491, 1663, 1836, 1999, 2130, 2253];
-    let x1 = [500, 851, 984, 1106, 1277, 1426, 1582, 1745, 1826, 2048, 2188, 2252, 2401, 2507, 2630, 2704, 2802];
-    let cost = CostTable { ipi_latency_ns: 2_000, ..CostTable::default() };
+    let a76 = [
+        400, 553, 696, 799, 910, 1024, 1197, 1328, 1491, 1663, 1836, 1999, 2130, 2253,
+    ];
+    let x1 = [
+        500, 851, 984, 1106, 1277, 1426, 1582, 1745, 1826, 2048, 2188, 2252, 2401, 2507, 2630,
+        2704, 2802,
+    ];
+    let cost = CostTable {
+        ipi_latency_ns: 2_000,
+        ..CostTable::default()
+    };
     arm_soc(
         "pixel6",
         "Google Tensor GS101 (Pixel 6): CPUs 0-3 A55 (160), 4-5 A76 (498), 6-7 X1 (1024); DSU L3 = LLC \
@@ -782,9 +865,10 @@ fn synquacer_24() -> Machine {
     let fds = s.freq_domains(&cpus, single_opp(1_000_000), 0);
     build(MachineParts {
         name: "synquacer-24".into(),
-        description: "Socionext SynQuacer SC2A11: 24 Cortex-A53 @ 1 GHz, 12 clusters of 2 (shared L2), \
+        description:
+            "Socionext SynQuacer SC2A11: 24 Cortex-A53 @ 1 GHz, 12 clusters of 2 (shared L2), \
                       LLC = 4 MB L3 over all; idle states estimated"
-            .into(),
+                .into(),
         arch: Arch::Arm64,
         cpus,
         numa_distance: vec![vec![10]],
@@ -815,9 +899,24 @@ fn synquacer_24() -> Machine {
 ///
 /// # Panics
 /// If any count is 0 or the machine exceeds [`super::MAX_CPUS`] CPUs (a test bug).
-pub fn test_topology(nodes: usize, llcs_per_node: usize, cores_per_llc: usize, smt: usize) -> Machine {
-    assert!(nodes > 0 && llcs_per_node > 0 && cores_per_llc > 0 && smt > 0, "test_topology: zero count");
-    let s = Sym { nodes, llcs_per_node, clusters_per_llc: 1, cores_per_cluster: cores_per_llc, smt, numbering: Numbering::CoreMajor };
+pub fn test_topology(
+    nodes: usize,
+    llcs_per_node: usize,
+    cores_per_llc: usize,
+    smt: usize,
+) -> Machine {
+    assert!(
+        nodes > 0 && llcs_per_node > 0 && cores_per_llc > 0 && smt > 0,
+        "test_topology: zero count"
+    );
+    let s = Sym {
+        nodes,
+        llcs_per_node,
+        clusters_per_llc: 1,
+        cores_per_cluster: cores_per_llc,
+        smt,
+        numbering: Numbering::CoreMajor,
+    };
     let cpus = s.cpus();
     let fds = s.freq_domains(&cpus, single_opp(2_000_000), 0);
     build(MachineParts {
@@ -825,10 +924,16 @@ pub fn test_topology(nodes: usize, llcs_per_node: usize, cores_per_llc: usize, s
         description: "test topology (core-major numbering)".into(),
         arch: Arch::X86,
         cpus,
-        numa_distance: (0..nodes).map(|i| (0..nodes).map(|j| if i == j { 10 } else { 20 }).collect()).collect(),
+        numa_distance: (0..nodes)
+            .map(|i| (0..nodes).map(|j| if i == j { 10 } else { 20 }).collect())
+            .collect(),
         node_reclaim_distance: 30,
         core_kinds: vec![kind("test", smt)],
-        idle_tables: vec![vec![idle("POLL", 0, 0, 0.0), idle("C1", 2, 2, 0.0), idle("C6", 133, 600, 0.0)]],
+        idle_tables: vec![vec![
+            idle("POLL", 0, 0, 0.0),
+            idle("C1", 2, 2, 0.0),
+            idle("C6", 133, 600, 0.0),
+        ]],
         freq_domains: fds,
         cost: CostTable::default(),
     })
@@ -850,7 +955,10 @@ pub fn test_asym(big: usize, little: usize, big_cap: u32, little_cap: u32) -> Ma
     let mut cpus = Vec::new();
     let mut fds = Vec::new();
     let mut kinds = Vec::new();
-    for (count, cap, name, dpc) in [(little, little_cap, "little", 100), (big, big_cap, "big", 500)] {
+    for (count, cap, name, dpc) in [
+        (little, little_cap, "little", 100),
+        (big, big_cap, "big", 500),
+    ] {
         if count == 0 {
             continue;
         }
@@ -884,7 +992,10 @@ pub fn test_asym(big: usize, little: usize, big_cap: u32, little_cap: u32) -> Ma
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
         core_kinds: kinds,
-        idle_tables: vec![vec![idle("WFI", 1, 1, 0.0), idle("cpu-sleep", 150, 700, 0.0)]],
+        idle_tables: vec![vec![
+            idle("WFI", 1, 1, 0.0),
+            idle("cpu-sleep", 150, 700, 0.0),
+        ]],
         freq_domains: fds,
         cost: cost_arm_big(),
     })
@@ -933,7 +1044,10 @@ mod tests {
         assert_eq!(caps, vec![446, 1024, 1024, 446, 446, 446]);
         assert_eq!(m.llc_mask(3).to_string(), "0,3-5");
         assert_eq!(m.llc_mask(2).to_string(), "1-2");
-        assert_eq!(m.freq_domains[m.cpus[1].freq_domain].max_freq_khz(), 1_100_000);
+        assert_eq!(
+            m.freq_domains[m.cpus[1].freq_domain].max_freq_khz(),
+            1_100_000
+        );
         // arch_topology: 578 * 850 / 1100 truncates to 446.
         assert_eq!(578 * 850 / 1100, 446);
         // cpu-sleep exit latency = entry (300) + exit (1200) µs.
