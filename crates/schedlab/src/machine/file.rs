@@ -455,7 +455,7 @@ fn q(s: &str) -> String {
 }
 
 fn time_key(out: &mut String, what: &str, ns: u64) {
-    if ns % 1_000 == 0 {
+    if ns.is_multiple_of(1_000) {
         let _ = write!(out, "{what}_us = {}", ns / 1_000);
     } else {
         let _ = write!(out, "{what}_ns = {ns}");

@@ -28,9 +28,11 @@
 //! ids of cores, clusters, LLCs, packages and nodes are renumbered densely in order
 //! of their first CPU.
 //!
-//! **Arch**: arm64 when any `cpu_capacity` file exists; otherwise the fallback given
-//! to [`import_sysfs_with_arch`] ([`import_sysfs`] uses the host's
-//! `std::env::consts::ARCH`). **Core kinds**: one per (capacity, SMT width), with the
+//! **Arch**: from `proc/cpuinfo` when the snapshot has it (`vendor_id` → x86,
+//! `CPU implementer` → arm64, a `cpu : POWERn` line → POWER); else arm64 when any
+//! `cpu_capacity` file exists (recent x86 kernels publish `cpu_capacity` too, hence
+//! cpuinfo first); else the fallback given to [`import_sysfs_with_arch`]
+//! ([`import_sysfs`] uses the host's `std::env::consts::ARCH`). **Core kinds**: one per (capacity, SMT width), with the
 //! default SMT throughput curve of [`super::presets::default_smt_throughput`].
 //! **Costs**: the preset tables by arch (x86 default, arm64 big-core table, POWER9).
 //! `node_reclaim_distance` is 32 when `proc/cpuinfo` names an AMD family ≥ 0x17 CPU
@@ -359,7 +361,17 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
         capacity.push(cap);
         idle_of.push(states);
     }
-    let arch = if any_capacity {
+    let cpuinfo = fs.read("proc/cpuinfo")?.unwrap_or_default();
+    let arch = if cpuinfo.contains("vendor_id") {
+        Arch::X86
+    } else if cpuinfo.contains("CPU implementer") {
+        Arch::Arm64
+    } else if cpuinfo
+        .lines()
+        .any(|l| l.starts_with("cpu") && l.contains("POWER"))
+    {
+        Arch::Power
+    } else if any_capacity {
         Arch::Arm64
     } else {
         arch_fallback
@@ -495,19 +507,14 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
         })
         .collect();
 
-    let amd_zen = fs
-        .read("proc/cpuinfo")?
-        .map(|s| {
-            s.contains("AuthenticAMD")
-                && s.lines().any(|l| {
-                    l.starts_with("cpu family")
-                        && l.split(':')
-                            .nth(1)
-                            .and_then(|v| v.trim().parse::<u32>().ok())
-                            .is_some_and(|f| f >= 0x17)
-                })
-        })
-        .unwrap_or(false);
+    let amd_zen = cpuinfo.contains("AuthenticAMD")
+        && cpuinfo.lines().any(|l| {
+            l.starts_with("cpu family")
+                && l.split(':')
+                    .nth(1)
+                    .and_then(|v| v.trim().parse::<u32>().ok())
+                    .is_some_and(|f| f >= 0x17)
+        });
     let cost = match arch {
         Arch::X86 => CostTable::default(),
         Arch::Arm64 => cost_arm_big(),
@@ -752,6 +759,42 @@ mod tests {
         t.put("sys/devices/system/node/node0/distance", "10");
         let e = import_sysfs_with_arch(&t.0, Arch::X86).unwrap_err();
         assert!(e.msg.contains("cpu1 is in no node"), "{e}");
+    }
+
+    #[test]
+    fn cpuinfo_decides_arch_before_cpu_capacity() {
+        let t = Tree::new("arch");
+        t.put("sys/devices/system/cpu/online", "0");
+        t.cpu(0, "cpu_capacity", "1024");
+        assert_eq!(
+            import_sysfs_with_arch(&t.0, Arch::Power).unwrap().arch,
+            Arch::Arm64
+        );
+        t.put(
+            "proc/cpuinfo",
+            "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25",
+        );
+        let m = import_sysfs_with_arch(&t.0, Arch::Power).unwrap();
+        assert_eq!(m.arch, Arch::X86);
+        assert_eq!(m.node_reclaim_distance, 32, "AMD family 0x19 is Zen");
+        t.put(
+            "proc/cpuinfo",
+            "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6",
+        );
+        assert_eq!(
+            import_sysfs_with_arch(&t.0, Arch::Power)
+                .unwrap()
+                .node_reclaim_distance,
+            30
+        );
+        t.put(
+            "proc/cpuinfo",
+            "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported",
+        );
+        assert_eq!(
+            import_sysfs_with_arch(&t.0, Arch::X86).unwrap().arch,
+            Arch::Power
+        );
     }
 
     #[test]
