@@ -21,18 +21,8 @@ fn count(m: &Machine, f: impl Fn(&Machine, usize) -> String) -> usize {
 fn every_preset_has_its_documented_shape() {
     // name, arch, CPUs, SMT width, clusters, LLCs, packages, nodes, capacities, idle states of cpu0
     #[allow(clippy::type_complexity)]
-    let facts: &[(
-        &str,
-        Arch,
-        usize,
-        usize,
-        usize,
-        usize,
-        usize,
-        usize,
-        &[u32],
-        usize,
-    )] = &[
+    #[rustfmt::skip]
+    let facts: &[(&str, Arch, usize, usize, usize, usize, usize, usize, &[u32], usize)] = &[
         ("power9-176", Arch::Power, 176, 4, 22, 22, 2, 2, &[1024], 7),
         ("xeon-88", Arch::X86, 88, 2, 2, 2, 2, 2, &[1024], 4),
         ("xeon-e5-40", Arch::X86, 40, 2, 2, 2, 2, 2, &[1024], 4),
@@ -41,18 +31,7 @@ fn every_preset_has_its_documented_shape() {
         ("synquacer-24", Arch::Arm64, 24, 1, 12, 1, 1, 1, &[1024], 3),
         ("epyc-192", Arch::X86, 192, 2, 12, 12, 1, 1, &[1024], 3),
         ("spr-224", Arch::X86, 224, 2, 2, 2, 2, 2, &[1024], 4),
-        (
-            "pixel6",
-            Arch::Arm64,
-            8,
-            1,
-            3,
-            1,
-            1,
-            1,
-            &[160, 498, 1024],
-            3,
-        ),
+        ("pixel6", Arch::Arm64, 8, 1, 3, 1, 1, 1, &[160, 498, 1024], 2),
         ("synthetic-1024", Arch::X86, 1024, 2, 8, 8, 4, 4, &[1024], 4),
     ];
     assert_eq!(

@@ -714,18 +714,18 @@ fn juno_r0() -> Machine {
     )
 }
 
-// HiKey960 (Kirin 960; seeds 001, 004). Source: arch/arm64/boot/dts/hisilicon/
-// hi3660.dtsi: CPUs 0-3 Cortex-A53 (capacity-dmips-mhz 592, dynamic-power-coefficient
-// 110), CPUs 4-7 Cortex-A73 (1024, dpc 550); OPP tables (MHz/mV) A53 533/700,
-// 999/800, 1402/900, 1709/1000, 1844/1100; A73 903/700, 1421/800, 1805/900,
-// 2112/1000, 2362/1100; clock-latency 80 µs. (From memory of the mainline dtsi.)
+// HiKey960 (Kirin 960; seeds 001, 004). Source: mainline arch/arm64/boot/dts/
+// hisilicon/hi3660.dtsi (checked): CPUs 0-3 Cortex-A53 (capacity-dmips-mhz 592,
+// dynamic-power-coefficient 110), CPUs 4-7 Cortex-A73 (1024, dpc 550); OPP tables
+// (MHz/mV) A53 533/700, 999/800, 1402/900, 1709/1000, 1844/1100; A73 903/700,
+// 1421/800, 1805/900, 2112/1000, 2362/1100; clock-latency-ns 300000.
 // - Capacity: 592 * 1844 / 2362 = 462.2 -> 462 (A73 = 1024).
 // - EM power from the kernel's dynamic-power formula C * f * V^2.
-// - Idle (hi3660.dtsi idle-states, from memory, latencies = entry + exit): A53
-//   cpu-sleep 400+650 = 1050 / 1500, cluster-sleep 500+1600 = 2100 / 3500; A73
-//   cpu-sleep 400+550 = 950 / 1500, cluster-sleep 800+2900 = 3700 / 3500. Idle power
-//   unknown (0).
-// - LLC = cluster L2 (A53 512 KB, A73 2 MB).
+// - Idle (DT idle-states; cpuidle latency = entry + exit): A53 cpu-sleep-0 400+650 =
+//   1050 / 1500 µs, cluster-sleep-0 500+1600 = 2100 / 3500; A73 cpu-sleep-1 400+550 =
+//   950 / 1500, cluster-sleep-1 800+2900 = 3700 / 3500 (residency below latency is
+//   what the DT says). WFI 1/1 µs. Idle power unknown (0).
+// - LLC = cluster L2 (A53_L2, A73_L2 in the DT).
 fn hikey960() -> Machine {
     arm_soc(
         "hikey960",
@@ -737,7 +737,7 @@ fn hikey960() -> Machine {
                 kind: "cortex-a53",
                 capacity: 462,
                 opps: opps_dpc(110, &[(533, 700), (999, 800), (1402, 900), (1709, 1000), (1844, 1100)]),
-                transition_latency_ns: 80_000,
+                transition_latency_ns: 300_000,
                 idle: vec![
                     idle("WFI", 1, 1, 0.0),
                     idle("cpu-sleep-0", 1050, 1500, 0.0),
@@ -750,7 +750,7 @@ fn hikey960() -> Machine {
                 kind: "cortex-a73",
                 capacity: 1024,
                 opps: opps_dpc(550, &[(903, 700), (1421, 800), (1805, 900), (2112, 1000), (2362, 1100)]),
-                transition_latency_ns: 80_000,
+                transition_latency_ns: 300_000,
                 idle: vec![
                     idle("WFI", 1, 1, 0.0),
                     idle("cpu-sleep-1", 950, 1500, 0.0),
@@ -763,17 +763,21 @@ fn hikey960() -> Machine {
     )
 }
 
-// Google Tensor GS101 (Pixel 6). Sources: Android/mainline gs101 device tree:
-// capacity-dmips-mhz 250 (A55) / 620 (A76) / 1024 (X1), max frequencies 1803 /
-// 2253 / 2802 MHz, giving capacities 250*1803/2802 = 160, 620*2253/2802 = 498, 1024.
-// OPP frequencies are the Pixel 6 cpufreq tables. Dynamic-power-coefficients 70 /
-// 284 / 650 are as we recall them from the mainline gs101 dtsi; the voltages are NOT
-// public (ECT firmware tables): we ESTIMATE a linear ramp 600 mV at the lowest OPP to
-// 1000 (A55) / 1050 (A76) / 1100 (X1) mV at the highest, so EM power is an estimate.
+// Google Tensor GS101 (Pixel 6). Source: mainline arch/arm64/boot/dts/exynos/google/
+// gs101.dtsi (checked): cpu-map cluster0 = CPUs 0-3 (Cortex-A55 "ananke"), cluster1 =
+// 4-5 (A76 "enyo"), cluster2 = 6-7 (X1 "hera"); capacity-dmips-mhz 250 / 620 / 1024;
+// dynamic-power-coefficient 70 / 284 / 650; one idle state "c2" per CPU type with
+// entry+exit latency 70+160 = 230 / 340 / 455 µs and min-residency 2000 / 2500 /
+// 3500 µs (plus WFI 1/1 µs).
+// - Capacity with max frequencies 1803 / 2253 / 2802 MHz (Pixel 6 cpufreq tables, from
+//   memory): 250*1803/2802 = 160, 620*2253/2802 = 498, 1024.
+// - OPP frequencies: the Pixel 6 cpufreq tables (from memory). Voltages are NOT public
+//   (ECT firmware tables): we ESTIMATE a linear ramp 600 mV at the lowest OPP to 1000
+//   (A55) / 1050 (A76) / 1100 (X1) mV at the highest, so EM power is an estimate built
+//   with the real dynamic-power-coefficients.
 // - LLC: the DSU's 4 MB L3 is shared by all 8 CPUs (DynamIQ), so sd_llc spans the
-//   chip; clusters = the three core types (also the three cpufreq policies).
-// - Idle states: WFI plus cpu/cluster power-down; latencies are ESTIMATES of the
-//   order Android DTs of that generation use.
+//   chip; clusters = the DT cpu-map clusters (also the three cpufreq policies).
+// - transition latency: 200 µs, estimate.
 // - Costs: the capacity-1024 CPU is a Cortex-X1 at 2.8 GHz, roughly x86-class for
 //   kernel paths, so the x86 mid table is used with a slower IPI (2 µs, estimate).
 fn pixel6() -> Machine {
@@ -807,11 +811,7 @@ fn pixel6() -> Machine {
                 capacity: 160,
                 opps: opps_dpc(70, &ramp(&a55, 1000)),
                 transition_latency_ns: 200_000,
-                idle: vec![
-                    idle("WFI", 1, 1, 0.0),
-                    idle("cpu-sleep", 170, 1000, 0.0),
-                    idle("cluster-sleep", 500, 3000, 0.0),
-                ],
+                idle: vec![idle("WFI", 1, 1, 0.0), idle("c2", 230, 2000, 0.0)],
                 llc: 0,
             },
             ArmCluster {
@@ -820,11 +820,7 @@ fn pixel6() -> Machine {
                 capacity: 498,
                 opps: opps_dpc(284, &ramp(&a76, 1050)),
                 transition_latency_ns: 200_000,
-                idle: vec![
-                    idle("WFI", 1, 1, 0.0),
-                    idle("cpu-sleep", 240, 1500, 0.0),
-                    idle("cluster-sleep", 600, 3500, 0.0),
-                ],
+                idle: vec![idle("WFI", 1, 1, 0.0), idle("c2", 340, 2500, 0.0)],
                 llc: 0,
             },
             ArmCluster {
@@ -833,11 +829,7 @@ fn pixel6() -> Machine {
                 capacity: 1024,
                 opps: opps_dpc(650, &ramp(&x1, 1100)),
                 transition_latency_ns: 200_000,
-                idle: vec![
-                    idle("WFI", 1, 1, 0.0),
-                    idle("cpu-sleep", 250, 1500, 0.0),
-                    idle("cluster-sleep", 650, 3500, 0.0),
-                ],
+                idle: vec![idle("WFI", 1, 1, 0.0), idle("c2", 455, 3500, 0.0)],
                 llc: 0,
             },
         ],
