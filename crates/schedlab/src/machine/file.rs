@@ -121,7 +121,7 @@ struct RawOpp {
 }
 
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a name (string) or a 0-based index (integer)")]
 enum Ref {
     Index(usize),
     Name(String),
@@ -711,111 +711,30 @@ kind = 1
 
     #[test]
     fn bad_inputs_report_line_and_reason() {
-        // (replace this, with that, expected line, expected message fragment)
+        #[rustfmt::skip]
         let cases: &[(&str, &str, Option<usize>, &str)] = &[
-            (
-                "arch = \"arm64\"",
-                "arch = \"sparc\"",
-                Some(2),
-                "unknown variant `sparc`",
-            ),
-            (
-                "capacity = 400",
-                "capacity = 400\nspeed = 3",
-                Some(39),
-                "unknown field `speed`",
-            ),
-            (
-                "cpus = \"2-3\"\nkind = 1",
-                "cpus = \"2-x\"\nkind = 1",
-                Some(41),
-                "bad CPU number `x`",
-            ),
-            (
-                "kind = \"little\"",
-                "kind = \"medium\"",
-                Some(36),
-                "no core_kind named `medium`",
-            ),
-            (
-                "kind = 1",
-                "kind = 7",
-                Some(42),
-                "core_kind 7 does not exist",
-            ),
-            (
-                "idle_table = \"arm\"",
-                "idle_table = \"x86\"",
-                Some(37),
-                "no idle_table named `x86`",
-            ),
-            (
-                "llcs = [\"0-1\", \"2-3\"]",
-                "llcs = [\"0-1\", \"1-3\"]",
-                Some(5),
-                "cpu1 is in two llcs",
-            ),
-            (
-                "llcs = [\"0-1\", \"2-3\"]",
-                "llcs = [\"0-1\", \"3\"]",
-                Some(5),
-                "cpu2 is in none of the llcs",
-            ),
-            (
-                "cpus = \"2-3\"\ntransition",
-                "cpus = \"1-3\"\ntransition",
-                Some(29),
-                "cpu1 is in two frequency domains",
-            ),
-            (
-                "freq_khz = 2000000",
-                "freq_khz = -5",
-                Some(32),
-                "invalid value",
-            ),
-            (
-                "exit_latency_us = 1",
-                "exit_latency_us = 1\nexit_latency_ns = 5",
-                Some(17),
-                "not both",
-            ),
-            (
-                "exit_latency_us = 1\n",
-                "",
-                Some(17),
-                "missing exit_latency_us",
-            ),
-            (
-                "capacity = 400",
-                "capacity = 2000",
-                Some(38),
-                "capacity 2000 outside 1..=1024",
-            ),
+            // (replace this, with that, expected line, expected message fragment)
+            ("arch = \"arm64\"", "arch = \"sparc\"", Some(2), "unknown variant `sparc`"),
+            ("capacity = 400", "capacity = 400\nspeed = 3", Some(39), "unknown field `speed`"),
+            ("cpus = \"2-3\"\nkind = 1", "cpus = \"2-x\"\nkind = 1", Some(41), "bad CPU number `x`"),
+            ("kind = \"little\"", "kind = \"medium\"", Some(36), "no core_kind named `medium`"),
+            ("kind = 1", "kind = 7", Some(42), "core_kind 7 does not exist"),
+            ("idle_table = \"arm\"", "idle_table = \"x86\"", Some(37), "no idle_table named `x86`"),
+            ("llcs = [\"0-1\", \"2-3\"]", "llcs = [\"0-1\", \"1-3\"]", Some(5), "cpu1 is in two llcs"),
+            ("llcs = [\"0-1\", \"2-3\"]", "llcs = [\"0-1\", \"3\"]", Some(5), "cpu2 is in none of the llcs"),
+            ("cpus = \"2-3\"\ntransition", "cpus = \"1-3\"\ntransition", Some(29), "cpu1 is in two frequency domains"),
+            ("freq_khz = 2000000", "freq_khz = -5", Some(32), "invalid value"),
+            ("exit_latency_us = 1", "exit_latency_us = 1\nexit_latency_ns = 5", Some(17), "not both"),
+            ("exit_latency_us = 1\n", "", Some(17), "missing exit_latency_us"),
+            ("capacity = 400", "capacity = 2000", Some(38), "capacity 2000 outside 1..=1024"),
             ("name = \"tiny\"\n", "", Some(1), "missing field `name`"),
-            (
-                "[[cpu_group]]\ncpus = \"2-3\"",
-                "[[cpu_group]]\ncpus = \"3\"",
-                None,
-                "cpu2 is in no cpu_group",
-            ),
-            (
-                "smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"",
-                "smt_throughput = [1024]\n\n[[core_kind]]\nname = \"little\"",
-                Some(11),
-                "defined twice",
-            ),
-            (
-                "[topology]",
-                "numa_distance = [[10, 20], [20, 10]]\n[topology]",
-                Some(4),
-                "numa_distance must be a 1×1 matrix",
-            ),
-            (
-                "[topology]",
-                "[cost]\ncontext_switch = 5\nswitch = 3\n[topology]",
-                Some(6),
-                "unknown field `switch`",
-            ),
+            ("[[cpu_group]]\ncpus = \"2-3\"", "[[cpu_group]]\ncpus = \"3\"", None, "cpu2 is in no cpu_group"),
+            ("smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"", "smt_throughput = [1024]\n\n[[core_kind]]\nname = \"little\"", Some(11), "defined twice"),
+            ("[topology]", "numa_distance = [[10, 20], [20, 10]]\n[topology]", Some(4), "numa_distance must be a 1×1 matrix"),
+            ("[topology]", "[cost]\ncontext_switch = 5\nswitch = 3\n[topology]", Some(6), "unknown field `switch`"),
+            ("kind = 1", "kind = true", Some(42), "a name (string) or a 0-based index"),
+            ("freq_khz = 2000000", "freq_khz = 2000000\n[[freq_domain.opp]]\nfreq_khz = 1000", Some(33), "ascend strictly"),
+            ("cpus = \"2-3\"\ntransition", "cpus = \"2-9\"\ntransition", Some(29), "cpu4 is not a CPU of this machine (0-3)"),
         ];
         for (from, to, line, msg) in cases {
             assert!(GOOD.contains(from), "case pattern `{from}` not in GOOD");

@@ -671,9 +671,11 @@ fn opps_dpc(dpc: u64, table: &[(u32, u32)]) -> Vec<Opp> {
 //   EM table's capacity column (447, 1023) is the older hand-made rounding; we keep
 //   the kernel's 446/1024 everywhere.
 // - OPPs and per-CPU power: spec/workloads.md §5 (bogo-mW); cluster power dropped.
-// - Idle: WFI (1/1 µs, cpuidle-arm state 0), cpu-sleep-0 (DT entry 300 + exit 1200
-//   -> exit_latency 1500 µs, min-residency 2000), cluster-sleep-0 (400 + 1200 -> 1600,
-//   2500). The kernel's DT idle parser sets exit_latency = entry + exit latency.
+// - Idle: WFI (1/1 µs, cpuidle-arm state 0), cpu-sleep-0 (juno.dts in
+//   ARM-software/linux, checked: entry 300 + exit 1200 -> exit_latency 1500 µs,
+//   min-residency 2000), cluster-sleep-0 (300 + 1200 -> 1500, 2500). The kernel's DT
+//   idle parser sets exit_latency = entry + exit latency. (Mainline juno.dts may give
+//   cluster-sleep an entry latency of 400 µs; not checked.)
 //   Per-CPU idle power from §5: A53 6/0/0, A57 15/0/0.
 // - LLC = cluster L2 (A57 2 MB, A53 1 MB); no L3. Frequency domain = cluster.
 // - transition latency: SCPI firmware DVFS; ~500 µs is an estimate.
@@ -692,7 +694,7 @@ fn juno_r0() -> Machine {
                 idle: vec![
                     idle("WFI", 1, 1, 6.0),
                     idle("cpu-sleep-0", 1500, 2000, 0.0),
-                    idle("cluster-sleep-0", 1600, 2500, 0.0),
+                    idle("cluster-sleep-0", 1500, 2500, 0.0),
                 ],
                 llc: 0,
             },
@@ -705,7 +707,7 @@ fn juno_r0() -> Machine {
                 idle: vec![
                     idle("WFI", 1, 1, 15.0),
                     idle("cpu-sleep-0", 1500, 2000, 0.0),
-                    idle("cluster-sleep-0", 1600, 2500, 0.0),
+                    idle("cluster-sleep-0", 1500, 2500, 0.0),
                 ],
                 llc: 1,
             },
