@@ -17,6 +17,9 @@
 //! mW, latencies in ns (sysfs prints µs; importers convert).
 
 pub mod cpumask;
+pub mod file;
+pub mod presets;
+pub mod sysfs;
 
 pub use cpumask::{CpuMask, MAX_CPUS};
 

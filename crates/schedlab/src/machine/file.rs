@@ -1,0 +1,770 @@
+//! Machine files: a [`Machine`] as diff-able TOML (schema in `docs/machine-file.md`).
+//!
+//! The file says what sysfs and the device tree say about a machine, grouped the way
+//! sysfs groups it: topology levels are lists of cpulists (`"0-3,8"`, the kernel's
+//! `cpulist_parse` syntax), one entry per core / cluster / LLC / package / node, the
+//! entry's position being its id; each CPU's micro-architecture, idle table and
+//! `cpu_capacity` come from `[[cpu_group]]` entries; frequency domains list their CPUs
+//! like `cpufreq/policyN/related_cpus`. Times carry their unit in the key name
+//! (`exit_latency_us` or `exit_latency_ns`), as sysfs (µs) and the kernel (ns) do.
+//!
+//! Parsing has two steps: serde reads the raw file (unknown keys are errors, so a typo
+//! never silently becomes a default), then the raw values are checked and turned into
+//! [`MachineParts`] and validated by [`Machine::new`]. Errors carry the file and,
+//! whenever the offending value is known, its 1-based line (from toml's spans).
+//!
+//! [`machine_to_toml`] writes the same schema, losslessly: a file written from any
+//! machine parses back to an identical machine (times that are not whole µs are
+//! written with an `_ns` key).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{
+    Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleState, Machine, MachineParts, Opp,
+};
+use crate::error::{line_of, InputError};
+
+/// Read and parse a machine file.
+pub fn load_machine_file(path: &Path) -> Result<Machine, InputError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::in_file(path, None, format!("cannot read machine file: {e}")))?;
+    parse_machine_toml(&text, path)
+}
+
+// ---------------------------------------------------------------------------------
+// Raw schema.
+// ---------------------------------------------------------------------------------
+
+fn default_reclaim() -> u32 {
+    30
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMachine {
+    name: String,
+    #[serde(default)]
+    description: String,
+    arch: Arch,
+    #[serde(default = "default_reclaim")]
+    node_reclaim_distance: u32,
+    numa_distance: Option<Spanned<Vec<Vec<u32>>>>,
+    #[serde(default)]
+    topology: RawTopology,
+    core_kind: Vec<Spanned<RawKind>>,
+    #[serde(default)]
+    idle_table: Vec<Spanned<RawIdleTable>>,
+    freq_domain: Vec<Spanned<RawFreqDomain>>,
+    cpu_group: Vec<Spanned<RawCpuGroup>>,
+    #[serde(default)]
+    cost: CostTable,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    cores: Option<Spanned<Vec<Spanned<String>>>>,
+    clusters: Option<Spanned<Vec<Spanned<String>>>>,
+    llcs: Option<Spanned<Vec<Spanned<String>>>>,
+    packages: Option<Spanned<Vec<Spanned<String>>>>,
+    nodes: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKind {
+    name: String,
+    smt_throughput: Vec<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIdleTable {
+    name: Option<String>,
+    #[serde(default)]
+    state: Vec<Spanned<RawIdleState>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIdleState {
+    name: String,
+    exit_latency_us: Option<u64>,
+    exit_latency_ns: Option<u64>,
+    target_residency_us: Option<u64>,
+    target_residency_ns: Option<u64>,
+    #[serde(default)]
+    power_mw: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFreqDomain {
+    cpus: Spanned<String>,
+    transition_latency_us: Option<u64>,
+    transition_latency_ns: Option<u64>,
+    opp: Vec<Spanned<RawOpp>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOpp {
+    freq_khz: u32,
+    #[serde(default)]
+    power_mw: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged, expecting = "a name (string) or a 0-based index (integer)")]
+enum Ref {
+    Index(usize),
+    Name(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCpuGroup {
+    cpus: Spanned<String>,
+    kind: Spanned<Ref>,
+    idle_table: Option<Spanned<Ref>>,
+    capacity: Option<Spanned<u32>>,
+}
+
+// ---------------------------------------------------------------------------------
+// Parsing.
+// ---------------------------------------------------------------------------------
+
+struct Ctx<'a> {
+    text: &'a str,
+    file: &'a Path,
+}
+
+impl Ctx<'_> {
+    fn err(&self, span: Option<Range<usize>>, msg: impl Into<String>) -> InputError {
+        InputError::in_file(self.file, span.map(|s| line_of(self.text, s.start)), msg)
+    }
+    fn cpulist(&self, s: &Spanned<String>) -> Result<CpuMask, InputError> {
+        let m = CpuMask::parse_cpulist(s.get_ref()).map_err(|e| self.err(Some(s.span()), e))?;
+        if m.is_empty() {
+            return Err(self.err(Some(s.span()), "empty cpulist"));
+        }
+        Ok(m)
+    }
+    fn time_ns(
+        &self,
+        span: Range<usize>,
+        what: &str,
+        us: Option<u64>,
+        ns: Option<u64>,
+        default: Option<u64>,
+    ) -> Result<u64, InputError> {
+        match (us, ns) {
+            (Some(_), Some(_)) => Err(self.err(
+                Some(span),
+                format!("give either {what}_us or {what}_ns, not both"),
+            )),
+            (Some(us), None) => us
+                .checked_mul(1_000)
+                .ok_or_else(|| self.err(Some(span), format!("{what}_us = {us} is too large"))),
+            (None, Some(ns)) => Ok(ns),
+            (None, None) => default
+                .ok_or_else(|| self.err(Some(span), format!("missing {what}_us (or {what}_ns)"))),
+        }
+    }
+}
+
+/// Parse a machine file's text; `file` names it in errors.
+pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError> {
+    let cx = Ctx { text, file };
+    let raw: RawMachine =
+        toml::from_str(text).map_err(|e| cx.err(e.span(), e.message().trim_end().to_string()))?;
+
+    // CPUs: the union of the cpu groups, which must be exactly 0..n, each once.
+    let mut group_of: Vec<Option<usize>> = Vec::new();
+    let mut groups = Vec::new();
+    for (gi, g) in raw.cpu_group.iter().enumerate() {
+        let mask = cx.cpulist(&g.get_ref().cpus)?;
+        for c in mask.iter() {
+            if group_of.len() <= c {
+                group_of.resize(c + 1, None);
+            }
+            if group_of[c].is_some() {
+                return Err(cx.err(
+                    Some(g.get_ref().cpus.span()),
+                    format!("cpu{c} is in two cpu_group entries"),
+                ));
+            }
+            group_of[c] = Some(gi);
+        }
+        groups.push(mask);
+    }
+    if group_of.is_empty() {
+        return Err(cx.err(None, "no CPUs: add at least one [[cpu_group]]"));
+    }
+    if let Some(c) = group_of.iter().position(|g| g.is_none()) {
+        return Err(cx.err(
+            None,
+            format!("cpu{c} is in no cpu_group (CPUs must be numbered 0..n without holes)"),
+        ));
+    }
+    let n = group_of.len();
+
+    // Core kinds.
+    let mut kind_names = BTreeMap::new();
+    let mut core_kinds = Vec::new();
+    for (i, k) in raw.core_kind.iter().enumerate() {
+        let rk = k.get_ref();
+        if kind_names.insert(rk.name.clone(), i).is_some() {
+            return Err(cx.err(
+                Some(k.span()),
+                format!("core_kind `{}` defined twice", rk.name),
+            ));
+        }
+        core_kinds.push(CoreKind {
+            name: rk.name.clone(),
+            smt_throughput: rk.smt_throughput.clone(),
+        });
+    }
+
+    // Idle tables.
+    let mut idle_names = BTreeMap::new();
+    let mut idle_tables = Vec::new();
+    for (i, t) in raw.idle_table.iter().enumerate() {
+        let rt = t.get_ref();
+        if let Some(name) = &rt.name {
+            if idle_names.insert(name.clone(), i).is_some() {
+                return Err(cx.err(Some(t.span()), format!("idle_table `{name}` defined twice")));
+            }
+        }
+        let mut states = Vec::new();
+        for s in &rt.state {
+            let rs = s.get_ref();
+            if !(rs.power_mw.is_finite() && rs.power_mw >= 0.0) {
+                return Err(cx.err(
+                    Some(s.span()),
+                    format!("idle state `{}`: power_mw must be >= 0", rs.name),
+                ));
+            }
+            states.push(IdleState {
+                name: rs.name.clone(),
+                exit_latency_ns: cx.time_ns(
+                    s.span(),
+                    "exit_latency",
+                    rs.exit_latency_us,
+                    rs.exit_latency_ns,
+                    None,
+                )?,
+                target_residency_ns: cx.time_ns(
+                    s.span(),
+                    "target_residency",
+                    rs.target_residency_us,
+                    rs.target_residency_ns,
+                    None,
+                )?,
+                power_mw: rs.power_mw,
+            });
+        }
+        idle_tables.push(states);
+    }
+    if idle_tables.is_empty() {
+        // No idle states known: one empty table (the CPU only polls).
+        idle_tables.push(Vec::new());
+    }
+
+    // Frequency domains.
+    let mut fd_of = vec![None; n];
+    let mut freq_domains = Vec::new();
+    for (d, f) in raw.freq_domain.iter().enumerate() {
+        let rf = f.get_ref();
+        let cpus = cx.cpulist(&rf.cpus)?;
+        for c in cpus.iter() {
+            if c >= n {
+                return Err(cx.err(
+                    Some(rf.cpus.span()),
+                    format!("cpu{c} is not a CPU of this machine (0-{})", n - 1),
+                ));
+            }
+            if fd_of[c].is_some() {
+                return Err(cx.err(
+                    Some(rf.cpus.span()),
+                    format!("cpu{c} is in two frequency domains"),
+                ));
+            }
+            fd_of[c] = Some(d);
+        }
+        if rf.opp.is_empty() {
+            return Err(cx.err(
+                Some(f.span()),
+                "a freq_domain needs at least one [[freq_domain.opp]]",
+            ));
+        }
+        let transition_latency_ns = cx.time_ns(
+            f.span(),
+            "transition_latency",
+            rf.transition_latency_us,
+            rf.transition_latency_ns,
+            Some(0),
+        )?;
+        let mut opps = Vec::new();
+        for o in &rf.opp {
+            let ro = o.get_ref();
+            if let Some(prev) = opps.last().map(|p: &Opp| p.freq_khz) {
+                if ro.freq_khz <= prev {
+                    return Err(cx.err(Some(o.span()), "OPPs must ascend strictly by freq_khz"));
+                }
+            }
+            opps.push(Opp {
+                freq_khz: ro.freq_khz,
+                power_mw: ro.power_mw,
+            });
+        }
+        freq_domains.push(FreqDomain {
+            cpus,
+            opps,
+            transition_latency_ns,
+        });
+    }
+    if let Some(c) = fd_of.iter().position(|d| d.is_none()) {
+        return Err(cx.err(None, format!("cpu{c} is in no freq_domain")));
+    }
+
+    // Per-CPU attributes from the groups.
+    let resolve =
+        |r: &Spanned<Ref>, names: &BTreeMap<String, usize>, len: usize, what: &str| match r
+            .get_ref()
+        {
+            Ref::Index(i) if *i < len => Ok(*i),
+            Ref::Index(i) => Err(cx.err(
+                Some(r.span()),
+                format!("{what} {i} does not exist ({len} defined)"),
+            )),
+            Ref::Name(s) => names
+                .get(s)
+                .copied()
+                .ok_or_else(|| cx.err(Some(r.span()), format!("no {what} named `{s}`"))),
+        };
+    let mut attrs = Vec::new();
+    for g in &raw.cpu_group {
+        let rg = g.get_ref();
+        let kind = resolve(&rg.kind, &kind_names, core_kinds.len(), "core_kind")?;
+        let idle_table = match &rg.idle_table {
+            Some(r) => resolve(r, &idle_names, idle_tables.len(), "idle_table")?,
+            None => 0,
+        };
+        let capacity = rg.capacity.as_ref().map_or(1024, |c| *c.get_ref());
+        if capacity == 0 || capacity > 1024 {
+            let span = rg.capacity.as_ref().map(|c| c.span());
+            return Err(cx.err(span, format!("capacity {capacity} outside 1..=1024")));
+        }
+        attrs.push((kind, idle_table, capacity));
+    }
+
+    // Topology levels; defaults cascade upwards from nodes.
+    let level = |l: &Option<Spanned<Vec<Spanned<String>>>>,
+                 what: &str|
+     -> Result<Option<Vec<usize>>, InputError> {
+        let Some(list) = l else { return Ok(None) };
+        let mut id = vec![None; n];
+        for (i, s) in list.get_ref().iter().enumerate() {
+            for c in cx.cpulist(s)?.iter() {
+                if c >= n {
+                    return Err(cx.err(
+                        Some(s.span()),
+                        format!("cpu{c} is not a CPU of this machine (0-{})", n - 1),
+                    ));
+                }
+                if id[c].is_some() {
+                    return Err(cx.err(Some(s.span()), format!("cpu{c} is in two {what}")));
+                }
+                id[c] = Some(i);
+            }
+        }
+        match id.iter().position(|x| x.is_none()) {
+            Some(c) => Err(cx.err(
+                Some(list.span()),
+                format!("cpu{c} is in none of the {what}"),
+            )),
+            None => Ok(Some(id.into_iter().map(|x| x.unwrap_or(0)).collect())),
+        }
+    };
+    let t = &raw.topology;
+    let node = level(&t.nodes, "nodes")?.unwrap_or_else(|| vec![0; n]);
+    let package = level(&t.packages, "packages")?.unwrap_or_else(|| node.clone());
+    let llc = level(&t.llcs, "llcs")?.unwrap_or_else(|| package.clone());
+    let cluster = level(&t.clusters, "clusters")?.unwrap_or_else(|| llc.clone());
+    let core = level(&t.cores, "cores")?.unwrap_or_else(|| (0..n).collect());
+
+    let cpus = (0..n)
+        .map(|i| {
+            let (kind, idle_table, capacity_orig) = attrs[group_of[i].unwrap_or(0)];
+            Cpu {
+                core: core[i],
+                cluster: cluster[i],
+                llc: llc[i],
+                package: package[i],
+                node: node[i],
+                capacity_orig,
+                kind,
+                idle_table,
+                freq_domain: fd_of[i].unwrap_or(0),
+            }
+        })
+        .collect();
+
+    let nodes = node.iter().max().map_or(1, |m| m + 1);
+    let numa_distance = match &raw.numa_distance {
+        Some(d) => d.get_ref().clone(),
+        None if nodes == 1 => vec![vec![10]],
+        None => return Err(cx.err(None, format!("{nodes} nodes need a numa_distance matrix"))),
+    };
+    let numa_line = raw.numa_distance.as_ref().map(|d| d.span());
+    Machine::new(MachineParts {
+        name: raw.name,
+        description: raw.description,
+        arch: raw.arch,
+        cpus,
+        numa_distance,
+        node_reclaim_distance: raw.node_reclaim_distance,
+        core_kinds,
+        idle_tables,
+        freq_domains,
+        cost: raw.cost,
+    })
+    .map_err(|e| {
+        let span = if e.starts_with("numa_distance") {
+            numa_line
+        } else {
+            None
+        };
+        cx.err(span, e)
+    })
+}
+
+// ---------------------------------------------------------------------------------
+// Export.
+// ---------------------------------------------------------------------------------
+
+fn q(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn time_key(out: &mut String, what: &str, ns: u64) {
+    if ns.is_multiple_of(1_000) {
+        let _ = write!(out, "{what}_us = {}", ns / 1_000);
+    } else {
+        let _ = write!(out, "{what}_ns = {ns}");
+    }
+}
+
+/// Dense ids of a level -> list of cpulists, or `None` when equal to `default`.
+fn level_list(ids: &[usize], default: &[usize]) -> Option<Vec<String>> {
+    if ids == default {
+        return None;
+    }
+    let count = ids.iter().max().map_or(0, |m| m + 1);
+    let mut masks = vec![CpuMask::new(); count];
+    for (c, &i) in ids.iter().enumerate() {
+        masks[i].set(c);
+    }
+    Some(masks.iter().map(|m| m.to_string()).collect())
+}
+
+/// Write `m` as a machine file that [`parse_machine_toml`] reads back identically.
+pub fn machine_to_toml(m: &Machine) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# schedlab machine file (schema: docs/machine-file.md)");
+    let _ = writeln!(o, "name = {}", q(&m.name));
+    let _ = writeln!(o, "description = {}", q(&m.description));
+    let arch = match m.arch {
+        Arch::X86 => "x86",
+        Arch::Arm64 => "arm64",
+        Arch::Power => "power",
+    };
+    let _ = writeln!(o, "arch = {}", q(arch));
+    let _ = writeln!(o, "node_reclaim_distance = {}", m.node_reclaim_distance);
+    let rows: Vec<String> = m
+        .numa_distance
+        .iter()
+        .map(|r| {
+            format!(
+                "[{}]",
+                r.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect();
+    let _ = writeln!(o, "numa_distance = [{}]", rows.join(", "));
+
+    let ids = |f: fn(&Cpu) -> usize| m.cpus.iter().map(f).collect::<Vec<_>>();
+    let (node, package, llc, cluster, core) = (
+        ids(|c| c.node),
+        ids(|c| c.package),
+        ids(|c| c.llc),
+        ids(|c| c.cluster),
+        ids(|c| c.core),
+    );
+    let one_per_cpu: Vec<usize> = (0..m.nr_cpus()).collect();
+    let levels = [
+        ("nodes", level_list(&node, &vec![0; m.nr_cpus()])),
+        ("packages", level_list(&package, &node)),
+        ("llcs", level_list(&llc, &package)),
+        ("clusters", level_list(&cluster, &llc)),
+        ("cores", level_list(&core, &one_per_cpu)),
+    ];
+    let _ = writeln!(o, "\n[topology]");
+    for (key, list) in levels {
+        let Some(list) = list else { continue };
+        let _ = writeln!(o, "{key} = [");
+        for chunk in list.chunks(8) {
+            let items: Vec<String> = chunk.iter().map(|s| q(s)).collect();
+            let _ = writeln!(o, "    {},", items.join(", "));
+        }
+        let _ = writeln!(o, "]");
+    }
+
+    let unique_kinds = {
+        let mut names: Vec<&str> = m.core_kinds.iter().map(|k| k.name.as_str()).collect();
+        names.sort_unstable();
+        names.windows(2).all(|w| w[0] != w[1])
+    };
+    for k in &m.core_kinds {
+        let tp: Vec<String> = k.smt_throughput.iter().map(|t| t.to_string()).collect();
+        let _ = writeln!(
+            o,
+            "\n[[core_kind]]\nname = {}\nsmt_throughput = [{}]",
+            q(&k.name),
+            tp.join(", ")
+        );
+    }
+    for (i, t) in m.idle_tables.iter().enumerate() {
+        let _ = writeln!(o, "\n[[idle_table]]\nname = \"idle{i}\"");
+        for s in t {
+            let _ = write!(o, "[[idle_table.state]]\nname = {}\n", q(&s.name));
+            time_key(&mut o, "exit_latency", s.exit_latency_ns);
+            o.push('\n');
+            time_key(&mut o, "target_residency", s.target_residency_ns);
+            let _ = writeln!(o, "\npower_mw = {}", toml::Value::Float(s.power_mw));
+        }
+    }
+    for fd in &m.freq_domains {
+        let _ = write!(o, "\n[[freq_domain]]\ncpus = {}\n", q(&fd.cpus.to_string()));
+        time_key(&mut o, "transition_latency", fd.transition_latency_ns);
+        o.push('\n');
+        for opp in &fd.opps {
+            let _ = writeln!(
+                o,
+                "[[freq_domain.opp]]\nfreq_khz = {}\npower_mw = {}",
+                opp.freq_khz, opp.power_mw
+            );
+        }
+    }
+    // CPU groups: CPUs with equal (kind, idle table, capacity), in order of first CPU.
+    let mut groups: Vec<((usize, usize, u32), CpuMask)> = Vec::new();
+    for (i, c) in m.cpus.iter().enumerate() {
+        let key = (c.kind, c.idle_table, c.capacity_orig);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, mask)) => mask.set(i),
+            None => groups.push((key, CpuMask::of(i))),
+        }
+    }
+    for ((kind, idle, cap), mask) in groups {
+        let kref = if unique_kinds {
+            q(&m.core_kinds[kind].name)
+        } else {
+            kind.to_string()
+        };
+        let _ = writeln!(
+            o,
+            "\n[[cpu_group]]\ncpus = {}\nkind = {kref}\nidle_table = \"idle{idle}\"\ncapacity = {cap}",
+            q(&mask.to_string())
+        );
+    }
+    let cost = toml::to_string(&m.cost).unwrap_or_default();
+    let _ = write!(o, "\n[cost]\n{cost}");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::presets::{preset, preset_names, test_asym, test_topology};
+
+    /// Field-by-field equality (Machine has no PartialEq: its masks are derived).
+    pub(crate) fn assert_same(a: &Machine, b: &Machine) {
+        assert_eq!(a.name, b.name);
+        assert_eq!(a.description, b.description);
+        assert_eq!(a.arch, b.arch);
+        assert_eq!(a.cpus, b.cpus);
+        assert_eq!(a.numa_distance, b.numa_distance);
+        assert_eq!(a.node_reclaim_distance, b.node_reclaim_distance);
+        assert_eq!(a.core_kinds, b.core_kinds);
+        assert_eq!(a.idle_tables, b.idle_tables);
+        assert_eq!(a.freq_domains, b.freq_domains);
+        assert_eq!(a.cost, b.cost);
+    }
+
+    #[test]
+    fn every_preset_round_trips() {
+        for (name, _) in preset_names() {
+            let m = preset(name).unwrap();
+            let text = machine_to_toml(&m);
+            let back = parse_machine_toml(&text, Path::new("x.toml"))
+                .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+            assert_same(&m, &back);
+        }
+        for m in [test_topology(2, 2, 2, 2), test_asym(2, 4, 1024, 300)] {
+            let back = parse_machine_toml(&machine_to_toml(&m), Path::new("x.toml")).unwrap();
+            assert_same(&m, &back);
+        }
+    }
+
+    #[test]
+    fn sub_microsecond_times_round_trip_via_ns_keys() {
+        let mut p = test_topology(1, 1, 2, 1);
+        p.idle_tables[0][1].exit_latency_ns = 1_234;
+        p.freq_domains[0].transition_latency_ns = 999;
+        let text = machine_to_toml(&p);
+        assert!(text.contains("exit_latency_ns = 1234"));
+        assert!(text.contains("transition_latency_ns = 999"));
+        let back = parse_machine_toml(&text, Path::new("x.toml")).unwrap();
+        assert_same(&p, &back);
+    }
+
+    const GOOD: &str = r#"name = "tiny"
+arch = "arm64"
+
+[topology]
+llcs = ["0-1", "2-3"]
+
+[[core_kind]]
+name = "little"
+smt_throughput = [1024]
+
+[[core_kind]]
+name = "big"
+smt_throughput = [1024]
+
+[[idle_table]]
+name = "arm"
+[[idle_table.state]]
+name = "WFI"
+exit_latency_us = 1
+target_residency_us = 1
+
+[[freq_domain]]
+cpus = "0-1"
+[[freq_domain.opp]]
+freq_khz = 1000000
+power_mw = 100
+
+[[freq_domain]]
+cpus = "2-3"
+transition_latency_us = 80
+[[freq_domain.opp]]
+freq_khz = 2000000
+
+[[cpu_group]]
+cpus = "0-1"
+kind = "little"
+idle_table = "arm"
+capacity = 400
+
+[[cpu_group]]
+cpus = "2-3"
+kind = 1
+"#;
+
+    #[test]
+    fn parses_a_hand_written_file_with_defaults() {
+        let m = parse_machine_toml(GOOD, Path::new("tiny.toml")).unwrap();
+        assert_eq!(m.nr_cpus(), 4);
+        assert_eq!(m.arch, Arch::Arm64);
+        assert_eq!(m.node_reclaim_distance, 30);
+        assert_eq!(m.numa_distance, vec![vec![10]]);
+        assert_eq!(m.llc_mask(1).to_string(), "0-1");
+        assert_eq!(m.cluster_mask(3).to_string(), "2-3");
+        assert_eq!(m.package_mask(0).to_string(), "0-3");
+        assert_eq!(m.smt_mask(2).to_string(), "2");
+        assert_eq!(m.cpus[0].capacity_orig, 400);
+        assert_eq!(m.cpus[3].capacity_orig, 1024);
+        assert_eq!(m.cpus[3].kind, 1);
+        assert_eq!(m.idle_states(2)[0].exit_latency_ns, 1_000);
+        assert_eq!(m.freq_domains[1].transition_latency_ns, 80_000);
+        assert_eq!(m.freq_domains[0].transition_latency_ns, 0);
+        assert_eq!(m.cost, CostTable::default());
+    }
+
+    fn err_of(text: &str) -> InputError {
+        match parse_machine_toml(text, Path::new("bad.toml")) {
+            Ok(_) => panic!("accepted bad input:\n{text}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn bad_inputs_report_line_and_reason() {
+        #[rustfmt::skip]
+        let cases: &[(&str, &str, Option<usize>, &str)] = &[
+            // (replace this, with that, expected line, expected message fragment)
+            ("arch = \"arm64\"", "arch = \"sparc\"", Some(2), "unknown variant `sparc`"),
+            ("capacity = 400", "capacity = 400\nspeed = 3", Some(39), "unknown field `speed`"),
+            ("cpus = \"2-3\"\nkind = 1", "cpus = \"2-x\"\nkind = 1", Some(41), "bad CPU number `x`"),
+            ("kind = \"little\"", "kind = \"medium\"", Some(36), "no core_kind named `medium`"),
+            ("kind = 1", "kind = 7", Some(42), "core_kind 7 does not exist"),
+            ("idle_table = \"arm\"", "idle_table = \"x86\"", Some(37), "no idle_table named `x86`"),
+            ("llcs = [\"0-1\", \"2-3\"]", "llcs = [\"0-1\", \"1-3\"]", Some(5), "cpu1 is in two llcs"),
+            ("llcs = [\"0-1\", \"2-3\"]", "llcs = [\"0-1\", \"3\"]", Some(5), "cpu2 is in none of the llcs"),
+            ("cpus = \"2-3\"\ntransition", "cpus = \"1-3\"\ntransition", Some(29), "cpu1 is in two frequency domains"),
+            ("freq_khz = 2000000", "freq_khz = -5", Some(32), "invalid value"),
+            ("exit_latency_us = 1", "exit_latency_us = 1\nexit_latency_ns = 5", Some(17), "not both"),
+            ("exit_latency_us = 1\n", "", Some(17), "missing exit_latency_us"),
+            ("capacity = 400", "capacity = 2000", Some(38), "capacity 2000 outside 1..=1024"),
+            ("name = \"tiny\"\n", "", Some(1), "missing field `name`"),
+            ("[[cpu_group]]\ncpus = \"2-3\"", "[[cpu_group]]\ncpus = \"3\"", None, "cpu2 is in no cpu_group"),
+            ("smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"", "smt_throughput = [1024]\n\n[[core_kind]]\nname = \"little\"", Some(11), "defined twice"),
+            ("[topology]", "numa_distance = [[10, 20], [20, 10]]\n[topology]", Some(4), "numa_distance must be a 1×1 matrix"),
+            ("[topology]", "[cost]\ncontext_switch = 5\nswitch = 3\n[topology]", Some(6), "unknown field `switch`"),
+            ("kind = 1", "kind = true", Some(42), "a name (string) or a 0-based index"),
+            ("freq_khz = 2000000", "freq_khz = 2000000\n[[freq_domain.opp]]\nfreq_khz = 1000", Some(33), "ascend strictly"),
+            ("cpus = \"2-3\"\ntransition", "cpus = \"2-9\"\ntransition", Some(29), "cpu4 is not a CPU of this machine (0-3)"),
+        ];
+        for (from, to, line, msg) in cases {
+            assert!(GOOD.contains(from), "case pattern `{from}` not in GOOD");
+            let text = GOOD.replacen(from, to, 1);
+            let e = err_of(&text);
+            assert_eq!(e.file.as_deref(), Some(Path::new("bad.toml")), "{e}");
+            assert!(
+                e.msg.contains(msg),
+                "expected `{msg}` in `{}` for {to:?}",
+                e.msg
+            );
+            assert_eq!(e.line, *line, "line for {to:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn validation_errors_from_machine_new_name_the_file() {
+        // An SMT2 core of kind `little` whose smt_throughput has only one entry.
+        let text = GOOD.replace(
+            "llcs = [\"0-1\", \"2-3\"]",
+            "llcs = [\"0-1\", \"2-3\"]\ncores = [\"0-1\", \"2\", \"3\"]",
+        );
+        let e = err_of(&text);
+        assert!(e.msg.contains("smt_throughput needs 2 entries"), "{e}");
+        assert_eq!(e.to_string(), format!("bad.toml: {}", e.msg));
+    }
+
+    #[test]
+    fn load_missing_file_is_an_error() {
+        let e = load_machine_file(Path::new("/nonexistent/m.toml")).unwrap_err();
+        assert!(e.msg.contains("cannot read machine file"));
+    }
+}

@@ -1,0 +1,163 @@
+//! Every preset is a valid machine with the facts its sources give; machine files
+//! and the documented example parse; the host imports.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use schedlab::machine::file::{machine_to_toml, parse_machine_toml};
+use schedlab::machine::presets::{preset, preset_names};
+use schedlab::machine::sysfs::import_host;
+use schedlab::machine::{Arch, Machine};
+
+/// Number of distinct masks a level has over all CPUs.
+fn count(m: &Machine, f: impl Fn(&Machine, usize) -> String) -> usize {
+    (0..m.nr_cpus())
+        .map(|c| f(m, c))
+        .collect::<BTreeSet<_>>()
+        .len()
+}
+
+#[test]
+fn every_preset_has_its_documented_shape() {
+    // name, arch, CPUs, SMT width, clusters, LLCs, packages, nodes, capacities, idle states of cpu0
+    #[allow(clippy::type_complexity)]
+    #[rustfmt::skip]
+    let facts: &[(&str, Arch, usize, usize, usize, usize, usize, usize, &[u32], usize)] = &[
+        ("power9-176", Arch::Power, 176, 4, 22, 22, 2, 2, &[1024], 7),
+        ("xeon-88", Arch::X86, 88, 2, 2, 2, 2, 2, &[1024], 4),
+        ("xeon-e5-40", Arch::X86, 40, 2, 2, 2, 2, 2, &[1024], 4),
+        ("juno-r0", Arch::Arm64, 6, 1, 2, 2, 1, 1, &[446, 1024], 3),
+        ("hikey960", Arch::Arm64, 8, 1, 2, 2, 1, 1, &[462, 1024], 3),
+        ("synquacer-24", Arch::Arm64, 24, 1, 12, 1, 1, 1, &[1024], 3),
+        ("epyc-192", Arch::X86, 192, 2, 12, 12, 1, 1, &[1024], 3),
+        ("spr-224", Arch::X86, 224, 2, 2, 2, 2, 2, &[1024], 4),
+        ("pixel6", Arch::Arm64, 8, 1, 3, 1, 1, 1, &[160, 498, 1024], 2),
+        ("synthetic-1024", Arch::X86, 1024, 2, 8, 8, 4, 4, &[1024], 4),
+    ];
+    assert_eq!(
+        facts.len(),
+        preset_names().len(),
+        "every preset has a facts row"
+    );
+    for &(name, arch, cpus, smt, clusters, llcs, packages, nodes, caps, idle) in facts {
+        let m = preset(name).unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!(m.arch, arch, "{name}");
+        assert_eq!(m.nr_cpus(), cpus, "{name}");
+        assert!(
+            (0..cpus).all(|c| m.smt_mask(c).weight() == smt),
+            "{name}: SMT width"
+        );
+        assert_eq!(
+            count(&m, |m, c| m.cluster_mask(c).to_string()),
+            clusters,
+            "{name}: clusters"
+        );
+        assert_eq!(
+            count(&m, |m, c| m.llc_mask(c).to_string()),
+            llcs,
+            "{name}: LLCs"
+        );
+        assert_eq!(
+            count(&m, |m, c| m.package_mask(c).to_string()),
+            packages,
+            "{name}: packages"
+        );
+        assert_eq!(m.nr_nodes(), nodes, "{name}: nodes");
+        let got: BTreeSet<u32> = m.cpus.iter().map(|c| c.capacity_orig).collect();
+        assert_eq!(
+            got.into_iter().collect::<Vec<_>>(),
+            caps,
+            "{name}: capacities"
+        );
+        assert_eq!(m.idle_states(0).len(), idle, "{name}: idle states");
+        // The biggest CPU is normalised to 1024, as arch_topology does.
+        assert_eq!(
+            m.cpus.iter().map(|c| c.capacity_orig).max(),
+            Some(1024),
+            "{name}"
+        );
+        // Every CPU's frequency domain has an OPP; EM either complete or absent.
+        for fd in &m.freq_domains {
+            assert!(!fd.opps.is_empty());
+            assert!(
+                fd.opps.iter().all(|o| o.power_mw > 0) || fd.opps.iter().all(|o| o.power_mw == 0)
+            );
+        }
+        // Idle tables: state 0 is the shallowest; residency >= exit latency except
+        // where a DT says otherwise (none of the presets' shallow states).
+        assert!(m.idle_states(0)[0].exit_latency_ns <= 1_000, "{name}");
+        // Exported and re-imported, the machine is the same (masks included).
+        let back = parse_machine_toml(&machine_to_toml(&m), Path::new("rt.toml")).unwrap();
+        for c in 0..cpus {
+            assert_eq!(back.smt_mask(c), m.smt_mask(c));
+            assert_eq!(back.llc_mask(c), m.llc_mask(c));
+            assert_eq!(back.node_mask(c), m.node_mask(c));
+        }
+    }
+}
+
+#[test]
+fn numbering_follows_the_architecture() {
+    for (name, _) in preset_names() {
+        let m = preset(name).unwrap();
+        let n = m.nr_cpus();
+        let smt = m.smt_mask(0).weight();
+        if smt == 1 {
+            continue;
+        }
+        for c in 0..n {
+            let expect: Vec<usize> = match m.arch {
+                // x86: sibling k of cpu c (thread 0) is c + k * n / smt.
+                Arch::X86 => (0..smt).map(|k| c % (n / smt) + k * (n / smt)).collect(),
+                // POWER: siblings adjacent.
+                _ => (0..smt).map(|k| c / smt * smt + k).collect(),
+            };
+            assert_eq!(
+                m.smt_mask(c).iter().collect::<Vec<_>>(),
+                expect,
+                "{name} cpu{c}"
+            );
+        }
+    }
+}
+
+#[test]
+fn documented_example_parses() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/machine-file.md"),
+    )
+    .unwrap();
+    let start = doc
+        .find("```toml\n")
+        .expect("a toml example in docs/machine-file.md")
+        + 8;
+    let len = doc[start..].find("```").unwrap();
+    let m =
+        parse_machine_toml(&doc[start..start + len], Path::new("docs/machine-file.md")).unwrap();
+    assert_eq!(m.name, "juno-like");
+    assert_eq!(m.nr_cpus(), 6);
+    assert_eq!(m.cpus[1].capacity_orig, 1024);
+    assert_eq!(m.cpus[0].capacity_orig, 446);
+    assert_eq!(m.llc_mask(0).to_string(), "0,3-5");
+    assert_eq!(m.idle_states(1)[1].exit_latency_ns, 1_500_000);
+    assert!(m.freq_domains.iter().all(|fd| fd.has_energy_model()));
+    let fixture = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/juno-like.toml"),
+    )
+    .unwrap();
+    assert_eq!(
+        fixture,
+        doc[start..start + len],
+        "tests/data/juno-like.toml mirrors the documented example"
+    );
+}
+
+#[test]
+fn host_imports_and_round_trips() {
+    let m = import_host().unwrap();
+    assert!(m.nr_cpus() >= 1);
+    let text = machine_to_toml(&m);
+    let back = parse_machine_toml(&text, Path::new("host.toml")).unwrap();
+    assert_eq!(back.cpus, m.cpus);
+    assert_eq!(back.idle_tables, m.idle_tables);
+}
