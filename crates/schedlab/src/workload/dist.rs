@@ -52,7 +52,7 @@ impl Dist {
     pub fn sample(&self, rng: &mut RngStream) -> u64 {
         match *self {
             Dist::Const(v) => v,
-            Dist::Uniform { lo, hi } => match (hi - lo).checked_add(1) {
+            Dist::Uniform { lo, hi } => match hi.saturating_sub(lo).checked_add(1) {
                 Some(n) => lo + rng.below(n),
                 None => rng.next_u64(),
             },
