@@ -1,1 +1,281 @@
-fn main() {}
+//! `schedlab`: the command-line front end.
+//!
+//! Exit codes: 0 success; 2 bad input or usage (the message names the file, the line
+//! and what is wrong); 1 an internal error (a simulation that could not go on).
+#![forbid(unsafe_code)]
+
+mod bench;
+
+use clap::{Parser, Subcommand};
+use schedlab::error::InputError;
+use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
+use schedlab::machine::{self, Machine};
+use schedlab::sched::features::{SchedFeat, KERNEL_PRESETS};
+use schedlab::sched::topology::{SchedTopology, TopologyOpts};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "schedlab",
+    version,
+    about = "Simulate Linux fair-class task placement"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario and print a summary.
+    Run {
+        scenario: PathBuf,
+        /// Seed (overrides `run.seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override any scenario key, e.g. `--set machine.preset=juno-r0`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Comma-separated scheduler features (`NAME` or `NO_NAME`).
+        #[arg(long)]
+        features: Option<String>,
+        /// Write the result JSON here (atomically).
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Verify scheduler invariants after every event.
+        #[arg(long)]
+        check: bool,
+        /// Write the decision trace (text) here.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Show a machine and the sched domains the kernel would build on it.
+    Topology {
+        /// A preset name, a machine TOML file, or `host`.
+        machine: String,
+        /// Import this sysfs snapshot directory instead (with `host`).
+        #[arg(long)]
+        sysfs: Option<PathBuf>,
+        /// Also write the machine as a TOML machine file.
+        #[arg(long)]
+        export: Option<PathBuf>,
+    },
+    /// List machines, features, kernels or workloads.
+    List {
+        #[arg(value_parser = ["machines", "features", "kernels", "workloads"])]
+        what: String,
+    },
+    /// Measure simulator speed on three fixed scenarios.
+    Bench {
+        /// Run only these (small, medium, large).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Scale the simulated duration (for quick checks).
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+    },
+}
+
+enum Failure {
+    Input(InputError),
+    Internal(String),
+}
+
+impl From<InputError> for Failure {
+    fn from(e: InputError) -> Self {
+        Failure::Input(e)
+    }
+}
+
+fn load_machine(name: &str, sysfs: Option<&Path>) -> Result<Machine, InputError> {
+    if let Some(d) = sysfs {
+        return machine::sysfs::import_sysfs(d);
+    }
+    if name == "host" {
+        return machine::sysfs::import_host();
+    }
+    if let Some(m) = machine::presets::preset(name) {
+        return Ok(m);
+    }
+    let p = Path::new(name);
+    if p.exists() {
+        return machine::file::load_machine_file(p);
+    }
+    Err(InputError::new(format!(
+        "`{name}` is neither a machine preset (see `schedlab list machines`) nor a file"
+    )))
+}
+
+fn topology_text(m: &Machine) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "machine {} ({:?}, {} CPUs, {} NUMA nodes)",
+        m.name,
+        m.arch,
+        m.nr_cpus(),
+        m.nr_nodes()
+    );
+    if !m.description.is_empty() {
+        let _ = writeln!(s, "  {}", m.description.replace('\n', "\n  "));
+    }
+    let _ = writeln!(
+        s,
+        "\n{:>4} {:>5} {:>7} {:>4} {:>4} {:>4} {:>8} {:>6} {:<10} idle states",
+        "cpu", "core", "cluster", "llc", "pkg", "node", "capacity", "freqd", "kind"
+    );
+    for (i, c) in m.cpus.iter().enumerate() {
+        let states: Vec<String> = m
+            .idle_states(i)
+            .iter()
+            .map(|st| {
+                format!(
+                    "{}({}us/{}us)",
+                    st.name,
+                    st.exit_latency_ns / 1000,
+                    st.target_residency_ns / 1000
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "{:>4} {:>5} {:>7} {:>4} {:>4} {:>4} {:>8} {:>6} {:<10} {}",
+            i,
+            c.core,
+            c.cluster,
+            c.llc,
+            c.package,
+            c.node,
+            c.capacity_orig,
+            c.freq_domain,
+            m.core_kinds[c.kind].name,
+            states.join(" ")
+        );
+    }
+    for (d, fd) in m.freq_domains.iter().enumerate() {
+        let opps: Vec<String> = fd
+            .opps
+            .iter()
+            .map(|o| format!("{}MHz/{}mW", o.freq_khz / 1000, o.power_mw))
+            .collect();
+        let _ = writeln!(
+            s,
+            "freq domain {d}: cpus {} opps {}",
+            fd.cpus,
+            opps.join(" ")
+        );
+    }
+    let topo = SchedTopology::build(m, &TopologyOpts::v5_6());
+    let _ = writeln!(s, "\nsched domains (v5.6):\n{}", topo.render(m));
+    s
+}
+
+fn real_main() -> Result<(), Failure> {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run {
+            scenario,
+            seed,
+            sets,
+            features,
+            json,
+            check,
+            trace,
+            quiet,
+        } => {
+            let ov = Overrides {
+                sets,
+                features,
+                seed,
+            };
+            let sc = Scenario::load(&scenario, &ov)?;
+            let opts = RunOpts {
+                check,
+                trace: trace.is_some(),
+                trace_window: None,
+            };
+            let (res, tr) = experiment::run(&sc, sc.seed, 0, &opts)
+                .map_err(|e| Failure::Internal(e.to_string()))?;
+            if !quiet {
+                print!("{}", res.summary_text());
+            }
+            if let Some(p) = json {
+                experiment::write_atomic(&p, res.to_json().as_bytes())
+                    .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+            }
+            if let (Some(p), Some(t)) = (trace, tr) {
+                experiment::write_atomic(&p, t.as_bytes())
+                    .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+            }
+        }
+        Cmd::Topology {
+            machine,
+            sysfs,
+            export,
+        } => {
+            let m = load_machine(&machine, sysfs.as_deref())?;
+            print!("{}", topology_text(&m));
+            if let Some(p) = export {
+                experiment::write_atomic(&p, machine::file::machine_to_toml(&m).as_bytes())
+                    .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+            }
+        }
+        Cmd::List { what } => match what.as_str() {
+            "machines" => {
+                for (n, d) in machine::presets::preset_names() {
+                    println!("{n:<16} {d}");
+                }
+                println!(
+                    "{:<16} imported from this machine's sysfs (`--sysfs DIR` for a snapshot)",
+                    "host"
+                );
+            }
+            "features" => {
+                println!(
+                    "{:<22} {:<8} {:<10} description",
+                    "feature", "v5.6", "origin"
+                );
+                for &f in SchedFeat::ALL {
+                    println!(
+                        "{:<22} {:<8} {:<10} {}",
+                        f.name(),
+                        if f.v5_6_default() { "on" } else { "off" },
+                        f.origin(),
+                        f.doc()
+                    );
+                }
+            }
+            "kernels" => {
+                for k in KERNEL_PRESETS {
+                    println!("{:<10} {}", k.name, k.description);
+                }
+            }
+            _ => {
+                for (k, d) in experiment::WORKLOAD_KINDS {
+                    println!("{k:<16} {d}");
+                }
+            }
+        },
+        Cmd::Bench { only, scale } => bench::run(&only, scale).map_err(Failure::Internal)?,
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Internal(e)) => {
+            eprintln!("internal error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -63,7 +63,10 @@ fn convert(v: &toml::Spanned<toml::de::DeValue<'_>>) -> Result<Node, String> {
             Val::Int(parsed.map_err(|_| format!("integer `{}` out of range", i.as_str()))?)
         }
         DeValue::Float(f) => Val::Float(
-            f.as_str().replace('_', "").parse::<f64>().map_err(|_| format!("bad float `{}`", f.as_str()))?,
+            f.as_str()
+                .replace('_', "")
+                .parse::<f64>()
+                .map_err(|_| format!("bad float `{}`", f.as_str()))?,
         ),
         DeValue::Boolean(b) => Val::Bool(*b),
         DeValue::Datetime(_) => return Err("datetimes are not accepted here".into()),
@@ -88,13 +91,18 @@ impl Doc {
         })?;
         let mut m = BTreeMap::new();
         for (k, v) in parsed.get_ref().iter() {
-            let node = convert(v).map_err(|msg| InputError::in_file(file, Some(line_of(text, v.span().start)), msg))?;
+            let node = convert(v).map_err(|msg| {
+                InputError::in_file(file, Some(line_of(text, v.span().start)), msg)
+            })?;
             m.insert(k.get_ref().to_string(), node);
         }
         Ok(Doc {
             file: file.to_path_buf(),
             text: text.to_string(),
-            root: Node { span: None, val: Val::Table(m) },
+            root: Node {
+                span: None,
+                val: Val::Table(m),
+            },
         })
     }
 
@@ -128,7 +136,8 @@ impl Doc {
         let value = value.trim();
         let val = match toml::de::DeValue::parse(value) {
             Ok(v) => {
-                let mut n = convert(&v).map_err(|m| InputError::new(format!("--set {key}: {m}")))?;
+                let mut n =
+                    convert(&v).map_err(|m| InputError::new(format!("--set {key}: {m}")))?;
                 strip_spans(&mut n);
                 n.val
             }
@@ -136,7 +145,9 @@ impl Doc {
         };
         let parts: Vec<&str> = key.split('.').collect();
         if parts.iter().any(|p| p.is_empty()) {
-            return Err(InputError::new(format!("--set `{assignment}`: bad key `{key}`")));
+            return Err(InputError::new(format!(
+                "--set `{assignment}`: bad key `{key}`"
+            )));
         }
         let mut cur = &mut self.root;
         for (i, p) in parts.iter().enumerate() {
@@ -147,10 +158,19 @@ impl Doc {
                 )));
             };
             if i + 1 == parts.len() {
-                t.insert(p.to_string(), Node { span: None, val: val.clone() });
+                t.insert(
+                    p.to_string(),
+                    Node {
+                        span: None,
+                        val: val.clone(),
+                    },
+                );
                 return Ok(());
             }
-            cur = t.entry(p.to_string()).or_insert(Node { span: None, val: Val::Table(BTreeMap::new()) });
+            cur = t.entry(p.to_string()).or_insert(Node {
+                span: None,
+                val: Val::Table(BTreeMap::new()),
+            });
         }
         Ok(())
     }
@@ -177,8 +197,17 @@ pub struct TableReader<'a> {
 impl<'a> TableReader<'a> {
     pub fn new(doc: &'a Doc, node: &'a Node, name: &str) -> Result<Self, InputError> {
         match &node.val {
-            Val::Table(t) => Ok(TableReader { doc, node, name: name.to_string(), table: t, used: Default::default() }),
-            v => Err(doc.err(node, format!("`{name}` must be a table, found {}", v.type_name()))),
+            Val::Table(t) => Ok(TableReader {
+                doc,
+                node,
+                name: name.to_string(),
+                table: t,
+                used: Default::default(),
+            }),
+            v => Err(doc.err(
+                node,
+                format!("`{name}` must be a table, found {}", v.type_name()),
+            )),
         }
     }
 
@@ -207,7 +236,14 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Str(s) => Ok(Some(s.as_str())),
-                v => Err(self.doc.err(n, format!("`{}` must be a string, found {}", self.path(key), v.type_name()))),
+                v => Err(self.doc.err(
+                    n,
+                    format!(
+                        "`{}` must be a string, found {}",
+                        self.path(key),
+                        v.type_name()
+                    ),
+                )),
             },
         }
     }
@@ -217,7 +253,14 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Int(i) => Ok(Some(*i)),
-                v => Err(self.doc.err(n, format!("`{}` must be an integer, found {}", self.path(key), v.type_name()))),
+                v => Err(self.doc.err(
+                    n,
+                    format!(
+                        "`{}` must be an integer, found {}",
+                        self.path(key),
+                        v.type_name()
+                    ),
+                )),
             },
         }
     }
@@ -239,7 +282,14 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Bool(b) => Ok(Some(*b)),
-                v => Err(self.doc.err(n, format!("`{}` must be true or false, found {}", self.path(key), v.type_name()))),
+                v => Err(self.doc.err(
+                    n,
+                    format!(
+                        "`{}` must be true or false, found {}",
+                        self.path(key),
+                        v.type_name()
+                    ),
+                )),
             },
         }
     }
@@ -256,7 +306,14 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Array(a) => Ok(Some(a.as_slice())),
-                v => Err(self.doc.err(n, format!("`{}` must be an array, found {}", self.path(key), v.type_name()))),
+                v => Err(self.doc.err(
+                    n,
+                    format!(
+                        "`{}` must be an array, found {}",
+                        self.path(key),
+                        v.type_name()
+                    ),
+                )),
             },
         }
     }
@@ -284,14 +341,21 @@ mod tests {
 
     #[test]
     fn spans_give_lines_and_unknown_keys_are_rejected() {
-        let doc = Doc::parse("[run]\nseed = 3\n\n[machine]\npreset = 5\nbogus = 1\n", Path::new("s.toml")).unwrap();
+        let doc = Doc::parse(
+            "[run]\nseed = 3\n\n[machine]\npreset = 5\nbogus = 1\n",
+            Path::new("s.toml"),
+        )
+        .unwrap();
         let root = TableReader::new(&doc, &doc.root, "").unwrap();
         let run = root.table("run").unwrap().unwrap();
         assert_eq!(run.int("seed").unwrap(), Some(3));
         run.finish().unwrap();
         let m = root.table("machine").unwrap().unwrap();
         let e = m.str("preset").unwrap_err();
-        assert_eq!(e.to_string(), "s.toml:5: `machine.preset` must be a string, found an integer");
+        assert_eq!(
+            e.to_string(),
+            "s.toml:5: `machine.preset` must be a string, found an integer"
+        );
         let e = m.finish().unwrap_err();
         assert_eq!(e.to_string(), "s.toml:5: unknown key `machine.preset`");
     }
@@ -303,8 +367,18 @@ mod tests {
         doc.set("run.seed=7").unwrap();
         doc.set("kernel.features=[\"NO_SIS_PROP\"]").unwrap();
         let root = TableReader::new(&doc, &doc.root, "").unwrap();
-        assert_eq!(root.table("machine").unwrap().unwrap().str("preset").unwrap(), Some("juno-r0"));
-        assert_eq!(root.table("run").unwrap().unwrap().int("seed").unwrap(), Some(7));
+        assert_eq!(
+            root.table("machine")
+                .unwrap()
+                .unwrap()
+                .str("preset")
+                .unwrap(),
+            Some("juno-r0")
+        );
+        assert_eq!(
+            root.table("run").unwrap().unwrap().int("seed").unwrap(),
+            Some(7)
+        );
         let e = root.table("run").unwrap().unwrap().str("seed").unwrap_err();
         assert!(e.to_string().starts_with("--set: "), "{e}");
         assert!(doc.set("novalue").is_err());

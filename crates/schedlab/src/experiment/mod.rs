@@ -41,8 +41,10 @@ pub struct Scenario {
 }
 
 /// Workload kinds known to this build.
-pub const WORKLOAD_KINDS: &[(&str, &str)] =
-    &[("tasks", "generic task groups running behaviour programs written in the scenario")];
+pub const WORKLOAD_KINDS: &[(&str, &str)] = &[(
+    "tasks",
+    "generic task groups running behaviour programs written in the scenario",
+)];
 
 /// Resolve `[machine]`: `preset = NAME` (or "host"), `file = PATH` (relative to the
 /// scenario), or `sysfs = DIR` (a sysfs snapshot).
@@ -54,12 +56,22 @@ pub fn resolve_machine(doc: &Doc, m: &TableReader<'_>) -> Result<Machine, InputE
     let machine = match (preset, file, sysfs) {
         (Some("host"), None, None) => machine::sysfs::import_host()?,
         (Some(p), None, None) => machine::presets::preset(p).ok_or_else(|| {
-            m.err("preset", format!("unknown machine preset `{p}` (see `schedlab list machines`)"))
+            m.err(
+                "preset",
+                format!("unknown machine preset `{p}` (see `schedlab list machines`)"),
+            )
         })?,
         (None, Some(f), None) => machine::file::load_machine_file(&base.join(f))?,
         (None, None, Some(d)) => machine::sysfs::import_sysfs(&base.join(d))?,
-        (None, None, None) => return Err(m.err("preset", "`[machine]` needs `preset`, `file` or `sysfs`")),
-        _ => return Err(m.err("preset", "`[machine]` takes only one of `preset`, `file`, `sysfs`")),
+        (None, None, None) => {
+            return Err(m.err("preset", "`[machine]` needs `preset`, `file` or `sysfs`"))
+        }
+        _ => {
+            return Err(m.err(
+                "preset",
+                "`[machine]` takes only one of `preset`, `file`, `sysfs`",
+            ))
+        }
     };
     m.finish()?;
     Ok(machine)
@@ -87,7 +99,9 @@ impl Scenario {
             doc.set(s)?;
         }
         let root = TableReader::new(&doc, &doc.root, "")?;
-        let m = root.table("machine")?.ok_or_else(|| doc.err_file("missing `[machine]` section"))?;
+        let m = root
+            .table("machine")?
+            .ok_or_else(|| doc.err_file("missing `[machine]` section"))?;
         let machine = resolve_machine(&doc, &m)?;
 
         let mut kernel_preset = KernelPreset::by_name("v5.6").expect("v5.6 preset exists");
@@ -95,8 +109,12 @@ impl Scenario {
         let mut tunables = Tunables::v5_6(machine.nr_cpus());
         if let Some(k) = root.table("kernel")? {
             if let Some(p) = k.str("preset")? {
-                kernel_preset = KernelPreset::by_name(p)
-                    .ok_or_else(|| k.err("preset", format!("unknown kernel preset `{p}` (see `schedlab list kernels`)")))?;
+                kernel_preset = KernelPreset::by_name(p).ok_or_else(|| {
+                    k.err(
+                        "preset",
+                        format!("unknown kernel preset `{p}` (see `schedlab list kernels`)"),
+                    )
+                })?;
                 features = kernel_preset.features();
             }
             if let Some(list) = k.get("features") {
@@ -105,11 +123,29 @@ impl Scenario {
                         .iter()
                         .map(|n| match &n.val {
                             Val::Str(s) => Ok(s.clone()),
-                            v => Err(doc.err(n, format!("`kernel.features` entries must be strings, found {}", v.type_name()))),
+                            v => Err(doc.err(
+                                n,
+                                format!(
+                                    "`kernel.features` entries must be strings, found {}",
+                                    v.type_name()
+                                ),
+                            )),
                         })
                         .collect::<Result<_, _>>()?,
-                    Val::Str(s) => s.split(',').filter(|w| !w.trim().is_empty()).map(str::to_string).collect(),
-                    v => return Err(doc.err(list, format!("`kernel.features` must be an array of names, found {}", v.type_name()))),
+                    Val::Str(s) => s
+                        .split(',')
+                        .filter(|w| !w.trim().is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                    v => {
+                        return Err(doc.err(
+                            list,
+                            format!(
+                                "`kernel.features` must be an array of names, found {}",
+                                v.type_name()
+                            ),
+                        ))
+                    }
                 };
                 for w in words {
                     features.apply(&w).map_err(|e| doc.err(list, e))?;
@@ -128,12 +164,19 @@ impl Scenario {
         }
         if let Some(f) = &ov.features {
             for w in f.split(',').filter(|w| !w.trim().is_empty()) {
-                features.apply(w).map_err(|e| InputError::new(format!("--features: {e}")))?;
+                features
+                    .apply(w)
+                    .map_err(|e| InputError::new(format!("--features: {e}")))?;
             }
         }
 
-        let w = root.table("workload")?.ok_or_else(|| doc.err_file("missing `[workload]` section"))?;
-        let kind = w.str("kind")?.ok_or_else(|| w.err("kind", "`[workload]` needs `kind`"))?.to_string();
+        let w = root
+            .table("workload")?
+            .ok_or_else(|| doc.err_file("missing `[workload]` section"))?;
+        let kind = w
+            .str("kind")?
+            .ok_or_else(|| w.err("kind", "`[workload]` needs `kind`"))?
+            .to_string();
         let workload = match kind.as_str() {
             "tasks" => crate::workload::tasks::parse(&doc, &w, machine.nr_cpus())?,
             k => {
@@ -152,7 +195,9 @@ impl Scenario {
             if let Some(d) = r.get("duration_ms") {
                 duration_ns = Some(match &d.val {
                     Val::Int(i) if *i > 0 => *i as u64 * NSEC_PER_MSEC,
-                    Val::Float(f) if *f > 0.0 && f.is_finite() => (*f * NSEC_PER_MSEC as f64).round() as u64,
+                    Val::Float(f) if *f > 0.0 && f.is_finite() => {
+                        (*f * NSEC_PER_MSEC as f64).round() as u64
+                    }
                     _ => return Err(doc.err(d, "`run.duration_ms` must be a positive number")),
                 });
             }
@@ -164,7 +209,11 @@ impl Scenario {
             seed = s;
         }
         root.finish()?;
-        let name = doc.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = doc
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         Ok(Scenario {
             name,
             machine,
@@ -196,18 +245,40 @@ pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observer
     let idle: Vec<usize> = (0..m.nr_cpus()).map(|c| m.idle_states(c).len()).collect();
     let obs = Observers {
         collector: Collector::new(m.nr_cpus(), &idle),
-        trace: opts.trace.then(|| DecisionTrace { window: opts.trace_window, ..Default::default() }),
+        trace: opts.trace.then(|| DecisionTrace {
+            window: opts.trace_window,
+            ..Default::default()
+        }),
     };
-    let page = if m.arch == machine::Arch::Power { 65536 } else { 4096 };
-    let chan = if page == 65536 { ChanParams::ppc64() } else { ChanParams::x86_64() };
-    let k = Kernel::new(m, sc.features, sc.tunables.clone(), &TopologyOpts::v5_6(), obs);
+    let page = if m.arch == machine::Arch::Power {
+        65536
+    } else {
+        4096
+    };
+    let chan = if page == 65536 {
+        ChanParams::ppc64()
+    } else {
+        ChanParams::x86_64()
+    };
+    let k = Kernel::new(
+        m,
+        sc.features,
+        sc.tunables.clone(),
+        &TopologyOpts::v5_6(),
+        obs,
+    );
     let mut sim = Sim::new(k, sc.workload.clone(), RngStreams::new(seed, rep), chan);
     sim.check = opts.check;
     sim
 }
 
 /// Run replication `rep` of `sc` with `seed`.
-pub fn run(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Result<(RunResult, Option<String>), SimError> {
+pub fn run(
+    sc: &Scenario,
+    seed: u64,
+    rep: u64,
+    opts: &RunOpts,
+) -> Result<(RunResult, Option<String>), SimError> {
     let t0 = std::time::Instant::now();
     let mut sim = build(sc, seed, rep, opts);
     let stop = sim.run(sc.duration_ns)?;
@@ -219,8 +290,15 @@ pub fn run(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Result<(RunRes
 /// Write `bytes` to `path` atomically (temporary file in the same directory, then
 /// rename), so a killed run never leaves a partial file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path).inspect_err(|_| {

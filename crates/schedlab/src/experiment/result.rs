@@ -92,7 +92,13 @@ fn frac(a: u64, b: u64) -> f64 {
 
 impl RunResult {
     /// Collect the result of a finished simulation.
-    pub fn gather(sc: &Scenario, seed: u64, sim: &mut Sim<Observers>, stop: StopReason, wall: f64) -> RunResult
+    pub fn gather(
+        sc: &Scenario,
+        seed: u64,
+        sim: &mut Sim<Observers>,
+        stop: StopReason,
+        wall: f64,
+    ) -> RunResult
     where
         Observers: Observer<SchedEvent>,
     {
@@ -130,14 +136,28 @@ impl RunResult {
             .metrics
             .iter()
             .zip(&sim.metrics.hists)
-            .map(|(d, h)| (d.name.clone(), WorkloadMetric { unit: d.unit, summary: h.summary() }))
+            .map(|(d, h)| {
+                (
+                    d.name.clone(),
+                    WorkloadMetric {
+                        unit: d.unit,
+                        summary: h.summary(),
+                    },
+                )
+            })
             .collect();
         RunResult {
             schema_version: super::SCHEMA_VERSION,
             scenario: sc.name.clone(),
             seed,
-            machine: MachineInfo { name: m.name.clone(), nr_cpus: m.nr_cpus() },
-            kernel: KernelInfo { preset: sc.kernel_preset.to_string(), features: sc.features.resolved() },
+            machine: MachineInfo {
+                name: m.name.clone(),
+                nr_cpus: m.nr_cpus(),
+            },
+            kernel: KernelInfo {
+                preset: sc.kernel_preset.to_string(),
+                features: sc.features.resolved(),
+            },
             sim_time_ns: now,
             events: sim.events(),
             wall_seconds: wall,
@@ -147,12 +167,20 @@ impl RunResult {
                 migrations: c.migrations.clone(),
                 cpu_busy: c.busy_ns.iter().map(|&b| frac(b, now)).collect(),
                 idle_residency,
-                functions: c.functions.iter().map(|(f, s)| (f.name(), s.clone())).collect(),
+                functions: c
+                    .functions
+                    .iter()
+                    .map(|(f, s)| (f.name(), s.clone()))
+                    .collect(),
                 placement_reasons: c.placement_reasons.clone(),
                 context_switches: c.switches,
                 wakeups: c.wakeups,
             },
-            workload: WorkloadResult { kind: sc.workload_kind.clone(), stop_reason: stop, metrics },
+            workload: WorkloadResult {
+                kind: sc.workload_kind.clone(),
+                stop_reason: stop,
+                metrics,
+            },
             tasks,
         }
     }
@@ -175,8 +203,21 @@ impl RunResult {
             "scenario {}  machine {} ({} CPUs)  kernel {}  seed {}",
             self.scenario, self.machine.name, self.machine.nr_cpus, self.kernel.preset, self.seed
         );
-        let non_default: Vec<&String> = self.kernel.features.iter().filter(|f| f.contains("IDLE_CPU_MASK") || !f.starts_with("NO_")).collect();
-        let _ = writeln!(s, "features: {}", non_default.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(" "));
+        let non_default: Vec<&String> = self
+            .kernel
+            .features
+            .iter()
+            .filter(|f| f.contains("IDLE_CPU_MASK") || !f.starts_with("NO_"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "features: {}",
+            non_default
+                .iter()
+                .map(|f| f.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
         let _ = writeln!(
             s,
             "simulated {:.3} ms in {} events ({:.3} s wall, {:.2} M events/s); stop: {:?}",
@@ -186,8 +227,15 @@ impl RunResult {
             self.events as f64 / self.wall_seconds.max(1e-9) / 1e6,
             self.workload.stop_reason
         );
-        let _ = writeln!(s, "\n{:<20} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}", "latency (us)", "count", "mean", "p50", "p99", "p99.9", "max");
-        for (name, h) in [("wakeup", &self.metrics.wakeup_latency_ns), ("runqueue wait", &self.metrics.runqueue_wait_ns)] {
+        let _ = writeln!(
+            s,
+            "\n{:<20} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "latency (us)", "count", "mean", "p50", "p99", "p99.9", "max"
+        );
+        for (name, h) in [
+            ("wakeup", &self.metrics.wakeup_latency_ns),
+            ("runqueue wait", &self.metrics.runqueue_wait_ns),
+        ] {
             let _ = writeln!(
                 s,
                 "{:<20} {:>9} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
@@ -200,8 +248,14 @@ impl RunResult {
                 us(h.max)
             );
         }
-        let mig: Vec<String> = self.metrics.migrations.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let busy = self.metrics.cpu_busy.iter().sum::<f64>() / self.metrics.cpu_busy.len().max(1) as f64;
+        let mig: Vec<String> = self
+            .metrics
+            .migrations
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let busy =
+            self.metrics.cpu_busy.iter().sum::<f64>() / self.metrics.cpu_busy.len().max(1) as f64;
         let _ = writeln!(
             s,
             "\nswitches {}  wakeups {}  migrations: {}  mean CPU busy {:.1}%",
@@ -210,7 +264,12 @@ impl RunResult {
             mig.join(" "),
             busy * 100.0
         );
-        let reasons: Vec<String> = self.metrics.placement_reasons.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let reasons: Vec<String> = self
+            .metrics
+            .placement_reasons
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let _ = writeln!(s, "placement reasons: {}", reasons.join(" "));
         if !self.workload.metrics.is_empty() {
             let _ = writeln!(s, "\nworkload `{}` metrics:", self.workload.kind);

@@ -34,7 +34,8 @@ pub struct LatencyHist {
 impl Default for LatencyHist {
     fn default() -> Self {
         LatencyHist {
-            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+                .expect("valid histogram bounds"),
             sum: 0,
         }
     }
@@ -74,7 +75,11 @@ impl LatencyHist {
             p95: self.percentile(95.0),
             p99: self.percentile(99.0),
             p999: self.percentile(99.9),
-            max: if self.count() == 0 { 0 } else { self.hist.max() },
+            max: if self.count() == 0 {
+                0
+            } else {
+                self.hist.max()
+            },
         }
     }
 }
@@ -135,10 +140,15 @@ impl Collector {
         Collector {
             wakeup_latency: LatencyHist::default(),
             runqueue_wait: LatencyHist::default(),
-            migrations: [SharedLevel::Smt, SharedLevel::Llc, SharedLevel::Package, SharedLevel::Numa]
-                .iter()
-                .map(|l| (l.name(), 0))
-                .collect(),
+            migrations: [
+                SharedLevel::Smt,
+                SharedLevel::Llc,
+                SharedLevel::Package,
+                SharedLevel::Numa,
+            ]
+            .iter()
+            .map(|l| (l.name(), 0))
+            .collect(),
             placement_reasons: BTreeMap::new(),
             functions: BTreeMap::new(),
             busy_ns: vec![0; nr_cpus],
@@ -155,7 +165,14 @@ impl Collector {
     fn task(&mut self, pid: u32) -> &mut TaskTrack {
         let i = pid as usize;
         if i >= self.tasks.len() {
-            self.tasks.resize(i + 1, TaskTrack { waking: NONE, runnable: NONE, rq_wait: 0 });
+            self.tasks.resize(
+                i + 1,
+                TaskTrack {
+                    waking: NONE,
+                    runnable: NONE,
+                    rq_wait: 0,
+                },
+            );
         }
         &mut self.tasks[i]
     }
@@ -184,7 +201,12 @@ impl Collector {
 impl Observer<SchedEvent> for Collector {
     fn observe(&mut self, now: SimTime, ev: &SchedEvent) {
         match *ev {
-            SchedEvent::Switch { cpu, prev, prev_state, next } => {
+            SchedEvent::Switch {
+                cpu,
+                prev,
+                prev_state,
+                next,
+            } => {
                 self.switches += 1;
                 if let Some(p) = prev {
                     if prev_state == PrevState::Preempted {
@@ -226,7 +248,12 @@ impl Observer<SchedEvent> for Collector {
             SchedEvent::Placement { reason, .. } => {
                 *self.placement_reasons.entry(reason).or_insert(0) += 1;
             }
-            SchedEvent::FuncCall { func, probed, cost_ns, .. } => {
+            SchedEvent::FuncCall {
+                func,
+                probed,
+                cost_ns,
+                ..
+            } => {
                 let f = self.functions.entry(func).or_default();
                 f.calls += 1;
                 f.cpus_probed += probed as u64;
@@ -272,18 +299,64 @@ mod tests {
     #[test]
     fn wakeup_latency_and_runqueue_wait_from_events() {
         let mut c = Collector::new(2, &[1, 1]);
-        c.observe(100, &SchedEvent::Waking { pid: 5, waker_cpu: 0, target_cpu: 1 });
-        c.observe(150, &SchedEvent::Wakeup { pid: 5, cpu: 1, new: false });
-        c.observe(400, &SchedEvent::Switch { cpu: 1, prev: None, prev_state: PrevState::Preempted, next: Some(5) });
+        c.observe(
+            100,
+            &SchedEvent::Waking {
+                pid: 5,
+                waker_cpu: 0,
+                target_cpu: 1,
+            },
+        );
+        c.observe(
+            150,
+            &SchedEvent::Wakeup {
+                pid: 5,
+                cpu: 1,
+                new: false,
+            },
+        );
+        c.observe(
+            400,
+            &SchedEvent::Switch {
+                cpu: 1,
+                prev: None,
+                prev_state: PrevState::Preempted,
+                next: Some(5),
+            },
+        );
         assert_eq!(c.wakeup_latency.count(), 1);
         assert!((c.wakeup_latency.mean() - 300.0).abs() < 1e-9);
         assert_eq!(c.task_rq_wait(5), 250);
         // Preempted at 1000, back at 1600: another 600 of runqueue wait, no wakeup.
-        c.observe(1000, &SchedEvent::Switch { cpu: 1, prev: Some(5), prev_state: PrevState::Preempted, next: Some(6) });
-        c.observe(1600, &SchedEvent::Switch { cpu: 1, prev: Some(6), prev_state: PrevState::Sleeping, next: Some(5) });
+        c.observe(
+            1000,
+            &SchedEvent::Switch {
+                cpu: 1,
+                prev: Some(5),
+                prev_state: PrevState::Preempted,
+                next: Some(6),
+            },
+        );
+        c.observe(
+            1600,
+            &SchedEvent::Switch {
+                cpu: 1,
+                prev: Some(6),
+                prev_state: PrevState::Sleeping,
+                next: Some(5),
+            },
+        );
         assert_eq!(c.task_rq_wait(5), 850);
         assert_eq!(c.wakeup_latency.count(), 1);
-        c.observe(2000, &SchedEvent::Switch { cpu: 1, prev: Some(5), prev_state: PrevState::Sleeping, next: None });
+        c.observe(
+            2000,
+            &SchedEvent::Switch {
+                cpu: 1,
+                prev: Some(5),
+                prev_state: PrevState::Sleeping,
+                next: None,
+            },
+        );
         c.finish(3000);
         assert_eq!(c.busy_ns[1], 1600);
         assert_eq!(c.busy_ns[0], 0);

@@ -29,39 +29,93 @@ impl Observer<SchedEvent> for DecisionTrace {
         }
         let t = &mut self.text;
         let _ = match *ev {
-            SchedEvent::Switch { cpu, prev, prev_state, next } => {
+            SchedEvent::Switch {
+                cpu,
+                prev,
+                prev_state,
+                next,
+            } => {
                 let st = match prev_state {
                     PrevState::Preempted => "R",
                     PrevState::Sleeping => "S",
                     PrevState::Dead => "X",
                 };
-                writeln!(t, "{now} switch cpu={cpu} prev={} prev_state={st} next={}", opt(prev), opt(next))
+                writeln!(
+                    t,
+                    "{now} switch cpu={cpu} prev={} prev_state={st} next={}",
+                    opt(prev),
+                    opt(next)
+                )
             }
-            SchedEvent::Waking { pid, waker_cpu, target_cpu } => {
-                writeln!(t, "{now} waking pid={pid} waker_cpu={waker_cpu} prev_cpu={target_cpu}")
+            SchedEvent::Waking {
+                pid,
+                waker_cpu,
+                target_cpu,
+            } => {
+                writeln!(
+                    t,
+                    "{now} waking pid={pid} waker_cpu={waker_cpu} prev_cpu={target_cpu}"
+                )
             }
             SchedEvent::Wakeup { pid, cpu, new } => {
-                writeln!(t, "{now} {} pid={pid} cpu={cpu}", if new { "wakeup_new" } else { "wakeup" })
+                writeln!(
+                    t,
+                    "{now} {} pid={pid} cpu={cpu}",
+                    if new { "wakeup_new" } else { "wakeup" }
+                )
             }
-            SchedEvent::Migrate { pid, orig_cpu, dest_cpu, level } => {
-                writeln!(t, "{now} migrate pid={pid} orig_cpu={orig_cpu} dest_cpu={dest_cpu} level={}", level.name())
+            SchedEvent::Migrate {
+                pid,
+                orig_cpu,
+                dest_cpu,
+                level,
+            } => {
+                writeln!(
+                    t,
+                    "{now} migrate pid={pid} orig_cpu={orig_cpu} dest_cpu={dest_cpu} level={}",
+                    level.name()
+                )
             }
-            SchedEvent::Placement { pid, kind, prev_cpu, cpu, reason } => {
+            SchedEvent::Placement {
+                pid,
+                kind,
+                prev_cpu,
+                cpu,
+                reason,
+            } => {
                 let k = match kind {
                     WakeKind::Wakeup => "wake",
                     WakeKind::Fork => "fork",
                     WakeKind::Exec => "exec",
                 };
-                writeln!(t, "{now} place pid={pid} kind={k} prev_cpu={prev_cpu} cpu={cpu} reason={reason}")
+                writeln!(
+                    t,
+                    "{now} place pid={pid} kind={k} prev_cpu={prev_cpu} cpu={cpu} reason={reason}"
+                )
             }
             SchedEvent::Fork { parent, child, cpu } => {
-                writeln!(t, "{now} fork parent={} child={child} cpu={cpu}", opt(parent))
+                writeln!(
+                    t,
+                    "{now} fork parent={} child={child} cpu={cpu}",
+                    opt(parent)
+                )
             }
             SchedEvent::Exit { pid, cpu } => writeln!(t, "{now} exit pid={pid} cpu={cpu}"),
-            SchedEvent::IdleEnter { cpu, state } => writeln!(t, "{now} idle_enter cpu={cpu} state={state}"),
+            SchedEvent::IdleEnter { cpu, state } => {
+                writeln!(t, "{now} idle_enter cpu={cpu} state={state}")
+            }
             SchedEvent::IdleExit { cpu } => writeln!(t, "{now} idle_exit cpu={cpu}"),
-            SchedEvent::FuncCall { func, cpu, probed, cost_ns } => {
-                writeln!(t, "{now} func {} cpu={cpu} probed={probed} cost_ns={cost_ns}", func.name())
+            SchedEvent::FuncCall {
+                func,
+                cpu,
+                probed,
+                cost_ns,
+            } => {
+                writeln!(
+                    t,
+                    "{now} func {} cpu={cpu} probed={probed} cost_ns={cost_ns}",
+                    func.name()
+                )
             }
         };
         self.lines += 1;

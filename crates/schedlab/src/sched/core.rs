@@ -251,7 +251,19 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             timer_cpu: 0,
             stats: TaskStats::default(),
         };
-        Kernel { m, topo, feat, tun, fair, rqs, tasks: vec![idle], now: 0, obs, need_step: Vec::new(), spawn_rr: 0 }
+        Kernel {
+            m,
+            topo,
+            feat,
+            tun,
+            fair,
+            rqs,
+            tasks: vec![idle],
+            now: 0,
+            obs,
+            need_step: Vec::new(),
+            spawn_rr: 0,
+        }
     }
 
     #[inline]
@@ -311,10 +323,18 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         };
         let allowed = cpus_allowed.and(self.m.all_cpus());
         assert!(!allowed.is_empty(), "create_task: empty affinity");
-        let load = if policy == Policy::Idle { LoadWeight::idle_policy() } else { LoadWeight::from_nice(nice) };
+        let load = if policy == Policy::Idle {
+            LoadWeight::idle_policy()
+        } else {
+            LoadWeight::from_nice(nice)
+        };
         // init_entity_runnable_average: a new task starts with its full weight as load.
         let avg = crate::sched::pelt::init_entity_runnable_average(load.weight);
-        let se = SchedEntity { load, avg, ..SchedEntity::default() };
+        let se = SchedEntity {
+            load,
+            avg,
+            ..SchedEntity::default()
+        };
         let cpu = parent.map(|p| self.tasks[p as usize].cpu).unwrap_or(0);
         self.tasks.push(Task {
             pid,
@@ -337,7 +357,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             seg: Segment::None,
             timer_gen: 0,
             timer_cpu: cpu,
-            stats: TaskStats { start_ns: self.now, ..TaskStats::default() },
+            stats: TaskStats {
+                start_ns: self.now,
+                ..TaskStats::default()
+            },
         });
         pid
     }
@@ -357,14 +380,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let t = &mut self.tasks[pid as usize];
         t.state = TaskState::Runnable;
         t.recent_used_cpu = this_cpu;
-        self.emit(SchedEvent::Fork { parent, child: pid, cpu: this_cpu });
+        self.emit(SchedEvent::Fork {
+            parent,
+            child: pid,
+            cpu: this_cpu,
+        });
         let cpu = self.select_task_rq(pid, this_cpu, WakeKind::Fork, 0, this_cpu);
         self.tasks[pid as usize].cpu = cpu;
         self.tasks[pid as usize].timer_cpu = cpu;
         self.rq_update_clock(cpu, now);
         self.post_init_entity_util_avg(pid, cpu);
         self.activate_task(cpu, pid, 0);
-        self.emit(SchedEvent::Wakeup { pid, cpu, new: true });
+        self.emit(SchedEvent::Wakeup {
+            pid,
+            cpu,
+            new: true,
+        });
         self.check_preempt_curr(cpu, pid, WF_FORK, this_cpu, q);
     }
 
@@ -409,7 +440,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// CPU and fires after `dur` plus the task's timer slack.
     pub fn sleep_current(&mut self, cpu: usize, dur: u64, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("sleep_current on an idle CPU");
-        let slack = if self.tasks[pid as usize].policy == Policy::Normal || self.tasks[pid as usize].policy == Policy::Batch {
+        let slack = if self.tasks[pid as usize].policy == Policy::Normal
+            || self.tasks[pid as usize].policy == Policy::Batch
+        {
             self.tun_timer_slack()
         } else {
             0
@@ -420,7 +453,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         t.timer_cpu = cpu;
         let gen = t.timer_gen;
         self.rqs[cpu].timers.push((expiry, pid));
-        q.push(expiry, Event::Timer { pid, gen, irq: false });
+        q.push(
+            expiry,
+            Event::Timer {
+                pid,
+                gen,
+                irq: false,
+            },
+        );
         self.block_current(cpu, q);
     }
 
@@ -441,12 +481,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `try_to_wake_up(p, TASK_NORMAL, wake_flags)` issued from `waker_cpu`.
     /// Returns false if the task was not sleeping.
-    pub fn try_to_wake_up(&mut self, pid: Pid, mut wake_flags: u32, waker_cpu: usize, q: &mut EventQueue<Event>) -> bool {
+    pub fn try_to_wake_up(
+        &mut self,
+        pid: Pid,
+        mut wake_flags: u32,
+        waker_cpu: usize,
+        q: &mut EventQueue<Event>,
+    ) -> bool {
         if self.tasks[pid as usize].state != TaskState::Sleeping {
             return false;
         }
         let prev_cpu = self.tasks[pid as usize].cpu;
-        self.emit(SchedEvent::Waking { pid, waker_cpu, target_cpu: prev_cpu });
+        self.emit(SchedEvent::Waking {
+            pid,
+            waker_cpu,
+            target_cpu: prev_cpu,
+        });
         {
             let t = &mut self.tasks[pid as usize];
             t.state = TaskState::Runnable;
@@ -460,7 +510,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             wake_flags |= WF_MIGRATED;
             self.set_task_cpu(pid, cpu, true);
         }
-        let remote = self.feat.has(SchedFeat::TTWU_QUEUE) && !self.topo.cpus_share_cache(waker_cpu, cpu);
+        let remote =
+            self.feat.has(SchedFeat::TTWU_QUEUE) && !self.topo.cpus_share_cache(waker_cpu, cpu);
         if remote {
             // ttwu_queue_remote: the target is non-idle from now on.
             let rq = &mut self.rqs[cpu];
@@ -482,7 +533,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `ttwu_do_activate`: enqueue a woken task on `cpu` and check preemption.
-    fn ttwu_do_activate(&mut self, cpu: usize, pid: Pid, wake_flags: u32, from_cpu: usize, q: &mut EventQueue<Event>) {
+    fn ttwu_do_activate(
+        &mut self,
+        cpu: usize,
+        pid: Pid,
+        wake_flags: u32,
+        from_cpu: usize,
+        q: &mut EventQueue<Event>,
+    ) {
         let now = self.now;
         self.rq_update_clock(cpu, now);
         let mut en = crate::sched::fair::ENQUEUE_WAKEUP;
@@ -490,7 +548,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             en |= crate::sched::fair::ENQUEUE_MIGRATED;
         }
         self.activate_task(cpu, pid, en);
-        self.emit(SchedEvent::Wakeup { pid, cpu, new: false });
+        self.emit(SchedEvent::Wakeup {
+            pid,
+            cpu,
+            new: false,
+        });
         self.check_preempt_curr(cpu, pid, wake_flags, from_cpu, q);
         // ttwu_do_wakeup: fold the idle period into avg_idle.
         let rq = &mut self.rqs[cpu];
@@ -520,7 +582,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `check_preempt_curr`: the idle task is always preempted; otherwise the fair
     /// class decides (`check_preempt_wakeup`).
-    fn check_preempt_curr(&mut self, cpu: usize, pid: Pid, wake_flags: u32, from_cpu: usize, q: &mut EventQueue<Event>) {
+    fn check_preempt_curr(
+        &mut self,
+        cpu: usize,
+        pid: Pid,
+        wake_flags: u32,
+        from_cpu: usize,
+        q: &mut EventQueue<Event>,
+    ) {
         if self.rqs[cpu].curr.is_none() {
             self.resched_curr(cpu, from_cpu, q);
         } else if self.check_preempt_wakeup(cpu, pid, wake_flags) {
@@ -542,19 +611,42 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         rq.resched_pending = true;
         rq.resched_gen = rq.resched_gen.wrapping_add(1);
-        let lat = if cpu == from_cpu { 0 } else { self.m.cost.ipi_latency_ns };
-        q.push(self.now + lat, Event::Resched { cpu: cpu as u32, gen: rq.resched_gen });
+        let lat = if cpu == from_cpu {
+            0
+        } else {
+            self.m.cost.ipi_latency_ns
+        };
+        q.push(
+            self.now + lat,
+            Event::Resched {
+                cpu: cpu as u32,
+                gen: rq.resched_gen,
+            },
+        );
     }
 
     /// `select_task_rq`: single-CPU tasks skip the class hook; the result must be
     /// allowed (`select_fallback_rq` otherwise).
-    fn select_task_rq(&mut self, pid: Pid, prev_cpu: usize, kind: WakeKind, wake_flags: u32, this_cpu: usize) -> usize {
+    fn select_task_rq(
+        &mut self,
+        pid: Pid,
+        prev_cpu: usize,
+        kind: WakeKind,
+        wake_flags: u32,
+        this_cpu: usize,
+    ) -> usize {
         let t = &self.tasks[pid as usize];
         let cpu = if t.nr_cpus_allowed > 1 {
             self.select_task_rq_fair(pid, prev_cpu, kind, wake_flags, this_cpu)
         } else {
             let c = t.cpus_allowed.first().expect("task with empty affinity");
-            self.emit(SchedEvent::Placement { pid, kind, prev_cpu, cpu: c, reason: "single_cpu" });
+            self.emit(SchedEvent::Placement {
+                pid,
+                kind,
+                prev_cpu,
+                cpu: c,
+                reason: "single_cpu",
+            });
             c
         };
         if self.tasks[pid as usize].cpus_allowed.test(cpu) {
@@ -568,17 +660,32 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     fn select_fallback_rq(&self, pid: Pid, prev_cpu: usize) -> usize {
         let allowed = &self.tasks[pid as usize].cpus_allowed;
         let node = self.m.node_mask(prev_cpu).and(allowed);
-        node.first().or_else(|| allowed.first()).expect("task with empty affinity")
+        node.first()
+            .or_else(|| allowed.first())
+            .expect("task with empty affinity")
     }
 
     /// `SIM_` placement stand-in (replaced by the v5.6 `select_task_rq_fair`): wakeups
     /// stay on `prev_cpu`, forks on the parent's CPU.
-    fn select_task_rq_fair(&mut self, pid: Pid, prev_cpu: usize, kind: WakeKind, _wake_flags: u32, this_cpu: usize) -> usize {
+    fn select_task_rq_fair(
+        &mut self,
+        pid: Pid,
+        prev_cpu: usize,
+        kind: WakeKind,
+        _wake_flags: u32,
+        this_cpu: usize,
+    ) -> usize {
         let (cpu, reason) = match kind {
             WakeKind::Wakeup => (prev_cpu, "SIM_prev_cpu"),
             WakeKind::Fork | WakeKind::Exec => (this_cpu, "SIM_parent_cpu"),
         };
-        self.emit(SchedEvent::Placement { pid, kind, prev_cpu, cpu, reason });
+        self.emit(SchedEvent::Placement {
+            pid,
+            kind,
+            prev_cpu,
+            cpu,
+            reason,
+        });
         cpu
     }
 
@@ -602,7 +709,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         t.cpu = new_cpu;
         t.refill_work += refill << WORK_SHIFT;
         t.stats.migrations += 1;
-        self.emit(SchedEvent::Migrate { pid, orig_cpu: old, dest_cpu: new_cpu, level });
+        self.emit(SchedEvent::Migrate {
+            pid,
+            orig_cpu: old,
+            dest_cpu: new_cpu,
+            level,
+        });
     }
 
     fn remove_timer(&mut self, pid: Pid) {
@@ -653,7 +765,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
             return;
         }
-        self.emit(SchedEvent::Switch { cpu, prev, prev_state, next });
+        self.emit(SchedEvent::Switch {
+            cpu,
+            prev,
+            prev_state,
+            next,
+        });
         let was_busy = prev.is_some();
         self.rqs[cpu].curr = next;
         match next {
@@ -677,7 +794,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     rq.tick_gen = rq.tick_gen.wrapping_add(1);
                     let tick = self.tun.tick_nsec();
                     let next_tick = (now / tick + 1) * tick;
-                    q.push(next_tick, Event::Tick { cpu: cpu as u32, gen: rq.tick_gen });
+                    q.push(
+                        next_tick,
+                        Event::Tick {
+                            cpu: cpu as u32,
+                            gen: rq.tick_gen,
+                        },
+                    );
                 }
                 if !was_busy {
                     self.smt_siblings_changed(cpu, q);
@@ -725,8 +848,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// idle length (simplified: see docs/kernel-mapping.md).
     fn predict_idle(&self, cpu: usize) -> u64 {
         let rq = &self.rqs[cpu];
-        let next_timer = rq.timers.iter().map(|&(t, _)| t.saturating_sub(self.now)).min().unwrap_or(u64::MAX);
-        let typical = if rq.idle_ewma == 0 { u64::MAX } else { rq.idle_ewma };
+        let next_timer = rq
+            .timers
+            .iter()
+            .map(|&(t, _)| t.saturating_sub(self.now))
+            .min()
+            .unwrap_or(u64::MAX);
+        let typical = if rq.idle_ewma == 0 {
+            u64::MAX
+        } else {
+            rq.idle_ewma
+        };
         next_timer.min(typical)
     }
 
@@ -734,7 +866,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let now = self.now;
         let rq = &mut self.rqs[cpu];
         let len = now - rq.idle_entered;
-        rq.idle_ewma = if rq.idle_ewma == 0 { len } else { (rq.idle_ewma * 7 + len) / 8 };
+        rq.idle_ewma = if rq.idle_ewma == 0 {
+            len
+        } else {
+            (rq.idle_ewma * 7 + len) / 8
+        };
         rq.waking = false;
         if rq.idle_state.take().is_some() {
             self.emit(SchedEvent::IdleExit { cpu });
@@ -765,7 +901,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Per-thread rate of `cpu` (1024 = one reference ns of work per ns).
     fn update_rate(&mut self, cpu: usize) {
-        let busy = self.m.smt_mask(cpu).iter().filter(|&s| self.rqs[s].curr.is_some()).count();
+        let busy = self
+            .m
+            .smt_mask(cpu)
+            .iter()
+            .filter(|&s| self.rqs[s].curr.is_some())
+            .count();
         let smt = self.m.smt_throughput(cpu, busy) as u64;
         let rq = &mut self.rqs[cpu];
         let r = rq.cpu_capacity_orig * rq.freq_scale / 1024 * smt / 1024;
@@ -807,7 +948,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             Segment::Work(w) => now + (rq.kernel_work + w).div_ceil(rate),
             Segment::Spin(until) => until.max(kdone),
         };
-        q.push(end, Event::SegDone { cpu: cpu as u32, gen: rq.seg_gen });
+        q.push(
+            end,
+            Event::SegDone {
+                cpu: cpu as u32,
+                gen: rq.seg_gen,
+            },
+        );
     }
 
     /// Give the current task of `cpu` a new segment (its program's next demand).
@@ -868,7 +1015,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.scheduler_tick(cpu, q);
                 let tick = self.tun.tick_nsec();
                 let rq = &self.rqs[cpu];
-                q.push(now + tick, Event::Tick { cpu: cpu as u32, gen: rq.tick_gen });
+                q.push(
+                    now + tick,
+                    Event::Tick {
+                        cpu: cpu as u32,
+                        gen: rq.tick_gen,
+                    },
+                );
             }
             Event::Resched { cpu, gen } => {
                 let cpu = cpu as usize;
@@ -913,7 +1066,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 let lat = if irq { 0 } else { self.idle_exit_latency(cpu) };
                 if lat > 0 {
                     self.leave_idle_state(cpu);
-                    q.push(now + lat, Event::Timer { pid, gen, irq: true });
+                    q.push(
+                        now + lat,
+                        Event::Timer {
+                            pid,
+                            gen,
+                            irq: true,
+                        },
+                    );
                 } else {
                     self.remove_timer(pid);
                     self.try_to_wake_up(pid, 0, cpu, q);
@@ -952,7 +1112,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.waking = true;
             rq.exit_gen = rq.exit_gen.wrapping_add(1);
             let gen = rq.exit_gen;
-            q.push(self.now + lat, Event::IdleExitDone { cpu: cpu as u32, gen });
+            q.push(
+                self.now + lat,
+                Event::IdleExitDone {
+                    cpu: cpu as u32,
+                    gen,
+                },
+            );
         } else {
             self.schedule(cpu, q);
         }
@@ -973,7 +1139,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     pub(crate) fn rq_update_clock(&mut self, cpu: usize, now: SimTime) {
         let rq = &mut self.rqs[cpu];
         let busy = rq.curr.is_some();
-        crate::sched::pelt::update_rq_clock_pelt(&mut rq.pelt, now, busy, rq.cpu_capacity_orig, rq.freq_scale);
+        crate::sched::pelt::update_rq_clock_pelt(
+            &mut rq.pelt,
+            now,
+            busy,
+            rq.cpu_capacity_orig,
+            rq.freq_scale,
+        );
     }
 
     /// Jiffies at the current time.
@@ -991,7 +1163,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 n += 1;
                 let t = &self.tasks[pid as usize];
                 if t.cpu != cpu {
-                    return Err(format!("pid {pid} queued on cpu{cpu} but task_cpu is {}", t.cpu));
+                    return Err(format!(
+                        "pid {pid} queued on cpu{cpu} but task_cpu is {}",
+                        t.cpu
+                    ));
                 }
             }
             if let Some(c) = rq.curr {
@@ -1008,7 +1183,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 ));
             }
             if rq.curr.is_none() && rq.nr_running > 0 && !rq.need_resched {
-                return Err(format!("cpu{cpu} idle with {} runnable tasks and no reschedule pending", rq.nr_running));
+                return Err(format!(
+                    "cpu{cpu} idle with {} runnable tasks and no reschedule pending",
+                    rq.nr_running
+                ));
             }
             if rq.curr.is_some() && rq.nr_running == 0 {
                 return Err(format!("cpu{cpu} runs a task but nr_running is 0"));
@@ -1030,7 +1208,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 ));
             }
             if runnable && !t.cpus_allowed.test(t.cpu) {
-                return Err(format!("pid {} on cpu{} outside its affinity {}", t.pid, t.cpu, t.cpus_allowed));
+                return Err(format!(
+                    "pid {} on cpu{} outside its affinity {}",
+                    t.pid, t.cpu, t.cpus_allowed
+                ));
             }
         }
         Ok(())

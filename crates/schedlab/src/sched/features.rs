@@ -128,7 +128,13 @@ impl Features {
     pub fn resolved(&self) -> Vec<String> {
         SchedFeat::ALL
             .iter()
-            .map(|&f| if self.has(f) { f.name().to_string() } else { format!("NO_{}", f.name()) })
+            .map(|&f| {
+                if self.has(f) {
+                    f.name().to_string()
+                } else {
+                    format!("NO_{}", f.name())
+                }
+            })
             .collect()
     }
 }
@@ -205,8 +211,10 @@ impl Tunables {
         self.sched_latency_ns = self.base_latency_ns * factor;
         self.sched_min_granularity_ns = self.base_min_granularity_ns * factor;
         self.sched_wakeup_granularity_ns = self.base_wakeup_granularity_ns * factor;
-        self.sched_nr_latency =
-            self.sched_latency_ns.div_ceil(self.sched_min_granularity_ns.max(1)).max(1);
+        self.sched_nr_latency = self
+            .sched_latency_ns
+            .div_ceil(self.sched_min_granularity_ns.max(1))
+            .max(1);
     }
 
     /// `TICK_NSEC`.
@@ -227,7 +235,9 @@ impl Tunables {
             "hz" => {
                 let hz = int(v)?;
                 if ![100, 250, 300, 1000].contains(&hz) {
-                    return Err(format!("hz = {hz}: CONFIG_HZ must be 100, 250, 300 or 1000"));
+                    return Err(format!(
+                        "hz = {hz}: CONFIG_HZ must be 100, 250, 300 or 1000"
+                    ));
                 }
                 self.hz = hz;
             }
@@ -245,13 +255,11 @@ impl Tunables {
                     x => return Err(format!("sched_tunable_scaling = {x}: must be 0, 1 or 2")),
                 }
             }
-            _ => {
-                return Err(format!(
-                    "unknown tunable `{name}` (known: hz, sched_latency_ns, sched_min_granularity_ns, \
+            _ => return Err(format!(
+                "unknown tunable `{name}` (known: hz, sched_latency_ns, sched_min_granularity_ns, \
                      sched_wakeup_granularity_ns, sched_migration_cost_ns, sched_nr_migrate, \
                      sched_child_runs_first, sched_tunable_scaling)"
-                ))
-            }
+            )),
         }
         Ok(())
     }
@@ -286,7 +294,14 @@ mod tests {
     #[test]
     fn v5_6_defaults_match_features_h() {
         let f = Features::v5_6();
-        for on in ["GENTLE_FAIR_SLEEPERS", "START_DEBIT", "LAST_BUDDY", "TTWU_QUEUE", "SIS_PROP", "WA_BIAS"] {
+        for on in [
+            "GENTLE_FAIR_SLEEPERS",
+            "START_DEBIT",
+            "LAST_BUDDY",
+            "TTWU_QUEUE",
+            "SIS_PROP",
+            "WA_BIAS",
+        ] {
             assert!(f.has(SchedFeat::from_name(on).unwrap()), "{on}");
         }
         for off in ["NEXT_BUDDY", "SIS_AVG_CPU", "LB_MIN", "HRTICK"] {
@@ -301,7 +316,10 @@ mod tests {
         assert!(!f.has(SchedFeat::SIS_PROP));
         f.apply("SIS_AVG_CPU").unwrap();
         assert!(f.has(SchedFeat::SIS_AVG_CPU));
-        assert!(f.apply("SIS_FOO").unwrap_err().contains("unknown scheduler feature `SIS_FOO`"));
+        assert!(f
+            .apply("SIS_FOO")
+            .unwrap_err()
+            .contains("unknown scheduler feature `SIS_FOO`"));
         assert!(f.apply("HRTICK").is_err());
         assert!(f.resolved().contains(&"NO_SIS_PROP".to_string()));
     }

@@ -97,17 +97,41 @@ impl Func {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SchedEvent {
     /// `sched_switch`; `None` is the idle task.
-    Switch { cpu: usize, prev: Option<Pid>, prev_state: PrevState, next: Option<Pid> },
+    Switch {
+        cpu: usize,
+        prev: Option<Pid>,
+        prev_state: PrevState,
+        next: Option<Pid>,
+    },
     /// `sched_waking`, on the waker's CPU, before placement.
-    Waking { pid: Pid, waker_cpu: usize, target_cpu: usize },
+    Waking {
+        pid: Pid,
+        waker_cpu: usize,
+        target_cpu: usize,
+    },
     /// `sched_wakeup` / `sched_wakeup_new`: the task is enqueued on `cpu`.
     Wakeup { pid: Pid, cpu: usize, new: bool },
     /// `sched_migrate_task`.
-    Migrate { pid: Pid, orig_cpu: usize, dest_cpu: usize, level: SharedLevel },
+    Migrate {
+        pid: Pid,
+        orig_cpu: usize,
+        dest_cpu: usize,
+        level: SharedLevel,
+    },
     /// A placement decision and why it was taken.
-    Placement { pid: Pid, kind: WakeKind, prev_cpu: usize, cpu: usize, reason: &'static str },
+    Placement {
+        pid: Pid,
+        kind: WakeKind,
+        prev_cpu: usize,
+        cpu: usize,
+        reason: &'static str,
+    },
     /// `sched_process_fork` (parent `None`: started by the scenario).
-    Fork { parent: Option<Pid>, child: Pid, cpu: usize },
+    Fork {
+        parent: Option<Pid>,
+        child: Pid,
+        cpu: usize,
+    },
     /// `sched_process_exit`.
     Exit { pid: Pid, cpu: usize },
     /// `cpu_idle` entry into state `state` (index into the CPU's idle table).
@@ -115,5 +139,10 @@ pub enum SchedEvent {
     /// `cpu_idle` exit (`state=4294967295`).
     IdleExit { cpu: usize },
     /// One call of an instrumented function: CPUs probed, simulated ns charged.
-    FuncCall { func: Func, cpu: usize, probed: u32, cost_ns: u64 },
+    FuncCall {
+        func: Func,
+        cpu: usize,
+        probed: u32,
+        cost_ns: u64,
+    },
 }

@@ -14,20 +14,19 @@
 //! with an error when tasks are left blocked with nothing left that could wake them.
 
 use crate::engine::{EventQueue, Observer, RngStream, RngStreams, SimTime};
+use crate::metrics::LatencyHist;
 use crate::sched::core::{Kernel, Segment, TaskState, WORK_SHIFT};
 use crate::sched::{Event, Pid, SchedEvent, WF_SYNC};
 use crate::workload::ipc::{
     Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Outcome, ReadOutcome, Wake,
 };
 use crate::workload::program::{LoopCount, Op, WorkloadSpec};
-use crate::metrics::LatencyHist;
 
 /// Workload event ids (`Event::Workload { id, .. }`).
 const EV_START_TASK: u32 = 1;
 const EV_STOP: u32 = 2;
 
 /// Interpreter state of one task.
-#[derive(Debug)]
 struct ProgState {
     prog: usize,
     instance: u32,
@@ -59,11 +58,21 @@ pub enum StopReason {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SimError {
     #[error("workload deadlocked at t={t_ns} ns: {blocked} tasks blocked ({detail})")]
-    Deadlock { t_ns: SimTime, blocked: usize, detail: String },
-    #[error("program of task {task} makes no progress at t={t_ns} ns (an endless loop without work?)")]
+    Deadlock {
+        t_ns: SimTime,
+        blocked: usize,
+        detail: String,
+    },
+    #[error(
+        "program of task {task} makes no progress at t={t_ns} ns (an endless loop without work?)"
+    )]
     NoProgress { task: String, t_ns: SimTime },
     #[error("invariant violated at t={t_ns} ns after event {event}: {msg}")]
-    Invariant { t_ns: SimTime, event: u64, msg: String },
+    Invariant {
+        t_ns: SimTime,
+        event: u64,
+        msg: String,
+    },
 }
 
 /// Values a workload's programs recorded, by metric.
@@ -97,7 +106,12 @@ pub struct Sim<O> {
 
 impl<O: Observer<SchedEvent>> Sim<O> {
     /// Build the system; tasks start when [`Sim::run`] runs.
-    pub fn new(k: Kernel<O>, spec: WorkloadSpec, streams: RngStreams, chan_params: ChanParams) -> Self {
+    pub fn new(
+        k: Kernel<O>,
+        spec: WorkloadSpec,
+        streams: RngStreams,
+        chan_params: ChanParams,
+    ) -> Self {
         let mut chans = Vec::new();
         let mut chan_kind = Vec::new();
         for c in &spec.channels {
@@ -108,7 +122,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         }
         let mut futex = FutexTable::default();
         let futex_addr = (0..spec.futexes).map(|_| futex.alloc()).collect();
-        let metrics = WorkloadMetrics { hists: spec.metrics.iter().map(|_| LatencyHist::default()).collect() };
+        let metrics = WorkloadMetrics {
+            hists: spec
+                .metrics
+                .iter()
+                .map(|_| LatencyHist::default())
+                .collect(),
+        };
         Sim {
             k,
             q: EventQueue::with_capacity(4096),
@@ -140,11 +160,23 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     pub fn run(&mut self, duration: Option<SimTime>) -> Result<StopReason, SimError> {
         self.stop_at = duration;
         if let Some(d) = duration {
-            self.q.push(d, Event::Workload { id: EV_STOP, arg: 0 });
+            self.q.push(
+                d,
+                Event::Workload {
+                    id: EV_STOP,
+                    arg: 0,
+                },
+            );
         }
         for i in 0..self.spec.tasks.len() {
             let t = self.spec.tasks[i].start_ns;
-            self.q.push(t, Event::Workload { id: EV_START_TASK, arg: i as u32 });
+            self.q.push(
+                t,
+                Event::Workload {
+                    id: EV_START_TASK,
+                    arg: i as u32,
+                },
+            );
         }
         while let Some((now, ev)) = self.q.pop() {
             if let Some(Event::Workload { id, arg }) = self.k.handle(now, ev, &mut self.q) {
@@ -158,11 +190,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             self.drain_steps()?;
             if self.check {
-                self.k.check_invariants().map_err(|msg| SimError::Invariant {
-                    t_ns: now,
-                    event: self.q.popped(),
-                    msg,
-                })?;
+                self.k
+                    .check_invariants()
+                    .map_err(|msg| SimError::Invariant {
+                        t_ns: now,
+                        event: self.q.popped(),
+                        msg,
+                    })?;
             }
             if let Some(r) = self.stopped {
                 return Ok(r);
@@ -179,11 +213,20 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             .filter(|t| t.state == TaskState::Sleeping)
             .map(|t| t.name.as_str())
             .collect();
-        let mut detail = blocked.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+        let mut detail = blocked
+            .iter()
+            .take(8)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
         if blocked.len() > 8 {
             detail.push_str(", ...");
         }
-        Err(SimError::Deadlock { t_ns: self.k.now, blocked: blocked.len(), detail })
+        Err(SimError::Deadlock {
+            t_ns: self.k.now,
+            blocked: blocked.len(),
+            detail,
+        })
     }
 
     fn all_started(&self) -> bool {
@@ -222,9 +265,17 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             self.spec.tasks[..i]
                 .iter()
                 .position(|t| t.process == Some(p))
-                .and_then(|j| self.k.tasks.iter().find(|t| t.name == self.spec.tasks[j].name).map(|t| t.pid))
+                .and_then(|j| {
+                    self.k
+                        .tasks
+                        .iter()
+                        .find(|t| t.name == self.spec.tasks[j].name)
+                        .map(|t| t.pid)
+                })
         });
-        let pid = self.k.create_task(&spec.name, None, false, spec.nice, spec.policy, cpus);
+        let pid = self
+            .k
+            .create_task(&spec.name, None, false, spec.nice, spec.policy, cpus);
         if let Some(tg) = tgid {
             self.k.tasks[pid as usize].tgid = tg;
         }
@@ -247,7 +298,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     fn do_wakes(&mut self, cpu: usize) {
         for j in 0..self.wakes.len() {
             let w = self.wakes[j];
-            self.k.try_to_wake_up(w.pid, if w.sync { WF_SYNC } else { 0 }, cpu, &mut self.q);
+            self.k
+                .try_to_wake_up(w.pid, if w.sync { WF_SYNC } else { 0 }, cpu, &mut self.q);
         }
         self.wakes.clear();
     }
@@ -258,7 +310,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         if *st_phase == 0 {
             *st_phase = 1;
             if ns > 0 {
-                self.k.set_segment(cpu, Segment::Work(ns << WORK_SHIFT), &mut self.q);
+                self.k
+                    .set_segment(cpu, Segment::Work(ns << WORK_SHIFT), &mut self.q);
                 return true;
             }
         }
@@ -267,7 +320,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
 
     /// Execute the program of `cpu`'s current task until it needs time or blocks.
     fn step(&mut self, cpu: usize) -> Result<(), SimError> {
-        let Some(pid) = self.k.rqs[cpu].curr else { return Ok(()) };
+        let Some(pid) = self.k.rqs[cpu].curr else {
+            return Ok(());
+        };
         if self.k.tasks[pid as usize].seg != Segment::None || self.k.rqs[cpu].kernel_work > 0 {
             return Ok(());
         }
@@ -275,9 +330,14 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         loop {
             budget -= 1;
             if budget == 0 {
-                return Err(SimError::NoProgress { task: self.k.tasks[pid as usize].name.clone(), t_ns: self.k.now });
+                return Err(SimError::NoProgress {
+                    task: self.k.tasks[pid as usize].name.clone(),
+                    t_ns: self.k.now,
+                });
             }
-            let mut st = self.st[pid as usize].take().expect("running task without a program");
+            let mut st = self.st[pid as usize]
+                .take()
+                .expect("running task without a program");
             let done = self.exec_op(cpu, pid, &mut st);
             self.st[pid as usize] = Some(st);
             if done {
@@ -289,7 +349,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     /// Execute (part of) one op. Returns true when the step is over.
     fn exec_op(&mut self, cpu: usize, pid: Pid, st: &mut ProgState) -> bool {
         let ops = &self.spec.programs[st.prog].ops;
-        let op = if st.pc < ops.len() { ops[st.pc].clone() } else { Op::Exit };
+        let op = if st.pc < ops.len() {
+            ops[st.pc].clone()
+        } else {
+            Op::Exit
+        };
         let c = self.k.m.cost.clone();
         let inst = st.instance;
         macro_rules! next {
@@ -316,7 +380,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     let w = d.sample(&mut st.rng);
                     st.phase = 1;
                     if w > 0 {
-                        self.k.set_segment(cpu, Segment::Work(w << WORK_SHIFT), &mut self.q);
+                        self.k
+                            .set_segment(cpu, Segment::Work(w << WORK_SHIFT), &mut self.q);
                         return true;
                     }
                 }
@@ -497,7 +562,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 let nice = self.k.tasks[pid as usize].nice;
                 let policy = self.k.tasks[pid as usize].policy;
                 let cpus = self.k.tasks[pid as usize].cpus_allowed;
-                let child = self.k.create_task(&name, Some(pid), thread, nice, policy, cpus);
+                let child = self
+                    .k
+                    .create_task(&name, Some(pid), thread, nice, policy, cpus);
                 st.nfork += 1;
                 st.children_alive += 1;
                 let stream = format!("{}/{}", st.stream, st.nfork);

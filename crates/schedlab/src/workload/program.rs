@@ -11,8 +11,8 @@
 //! an [`ObjRef`]: a fixed index, or one chosen by the task's instance number (so a
 //! group of `count = N` tasks can each own `chan[i]`, or pairs can share `chan[i/2]`).
 
-use crate::sched::core::Policy;
 use crate::machine::CpuMask;
+use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::ipc::ChanKind;
 
@@ -34,7 +34,10 @@ pub struct ObjRef {
 pub enum IdxExpr {
     Const(u32),
     /// `instance / div + add`.
-    Instance { div: u32, add: u32 },
+    Instance {
+        div: u32,
+        add: u32,
+    },
 }
 
 impl ObjRef {
@@ -66,24 +69,47 @@ pub enum Op {
     /// `sleep(d)`: hrtimer sleep of `d` ns (plus timer slack).
     Sleep(Dist),
     /// `chan_write(ch, n)`.
-    Write { ch: ObjRef, bytes: u32 },
+    Write {
+        ch: ObjRef,
+        bytes: u32,
+    },
     /// `chan_read(ch, n)`: reads until `n` bytes arrived.
-    Read { ch: ObjRef, bytes: u32 },
+    Read {
+        ch: ObjRef,
+        bytes: u32,
+    },
     /// `poll_readable(ch)`.
-    Poll { ch: ObjRef },
-    FutexWait { f: ObjRef, expected: i64 },
-    FutexWake { f: ObjRef, n: u32 },
-    FutexSet { f: ObjRef, val: i64 },
+    Poll {
+        ch: ObjRef,
+    },
+    FutexWait {
+        f: ObjRef,
+        expected: i64,
+    },
+    FutexWake {
+        f: ObjRef,
+        n: u32,
+    },
+    FutexSet {
+        f: ObjRef,
+        val: i64,
+    },
     Lock(ObjRef),
     Unlock(ObjRef),
     /// Arrive at a barrier and wait for the others.
     Barrier(ObjRef),
     /// `pthread_cond_wait(c, m)`: release `m`, wait, re-acquire `m`.
-    CondWait { c: ObjRef, m: ObjRef },
+    CondWait {
+        c: ObjRef,
+        m: ObjRef,
+    },
     CondSignal(ObjRef),
     CondBroadcast(ObjRef),
     /// `fork` (a new process) or `spawn` (a thread of this process) running `prog`.
-    Fork { prog: ProgId, thread: bool },
+    Fork {
+        prog: ProgId,
+        thread: bool,
+    },
     /// `wait()` for any child process, or `pthread_join` of the next thread in creation
     /// order: both block until a child has exited.
     WaitChild,
@@ -92,14 +118,26 @@ pub enum Op {
     /// A bare syscall (`C_SYS`).
     Syscall,
     /// Loop over the ops up to the matching `EndLoop` at `end`.
-    Loop { count: LoopCount, end: usize },
-    EndLoop { start: usize },
+    Loop {
+        count: LoopCount,
+        end: usize,
+    },
+    EndLoop {
+        start: usize,
+    },
     /// Store `now()` in timestamp slot `slot` (costs `C_GTOD`).
-    Mark { slot: u8 },
+    Mark {
+        slot: u8,
+    },
     /// Record `now() − mark[slot]` in `metric` (costs `C_GTOD`).
-    Record { metric: usize, slot: u8 },
+    Record {
+        metric: usize,
+        slot: u8,
+    },
     /// Record a constant 1 in `metric` (a counter, e.g. events done).
-    Count { metric: usize },
+    Count {
+        metric: usize,
+    },
 }
 
 /// A named program.
@@ -164,7 +202,10 @@ impl WorkloadSpec {
         if let Some(i) = self.metrics.iter().position(|m| m.name == name) {
             return i;
         }
-        self.metrics.push(MetricDecl { name: name.to_string(), unit });
+        self.metrics.push(MetricDecl {
+            name: name.to_string(),
+            unit,
+        });
         self.metrics.len() - 1
     }
 
@@ -175,14 +216,23 @@ impl WorkloadSpec {
             for (i, op) in p.ops.iter().enumerate() {
                 match op {
                     Op::Loop { end, .. } => {
-                        if *end <= i || *end >= p.ops.len() || p.ops[*end] != (Op::EndLoop { start: i }) {
-                            return Err(format!("program `{}`: loop at {i} has no matching end", p.name));
+                        if *end <= i
+                            || *end >= p.ops.len()
+                            || p.ops[*end] != (Op::EndLoop { start: i })
+                        {
+                            return Err(format!(
+                                "program `{}`: loop at {i} has no matching end",
+                                p.name
+                            ));
                         }
                         stack.push(i);
                     }
                     Op::EndLoop { start } => {
                         if stack.pop() != Some(*start) {
-                            return Err(format!("program `{}`: unbalanced loop end at {i}", p.name));
+                            return Err(format!(
+                                "program `{}`: unbalanced loop end at {i}",
+                                p.name
+                            ));
                         }
                     }
                     Op::Fork { prog, .. } if *prog >= self.programs.len() => {

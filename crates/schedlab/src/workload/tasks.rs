@@ -34,7 +34,9 @@ use crate::machine::CpuMask;
 use crate::sched::core::Policy;
 use crate::workload::dist::{parse_dist, Dist, Unit};
 use crate::workload::ipc::ChanKind;
-use crate::workload::program::{ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec};
+use crate::workload::program::{
+    ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec,
+};
 use std::collections::BTreeMap;
 
 /// Convert a located node to a plain `toml::Value` (for the distribution parser).
@@ -45,7 +47,11 @@ pub fn node_to_toml(n: &Node) -> toml::Value {
         Val::Float(f) => toml::Value::Float(*f),
         Val::Bool(b) => toml::Value::Boolean(*b),
         Val::Array(a) => toml::Value::Array(a.iter().map(node_to_toml).collect()),
-        Val::Table(t) => toml::Value::Table(t.iter().map(|(k, v)| (k.clone(), node_to_toml(v))).collect()),
+        Val::Table(t) => toml::Value::Table(
+            t.iter()
+                .map(|(k, v)| (k.clone(), node_to_toml(v)))
+                .collect(),
+        ),
     }
 }
 
@@ -70,7 +76,9 @@ fn parse_ref(s: &str, arrays: &BTreeMap<String, (u32, u32)>, what: &str) -> Resu
     let (name, idx) = match s.split_once('[') {
         None => (s, IdxExpr::Const(0)),
         Some((n, rest)) => {
-            let inner = rest.strip_suffix(']').ok_or_else(|| format!("bad {what} reference `{s}`: missing `]`"))?;
+            let inner = rest
+                .strip_suffix(']')
+                .ok_or_else(|| format!("bad {what} reference `{s}`: missing `]`"))?;
             let inner: String = inner.chars().filter(|c| !c.is_whitespace()).collect();
             let idx = if let Ok(k) = inner.parse::<u32>() {
                 IdxExpr::Const(k)
@@ -85,10 +93,16 @@ fn parse_ref(s: &str, arrays: &BTreeMap<String, (u32, u32)>, what: &str) -> Resu
                             },
                             None => match rest.strip_prefix('+') {
                                 Some(a) => ("1", Some(a)),
-                                None => return Err(format!("bad index `{inner}` in `{s}` (use K, i, i+K, i/D or i/D+K)")),
+                                None => return Err(format!(
+                                    "bad index `{inner}` in `{s}` (use K, i, i+K, i/D or i/D+K)"
+                                )),
                             },
                         };
-                        let d: u32 = d.parse().ok().filter(|&d| d > 0).ok_or_else(|| format!("bad divisor in `{s}`"))?;
+                        let d: u32 = d
+                            .parse()
+                            .ok()
+                            .filter(|&d| d > 0)
+                            .ok_or_else(|| format!("bad divisor in `{s}`"))?;
                         let a: u32 = match a {
                             Some(a) => a.parse().map_err(|_| format!("bad offset in `{s}`"))?,
                             None => 0,
@@ -98,15 +112,21 @@ fn parse_ref(s: &str, arrays: &BTreeMap<String, (u32, u32)>, what: &str) -> Resu
                 };
                 IdxExpr::Instance { div, add }
             } else {
-                return Err(format!("bad index `{inner}` in `{s}` (use K, i, i+K, i/D or i/D+K)"));
+                return Err(format!(
+                    "bad index `{inner}` in `{s}` (use K, i, i+K, i/D or i/D+K)"
+                ));
             };
             (n, idx)
         }
     };
-    let &(base, count) = arrays.get(name).ok_or_else(|| format!("unknown {what} `{name}`"))?;
+    let &(base, count) = arrays
+        .get(name)
+        .ok_or_else(|| format!("unknown {what} `{name}`"))?;
     if let IdxExpr::Const(k) = idx {
         if k >= count {
-            return Err(format!("{what} `{s}`: index {k} out of range (count = {count})"));
+            return Err(format!(
+                "{what} `{s}`: index {k} out of range (count = {count})"
+            ));
         }
     }
     Ok(ObjRef { base, count, idx })
@@ -114,10 +134,14 @@ fn parse_ref(s: &str, arrays: &BTreeMap<String, (u32, u32)>, what: &str) -> Resu
 
 impl Ctx<'_> {
     fn declare(&mut self, r: &TableReader<'_>, key: &'static str) -> Result<(), InputError> {
-        let Some(items) = r.array(key)? else { return Ok(()) };
+        let Some(items) = r.array(key)? else {
+            return Ok(());
+        };
         for item in items {
             let t = TableReader::new(self.doc, item, &format!("workload.{key}"))?;
-            let name = t.str("name")?.ok_or_else(|| t.err("name", format!("every `{key}` needs a `name`")))?;
+            let name = t
+                .str("name")?
+                .ok_or_else(|| t.err("name", format!("every `{key}` needs a `name`")))?;
             let count = t.uint("count", 1, 1 << 20)?.unwrap_or(1) as u32;
             let arrays = match key {
                 "channel" => &mut self.objs.chans,
@@ -135,10 +159,19 @@ impl Ctx<'_> {
                         "pipe" => ChanKind::Pipe,
                         "unix" | "socket" => ChanKind::UnixStream,
                         "tcp" => ChanKind::TcpLoopback,
-                        k => return Err(t.err("kind", format!("unknown channel kind `{k}` (pipe, unix, tcp)"))),
+                        k => {
+                            return Err(t.err(
+                                "kind",
+                                format!("unknown channel kind `{k}` (pipe, unix, tcp)"),
+                            ))
+                        }
                     };
                     let base = self.spec.nr_channels() as u32;
-                    self.spec.channels.push(ChanDecl { name: name.to_string(), kind, count });
+                    self.spec.channels.push(ChanDecl {
+                        name: name.to_string(),
+                        kind,
+                        count,
+                    });
                     base
                 }
                 "futex" => {
@@ -152,9 +185,14 @@ impl Ctx<'_> {
                     b
                 }
                 "barrier" => {
-                    let parties = t.uint("parties", 1, 1 << 20)?.ok_or_else(|| t.err("parties", "a barrier needs `parties`"))? as u32;
+                    let parties = t
+                        .uint("parties", 1, 1 << 20)?
+                        .ok_or_else(|| t.err("parties", "a barrier needs `parties`"))?
+                        as u32;
                     let b = self.spec.barriers.len() as u32;
-                    self.spec.barriers.extend(std::iter::repeat_n(parties, count as usize));
+                    self.spec
+                        .barriers
+                        .extend(std::iter::repeat_n(parties, count as usize));
                     b
                 }
                 _ => {
@@ -170,12 +208,22 @@ impl Ctx<'_> {
     }
 
     fn dist(&self, t: &TableReader<'_>, key: &'static str, unit: Unit) -> Result<Dist, InputError> {
-        let n = t.get(key).ok_or_else(|| t.err(key, format!("`{}` needs `{key}`", t.name)))?;
-        parse_dist(&node_to_toml(n), unit).map_err(|m| self.doc.err(n, format!("`{}.{key}`: {m}", t.name)))
+        let n = t
+            .get(key)
+            .ok_or_else(|| t.err(key, format!("`{}` needs `{key}`", t.name)))?;
+        parse_dist(&node_to_toml(n), unit)
+            .map_err(|m| self.doc.err(n, format!("`{}.{key}`: {m}", t.name)))
     }
 
-    fn obj(&self, t: &TableReader<'_>, key: &'static str, which: &str) -> Result<ObjRef, InputError> {
-        let s = t.str(key)?.ok_or_else(|| t.err(key, format!("`{}` needs `{key}`", t.name)))?;
+    fn obj(
+        &self,
+        t: &TableReader<'_>,
+        key: &'static str,
+        which: &str,
+    ) -> Result<ObjRef, InputError> {
+        let s = t
+            .str(key)?
+            .ok_or_else(|| t.err(key, format!("`{}` needs `{key}`", t.name)))?;
         let arrays = match which {
             "channel" => &self.objs.chans,
             "futex" => &self.objs.futexes,
@@ -189,7 +237,9 @@ impl Ctx<'_> {
     fn ops(&mut self, nodes: &[Node], ctx_name: &str, out: &mut Vec<Op>) -> Result<(), InputError> {
         for (i, n) in nodes.iter().enumerate() {
             let t = TableReader::new(self.doc, n, &format!("{ctx_name}[{i}]"))?;
-            let op = t.str("op")?.ok_or_else(|| t.err("op", format!("`{}` needs `op`", t.name)))?;
+            let op = t
+                .str("op")?
+                .ok_or_else(|| t.err("op", format!("`{}` needs `op`", t.name)))?;
             let o = match op {
                 "compute" => Op::Compute(self.dist(&t, "work", Unit::Time)?),
                 "spin" => Op::Spin(self.dist(&t, "time", Unit::Time)?),
@@ -203,36 +253,66 @@ impl Ctx<'_> {
                         Op::Read { ch, bytes }
                     }
                 }
-                "poll" => Op::Poll { ch: self.obj(&t, "chan", "channel")? },
-                "futex_wait" => Op::FutexWait { f: self.obj(&t, "futex", "futex")?, expected: t.int("expected")?.unwrap_or(0) },
-                "futex_wake" => Op::FutexWake { f: self.obj(&t, "futex", "futex")?, n: t.uint("n", 1, u32::MAX as u64)?.unwrap_or(1) as u32 },
-                "futex_set" => Op::FutexSet { f: self.obj(&t, "futex", "futex")?, val: t.int("value")?.unwrap_or(0) },
+                "poll" => Op::Poll {
+                    ch: self.obj(&t, "chan", "channel")?,
+                },
+                "futex_wait" => Op::FutexWait {
+                    f: self.obj(&t, "futex", "futex")?,
+                    expected: t.int("expected")?.unwrap_or(0),
+                },
+                "futex_wake" => Op::FutexWake {
+                    f: self.obj(&t, "futex", "futex")?,
+                    n: t.uint("n", 1, u32::MAX as u64)?.unwrap_or(1) as u32,
+                },
+                "futex_set" => Op::FutexSet {
+                    f: self.obj(&t, "futex", "futex")?,
+                    val: t.int("value")?.unwrap_or(0),
+                },
                 "lock" => Op::Lock(self.obj(&t, "mutex", "mutex")?),
                 "unlock" => Op::Unlock(self.obj(&t, "mutex", "mutex")?),
                 "barrier" => Op::Barrier(self.obj(&t, "barrier", "barrier")?),
-                "cond_wait" => Op::CondWait { c: self.obj(&t, "cond", "condvar")?, m: self.obj(&t, "mutex", "mutex")? },
+                "cond_wait" => Op::CondWait {
+                    c: self.obj(&t, "cond", "condvar")?,
+                    m: self.obj(&t, "mutex", "mutex")?,
+                },
                 "cond_signal" => Op::CondSignal(self.obj(&t, "cond", "condvar")?),
                 "cond_broadcast" => Op::CondBroadcast(self.obj(&t, "cond", "condvar")?),
                 "fork" | "spawn" => {
-                    let name = t.str("program")?.ok_or_else(|| t.err("program", format!("`{op}` needs `program`")))?;
-                    let prog = *self
-                        .prog_names
-                        .get(name)
-                        .ok_or_else(|| t.err("program", format!("unknown program `{name}` (define it in [workload.programs])")))?;
-                    Op::Fork { prog, thread: op == "spawn" }
+                    let name = t
+                        .str("program")?
+                        .ok_or_else(|| t.err("program", format!("`{op}` needs `program`")))?;
+                    let prog = *self.prog_names.get(name).ok_or_else(|| {
+                        t.err(
+                            "program",
+                            format!("unknown program `{name}` (define it in [workload.programs])"),
+                        )
+                    })?;
+                    Op::Fork {
+                        prog,
+                        thread: op == "spawn",
+                    }
                 }
                 "wait" | "join" => Op::WaitChild,
                 "exit" => Op::Exit,
                 "yield" => Op::Yield,
                 "syscall" => Op::Syscall,
-                "mark" => Op::Mark { slot: t.uint("slot", 0, 3)?.unwrap_or(0) as u8 },
+                "mark" => Op::Mark {
+                    slot: t.uint("slot", 0, 3)?.unwrap_or(0) as u8,
+                },
                 "record" | "count" => {
-                    let name = t.str("metric")?.ok_or_else(|| t.err("metric", format!("`{op}` needs `metric`")))?;
+                    let name = t
+                        .str("metric")?
+                        .ok_or_else(|| t.err("metric", format!("`{op}` needs `metric`")))?;
                     if op == "record" {
                         let metric = self.spec.metric(name, "ns");
-                        Op::Record { metric, slot: t.uint("slot", 0, 3)?.unwrap_or(0) as u8 }
+                        Op::Record {
+                            metric,
+                            slot: t.uint("slot", 0, 3)?.unwrap_or(0) as u8,
+                        }
                     } else {
-                        Op::Count { metric: self.spec.metric(name, "count") }
+                        Op::Count {
+                            metric: self.spec.metric(name, "count"),
+                        }
                     }
                 }
                 "loop" => {
@@ -241,7 +321,9 @@ impl Ctx<'_> {
                         Some(n) if n.val == Val::Str("forever".into()) => LoopCount::Forever,
                         Some(_) => LoopCount::Times(self.dist(&t, "count", Unit::Count)?),
                     };
-                    let body = t.array("body")?.ok_or_else(|| t.err("body", "`loop` needs `body`"))?;
+                    let body = t
+                        .array("body")?
+                        .ok_or_else(|| t.err("body", "`loop` needs `body`"))?;
                     let start = out.len();
                     out.push(Op::Syscall); // placeholder
                     let name = format!("{}.body", t.name);
@@ -270,17 +352,31 @@ impl Ctx<'_> {
             Val::Array(a) => {
                 let mut ops = Vec::new();
                 self.ops(a, ctx_name, &mut ops)?;
-                self.spec.programs.push(Program { name: name.to_string(), ops });
+                self.spec.programs.push(Program {
+                    name: name.to_string(),
+                    ops,
+                });
                 Ok(self.spec.programs.len() - 1)
             }
-            v => Err(self.doc.err(node, format!("`{ctx_name}` must be an array of ops or a program name, found {}", v.type_name()))),
+            v => Err(self.doc.err(
+                node,
+                format!(
+                    "`{ctx_name}` must be an array of ops or a program name, found {}",
+                    v.type_name()
+                ),
+            )),
         }
     }
 }
 
 /// Parse `[workload]` of kind `tasks` into a [`WorkloadSpec`].
 pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadSpec, InputError> {
-    let mut cx = Ctx { doc, objs: Objects::default(), prog_names: BTreeMap::new(), spec: WorkloadSpec::default() };
+    let mut cx = Ctx {
+        doc,
+        objs: Objects::default(),
+        prog_names: BTreeMap::new(),
+        spec: WorkloadSpec::default(),
+    };
     for key in ["channel", "futex", "mutex", "barrier", "condvar"] {
         cx.declare(w, key)?;
     }
@@ -289,12 +385,26 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
         let names: Vec<String> = progs.keys().cloned().collect();
         for (i, n) in names.iter().enumerate() {
             cx.prog_names.insert(n.clone(), i);
-            cx.spec.programs.push(Program { name: n.clone(), ops: Vec::new() });
+            cx.spec.programs.push(Program {
+                name: n.clone(),
+                ops: Vec::new(),
+            });
         }
         for (i, n) in names.iter().enumerate() {
-            let node = progs.get(progs.keys().find(|k| *k == n).map(|s| s.as_str()).unwrap_or_default()).expect("key exists");
+            let node = progs
+                .get(
+                    progs
+                        .keys()
+                        .find(|k| *k == n)
+                        .map(|s| s.as_str())
+                        .unwrap_or_default(),
+                )
+                .expect("key exists");
             let Val::Array(a) = &node.val else {
-                return Err(doc.err(node, format!("`workload.programs.{n}` must be an array of ops")));
+                return Err(doc.err(
+                    node,
+                    format!("`workload.programs.{n}` must be an array of ops"),
+                ));
             };
             let mut ops = Vec::new();
             cx.ops(a, &format!("workload.programs.{n}"), &mut ops)?;
@@ -302,17 +412,29 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
         }
         progs.finish()?;
     }
-    let tasks = w.array("task")?.ok_or_else(|| w.err("task", "a `tasks` workload needs at least one [[workload.task]]"))?;
+    let tasks = w.array("task")?.ok_or_else(|| {
+        w.err(
+            "task",
+            "a `tasks` workload needs at least one [[workload.task]]",
+        )
+    })?;
     for (gi, item) in tasks.iter().enumerate() {
         let t = TableReader::new(doc, item, &format!("workload.task[{gi}]"))?;
-        let name = t.str("name")?.ok_or_else(|| t.err("name", "every task group needs a `name`"))?.to_string();
+        let name = t
+            .str("name")?
+            .ok_or_else(|| t.err("name", "every task group needs a `name`"))?
+            .to_string();
         let count = t.uint("count", 1, 1 << 20)?.unwrap_or(1) as u32;
         let cpus = match t.str("cpus")? {
             None => None,
             Some(s) => {
-                let m = CpuMask::parse_cpulist(s).map_err(|e| t.err("cpus", format!("`cpus`: {e}")))?;
+                let m =
+                    CpuMask::parse_cpulist(s).map_err(|e| t.err("cpus", format!("`cpus`: {e}")))?;
                 if m.is_empty() || m.iter().any(|c| c >= nr_cpus) {
-                    return Err(t.err("cpus", format!("`cpus = \"{s}\"` must name CPUs of this {nr_cpus}-CPU machine")));
+                    return Err(t.err(
+                        "cpus",
+                        format!("`cpus = \"{s}\"` must name CPUs of this {nr_cpus}-CPU machine"),
+                    ));
                 }
                 Some(m)
             }
@@ -325,7 +447,12 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
             "normal" | "other" => Policy::Normal,
             "batch" => Policy::Batch,
             "idle" => Policy::Idle,
-            p => return Err(t.err("policy", format!("unknown policy `{p}` (normal, batch, idle)"))),
+            p => {
+                return Err(t.err(
+                    "policy",
+                    format!("unknown policy `{p}` (normal, batch, idle)"),
+                ))
+            }
         };
         let start_ns = match t.get("start") {
             None => 0,
@@ -335,13 +462,28 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
             },
         };
         let threads = t.bool("threads")?.unwrap_or(false);
-        let pnode = t.get("program").ok_or_else(|| t.err("program", "every task group needs a `program`"))?;
+        let pnode = t
+            .get("program")
+            .ok_or_else(|| t.err("program", "every task group needs a `program`"))?;
         let prog = cx.program(pnode, &name, &format!("workload.task[{gi}].program"))?;
         t.finish()?;
         let process = threads.then_some(gi as u32);
         for i in 0..count {
-            let tname = if count == 1 { name.clone() } else { format!("{name}-{i}") };
-            cx.spec.tasks.push(TaskSpec { name: tname, prog, instance: i, cpus, nice: nice as i32, policy, start_ns, process });
+            let tname = if count == 1 {
+                name.clone()
+            } else {
+                format!("{name}-{i}")
+            };
+            cx.spec.tasks.push(TaskSpec {
+                name: tname,
+                prog,
+                instance: i,
+                cpus,
+                nice: nice as i32,
+                policy,
+                start_ns,
+                process,
+            });
         }
     }
     cx.spec.validate().map_err(|m| w.err("task", m))?;
@@ -361,8 +503,12 @@ mod tests {
         assert_eq!(parse_ref("p[i/2]", &a, "channel").unwrap().resolve(3), 11);
         assert_eq!(parse_ref("p[i/2+1]", &a, "channel").unwrap().resolve(5), 13);
         assert_eq!(parse_ref("p[2]", &a, "channel").unwrap().resolve(0), 12);
-        assert!(parse_ref("p[4]", &a, "channel").unwrap_err().contains("out of range"));
-        assert!(parse_ref("q", &a, "channel").unwrap_err().contains("unknown channel `q`"));
+        assert!(parse_ref("p[4]", &a, "channel")
+            .unwrap_err()
+            .contains("out of range"));
+        assert!(parse_ref("q", &a, "channel")
+            .unwrap_err()
+            .contains("unknown channel `q`"));
         assert!(parse_ref("p[j]", &a, "channel").is_err());
     }
 }

@@ -43,8 +43,8 @@ pub const WEIGHT_IDLEPRIO: u64 = 3;
 /// `sched_prio_to_weight`: nice −20 … 19.
 pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
     88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
-    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110,
-    87, 70, 56, 45, 36, 29, 23, 18, 15,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87,
+    70, 56, 45, 36, 29, 23, 18, 15,
 ];
 
 /// A load weight with its cached inverse (`struct load_weight`).
@@ -58,16 +58,25 @@ impl LoadWeight {
     /// The weight of nice level `nice`, with the table's inverse (2^32 / w).
     pub fn from_nice(nice: i32) -> LoadWeight {
         let w = SCHED_PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize];
-        LoadWeight { weight: w, inv_weight: ((1u64 << 32) / w) as u32 }
+        LoadWeight {
+            weight: w,
+            inv_weight: ((1u64 << 32) / w) as u32,
+        }
     }
     /// SCHED_IDLE tasks (`WEIGHT_IDLEPRIO`, `WMULT_IDLEPRIO`).
     pub fn idle_policy() -> LoadWeight {
-        LoadWeight { weight: WEIGHT_IDLEPRIO, inv_weight: 1_431_655_765 }
+        LoadWeight {
+            weight: WEIGHT_IDLEPRIO,
+            inv_weight: 1_431_655_765,
+        }
     }
     /// A sum of weights (a runqueue's load); inverse computed lazily as
     /// `__update_inv_weight` does.
     pub fn sum(weight: u64) -> LoadWeight {
-        LoadWeight { weight, inv_weight: 0 }
+        LoadWeight {
+            weight,
+            inv_weight: 0,
+        }
     }
     fn inv(&self) -> u64 {
         if self.inv_weight != 0 {
@@ -318,7 +327,12 @@ pub fn wakeup_gran(se_load: &LoadWeight, p: &FairParams) -> u64 {
 
 /// `wakeup_preempt_entity(curr, se)`: −1 if `se` is not ahead, 1 if `curr` is ahead
 /// by more than the granularity, 0 otherwise.
-pub fn wakeup_preempt_entity(curr_vruntime: u64, se_vruntime: u64, se_load: &LoadWeight, p: &FairParams) -> i32 {
+pub fn wakeup_preempt_entity(
+    curr_vruntime: u64,
+    se_vruntime: u64,
+    se_load: &LoadWeight,
+    p: &FairParams,
+) -> i32 {
     let d = vdiff(curr_vruntime, se_vruntime);
     if d <= 0 {
         return -1;
@@ -436,14 +450,23 @@ mod tests {
     #[test]
     fn place_entity_sleeper_credit_and_start_debit() {
         let p = params();
-        let mut cfs = CfsRq { min_vruntime: 100_000_000, ..CfsRq::default() };
+        let mut cfs = CfsRq {
+            min_vruntime: 100_000_000,
+            ..CfsRq::default()
+        };
         cfs.nr_running = 1;
         cfs.load = LoadWeight::sum(1024);
         let w = LoadWeight::from_nice(0);
         // A long sleeper gets min_vruntime − latency/2.
-        assert_eq!(place_entity(&cfs, 0, &w, true, false, &p), 100_000_000 - 12_000_000);
+        assert_eq!(
+            place_entity(&cfs, 0, &w, true, false, &p),
+            100_000_000 - 12_000_000
+        );
         // A recent sleeper keeps its own (larger) vruntime.
-        assert_eq!(place_entity(&cfs, 99_000_000, &w, true, false, &p), 99_000_000);
+        assert_eq!(
+            place_entity(&cfs, 99_000_000, &w, true, false, &p),
+            99_000_000
+        );
         // A forked child (not queued) starts a vslice after min_vruntime: 2 entities -> 12 ms.
         assert_eq!(place_entity(&cfs, 0, &w, false, true, &p), 112_000_000);
     }

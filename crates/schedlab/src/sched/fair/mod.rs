@@ -24,7 +24,10 @@ use crate::sched::core::{Kernel, Policy, TaskState};
 use crate::sched::features::SchedFeat;
 use crate::sched::pelt::{self, SchedAvg};
 use crate::sched::{Pid, SchedEvent, WF_FORK};
-use entity::{calc_delta_fair, pick_next_entity, place_entity, sched_slice, update_min_vruntime, vdiff, wakeup_preempt_entity, LoadWeight};
+use entity::{
+    calc_delta_fair, pick_next_entity, place_entity, sched_slice, update_min_vruntime, vdiff,
+    wakeup_preempt_entity, LoadWeight,
+};
 
 pub const ENQUEUE_WAKEUP: u32 = 0x01;
 pub const ENQUEUE_MIGRATED: u32 = 0x40;
@@ -93,7 +96,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             decayed = true;
         }
         let running = cfs.curr.is_some();
-        decayed |= pelt::update_cfs_rq(now, &mut cfs.avg, cfs.load.weight, cfs.runnable_weight, running);
+        decayed |= pelt::update_cfs_rq(
+            now,
+            &mut cfs.avg,
+            cfs.load.weight,
+            cfs.runnable_weight,
+            running,
+        );
         decayed
     }
 
@@ -184,7 +193,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         rq.cfs.nr_running += 1;
         if flags & ENQUEUE_WAKEUP != 0 {
             let se = &self.tasks[pid as usize].se;
-            let v = place_entity(&self.rqs[cpu].cfs, se.vruntime, &se.load, true, false, &self.fair);
+            let v = place_entity(
+                &self.rqs[cpu].cfs,
+                se.vruntime,
+                &se.load,
+                true,
+                false,
+                &self.fair,
+            );
             self.tasks[pid as usize].se.vruntime = v;
         }
         let v = self.tasks[pid as usize].se.vruntime;
@@ -235,7 +251,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let cap = self.rqs[cpu].cpu_capacity_orig;
             let sa = self.tasks[pid as usize].se.avg;
             pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
-            pelt::util_est_update_feat(&mut self.tasks[pid as usize].se.avg, flags & DEQUEUE_SLEEP != 0, cap, fastup);
+            pelt::util_est_update_feat(
+                &mut self.tasks[pid as usize].se.avg,
+                flags & DEQUEUE_SLEEP != 0,
+                cap,
+                fastup,
+            );
         }
     }
 
@@ -293,7 +314,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `task_tick_fair` → `entity_tick`: returns true when the slice is used up.
     pub(crate) fn task_tick_fair(&mut self, cpu: usize) -> bool {
-        let Some(pid) = self.rqs[cpu].cfs.curr else { return false };
+        let Some(pid) = self.rqs[cpu].cfs.curr else {
+            return false;
+        };
         self.update_curr(cpu);
         self.update_load_avg(cpu, pid, false);
         if self.rqs[cpu].cfs.nr_running > 1 {
@@ -315,7 +338,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if delta_exec < self.fair.min_granularity {
             return false;
         }
-        let Some(left) = cfs.first() else { return false };
+        let Some(left) = cfs.first() else {
+            return false;
+        };
         let delta = vdiff(se.vruntime, self.tasks[left as usize].se.vruntime);
         delta > 0 && delta as u64 > ideal
     }
@@ -323,7 +348,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `check_preempt_wakeup`: should the newly woken `pid` preempt `cpu`'s current
     /// task? Sets the next/last buddies as the kernel does.
     pub(crate) fn check_preempt_wakeup(&mut self, cpu: usize, pid: Pid, wake_flags: u32) -> bool {
-        let Some(curr) = self.rqs[cpu].curr else { return true };
+        let Some(curr) = self.rqs[cpu].curr else {
+            return true;
+        };
         if curr == pid {
             return false;
         }
@@ -377,7 +404,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.rqs[cpu].nr_running == 1 {
             return;
         }
-        let Some(pid) = self.rqs[cpu].curr else { return };
+        let Some(pid) = self.rqs[cpu].curr else {
+            return;
+        };
         Self::clear_buddies(&mut self.rqs[cpu].cfs, pid);
         if self.tasks[pid as usize].policy != Policy::Batch {
             self.update_curr(cpu);
@@ -387,16 +416,32 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `task_fork_fair`: the child starts from the parent's vruntime, placed with
     /// START_DEBIT on the parent's CPU, and kept relative to its `min_vruntime`.
-    pub(crate) fn task_fork_fair(&mut self, pid: Pid, this_cpu: usize, parent: Option<Pid>, q: &mut crate::engine::EventQueue<crate::sched::Event>) {
+    pub(crate) fn task_fork_fair(
+        &mut self,
+        pid: Pid,
+        this_cpu: usize,
+        parent: Option<Pid>,
+        q: &mut crate::engine::EventQueue<crate::sched::Event>,
+    ) {
         let now = self.now;
         self.rq_update_clock(this_cpu, now);
-        let curr = self.rqs[this_cpu].cfs.curr.filter(|&c| Some(c) == parent || parent.is_none());
+        let curr = self.rqs[this_cpu]
+            .cfs
+            .curr
+            .filter(|&c| Some(c) == parent || parent.is_none());
         if let Some(c) = curr {
             self.update_curr(this_cpu);
             self.tasks[pid as usize].se.vruntime = self.tasks[c as usize].se.vruntime;
         }
         let se = &self.tasks[pid as usize].se;
-        let v = place_entity(&self.rqs[this_cpu].cfs, se.vruntime, &se.load, false, true, &self.fair);
+        let v = place_entity(
+            &self.rqs[this_cpu].cfs,
+            se.vruntime,
+            &se.load,
+            false,
+            true,
+            &self.fair,
+        );
         self.tasks[pid as usize].se.vruntime = v;
         if let Some(c) = curr {
             if self.tun.child_runs_first && vdiff(self.tasks[c as usize].se.vruntime, v) < 0 {
@@ -416,7 +461,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let cap = self.rqs[cpu].cpu_capacity_orig;
         let cfs_avg = self.rqs[cpu].cfs.avg;
         let w = self.tasks[pid as usize].se.load.weight;
-        pelt::post_init_entity_util_avg(&mut self.tasks[pid as usize].se.avg, w, cap, &cfs_avg, true);
+        pelt::post_init_entity_util_avg(
+            &mut self.tasks[pid as usize].se.avg,
+            w,
+            cap,
+            &cfs_avg,
+            true,
+        );
         // attach_entity_cfs_rq: age the cfs_rq (the task is not attached yet), attach.
         let now = pelt::rq_clock_pelt(&self.rqs[cpu].pelt);
         self.update_cfs_rq_load_avg(cpu, now);
