@@ -125,7 +125,10 @@ impl Pipe {
         }
     }
 
-    /// `pipe_write`.
+    /// `pipe_write` (`fs/pipe.c`, v5.6; the `PreV5_5` branch follows the v4.x `do_wakeup`
+    /// logic, `V5_5` the was-empty rule on the shared queue). The writer's progress on a
+    /// multi-page write survives its sleeps; a retry never merges (the kernel only tries
+    /// to merge before its loop).
     pub(super) fn write(
         &mut self,
         pid: Pid,
@@ -195,7 +198,9 @@ impl Pipe {
         Outcome::Done
     }
 
-    /// `pipe_read`.
+    /// `pipe_read` (`fs/pipe.c`, v5.6; earlier rules per the module doc). Deviation: the
+    /// "pipe was full but the read got no data" pre-sleep wakeup is omitted (it needs a
+    /// zero-length buffer, which only a faulting writer leaves behind).
     pub(super) fn read(
         &mut self,
         pid: Pid,
@@ -254,7 +259,8 @@ impl Pipe {
         ReadOutcome::Done(got)
     }
 
-    /// `pipe_poll` for input.
+    /// `pipe_poll` for input (`fs/pipe.c`, v5.6): a non-exclusive entry on `rd_wait`
+    /// (the shared queue before v5.6).
     pub(super) fn poll_readable(&mut self, pid: Pid) -> Outcome {
         if !self.empty() {
             return Outcome::Done;
