@@ -471,6 +471,52 @@ mod tests {
     }
 
     #[test]
+    fn clean_pass_on_chain_of_three_writers() {
+        let mut c = pipe(PipeRules::V5_6);
+        let mut w = Vec::new();
+        assert_eq!(fill(&mut c, 1, &mut w), 640);
+        assert_eq!(c.write(2, 100, false, &mut w), Outcome::Block);
+        assert_eq!(c.write(3, 100, false, &mut w), Outcome::Block);
+        // One read drains three pages of a full pipe: one exclusive wakeup (writer 1).
+        assert_eq!(c.read(9, 12_000, false, &mut w), ReadOutcome::Done(12_000));
+        assert_eq!(pids(&w), vec![1]);
+        w.clear();
+        // 1 takes slot 14 of 16 and passes on to 2; 2 takes 15 and passes on to 3;
+        // 3 takes the last slot: full, the chain stops.
+        assert_eq!(c.write(1, 100, true, &mut w), Outcome::Done);
+        assert_eq!(w, vec![Wake { pid: 2, sync: true }]);
+        w.clear();
+        assert_eq!(c.write(2, 100, true, &mut w), Outcome::Done);
+        assert_eq!(w, vec![Wake { pid: 3, sync: true }]);
+        w.clear();
+        assert_eq!(c.write(3, 100, true, &mut w), Outcome::Done);
+        assert!(w.is_empty());
+        assert_eq!(c.buffers(), 16);
+        assert_eq!(c.stats().writer_wakeups, 3);
+    }
+
+    #[test]
+    fn writer_wakes_reader_before_sleeping_on_full_pipe() {
+        let mut c = pipe(PipeRules::V5_6);
+        let mut w = Vec::new();
+        assert_eq!(c.read(9, 100, false, &mut w), ReadOutcome::Block);
+        // 17 pages into an empty pipe: 16 fit, then the writer wakes the reader and sleeps.
+        assert_eq!(c.write(1, 17 * 4096, false, &mut w), Outcome::Block);
+        assert_eq!(w, vec![Wake { pid: 9, sync: true }]);
+        w.clear();
+        // The reader (it slept) reads one page from a full pipe: wakes the writer, and
+        // passes on to the next reader (none).
+        assert_eq!(c.read(9, 4096, true, &mut w), ReadOutcome::Done(4096));
+        assert_eq!(pids(&w), vec![1]);
+        w.clear();
+        // The writer's retry finds the pipe non-empty: no reader wakeup on completion.
+        assert_eq!(c.read(8, 100, false, &mut w), ReadOutcome::Done(100));
+        assert_eq!(c.write(1, 17 * 4096, true, &mut w), Outcome::Done);
+        assert!(w.is_empty());
+        assert_eq!(c.stats().bytes_written, 17 * 4096);
+    }
+
+    #[test]
     fn reader_woken_only_on_empty_to_nonempty() {
         let mut c = pipe(PipeRules::V5_6);
         let mut w = Vec::new();
