@@ -125,7 +125,10 @@ impl Pipe {
         }
     }
 
-    /// `pipe_write`.
+    /// `pipe_write` (`fs/pipe.c`, v5.6; the `PreV5_5` branch follows the v4.x `do_wakeup`
+    /// logic, `V5_5` the was-empty rule on the shared queue). The writer's progress on a
+    /// multi-page write survives its sleeps; a retry never merges (the kernel only tries
+    /// to merge before its loop).
     pub(super) fn write(
         &mut self,
         pid: Pid,
@@ -195,7 +198,9 @@ impl Pipe {
         Outcome::Done
     }
 
-    /// `pipe_read`.
+    /// `pipe_read` (`fs/pipe.c`, v5.6; earlier rules per the module doc). Deviation: the
+    /// "pipe was full but the read got no data" pre-sleep wakeup is omitted (it needs a
+    /// zero-length buffer, which only a faulting writer leaves behind).
     pub(super) fn read(
         &mut self,
         pid: Pid,
@@ -254,7 +259,8 @@ impl Pipe {
         ReadOutcome::Done(got)
     }
 
-    /// `pipe_poll` for input.
+    /// `pipe_poll` for input (`fs/pipe.c`, v5.6): a non-exclusive entry on `rd_wait`
+    /// (the shared queue before v5.6).
     pub(super) fn poll_readable(&mut self, pid: Pid) -> Outcome {
         if !self.empty() {
             return Outcome::Done;
@@ -462,6 +468,52 @@ mod tests {
         assert_eq!(c.write(6, 4096, true, &mut w), Outcome::Done);
         assert!(w.is_empty());
         assert!(c.is_waiting(7));
+    }
+
+    #[test]
+    fn clean_pass_on_chain_of_three_writers() {
+        let mut c = pipe(PipeRules::V5_6);
+        let mut w = Vec::new();
+        assert_eq!(fill(&mut c, 1, &mut w), 640);
+        assert_eq!(c.write(2, 100, false, &mut w), Outcome::Block);
+        assert_eq!(c.write(3, 100, false, &mut w), Outcome::Block);
+        // One read drains three pages of a full pipe: one exclusive wakeup (writer 1).
+        assert_eq!(c.read(9, 12_000, false, &mut w), ReadOutcome::Done(12_000));
+        assert_eq!(pids(&w), vec![1]);
+        w.clear();
+        // 1 takes slot 14 of 16 and passes on to 2; 2 takes 15 and passes on to 3;
+        // 3 takes the last slot: full, the chain stops.
+        assert_eq!(c.write(1, 100, true, &mut w), Outcome::Done);
+        assert_eq!(w, vec![Wake { pid: 2, sync: true }]);
+        w.clear();
+        assert_eq!(c.write(2, 100, true, &mut w), Outcome::Done);
+        assert_eq!(w, vec![Wake { pid: 3, sync: true }]);
+        w.clear();
+        assert_eq!(c.write(3, 100, true, &mut w), Outcome::Done);
+        assert!(w.is_empty());
+        assert_eq!(c.buffers(), 16);
+        assert_eq!(c.stats().writer_wakeups, 3);
+    }
+
+    #[test]
+    fn writer_wakes_reader_before_sleeping_on_full_pipe() {
+        let mut c = pipe(PipeRules::V5_6);
+        let mut w = Vec::new();
+        assert_eq!(c.read(9, 100, false, &mut w), ReadOutcome::Block);
+        // 17 pages into an empty pipe: 16 fit, then the writer wakes the reader and sleeps.
+        assert_eq!(c.write(1, 17 * 4096, false, &mut w), Outcome::Block);
+        assert_eq!(w, vec![Wake { pid: 9, sync: true }]);
+        w.clear();
+        // The reader (it slept) reads one page from a full pipe: wakes the writer, and
+        // passes on to the next reader (none).
+        assert_eq!(c.read(9, 4096, true, &mut w), ReadOutcome::Done(4096));
+        assert_eq!(pids(&w), vec![1]);
+        w.clear();
+        // The writer's retry finds the pipe non-empty: no reader wakeup on completion.
+        assert_eq!(c.read(8, 100, false, &mut w), ReadOutcome::Done(100));
+        assert_eq!(c.write(1, 17 * 4096, true, &mut w), Outcome::Done);
+        assert!(w.is_empty());
+        assert_eq!(c.stats().bytes_written, 17 * 4096);
     }
 
     #[test]

@@ -88,7 +88,8 @@ impl Unix {
         self.recv_wait.contains(pid) || self.send_wait.contains(pid)
     }
 
-    /// `unix_stream_sendmsg`.
+    /// `unix_stream_sendmsg` (`net/unix/af_unix.c`, v5.6) with `sock_alloc_send_pskb`
+    /// and `sock_wait_for_wmem` (`net/core/sock.c`) and `sock_def_readable`.
     pub(super) fn write(
         &mut self,
         pid: Pid,
@@ -125,7 +126,8 @@ impl Unix {
         Outcome::Done
     }
 
-    /// `unix_stream_read_generic`.
+    /// `unix_stream_read_generic` (`net/unix/af_unix.c`, v5.6) with `sock_wfree` and
+    /// `unix_write_space`; sleeping is `unix_stream_data_wait` (non-exclusive).
     pub(super) fn read(
         &mut self,
         pid: Pid,
@@ -162,7 +164,7 @@ impl Unix {
         ReadOutcome::Done(got)
     }
 
-    /// `unix_poll` for input.
+    /// `unix_poll` for input (`net/unix/af_unix.c`, v5.6).
     pub(super) fn poll_readable(&mut self, pid: Pid) -> Outcome {
         if !self.queue.is_empty() {
             return Outcome::Done;
