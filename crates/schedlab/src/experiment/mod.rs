@@ -8,6 +8,7 @@
 //! versioned ([`SCHEMA_VERSION`]) and byte-identical for the same scenario and seed
 //! apart from `wall_seconds`.
 
+pub mod bench;
 pub mod result;
 
 use crate::config::{Doc, TableReader, Val};

@@ -590,9 +590,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         from_cpu: usize,
         q: &mut EventQueue<Event>,
     ) {
-        if self.rqs[cpu].curr.is_none() {
-            self.resched_curr(cpu, from_cpu, q);
-        } else if self.check_preempt_wakeup(cpu, pid, wake_flags) {
+        if self.rqs[cpu].curr.is_none() || self.check_preempt_wakeup(cpu, pid, wake_flags) {
             self.resched_curr(cpu, from_cpu, q);
         }
     }

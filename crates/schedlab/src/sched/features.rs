@@ -117,7 +117,7 @@ impl Features {
         let f = SchedFeat::from_name(name).ok_or_else(|| {
             format!("unknown scheduler feature `{word}` (see `schedlab list features`)")
         })?;
-        if f == SchedFeat::HRTICK && on || f == SchedFeat::DOUBLE_TICK && on {
+        if on && (f == SchedFeat::HRTICK || f == SchedFeat::DOUBLE_TICK) {
             return Err(format!("feature `{word}` is not modelled by schedlab"));
         }
         self.set(f, on);
@@ -255,11 +255,13 @@ impl Tunables {
                     x => return Err(format!("sched_tunable_scaling = {x}: must be 0, 1 or 2")),
                 }
             }
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "unknown tunable `{name}` (known: hz, sched_latency_ns, sched_min_granularity_ns, \
                      sched_wakeup_granularity_ns, sched_migration_cost_ns, sched_nr_migrate, \
                      sched_child_runs_first, sched_tunable_scaling)"
-            )),
+            ))
+            }
         }
         Ok(())
     }

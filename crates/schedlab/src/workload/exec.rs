@@ -116,7 +116,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         let mut chan_kind = Vec::new();
         for c in &spec.channels {
             for _ in 0..c.count {
-                chans.push(Channel::new(c.kind, chan_params.clone()));
+                chans.push(Channel::new(c.kind, chan_params));
                 chan_kind.push(c.kind);
             }
         }

@@ -227,13 +227,8 @@ impl WorkloadSpec {
                         }
                         stack.push(i);
                     }
-                    Op::EndLoop { start } => {
-                        if stack.pop() != Some(*start) {
-                            return Err(format!(
-                                "program `{}`: unbalanced loop end at {i}",
-                                p.name
-                            ));
-                        }
+                    Op::EndLoop { start } if stack.pop() != Some(*start) => {
+                        return Err(format!("program `{}`: unbalanced loop end at {i}", p.name));
                     }
                     Op::Fork { prog, .. } if *prog >= self.programs.len() => {
                         return Err(format!("program `{}` forks unknown program {prog}", p.name));

@@ -93,9 +93,11 @@ fn parse_ref(s: &str, arrays: &BTreeMap<String, (u32, u32)>, what: &str) -> Resu
                             },
                             None => match rest.strip_prefix('+') {
                                 Some(a) => ("1", Some(a)),
-                                None => return Err(format!(
+                                None => {
+                                    return Err(format!(
                                     "bad index `{inner}` in `{s}` (use K, i, i+K, i/D or i/D+K)"
-                                )),
+                                ))
+                                }
                             },
                         };
                         let d: u32 = d

@@ -85,10 +85,8 @@ impl LoadWeight {
         let w = self.weight;
         if w >= WMULT_CONST {
             1
-        } else if w == 0 {
-            WMULT_CONST
         } else {
-            WMULT_CONST / w
+            WMULT_CONST.checked_div(w).unwrap_or(WMULT_CONST)
         }
     }
 }

@@ -134,8 +134,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         sa.period_contrib = cfs_avg.period_contrib;
         sa.util_sum = (sa.util_avg * divider) as u32;
         sa.load_sum = divider;
-        if w != 0 {
-            sa.load_sum = sa.load_avg * sa.load_sum / w;
+        if let Some(v) = (sa.load_avg * sa.load_sum).checked_div(w) {
+            sa.load_sum = v;
         }
         sa.runnable_load_sum = sa.load_sum;
         let (la, ls, ua, us) = (sa.load_avg, sa.load_sum, sa.util_avg, sa.util_sum);
