@@ -357,7 +357,7 @@ mod tests {
             "s.toml:5: `machine.preset` must be a string, found an integer"
         );
         let e = m.finish().unwrap_err();
-        assert_eq!(e.to_string(), "s.toml:5: unknown key `machine.preset`");
+        assert_eq!(e.to_string(), "s.toml:6: unknown key `machine.bogus`");
     }
 
     #[test]

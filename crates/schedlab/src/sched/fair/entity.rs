@@ -433,16 +433,17 @@ mod tests {
         let p = params();
         let mut cfs = CfsRq::default();
         let w = LoadWeight::from_nice(0);
-        // Two nice-0 entities queued: 24 ms period, 12 ms each.
+        // Two nice-0 entities queued: 24 ms period, 12 ms each -- less 6 ns, because the
+        // kernel divides through the truncated inverse (2^32 - 1) / 2048 = 2097151.
         cfs.nr_running = 2;
         cfs.load = LoadWeight::sum(2048);
-        assert_eq!(sched_slice(&cfs, &w, true, &p), 12_000_000);
-        // A third not yet queued counts itself in: 8 ms.
-        assert_eq!(sched_slice(&cfs, &w, false, &p), 8_000_000);
+        assert_eq!(sched_slice(&cfs, &w, true, &p), 11_999_994);
+        // A third not yet queued counts itself in: 8 ms (7 999 998 in fixed point).
+        assert_eq!(sched_slice(&cfs, &w, false, &p), 7_999_998);
         // Ten entities: the period stretches to 10 × 3 ms.
         cfs.nr_running = 10;
         cfs.load = LoadWeight::sum(10 * 1024);
-        assert_eq!(sched_slice(&cfs, &w, true, &p), 3_000_000);
+        assert_eq!(sched_slice(&cfs, &w, true, &p), 2_999_997);
     }
 
     #[test]
@@ -465,8 +466,9 @@ mod tests {
             place_entity(&cfs, 99_000_000, &w, true, false, &p),
             99_000_000
         );
-        // A forked child (not queued) starts a vslice after min_vruntime: 2 entities -> 12 ms.
-        assert_eq!(place_entity(&cfs, 0, &w, false, true, &p), 112_000_000);
+        // A forked child (not queued) starts a vslice after min_vruntime: 2 entities -> 12 ms
+        // (11 999 994 ns through the fixed-point inverse).
+        assert_eq!(place_entity(&cfs, 0, &w, false, true, &p), 111_999_994);
     }
 
     #[test]
