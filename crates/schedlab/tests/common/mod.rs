@@ -1,0 +1,151 @@
+//! Shared helpers for the kernel behaviour tests: build workloads and scenarios in
+//! code, run them with invariant checking, and read the results back.
+#![allow(dead_code)]
+
+use schedlab::experiment::{self, bench, RunOpts, RunResult, Scenario};
+use schedlab::machine::{CpuMask, Machine};
+use schedlab::metrics::Observers;
+use schedlab::sched::core::Policy;
+use schedlab::workload::dist::Dist;
+use schedlab::workload::exec::{Sim, SimError, StopReason};
+use schedlab::workload::ipc::ChanKind;
+use schedlab::workload::program::{
+    ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec,
+};
+
+pub const US: u64 = 1_000;
+pub const MS: u64 = 1_000_000;
+
+/// Constant amount.
+pub fn c(v: u64) -> Dist {
+    Dist::Const(v)
+}
+
+/// A fixed object reference (element `i` of an array starting at 0 of `count`).
+pub fn obj(i: u32) -> ObjRef {
+    ObjRef {
+        base: i,
+        count: 1,
+        idx: IdxExpr::Const(0),
+    }
+}
+
+/// Wrap `body` in `loop count { body }`.
+pub fn looped(count: LoopCount, body: Vec<Op>) -> Vec<Op> {
+    let end = body.len() + 1;
+    let mut ops = vec![Op::Loop { count, end }];
+    ops.extend(body);
+    ops.push(Op::EndLoop { start: 0 });
+    ops
+}
+
+pub fn forever(body: Vec<Op>) -> Vec<Op> {
+    looped(LoopCount::Forever, body)
+}
+
+pub fn times(n: u64, body: Vec<Op>) -> Vec<Op> {
+    looped(LoopCount::Times(Dist::Const(n)), body)
+}
+
+/// An endless CPU hog.
+pub fn hog_ops() -> Vec<Op> {
+    forever(vec![Op::Compute(c(10 * MS))])
+}
+
+/// Incrementally build a workload.
+#[derive(Default)]
+pub struct W {
+    pub spec: WorkloadSpec,
+}
+
+impl W {
+    pub fn new() -> W {
+        W::default()
+    }
+
+    /// Add a program, returning its id.
+    pub fn prog(&mut self, name: &str, ops: Vec<Op>) -> usize {
+        self.spec.programs.push(Program {
+            name: name.into(),
+            ops,
+        });
+        self.spec.programs.len() - 1
+    }
+
+    /// Declare `count` pipes; returns the index of the first.
+    pub fn pipes(&mut self, count: u32) -> u32 {
+        let base = self.spec.nr_channels() as u32;
+        self.spec.channels.push(ChanDecl {
+            name: format!("pipe{base}"),
+            kind: ChanKind::Pipe,
+            count,
+        });
+        base
+    }
+
+    /// Start a task running `prog` at t = 0.
+    pub fn task(&mut self, name: &str, prog: usize, cpus: Option<CpuMask>) -> &mut TaskSpec {
+        self.spec.tasks.push(TaskSpec {
+            name: name.into(),
+            prog,
+            instance: 0,
+            cpus,
+            nice: 0,
+            policy: Policy::Normal,
+            start_ns: 0,
+            process: None,
+        });
+        self.spec.tasks.last_mut().unwrap()
+    }
+
+    pub fn metric(&mut self, name: &str) -> usize {
+        self.spec.metric(name, "ns")
+    }
+
+    pub fn build(self) -> WorkloadSpec {
+        self.spec.validate().expect("valid test workload");
+        self.spec
+    }
+}
+
+/// A v5.6 scenario on `m` running `w` for `duration_ms` (None = until all exit).
+pub fn scenario(m: Machine, w: WorkloadSpec, duration_ms: Option<u64>) -> Scenario {
+    let mut sc = bench::scenario("test", m, w, 1.0);
+    sc.duration_ns = duration_ms.map(|d| d * MS);
+    sc
+}
+
+/// Build and run with invariant checking; returns the simulation for inspection.
+pub fn run_sim(sc: &Scenario) -> (Sim<Observers>, Result<StopReason, SimError>) {
+    let opts = RunOpts {
+        check: true,
+        ..RunOpts::default()
+    };
+    let mut sim = experiment::build(sc, sc.seed, 0, &opts);
+    let r = sim.run(sc.duration_ns);
+    (sim, r)
+}
+
+/// Run through `experiment::run` with invariant checking.
+pub fn run_result(sc: &Scenario) -> RunResult {
+    let opts = RunOpts {
+        check: true,
+        ..RunOpts::default()
+    };
+    experiment::run(sc, sc.seed, 0, &opts)
+        .expect("run succeeds")
+        .0
+}
+
+/// Pid of the task named `name`.
+pub fn pid_of(sim: &Sim<Observers>, name: &str) -> usize {
+    sim.k
+        .tasks
+        .iter()
+        .position(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no task {name}"))
+}
+
+pub fn runtime(sim: &Sim<Observers>, name: &str) -> u64 {
+    sim.k.tasks[pid_of(sim, name)].se.sum_exec_runtime
+}

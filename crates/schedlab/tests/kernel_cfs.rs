@@ -1,0 +1,232 @@
+//! CFS behaviour on one CPU: fair shares by weight, tick preemption at the slice, and
+//! the execution model's throughput (SMT sharing, capacity scaling).
+//!
+//! Tunables: on an 8-CPU machine the v5.6 log scaling factor is 1 + ilog2(8) = 4, so
+//! sched_latency = 24 ms, min_granularity = 3 ms, wakeup_granularity = 4 ms,
+//! nr_latency = 8. HZ = 250: a tick every 4 ms, on the global 4 ms grid.
+
+mod common;
+
+use common::*;
+use schedlab::machine::presets::{preset, test_topology};
+use schedlab::machine::CpuMask;
+use schedlab::sched::core::Policy;
+use schedlab::workload::program::Op;
+
+/// `n` endless hogs pinned to CPU 0 of an 8-CPU machine, with the given nice values
+/// and policies, run for `ms`.
+fn hogs_on_cpu0(
+    tasks: &[(&str, i32, Policy)],
+    ms: u64,
+) -> (schedlab::workload::exec::Sim<schedlab::metrics::Observers>, u64) {
+    let mut w = W::new();
+    let p = w.prog("hog", hog_ops());
+    for &(name, nice, policy) in tasks {
+        let t = w.task(name, p, Some(CpuMask::of(0)));
+        t.nice = nice;
+        t.policy = policy;
+    }
+    let sc = scenario(test_topology(1, 1, 8, 1), w.build(), Some(ms));
+    let (sim, r) = run_sim(&sc);
+    r.expect("run ends at its duration");
+    let now = sim.k.now;
+    (sim, now)
+}
+
+#[test]
+fn tunables_scale_for_eight_cpus() {
+    let sc = scenario(test_topology(1, 1, 8, 1), W::new().build(), Some(1));
+    // factor 1 + ilog2(8) = 4: 6 ms * 4, 0.75 ms * 4, 1 ms * 4.
+    assert_eq!(sc.tunables.sched_latency_ns, 24 * MS);
+    assert_eq!(sc.tunables.sched_min_granularity_ns, 3 * MS);
+    assert_eq!(sc.tunables.sched_wakeup_granularity_ns, 4 * MS);
+    assert_eq!(sc.tunables.tick_nsec(), 4 * MS);
+}
+
+/// Two nice-0 hogs on one CPU alternate every slice.
+///
+/// Both are started at t = 0 before the CPU schedules, so each is placed by
+/// START_DEBIT at min_vruntime + its vslice as seen when it is forked: `a` on an empty
+/// queue gets 24 ms * 1024/1024 = 23 999 994 (fixed point: the truncated inverse of
+/// 1024), `b` beside `a` gets 24 ms * 1024/2048 = 11 999 994. So `b` runs first.
+/// sched_slice with both queued = 11 999 994. Ticks come at 4, 8, 12 ms: at 12 ms
+/// b's delta_exec = 12 000 000 > 11 999 994, so it is preempted; its vruntime is then
+/// 11 999 994 + 12 000 000 = a's, and the tie goes to the earlier-queued `a`. From
+/// then on they alternate every 12 ms exactly (a 12..24, b 24..36, ...).
+/// In 1000 ms: switches at 12, 24, ..., 996 ms = 83, plus the initial idle -> b = 84.
+/// b runs the even periods [0,12), [24,36), ..., [984,996): 42 * 12 = 504 ms.
+/// a runs the 41 odd periods (492 ms) plus [996, 1000): its runtime as last charged
+/// by update_curr is 492 ms, or 496 if the tick at 1000 ms runs before the stop event
+/// of the same instant.
+#[test]
+fn two_nice0_hogs_alternate_every_slice() {
+    let (sim, now) = hogs_on_cpu0(&[("a", 0, Policy::Normal), ("b", 0, Policy::Normal)], 1000);
+    assert_eq!(now, 1000 * MS);
+    let a = runtime(&sim, "a");
+    let b = runtime(&sim, "b");
+    assert_eq!(b, 504 * MS, "b ran {b}");
+    assert!(a == 492 * MS || a == 496 * MS, "a ran {a}");
+    assert_eq!(sim.k.obs.collector.switches, 84);
+}
+
+/// The same two hogs on a 2-CPU machine (factor 1 + ilog2(2) = 2): latency 12 ms,
+/// slice 5 999 997 ns. With 4 ms ticks a hog is preempted at the first tick where its
+/// delta_exec exceeds 5.999997 ms, i.e. after 8 ms. As above `b` is placed ahead
+/// (vslice 5 999 997 against a's 11 999 997) and runs first: b 0..8, a 8..16, ...
+/// In 1000 ms: switches at 8, 16, ..., 1000 -> 125 (the one at 1000 ms may or may
+/// not be processed before the stop event at the same instant) plus idle -> A.
+#[test]
+fn slice_follows_cpu_count_scaling() {
+    let mut w = W::new();
+    let p = w.prog("hog", hog_ops());
+    w.task("a", p, Some(CpuMask::of(0)));
+    w.task("b", p, Some(CpuMask::of(0)));
+    let sc = scenario(test_topology(1, 1, 2, 1), w.build(), Some(1000));
+    assert_eq!(sc.tunables.sched_latency_ns, 12 * MS);
+    let (sim, r) = run_sim(&sc);
+    r.unwrap();
+    let sw = sim.k.obs.collector.switches;
+    assert!(sw == 125 || sw == 126, "{sw} switches");
+    // b runs [0,8), [16,24), ..., [992,1000): 63 of the 125 8-ms periods; its last
+    // one ends at the stop instant, so it is charged up to the tick at 996 ms (500 ms)
+    // or, if the 1000 ms tick runs before the stop event, 504 ms. a runs the other 62
+    // periods = 496 ms.
+    let b = runtime(&sim, "b");
+    assert!(b == 500 * MS || b == 504 * MS, "b ran {b}");
+    assert_eq!(runtime(&sim, "a"), 496 * MS);
+}
+
+/// Nice 0 (weight 1024) against nice 5 (weight 335) on one CPU for 1 s.
+///
+/// Whatever the slices, CFS always runs the leftmost entity, so the two vruntimes
+/// stay within one run's worth of virtual time of each other: d = |vA - vB| <= the
+/// longest single run in vruntime. The nice-5 slice is 24 ms * 335/1359 = 5.9 ms ->
+/// at most 8 ms of wall time (tick granularity) = 8 * 1024/335 = 24.5 ms of vruntime;
+/// the nice-0 slice is 18.1 ms -> at most 20 ms (= 20 ms of vruntime).
+/// With A = vA, B = vB * 335/1024 and A + B = T: B = 335 (T - d) / 1359.
+/// T = 1000 ms, |d| <= 24.5 ms: B in [240.5, 252.5] ms (exact share 246.5 ms).
+#[test]
+fn nice5_gets_weight_share() {
+    let (sim, now) = hogs_on_cpu0(&[("n0", 0, Policy::Normal), ("n5", 5, Policy::Normal)], 1000);
+    let a = runtime(&sim, "n0");
+    let b = runtime(&sim, "n5");
+    assert!(a + b <= now && a + b >= now - 8 * MS, "a {a} b {b}");
+    assert!(
+        (240_500_000..=252_500_000).contains(&b),
+        "nice 5 ran {b} ns, expected 246.5 ms +- 6"
+    );
+    // The vruntimes themselves are within the bound.
+    let va = sim.k.tasks[pid_of(&sim, "n0")].se.vruntime;
+    let vb = sim.k.tasks[pid_of(&sim, "n5")].se.vruntime;
+    let d = (va.wrapping_sub(vb) as i64).unsigned_abs();
+    assert!(d <= 24_500_000 + 4 * MS, "vruntime gap {d}");
+}
+
+/// Three nice-0 hogs: period 24 ms (3 <= nr_latency), slice 8 ms (7 999 99x in fixed
+/// point, so preemption at the first tick after 8 ms of runtime, i.e. at exactly 8 ms
+/// because ticks are 4 ms apart and the first run starts on the grid -- but 8 000 000
+/// > 7 999 998 only just; the runs are therefore 8 ms each). Each task gets every
+/// third 8 ms period: in 1200 ms = 150 periods, 50 each = 400 ms (+- one period for
+/// the accounting of the last one).
+#[test]
+fn three_hogs_get_equal_thirds() {
+    let (sim, now) = hogs_on_cpu0(
+        &[
+            ("a", 0, Policy::Normal),
+            ("b", 0, Policy::Normal),
+            ("c", 0, Policy::Normal),
+        ],
+        1200,
+    );
+    assert_eq!(now, 1200 * MS);
+    for n in ["a", "b", "c"] {
+        let r = runtime(&sim, n);
+        assert!((392 * MS..=408 * MS).contains(&r), "{n} ran {r}");
+    }
+    // 150 switches between 8 ms periods (149 or 150 processed before the stop) + idle -> a.
+    let sw = sim.k.obs.collector.switches;
+    assert!(sw == 150 || sw == 151, "{sw} switches");
+}
+
+/// SCHED_IDLE (weight 3) beside a nice-0 hog for 10 s: its share is 3/1027 of the
+/// CPU = 29.2 ms. Bound from the vruntime argument: a SCHED_IDLE run lasts one tick
+/// at most (its slice is 24 ms * 3/1027 = 70 us), i.e. 4 ms = 4 * 1024/3 = 1365 ms of
+/// vruntime; B = 3 (T - d)/1027 with |d| <= 1365 ms -> B in [25.2, 33.2] ms.
+#[test]
+fn sched_idle_gets_3_in_1027() {
+    let (sim, _) = hogs_on_cpu0(&[("hog", 0, Policy::Normal), ("idle", 0, Policy::Idle)], 10_000);
+    let b = runtime(&sim, "idle");
+    assert!(
+        (25_200_000..=33_200_000).contains(&b),
+        "SCHED_IDLE task ran {b} ns, expected ~29.2 ms"
+    );
+    // Each of its runs is cut at the first tick: at most 4 ms per run.
+    let wakes = sim.k.obs.collector.switches;
+    assert!(wakes >= 2 * (b / (4 * MS)), "switches {wakes}");
+}
+
+/// Two tasks each computing 10 ms of work then exiting, on the two threads of one
+/// SMT2 core (test_topology(1,1,2,2): CPUs 0,1 = core 0) vs on two cores (CPUs 0, 2).
+///
+/// Work per task in reference ns: context switch 1000 + mm switch 500 + compute
+/// 10 000 000 + ticks (500 each, charged on the busy CPU) + exit 35 000.
+/// Siblings: each thread runs at 640/1024 of a lone thread, so 1 ns of work takes
+/// 1.6 ns: ticks at 4, 8, 12, 16 ms fall inside the run (4 x 500) ->
+/// (1500 + 10 000 000 + 2000 + 35 000) * 1.6 = 16 061 600 ns.
+/// Separate cores: rate 1024, ticks at 4 and 8 ms only ->
+/// 1500 + 10 000 000 + 1000 + 35 000 = 10 037 500 ns.
+#[test]
+fn smt_siblings_share_core_throughput() {
+    for (cpus, expect) in [((0, 1), 16_061_600u64), ((0, 2), 10_037_500u64)] {
+        let mut w = W::new();
+        let p = w.prog("work", vec![Op::Compute(c(10 * MS))]);
+        w.task("t0", p, Some(CpuMask::of(cpus.0)));
+        w.task("t1", p, Some(CpuMask::of(cpus.1)));
+        let sc = scenario(test_topology(1, 1, 2, 2), w.build(), None);
+        let (sim, r) = run_sim(&sc);
+        assert_eq!(
+            r.unwrap(),
+            schedlab::workload::exec::StopReason::Completed
+        );
+        for n in ["t0", "t1"] {
+            let t = &sim.k.tasks[pid_of(&sim, n)];
+            let exit = t.stats.exit_ns.unwrap();
+            assert!(
+                exit.abs_diff(expect) <= 4,
+                "cpus {cpus:?}: {n} exited at {exit}, expected {expect}"
+            );
+        }
+    }
+}
+
+/// compute(10 ms) on a little CPU of juno-r0 (cpu0, Cortex-A53, capacity 446) takes
+/// 1024/446 as long as on a big one (cpu1, A57, 1024). Costs (cost_arm_big): context
+/// switch 2200 + mm switch 800, tick 1000, exit from the table; all work in
+/// reference ns, executed at `capacity` per 1024.
+/// The wall time T satisfies T = ceil((W + ticks(T) * 1000) * 1024 / cap) where
+/// ticks(T) = floor(T / 4 ms): on the little CPU 10 ms * 1024/446 = 22.96 ms -> 5
+/// ticks; on the big one 10 ms -> 2 ticks.
+#[test]
+fn compute_scales_with_capacity() {
+    let m = preset("juno-r0").unwrap();
+    assert_eq!(m.cpus[0].capacity_orig, 446);
+    assert_eq!(m.cpus[1].capacity_orig, 1024);
+    let cost = m.cost.clone();
+    for (cpu, cap, nticks) in [(0usize, 446u64, 5u64), (1, 1024, 2)] {
+        let mut w = W::new();
+        let p = w.prog("work", vec![Op::Compute(c(10 * MS))]);
+        w.task("t", p, Some(CpuMask::of(cpu)));
+        let sc = scenario(m.clone(), w.build(), None);
+        let (sim, r) = run_sim(&sc);
+        r.unwrap();
+        let exit = sim.k.tasks[pid_of(&sim, "t")].stats.exit_ns.unwrap();
+        let work =
+            cost.context_switch + cost.mm_switch + 10 * MS + nticks * cost.tick + cost.exit;
+        let expect = (work * 1024).div_ceil(cap);
+        assert_eq!(exit / (4 * MS), nticks, "tick count assumption");
+        assert!(
+            exit.abs_diff(expect) <= 4,
+            "cpu{cpu}: exit at {exit}, expected {expect}"
+        );
+    }
+}
