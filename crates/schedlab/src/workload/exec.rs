@@ -340,7 +340,10 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 .expect("running task without a program");
             let done = self.exec_op(cpu, pid, &mut st);
             self.st[pid as usize] = Some(st);
-            if done {
+            // Kernel work the op charged to this CPU (the waker-side cost of a wakeup,
+            // a futex wake) is part of the call: it runs before the program goes on,
+            // so it is not dropped (or handed to the next task) if the program blocks.
+            if done || self.k.rqs[cpu].kernel_work > 0 {
                 return Ok(());
             }
         }
