@@ -230,3 +230,94 @@ fn compute_scales_with_capacity() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------
+// PELT
+// ---------------------------------------------------------------------------------
+
+/// An always-running task alone on a CPU for 300 ms. It starts (post_init) at half
+/// the spare capacity, 512, and converges to 1024 geometrically with y = 0.5^(1/32)
+/// per 1024 us period: after ~293 periods the distance is 512 * y^293 < 1. The sum is
+/// divided by LOAD_AVG_MAX - 1024 + period_contrib, so the ceiling is within a few
+/// units of 1024 but never above it; the last update is at the 296 ms tick at most
+/// 4 ms before the end, which changes nothing at this level. So util_avg in
+/// [1000, 1024]; the rq's (root cfs_rq's) util_avg matches it (it is the only task).
+#[test]
+fn pelt_always_running_saturates() {
+    let mut w = W::new();
+    let p = w.prog("hog", hog_ops());
+    w.task("hog", p, Some(CpuMask::of(0)));
+    let sc = scenario(test_topology(1, 1, 1, 1), w.build(), Some(300));
+    let (sim, r) = run_sim(&sc);
+    r.unwrap();
+    let u = sim.k.tasks[pid_of(&sim, "hog")].se.avg.util_avg;
+    assert!((1000..=1024).contains(&u), "util_avg {u}");
+    let ru = sim.k.rqs[0].cfs.avg.util_avg;
+    assert!(ru.abs_diff(u) <= 2, "rq util {ru} vs task {u}");
+}
+
+/// A task started at t = 0 (PELT clock 0) is attached to its cfs_rq exactly once and
+/// then aged: after 9 ms its averages were updated at the 8 ms tick
+/// (last_update_time > 0) and the rq's load_avg, the task's load (1024 for a new
+/// nice-0 task, init_entity_runnable_average) plus nothing else, is <= 1024.
+/// (Regression: the stand-in attach time 1 was reset to 0 by the update at clock 0,
+/// so the task was never aged again -- util_avg stuck at its initial 512 -- and, if
+/// it slept, attached a second time at its next wakeup.)
+#[test]
+fn pelt_task_started_at_clock_zero_is_attached_once() {
+    let mut w = W::new();
+    let p = w.prog("hog", hog_ops());
+    w.task("hog", p, Some(CpuMask::of(0)));
+    let sc = scenario(test_topology(1, 1, 1, 1), w.build(), Some(9));
+    let (sim, r) = run_sim(&sc);
+    r.unwrap();
+    let se = &sim.k.tasks[pid_of(&sim, "hog")].se.avg;
+    assert!(se.last_update_time >= 7 * MS, "{}", se.last_update_time);
+    // Running since 0 from 512: util rose by (1024 - 512)(1 - y^7.8) ~ 79 -> ~591.
+    assert!((560..=620).contains(&se.util_avg), "{}", se.util_avg);
+    let cfs = &sim.k.rqs[0].cfs.avg;
+    assert!(cfs.load_avg <= 1024, "rq load_avg {}", cfs.load_avg);
+}
+
+/// A 25 % duty-cycle task alone on a 1-CPU test machine: compute 1 ms, sleep 3 ms.
+/// One cycle: switch-in (1000 ns context switch, same mm), compute 1 000 000, sleep
+/// 3 000 000 + 50 000 slack, C6 exit 133 000 (the governor picks C6 for a 3.05 ms
+/// timer) -> 4 184 000 ns, of which 1 001 000 running (plus a 500 ns tick handler in
+/// about one run in four): duty 0.2392 -> mean util 1024 * 0.2392 = 245.
+/// Within a cycle util_avg swings by about (1024 - 245)(1 - y^0.98) = 16 up while
+/// running and 261 (1 - y^3.1) = 17 down while asleep, so any sample lies within
+/// 245 +- 20. util_est: the task's `enqueued` is its util_avg at its last dequeue (a
+/// peak, 245..265), its ewma follows the peaks (within the 1 % margin); the rq's
+/// util_est.enqueued is the task's max(ewma, enqueued) while it is queued, 0 while it
+/// sleeps.
+#[test]
+fn pelt_duty_cycle_settles_at_duty() {
+    let mut w = W::new();
+    let p = w.prog(
+        "duty",
+        forever(vec![Op::Compute(c(MS)), Op::Sleep(c(3 * MS))]),
+    );
+    w.task("duty", p, Some(CpuMask::of(0)));
+    for stop_ms in [400, 401, 402, 403] {
+        let sc = scenario(test_topology(1, 1, 1, 1), w.spec.clone(), Some(stop_ms));
+        let (sim, r) = run_sim(&sc);
+        r.unwrap();
+        let t = &sim.k.tasks[pid_of(&sim, "duty")];
+        // The measured duty agrees with the hand-computed one.
+        let duty = t.se.sum_exec_runtime as f64 / sim.k.now as f64;
+        assert!((duty - 0.2392).abs() < 0.003, "duty {duty}");
+        let u = t.se.avg.util_avg;
+        assert!((225..=265).contains(&u), "stop {stop_ms}: util_avg {u}");
+        let ue = t.se.avg.util_est;
+        let enq = ue.enqueued & !1;
+        let ewma = ue.ewma & !1;
+        assert!((240..=270).contains(&enq), "util_est.enqueued {enq}");
+        assert!((235..=275).contains(&ewma), "util_est.ewma {ewma}");
+        let rq_est = sim.k.rqs[0].cfs.avg.util_est.enqueued;
+        if t.se.on_rq {
+            assert_eq!(rq_est, ue.ewma.max(ue.enqueued) | 1);
+        } else {
+            assert_eq!(rq_est, 0);
+        }
+    }
+}

@@ -114,6 +114,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let se = &mut self.tasks[pid as usize].se;
         if se.avg.last_update_time != 0 {
             entity::update_se_avg(now, se, running);
+            // A task attached while the PELT clock was still 0 carries the stand-in
+            // time 1 (see `attach_entity_load_avg`); an update at clock 0 "goes
+            // backwards" and resets it to 0, which would mark it detached for good
+            // (never aged again, re-attached at its next enqueue).
+            if se.avg.last_update_time == 0 {
+                se.avg.last_update_time = 1;
+            }
         }
         self.update_cfs_rq_load_avg(cpu, now);
         if self.tasks[pid as usize].se.avg.last_update_time == 0 && attach {
