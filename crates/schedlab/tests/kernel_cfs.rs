@@ -18,7 +18,10 @@ use schedlab::workload::program::Op;
 fn hogs_on_cpu0(
     tasks: &[(&str, i32, Policy)],
     ms: u64,
-) -> (schedlab::workload::exec::Sim<schedlab::metrics::Observers>, u64) {
+) -> (
+    schedlab::workload::exec::Sim<schedlab::metrics::Observers>,
+    u64,
+) {
     let mut w = W::new();
     let p = w.prog("hog", hog_ops());
     for &(name, nice, policy) in tasks {
@@ -107,7 +110,10 @@ fn slice_follows_cpu_count_scaling() {
 /// T = 1000 ms, |d| <= 24.5 ms: B in [240.5, 252.5] ms (exact share 246.5 ms).
 #[test]
 fn nice5_gets_weight_share() {
-    let (sim, now) = hogs_on_cpu0(&[("n0", 0, Policy::Normal), ("n5", 5, Policy::Normal)], 1000);
+    let (sim, now) = hogs_on_cpu0(
+        &[("n0", 0, Policy::Normal), ("n5", 5, Policy::Normal)],
+        1000,
+    );
     let a = runtime(&sim, "n0");
     let b = runtime(&sim, "n5");
     assert!(a + b <= now && a + b >= now - 8 * MS, "a {a} b {b}");
@@ -122,12 +128,12 @@ fn nice5_gets_weight_share() {
     assert!(d <= 24_500_000 + 4 * MS, "vruntime gap {d}");
 }
 
-/// Three nice-0 hogs: period 24 ms (3 <= nr_latency), slice 8 ms (7 999 99x in fixed
-/// point, so preemption at the first tick after 8 ms of runtime, i.e. at exactly 8 ms
-/// because ticks are 4 ms apart and the first run starts on the grid -- but 8 000 000
-/// > 7 999 998 only just; the runs are therefore 8 ms each). Each task gets every
-/// third 8 ms period: in 1200 ms = 150 periods, 50 each = 400 ms (+- one period for
-/// the accounting of the last one).
+/// Three nice-0 hogs: period 24 ms (3 <= nr_latency), slice 24 ms * 1024/3072, just
+/// under 8 ms in fixed point (the inverse of 3072 truncates). Ticks are 4 ms apart on
+/// the grid the first run starts on, so a run is preempted at the tick where its
+/// delta_exec reaches 8 000 000: every run is exactly 8 ms. Each task gets every
+/// third 8 ms period: in 1200 ms = 150 periods, 50 each = 400 ms, give or take one
+/// period for where the rotation starts and how much of the last run is accounted.
 #[test]
 fn three_hogs_get_equal_thirds() {
     let (sim, now) = hogs_on_cpu0(
@@ -154,7 +160,10 @@ fn three_hogs_get_equal_thirds() {
 /// vruntime; B = 3 (T - d)/1027 with |d| <= 1365 ms -> B in [25.2, 33.2] ms.
 #[test]
 fn sched_idle_gets_3_in_1027() {
-    let (sim, _) = hogs_on_cpu0(&[("hog", 0, Policy::Normal), ("idle", 0, Policy::Idle)], 10_000);
+    let (sim, _) = hogs_on_cpu0(
+        &[("hog", 0, Policy::Normal), ("idle", 0, Policy::Idle)],
+        10_000,
+    );
     let b = runtime(&sim, "idle");
     assert!(
         (25_200_000..=33_200_000).contains(&b),
@@ -184,10 +193,7 @@ fn smt_siblings_share_core_throughput() {
         w.task("t1", p, Some(CpuMask::of(cpus.1)));
         let sc = scenario(test_topology(1, 1, 2, 2), w.build(), None);
         let (sim, r) = run_sim(&sc);
-        assert_eq!(
-            r.unwrap(),
-            schedlab::workload::exec::StopReason::Completed
-        );
+        assert_eq!(r.unwrap(), schedlab::workload::exec::StopReason::Completed);
         for n in ["t0", "t1"] {
             let t = &sim.k.tasks[pid_of(&sim, n)];
             let exit = t.stats.exit_ns.unwrap();
@@ -220,8 +226,7 @@ fn compute_scales_with_capacity() {
         let (sim, r) = run_sim(&sc);
         r.unwrap();
         let exit = sim.k.tasks[pid_of(&sim, "t")].stats.exit_ns.unwrap();
-        let work =
-            cost.context_switch + cost.mm_switch + 10 * MS + nticks * cost.tick + cost.exit;
+        let work = cost.context_switch + cost.mm_switch + 10 * MS + nticks * cost.tick + cost.exit;
         let expect = (work * 1024).div_ceil(cap);
         assert_eq!(exit / (4 * MS), nticks, "tick count assumption");
         assert!(

@@ -13,6 +13,7 @@ mod common;
 use common::*;
 use schedlab::machine::presets::{preset, test_topology};
 use schedlab::machine::CpuMask;
+use schedlab::sched::core::Policy;
 use schedlab::sched::features::SchedFeat;
 use schedlab::workload::exec::StopReason;
 use schedlab::workload::program::Op;
@@ -26,7 +27,11 @@ fn sleeper_vs_hog(sleep_ns: u64) -> u64 {
     let h = w.prog("hog", hog_ops());
     w.task("sleeper", s, Some(CpuMask::of(0)));
     w.task("hog", h, Some(CpuMask::of(0)));
-    let sc = scenario(test_topology(1, 1, 8, 1), w.build(), Some(sleep_ns / MS + 60));
+    let sc = scenario(
+        test_topology(1, 1, 8, 1),
+        w.build(),
+        Some(sleep_ns / MS + 60),
+    );
     let (sim, r) = run_sim(&sc);
     assert_eq!(r.unwrap(), StopReason::Duration);
     let col = &sim.k.obs.collector;
@@ -93,8 +98,18 @@ fn no_wakeup_preemption_waits_for_the_tick() {
 }
 
 /// A task alone on a 1-CPU machine: mark, sleep d, record (3 times).
-/// Returns the recorded mark-to-record times and the collector.
+/// Returns the recorded mark-to-record times (min, max, exact mean), the CPU's idle
+/// residency per state and the summed scheduler wakeup latency.
 fn sleep_loop(m: schedlab::machine::Machine, cpu: usize, d: u64) -> (Vec<u64>, Vec<u64>, u64) {
+    sleep_loop_policy(m, cpu, d, Policy::Normal)
+}
+
+fn sleep_loop_policy(
+    m: schedlab::machine::Machine,
+    cpu: usize,
+    d: u64,
+    policy: Policy,
+) -> (Vec<u64>, Vec<u64>, u64) {
     let mut w = W::new();
     let met = w.metric("slept");
     let p = w.prog(
@@ -111,7 +126,7 @@ fn sleep_loop(m: schedlab::machine::Machine, cpu: usize, d: u64) -> (Vec<u64>, V
             ],
         ),
     );
-    w.task("sleeper", p, Some(CpuMask::of(cpu)));
+    w.task("sleeper", p, Some(CpuMask::of(cpu))).policy = policy;
     let sc = scenario(m, w.build(), None);
     let (mut sim, r) = run_sim(&sc);
     assert_eq!(r.unwrap(), StopReason::Completed);
@@ -154,6 +169,16 @@ fn short_sleep_uses_shallow_state() {
     let (v, res, _) = sleep_loop(test_topology(1, 1, 1, 1), 0, 10 * US);
     assert_eq!(v[2], 63_030);
     assert_eq!(res, vec![0, 3 * 60_000, 0]);
+}
+
+/// Timer slack applies to every fair-class task, SCHED_BATCH and SCHED_IDLE included
+/// (hrtimer_nanosleep zeroes it only for RT and deadline tasks): same 63 030 ns.
+#[test]
+fn sched_idle_and_batch_sleeps_get_timer_slack() {
+    for policy in [Policy::Idle, Policy::Batch] {
+        let (v, _, _) = sleep_loop_policy(test_topology(1, 1, 1, 1), 0, 10 * US, policy);
+        assert_eq!(v[2], 63_030, "{policy:?}");
+    }
 }
 
 /// Juno r0, little CPU 0 (capacity 446): states WFI (1/1 us), cpu-sleep-0 (exit

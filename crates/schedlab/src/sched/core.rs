@@ -440,13 +440,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// CPU and fires after `dur` plus the task's timer slack.
     pub fn sleep_current(&mut self, cpu: usize, dur: u64, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("sleep_current on an idle CPU");
-        let slack = if self.tasks[pid as usize].policy == Policy::Normal
-            || self.tasks[pid as usize].policy == Policy::Batch
-        {
-            self.tun_timer_slack()
-        } else {
-            0
-        };
+        // hrtimer_nanosleep drops the slack only for RT and deadline tasks; every
+        // fair-class policy (SCHED_IDLE included) keeps it.
+        let slack = self.tun_timer_slack();
         let expiry = self.now + dur + slack;
         let t = &mut self.tasks[pid as usize];
         t.timer_gen = t.timer_gen.wrapping_add(1);
@@ -464,7 +460,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.block_current(cpu, q);
     }
 
-    /// Default timer slack of SCHED_OTHER tasks (50 µs).
+    /// Default timer slack of fair-class tasks (50 µs).
     fn tun_timer_slack(&self) -> u64 {
         50_000
     }

@@ -1,0 +1,417 @@
+//! Whole-simulation properties over random machines and random task sets, with the
+//! kernel's structural invariants checked after every event (`RunOpts::check`), plus
+//! the run loop's termination guarantees (deadlock and no-progress detection).
+
+mod common;
+
+use common::*;
+use proptest::prelude::*;
+use schedlab::experiment::RunResult;
+use schedlab::machine::presets::test_topology;
+use schedlab::machine::CpuMask;
+use schedlab::sched::core::Policy;
+use schedlab::workload::dist::Dist;
+use schedlab::workload::exec::{SimError, StopReason};
+use schedlab::workload::program::{Op, WorkloadSpec};
+
+/// One randomly drawn group of tasks.
+#[derive(Clone, Debug)]
+struct Group {
+    kind: u8,
+    /// Work / sleep scale in us.
+    a: u64,
+    b: u64,
+    /// Affinity seed (0 = all CPUs).
+    aff: u64,
+    nice: i32,
+    policy: u8,
+}
+
+fn uni(lo_us: u64, hi_us: u64) -> Dist {
+    Dist::Uniform {
+        lo: lo_us * US,
+        hi: hi_us * US,
+    }
+}
+
+/// Build a workload from the groups on a machine of `nr` CPUs. Kinds:
+/// 0 compute/sleep loop; 1 pipe ping-pong pair; 2 compute + yield loop;
+/// 3 futex waiter/waker pair; 4 three tasks sharing a mutex; 5 fork + wait loop.
+/// Every construction keeps at least one way to make progress (no deadlock).
+fn workload(groups: &[Group], nr: usize) -> WorkloadSpec {
+    let mut w = W::new();
+    let child = w.prog("child", vec![Op::Compute(uni(10, 300))]);
+    let mut n = 0;
+    for g in groups {
+        let a = g.a.max(1);
+        let b = g.b.max(1);
+        let cpus = if g.aff == 0 {
+            None
+        } else {
+            let mut m = CpuMask::new();
+            for cpu in 0..nr {
+                if (g.aff >> (cpu % 64)) & 1 == 1 {
+                    m.set(cpu);
+                }
+            }
+            if m.is_empty() {
+                m.set((g.aff as usize) % nr);
+            }
+            Some(m)
+        };
+        let policy = match g.policy {
+            0 => Policy::Batch,
+            1 => Policy::Idle,
+            _ => Policy::Normal,
+        };
+        let mut add = |w: &mut W, p: usize| {
+            n += 1;
+            let t = w.task(&format!("t{n}"), p, cpus);
+            t.nice = g.nice;
+            t.policy = policy;
+            t.start_ns = (a % 7) * 100 * US;
+        };
+        match g.kind % 6 {
+            0 => {
+                let p = w.prog(
+                    "cs",
+                    forever(vec![Op::Compute(uni(1, a)), Op::Sleep(uni(1, b))]),
+                );
+                add(&mut w, p);
+            }
+            1 => {
+                let base = w.pipes(2);
+                let (ping, pong) = (obj(base), obj(base + 1));
+                let p1 = w.prog(
+                    "ping",
+                    forever(vec![
+                        Op::Compute(uni(1, a)),
+                        Op::Write {
+                            ch: ping,
+                            bytes: 64,
+                        },
+                        Op::Read {
+                            ch: pong,
+                            bytes: 64,
+                        },
+                    ]),
+                );
+                let p2 = w.prog(
+                    "pong",
+                    forever(vec![
+                        Op::Read {
+                            ch: ping,
+                            bytes: 64,
+                        },
+                        Op::Compute(uni(1, b)),
+                        Op::Write {
+                            ch: pong,
+                            bytes: 64,
+                        },
+                    ]),
+                );
+                add(&mut w, p1);
+                add(&mut w, p2);
+            }
+            2 => {
+                let p = w.prog("yield", forever(vec![Op::Compute(uni(1, a)), Op::Yield]));
+                add(&mut w, p);
+            }
+            3 => {
+                let f = obj(w.spec.futexes);
+                w.spec.futexes += 1;
+                let waiter = w.prog(
+                    "fwait",
+                    forever(vec![
+                        Op::FutexWait { f, expected: 0 },
+                        Op::FutexSet { f, val: 0 },
+                        Op::Compute(uni(1, a)),
+                    ]),
+                );
+                let waker = w.prog(
+                    "fwake",
+                    forever(vec![
+                        Op::Compute(uni(1, b)),
+                        Op::FutexSet { f, val: 1 },
+                        Op::FutexWake { f, n: 1 },
+                        Op::Sleep(uni(1, a)),
+                    ]),
+                );
+                add(&mut w, waiter);
+                add(&mut w, waker);
+            }
+            4 => {
+                let m = obj(w.spec.mutexes);
+                w.spec.mutexes += 1;
+                let p = w.prog(
+                    "locker",
+                    forever(vec![
+                        Op::Lock(m),
+                        Op::Compute(uni(1, a)),
+                        Op::Unlock(m),
+                        Op::Compute(uni(1, b)),
+                    ]),
+                );
+                for _ in 0..3 {
+                    add(&mut w, p);
+                }
+            }
+            _ => {
+                let p = w.prog(
+                    "forker",
+                    forever(vec![
+                        Op::Fork {
+                            prog: child,
+                            thread: a % 2 == 0,
+                        },
+                        Op::WaitChild,
+                        Op::Sleep(uni(1, b)),
+                    ]),
+                );
+                add(&mut w, p);
+            }
+        }
+    }
+    w.build()
+}
+
+fn group() -> impl Strategy<Value = Group> {
+    (
+        0u8..6,
+        1u64..2000,
+        1u64..2000,
+        prop_oneof![Just(0u64), any::<u64>()],
+        -5i32..=5,
+        0u8..8,
+    )
+        .prop_map(|(kind, a, b, aff, nice, policy)| Group {
+            kind,
+            a,
+            b,
+            aff,
+            nice,
+            policy,
+        })
+}
+
+fn shape() -> impl Strategy<Value = (usize, usize, usize, usize)> {
+    (1usize..=2, 1usize..=2, 1usize..=3, 1usize..=2)
+}
+
+/// The JSON of a result with the wall-clock field zeroed.
+fn json_no_wall(mut r: RunResult) -> String {
+    r.wall_seconds = 0.0;
+    r.to_json()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Invariants hold after every event; time accounting is physically possible; runs
+    /// are deterministic.
+    #[test]
+    fn random_systems_keep_invariants_and_accounting(
+        sh in shape(),
+        groups in prop::collection::vec(group(), 1..8),
+        seed in 0u64..1000,
+    ) {
+        let m = test_topology(sh.0, sh.1, sh.2, sh.3);
+        let nr = m.nr_cpus();
+        let mut sc = scenario(m, workload(&groups, nr), Some(60));
+        sc.seed = seed;
+        let (sim, r) = run_sim(&sc);
+        // No deadlock by construction; invariant violations surface as errors here.
+        prop_assert_eq!(r, Ok(StopReason::Duration));
+        let now = sim.k.now;
+        prop_assert_eq!(now, 60 * MS);
+        let col = &sim.k.obs.collector;
+        let mut total = 0u64;
+        for t in sim.k.tasks.iter().skip(1) {
+            let rt = t.se.sum_exec_runtime;
+            let alive = now - t.stats.start_ns;
+            // A task runs on one CPU at a time: runtime <= its lifetime, and running
+            // and waiting on a runqueue are disjoint.
+            prop_assert!(rt <= alive, "{} ran {} of {}", t.name, rt, alive);
+            let wait = col.task_rq_wait(t.pid);
+            prop_assert!(rt + wait <= alive, "{}: run {} + wait {} > {}", t.name, rt, wait, alive);
+            prop_assert!(t.cpus_allowed.test(t.cpu) || t.state != schedlab::sched::core::TaskState::Runnable);
+            total += rt;
+        }
+        // Runtime is charged only while current: the sum over tasks is at most the
+        // CPUs' busy time (accounted from switches), which is at most nr * T. What the
+        // tasks have not been charged yet is the time since each current task's last
+        // update_curr: at most one tick (4 ms) per CPU.
+        let mut busy = sim.k.obs.collector.busy_ns.clone();
+        // Close the open busy intervals as RunResult::gather does.
+        for (cpu, b) in busy.iter_mut().enumerate() {
+            if sim.k.rqs[cpu].curr.is_some() {
+                *b += now - busy_since(&sim, cpu);
+            }
+        }
+        let busy_total: u64 = busy.iter().sum();
+        // Every workload kind computes: something ran.
+        prop_assert!(total > 0);
+        prop_assert!(total <= nr as u64 * now);
+        prop_assert!(total <= busy_total, "runtime {} > busy {}", total, busy_total);
+        prop_assert!(busy_total - total <= nr as u64 * 4 * MS,
+            "busy {} vs runtime {}", busy_total, total);
+
+        // The same scenario through experiment::run, twice: identical JSON (but the
+        // wall time), busy fractions in [0, 1], task runtimes as above.
+        let r1 = run_result(&sc);
+        for &f in &r1.metrics.cpu_busy {
+            prop_assert!((0.0..=1.0).contains(&f), "busy fraction {}", f);
+        }
+        let sum: u64 = r1.tasks.iter().map(|t| t.runtime_ns).sum();
+        prop_assert!(sum <= r1.machine.nr_cpus as u64 * r1.sim_time_ns);
+        prop_assert_eq!(sum, total);
+        let r2 = run_result(&sc);
+        prop_assert_eq!(json_no_wall(r1), json_no_wall(r2));
+    }
+}
+
+/// Start of the open busy interval of `cpu` (the collector keeps it private): what
+/// `finish` on a clone adds to the CPU's busy time.
+fn busy_since(
+    sim: &schedlab::workload::exec::Sim<schedlab::metrics::Observers>,
+    cpu: usize,
+) -> u64 {
+    let mut c = sim.k.obs.collector.clone();
+    let before = c.busy_ns[cpu];
+    c.finish(sim.k.now);
+    sim.k.now - (c.busy_ns[cpu] - before)
+}
+
+/// A reader on a pipe nobody writes: the run ends with a deadlock error naming it
+/// (after the other task exits), instead of hanging.
+#[test]
+fn lonely_reader_deadlocks() {
+    let mut w = W::new();
+    let pipe = w.pipes(1);
+    let r = w.prog(
+        "reader",
+        vec![Op::Read {
+            ch: obj(pipe),
+            bytes: 1,
+        }],
+    );
+    let other = w.prog("worker", vec![Op::Compute(c(2 * MS))]);
+    w.task("lonely", r, None);
+    w.task("worker", other, None);
+    let sc = scenario(test_topology(1, 1, 2, 1), w.build(), None);
+    let (sim, res) = run_sim(&sc);
+    let exit = sim.k.tasks[pid_of(&sim, "worker")].stats.exit_ns.unwrap();
+    match res {
+        Err(SimError::Deadlock {
+            blocked,
+            detail,
+            t_ns,
+        }) => {
+            assert_eq!(blocked, 1);
+            assert_eq!(detail, "lonely");
+            // Reported when the event queue runs dry: after the worker's exit (2 ms of
+            // work + costs), at the latest when the stale tick armed while it ran
+            // (next 4 ms boundary) has been popped.
+            assert!(exit > 2 * MS && exit < 3 * MS, "{exit}");
+            assert!(t_ns >= exit && t_ns <= 4 * MS, "{t_ns}");
+        }
+        other => panic!("expected a deadlock, got {other:?}"),
+    }
+    // With a duration the run simply stops at its end.
+    let mut sc2 = sc.clone();
+    sc2.duration_ns = Some(10 * MS);
+    assert_eq!(run_sim(&sc2).1, Ok(StopReason::Duration));
+}
+
+/// Two tasks each reading the other's pipe first, and an ABBA mutex pair: both
+/// deadlock with every participant named.
+#[test]
+fn circular_waits_deadlock() {
+    let mut w = W::new();
+    let base = w.pipes(2);
+    let a = w.prog(
+        "a",
+        vec![
+            Op::Read {
+                ch: obj(base),
+                bytes: 1,
+            },
+            Op::Write {
+                ch: obj(base + 1),
+                bytes: 1,
+            },
+        ],
+    );
+    let b = w.prog(
+        "b",
+        vec![
+            Op::Read {
+                ch: obj(base + 1),
+                bytes: 1,
+            },
+            Op::Write {
+                ch: obj(base),
+                bytes: 1,
+            },
+        ],
+    );
+    w.task("pa", a, None);
+    w.task("pb", b, None);
+    let sc = scenario(test_topology(1, 1, 2, 1), w.build(), None);
+    match run_sim(&sc).1 {
+        Err(SimError::Deadlock {
+            blocked, detail, ..
+        }) => {
+            assert_eq!(blocked, 2);
+            assert!(detail.contains("pa") && detail.contains("pb"), "{detail}");
+        }
+        other => panic!("expected a deadlock, got {other:?}"),
+    }
+
+    let mut w = W::new();
+    w.spec.mutexes = 2;
+    let ab = w.prog(
+        "ab",
+        vec![Op::Lock(obj(0)), Op::Compute(c(MS)), Op::Lock(obj(1))],
+    );
+    let ba = w.prog(
+        "ba",
+        vec![Op::Lock(obj(1)), Op::Compute(c(MS)), Op::Lock(obj(0))],
+    );
+    w.task("m1", ab, Some(CpuMask::of(0)));
+    w.task("m2", ba, Some(CpuMask::of(1)));
+    let sc = scenario(test_topology(1, 1, 2, 1), w.build(), None);
+    match run_sim(&sc).1 {
+        Err(SimError::Deadlock {
+            blocked,
+            detail,
+            t_ns,
+        }) => {
+            assert_eq!(blocked, 2);
+            assert!(detail.contains("m1") && detail.contains("m2"), "{detail}");
+            // Both block after ~1 ms of work; the queue runs dry once the stale 4 ms
+            // ticks armed while they ran are popped.
+            assert!((MS..=4 * MS).contains(&t_ns), "{t_ns}");
+        }
+        other => panic!("expected a deadlock, got {other:?}"),
+    }
+}
+
+/// An endless loop that never needs CPU time cannot hang the simulator: it is
+/// reported as making no progress, at the time it started.
+#[test]
+fn endless_zero_work_loop_is_reported() {
+    let mut w = W::new();
+    w.spec.futexes = 1;
+    let p = w.prog("spinner", forever(vec![Op::FutexSet { f: obj(0), val: 1 }]));
+    w.task("spinner", p, None);
+    let sc = scenario(test_topology(1, 1, 1, 1), w.build(), Some(10));
+    match run_sim(&sc).1 {
+        Err(SimError::NoProgress { task, t_ns }) => {
+            assert_eq!(task, "spinner");
+            // Its first step comes after the 1500 ns switch-in (context + mm switch).
+            assert_eq!(t_ns, 1_500);
+        }
+        other => panic!("expected no-progress, got {other:?}"),
+    }
+}
