@@ -326,3 +326,75 @@ fn pelt_duty_cycle_settles_at_duty() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------
+// Fork placement
+// ---------------------------------------------------------------------------------
+
+/// A parent pinned to CPU 0 (8-CPU machine) forks a child (inheriting the affinity)
+/// and computes; returns the child's total runqueue wait after 25 ms.
+fn fork_child_wait(child_runs_first: bool) -> u64 {
+    let mut w = W::new();
+    let child = w.prog("child", vec![Op::Compute(c(10 * MS))]);
+    let parent = w.prog(
+        "parent",
+        vec![
+            Op::Fork {
+                prog: child,
+                thread: false,
+            },
+            Op::Compute(c(100 * MS)),
+        ],
+    );
+    w.task("parent", parent, Some(CpuMask::of(0)));
+    let mut sc = scenario(test_topology(1, 1, 8, 1), w.build(), Some(25));
+    sc.tunables.child_runs_first = child_runs_first;
+    let (sim, r) = run_sim(&sc);
+    r.unwrap();
+    let child = pid_of(&sim, "child");
+    assert_eq!(
+        sim.k.tasks[child].cpu, 0,
+        "a fork starts on the parent's CPU"
+    );
+    sim.k.obs.collector.task_rq_wait(child as u32)
+}
+
+/// START_DEBIT: the child starts a vslice (11 999 994 with two tasks) after
+/// min_vruntime, which is the parent's vruntime at the fork, so it does not preempt
+/// the parent. The parent switches in at 0 (1000 + 500 ns of switch work) and pays the
+/// fork (80 000 ns): the fork happens at 81 500, child vruntime = parent's + 11 999 994.
+/// Tick at 12 ms: the parent's delta_exec 12 000 000 > slice 11 999 994 -> resched,
+/// but it is still leftmost (12 000 000 < 81 500 + 11 999 994 past its fork-time
+/// vruntime), so it is picked again (set_next_entity restarts its delta_exec: the
+/// simple pick path). 16 and 20 ms: delta_exec 4 and 8 ms, vruntime lead 3.9 and
+/// 7.9 ms, under the slice. 24 ms: delta_exec 12 ms > slice, the child is leftmost
+/// and runs. Its wait: 24 000 000 - 81 500 = 23 918 500.
+/// With sched_child_runs_first the two vruntimes are swapped and the parent is
+/// rescheduled at once: the child runs at the fork instant, wait 0.
+#[test]
+fn fork_start_debit_and_child_runs_first() {
+    assert_eq!(fork_child_wait(false), 24_000_000 - 81_500);
+    assert_eq!(fork_child_wait(true), 0);
+}
+
+/// SMT re-timing: on the two threads of one core, t0 computes 10 ms and t1 2 ms.
+/// Both run at 640/1024 while both are busy. t1 needs 1500 (switch) + 2 000 000 +
+/// 35 000 (exit) = 2 036 500 reference ns -> 2 036 500 * 1.6 = 3 258 400 ns (no tick
+/// before 4 ms), so it exits then. By that time t0 has done the same 2 036 500 of its
+/// 1500 + 10 000 000 + 35 000; the rest, 8 000 000, plus the ticks at 4 and 8 ms
+/// (500 each), runs at full speed: t0 exits at 3 258 400 + 8 001 000 = 11 259 400.
+#[test]
+fn smt_sibling_going_idle_speeds_up_the_other() {
+    let mut w = W::new();
+    let long = w.prog("long", vec![Op::Compute(c(10 * MS))]);
+    let short = w.prog("short", vec![Op::Compute(c(2 * MS))]);
+    w.task("t0", long, Some(CpuMask::of(0)));
+    w.task("t1", short, Some(CpuMask::of(1)));
+    let sc = scenario(test_topology(1, 1, 2, 2), w.build(), None);
+    let (sim, r) = run_sim(&sc);
+    r.unwrap();
+    let e1 = sim.k.tasks[pid_of(&sim, "t1")].stats.exit_ns.unwrap();
+    let e0 = sim.k.tasks[pid_of(&sim, "t0")].stats.exit_ns.unwrap();
+    assert!(e1.abs_diff(3_258_400) <= 2, "t1 exit {e1}");
+    assert!(e0.abs_diff(11_259_400) <= 4, "t0 exit {e0}");
+}

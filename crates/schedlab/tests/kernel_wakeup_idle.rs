@@ -277,3 +277,57 @@ fn same_llc_wakeup_is_never_queued() {
     assert_eq!(a, b);
     assert_eq!(a.1, n * 134_500);
 }
+
+/// A remote-LLC wakeup onto a busy CPU (test_topology(1, 2, 1, 1), 2 CPUs: tunables
+/// x2, latency 12 ms, slice of two 5 999 997, wakeup granularity 2 ms; the reader
+/// shares CPU 1 with a hog). The reader, forked first onto the empty CPU 1, is placed
+/// a whole latency ahead (START_DEBIT, 11 999 997), the hog half that, so the hog runs
+/// first; at the 8 ms tick its delta_exec exceeds 5 999 997 and the reader runs (its first
+/// wait: 8 ms) and blocks in read. The writer's write after a 200 ms sleep wakes it
+/// with the 6 ms sleeper credit, more than the 2 ms granularity: it preempts the
+/// hog. No idle state is
+/// involved: the latency is one IPI, 1500 ns, with or without TTWU_QUEUE (queued: the
+/// IPI carries the wakeup, the target enqueues and preempts locally; direct: the
+/// waker enqueues and sends a reschedule IPI). Runqueue wait: 0 vs 1500.
+#[test]
+fn remote_wakeup_onto_busy_cpu_costs_one_ipi() {
+    for queue in [true, false] {
+        let mut w = W::new();
+        let pipe = w.pipes(1);
+        let wr = w.prog(
+            "writer",
+            vec![
+                Op::Sleep(c(200 * MS)),
+                Op::Write {
+                    ch: obj(pipe),
+                    bytes: 1,
+                },
+            ],
+        );
+        let rd = w.prog(
+            "reader",
+            vec![Op::Read {
+                ch: obj(pipe),
+                bytes: 1,
+            }],
+        );
+        let hog = w.prog("hog", hog_ops());
+        w.task("writer", wr, Some(CpuMask::of(0)));
+        w.task("reader", rd, Some(CpuMask::of(1)));
+        w.task("hog", hog, Some(CpuMask::of(1)));
+        let mut sc = scenario(test_topology(1, 2, 1, 1), w.build(), Some(220));
+        sc.features.set(SchedFeat::TTWU_QUEUE, queue);
+        let (sim, r) = run_sim(&sc);
+        r.unwrap();
+        let col = &sim.k.obs.collector;
+        let reader = pid_of(&sim, "reader");
+        assert!(sim.k.tasks[reader].stats.exit_ns.is_some());
+        // Two wakeups: the writer's timer (latency 0, see above) and the reader's.
+        assert_eq!(col.wakeup_latency.count(), 2);
+        assert_eq!(col.wakeup_latency.sum, 1_500, "queue={queue}");
+        // The reader's first wait (fork to its first run at 8 ms) plus the wakeup's.
+        let first = 8 * MS;
+        let wait = col.task_rq_wait(reader as u32);
+        assert_eq!(wait, first + if queue { 0 } else { 1_500 }, "queue={queue}");
+    }
+}
