@@ -262,11 +262,64 @@ proptest! {
         for &f in &r1.metrics.cpu_busy {
             prop_assert!((0.0..=1.0).contains(&f), "busy fraction {}", f);
         }
+        // A CPU is never busy and in an idle state at once (fractions are rounded to
+        // 1e-6 each).
+        for (cpu, res) in r1.metrics.idle_residency.iter().enumerate() {
+            let idle: f64 = res.values().sum();
+            let total = idle + r1.metrics.cpu_busy[cpu];
+            prop_assert!(total <= 1.0 + 1e-5, "cpu{}: busy + idle states = {}", cpu, total);
+        }
         let sum: u64 = r1.tasks.iter().map(|t| t.runtime_ns).sum();
         prop_assert!(sum <= r1.machine.nr_cpus as u64 * r1.sim_time_ns);
         prop_assert_eq!(sum, total);
         let r2 = run_result(&sc);
         prop_assert_eq!(json_no_wall(r1), json_no_wall(r2));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Work conservation: tasks that each compute a fixed amount and exit, with random
+    /// affinities and nice values on a random machine, all complete; no CPU runs
+    /// faster than one reference ns per ns, so each task was current for at least its
+    /// work plus its own switch-in (1000 ns) and exit (35 000 ns) costs, and the last
+    /// exit comes no earlier than the total work spread over all CPUs.
+    #[test]
+    fn compute_only_tasks_complete_and_conserve_work(
+        sh in shape(),
+        tasks in prop::collection::vec((1u64..20_000, any::<u64>(), -5i32..=5), 1..12),
+    ) {
+        let m = test_topology(sh.0, sh.1, sh.2, sh.3);
+        let nr = m.nr_cpus();
+        let mut w = W::new();
+        let mut total_work = 0;
+        for (i, &(work_us, aff, nice)) in tasks.iter().enumerate() {
+            let p = w.prog(&format!("p{i}"), vec![Op::Compute(c(work_us * US))]);
+            let mut mask = CpuMask::new();
+            for cpu in 0..nr {
+                if (aff >> cpu) & 1 == 1 {
+                    mask.set(cpu);
+                }
+            }
+            let cpus = (!mask.is_empty() && aff % 3 != 0).then_some(mask);
+            w.task(&format!("t{i}"), p, cpus).nice = nice;
+            total_work += work_us * US;
+        }
+        let sc = scenario(m, w.build(), None);
+        let (sim, r) = run_sim(&sc);
+        prop_assert_eq!(r, Ok(StopReason::Completed));
+        let mut last = 0;
+        for (i, &(work_us, _, _)) in tasks.iter().enumerate() {
+            let t = &sim.k.tasks[pid_of(&sim, &format!("t{i}"))];
+            let exit = t.stats.exit_ns.expect("exited");
+            prop_assert!(t.se.sum_exec_runtime >= work_us * US + 1_000 + 35_000,
+                "{}: ran {} for {} us of work", t.name, t.se.sum_exec_runtime, work_us);
+            prop_assert!(t.se.sum_exec_runtime <= exit - t.stats.start_ns);
+            last = last.max(exit);
+        }
+        prop_assert!(last >= total_work / nr as u64, "makespan {} for {} on {}", last, total_work, nr);
+        prop_assert_eq!(sim.k.now, last);
     }
 }
 
