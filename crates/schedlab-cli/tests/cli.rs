@@ -66,7 +66,7 @@ fn bad_input_exits_2_with_file_and_line() {
         ("[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"tasks\"\n", "s.toml:3: a `tasks` workload needs at least one [[workload.task]]"),
         ("[machine]\npreset = \"juno-r0\"\n[run]\nseeed = 3\n[workload]\nkind = \"tasks\"\n[[workload.task]]\nname = \"a\"\nprogram = []\n", "s.toml:4: unknown key `run.seeed`"),
         ("[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"tasks\"\n[[workload.task]]\nname = \"a\"\ncpus = \"9\"\nprogram = []\n", "s.toml:7: `cpus = \"9\"` must name CPUs of this 6-CPU machine"),
-        ("[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"tasks\"\n[[workload.task]]\nname = \"a\"\nprogram = [ { op = \"jump\" } ]\n", "s.toml:6: unknown op `jump`"),
+        ("[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"tasks\"\n[[workload.task]]\nname = \"a\"\nprogram = [ { op = \"jump\" } ]\n", "s.toml:7: unknown op `jump`"),
         ("[machine]\npreset = \"juno-r0\"\n[kernel]\nfeatures = [\"NO_SIS_FOO\"]\n[workload]\nkind = \"tasks\"\n[[workload.task]]\nname = \"a\"\nprogram = []\n", "s.toml:4: unknown scheduler feature `NO_SIS_FOO`"),
         ("[machine\npreset = 1\n", "s.toml:1:"),
     ];
