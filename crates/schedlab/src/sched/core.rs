@@ -157,6 +157,8 @@ pub struct Rq {
     pub exit_gen: u32,
     /// Armed hrtimers on this CPU: (expiry, pid).
     pub timers: Vec<(SimTime, Pid)>,
+    /// The segment end must be re-armed before time advances.
+    pub dirty: bool,
 }
 
 /// Work is stored in 1/1024 reference-ns units.
@@ -175,6 +177,14 @@ pub struct Kernel<O> {
     pub obs: O,
     /// CPUs whose current task needs its program's next step.
     pub need_step: Vec<u32>,
+    /// CPUs whose segment end must be re-armed ([`Kernel::flush`]).
+    dirty: Vec<u32>,
+    /// Busy hardware threads per core (for the SMT throughput model).
+    core_busy: Vec<u32>,
+    /// SMT siblings of each CPU, itself included.
+    sibs: Vec<Box<[u32]>>,
+    /// Popped events that had been superseded (stale generation).
+    pub stale_events: u64,
     spawn_rr: usize,
 }
 
@@ -225,6 +235,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     waking: false,
                     exit_gen: 0,
                     timers: Vec::new(),
+                    dirty: false,
                 }
             })
             .collect();
@@ -251,6 +262,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             timer_cpu: 0,
             stats: TaskStats::default(),
         };
+        let nr_cores = m.cpus.iter().map(|c| c.core).max().unwrap_or(0) + 1;
+        let sibs = (0..m.nr_cpus())
+            .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
+            .collect();
         Kernel {
             m,
             topo,
@@ -262,6 +277,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             now: 0,
             obs,
             need_step: Vec::new(),
+            dirty: Vec::new(),
+            core_busy: vec![0; nr_cores],
+            sibs,
+            stale_events: 0,
             spawn_rr: 0,
         }
     }
@@ -771,6 +790,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         });
         let was_busy = prev.is_some();
         self.rqs[cpu].curr = next;
+        let core = self.m.cpus[cpu].core;
+        match (was_busy, next.is_some()) {
+            (false, true) => self.core_busy[core] += 1,
+            (true, false) => self.core_busy[core] -= 1,
+            _ => {}
+        }
         match next {
             Some(n) => {
                 if !was_busy {
@@ -899,12 +924,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Per-thread rate of `cpu` (1024 = one reference ns of work per ns).
     fn update_rate(&mut self, cpu: usize) {
-        let busy = self
-            .m
-            .smt_mask(cpu)
-            .iter()
-            .filter(|&s| self.rqs[s].curr.is_some())
-            .count();
+        let busy = self.core_busy[self.m.cpus[cpu].core] as usize;
         let smt = self.m.smt_throughput(cpu, busy) as u64;
         let rq = &mut self.rqs[cpu];
         let r = rq.cpu_capacity_orig * rq.freq_scale / 1024 * smt / 1024;
@@ -913,12 +933,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// A CPU of this core changed between idle and busy: re-time the busy siblings.
     fn smt_siblings_changed(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
-        if self.m.smt_mask(cpu).weight() < 2 {
+        let n = self.sibs[cpu].len();
+        if n < 2 {
             return;
         }
         let now = self.now;
-        let sibs = *self.m.smt_mask(cpu);
-        for s in sibs.iter() {
+        for i in 0..n {
+            let s = self.sibs[cpu][i] as usize;
             if s != cpu && self.rqs[s].curr.is_some() {
                 self.sync_progress(s, now);
                 self.update_rate(s);
@@ -927,12 +948,33 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
+    /// Ask for `cpu`'s segment end to be re-armed before time advances (several
+    /// changes within one instant then cost one event).
+    #[inline]
+    fn rearm(&mut self, cpu: usize, _q: &mut EventQueue<Event>) {
+        let rq = &mut self.rqs[cpu];
+        if !rq.dirty {
+            rq.dirty = true;
+            self.dirty.push(cpu as u32);
+        }
+    }
+
+    /// Re-arm every CPU whose segment changed at this instant. The run loop calls this
+    /// after each event and after each round of program steps.
+    pub fn flush(&mut self, q: &mut EventQueue<Event>) {
+        while let Some(cpu) = self.dirty.pop() {
+            let cpu = cpu as usize;
+            self.rqs[cpu].dirty = false;
+            self.rearm_now(cpu, q);
+        }
+    }
+
     /// Schedule the end of `cpu`'s kernel work + current segment (or ask for a step).
-    fn rearm(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+    fn rearm_now(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let now = self.now;
         let rq = &mut self.rqs[cpu];
-        let Some(pid) = rq.curr else { return };
         rq.seg_gen = rq.seg_gen.wrapping_add(1);
+        let Some(pid) = rq.curr else { return };
         let rate = rq.rate;
         let kdone = now + rq.kernel_work.div_ceil(rate);
         let end = match self.tasks[pid as usize].seg {
@@ -986,6 +1028,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             Event::SegDone { cpu, gen } => {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].seg_gen != gen || self.rqs[cpu].curr.is_none() {
+                    self.stale_events += 1;
                     return None;
                 }
                 self.sync_progress(cpu, now);
@@ -1008,6 +1051,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             Event::Tick { cpu, gen } => {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].tick_gen != gen || self.rqs[cpu].curr.is_none() {
+                    self.stale_events += 1;
                     return None;
                 }
                 self.scheduler_tick(cpu, q);
@@ -1025,6 +1069,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 let cpu = cpu as usize;
                 let rq = &mut self.rqs[cpu];
                 if rq.resched_gen != gen {
+                    self.stale_events += 1;
                     return None;
                 }
                 rq.resched_pending = false;
@@ -1036,6 +1081,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             Event::IdleExitDone { cpu, gen } => {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].exit_gen != gen {
+                    self.stale_events += 1;
                     return None;
                 }
                 self.rqs[cpu].waking = false;
@@ -1058,6 +1104,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
             Event::Timer { pid, gen, irq } => {
                 if self.tasks[pid as usize].timer_gen != gen {
+                    self.stale_events += 1;
                     return None;
                 }
                 let cpu = self.tasks[pid as usize].timer_cpu;

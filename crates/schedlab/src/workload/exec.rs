@@ -86,7 +86,7 @@ pub struct Sim<O> {
     pub k: Kernel<O>,
     pub q: EventQueue<Event>,
     pub spec: WorkloadSpec,
-    st: Vec<Option<ProgState>>,
+    st: Vec<Option<Box<ProgState>>>,
     chans: Vec<Channel>,
     /// Channel kind per channel index (for costs).
     chan_kind: Vec<ChanKind>,
@@ -151,9 +151,10 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         }
     }
 
-    /// Number of events processed so far.
+    /// Number of events processed so far (popped events that were still current;
+    /// superseded ones, dropped by their generation check, are not counted).
     pub fn events(&self) -> u64 {
-        self.q.popped()
+        self.q.popped() - self.k.stale_events
     }
 
     /// Run until all tasks exit or `duration` (ns) elapses.
@@ -239,7 +240,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             self.st.resize_with(i + 1, || None);
         }
         let rng = self.streams.stream(&stream);
-        self.st[i] = Some(ProgState {
+        self.st[i] = Some(Box::new(ProgState {
             prog,
             instance,
             pc: 0,
@@ -254,7 +255,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             children_alive: 0,
             zombies: 0,
             waiting_child: false,
-        });
+        }));
         self.alive += 1;
     }
 
@@ -283,15 +284,21 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         self.k.wake_up_new_task(pid, &mut self.q);
     }
 
+    /// Run program steps and re-arm segment ends until this instant is settled.
     fn drain_steps(&mut self) -> Result<(), SimError> {
-        let mut i = 0;
-        while i < self.k.need_step.len() {
-            let cpu = self.k.need_step[i] as usize;
-            i += 1;
-            self.step(cpu)?;
+        loop {
+            self.k.flush(&mut self.q);
+            if self.k.need_step.is_empty() {
+                return Ok(());
+            }
+            let mut i = 0;
+            while i < self.k.need_step.len() {
+                let cpu = self.k.need_step[i] as usize;
+                i += 1;
+                self.step(cpu)?;
+            }
+            self.k.need_step.clear();
         }
-        self.k.need_step.clear();
-        Ok(())
     }
 
     /// Wake every task in `self.wakes` from `cpu`.
@@ -349,13 +356,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     /// Execute (part of) one op. Returns true when the step is over.
     fn exec_op(&mut self, cpu: usize, pid: Pid, st: &mut ProgState) -> bool {
         let ops = &self.spec.programs[st.prog].ops;
-        let op = if st.pc < ops.len() {
-            ops[st.pc].clone()
-        } else {
-            Op::Exit
-        };
-        let c = self.k.m.cost.clone();
-        let inst = st.instance;
+        let op = if st.pc < ops.len() { ops[st.pc] } else { Op::Exit };
+                let inst = st.instance;
         macro_rules! next {
             () => {{
                 st.phase = 0;
@@ -366,8 +368,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         }
         macro_rules! pay {
             ($ns:expr) => {{
+                let ns: u64 = $ns;
                 let mut ph = st.phase;
-                let r = self.cost(cpu, &mut ph, $ns);
+                let r = self.cost(cpu, &mut ph, ns);
                 st.phase = ph;
                 if r {
                     return true;
@@ -411,9 +414,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Write { ch, bytes } => {
                 let i = ch.resolve(inst);
                 pay!(match self.chan_kind[i] {
-                    ChanKind::Pipe => c.pipe_write,
-                    ChanKind::UnixStream => c.unix_write,
-                    ChanKind::TcpLoopback => c.tcp_write_8k,
+                    ChanKind::Pipe => self.k.m.cost.pipe_write,
+                    ChanKind::UnixStream => self.k.m.cost.unix_write,
+                    ChanKind::TcpLoopback => self.k.m.cost.tcp_write_8k,
                 });
                 let r = self.chans[i].write(pid, bytes, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -429,9 +432,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Read { ch, bytes } => {
                 let i = ch.resolve(inst);
                 pay!(match self.chan_kind[i] {
-                    ChanKind::Pipe => c.pipe_read,
-                    ChanKind::UnixStream => c.unix_read,
-                    ChanKind::TcpLoopback => c.tcp_read_8k,
+                    ChanKind::Pipe => self.k.m.cost.pipe_read,
+                    ChanKind::UnixStream => self.k.m.cost.unix_read,
+                    ChanKind::TcpLoopback => self.k.m.cost.tcp_read_8k,
                 });
                 let r = self.chans[i].read(pid, bytes - st.got, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -455,7 +458,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::Poll { ch } => {
-                pay!(c.syscall);
+                pay!(self.k.m.cost.syscall);
                 let i = ch.resolve(inst);
                 match self.chans[i].poll_readable(pid) {
                     Outcome::Done => next!(),
@@ -469,7 +472,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 if st.phase == 2 {
                     next!()
                 }
-                pay!(c.futex_wait);
+                pay!(self.k.m.cost.futex_wait);
                 let addr = self.futex_addr[f.resolve(inst)];
                 match self.futex.futex_wait(pid, addr, expected) {
                     Outcome::Done => next!(),
@@ -481,7 +484,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::FutexWake { f, n } => {
-                pay!(c.futex_wake);
+                pay!(self.k.m.cost.futex_wake);
                 let addr = self.futex_addr[f.resolve(inst)];
                 self.futex.futex_wake(addr, n, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -493,27 +496,27 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Lock(m) => {
-                pay!(c.mutex_fast / 2);
+                pay!(self.k.m.cost.mutex_fast / 2);
                 match self.mutexes[m.resolve(inst)].lock(pid) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
-                        self.k.charge(cpu, c.futex_wait, &mut self.q);
+                        self.k.charge(cpu, self.k.m.cost.futex_wait, &mut self.q);
                         self.k.block_current(cpu, &mut self.q);
                         true
                     }
                 }
             }
             Op::Unlock(m) => {
-                pay!(c.mutex_fast / 2);
+                pay!(self.k.m.cost.mutex_fast / 2);
                 self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
                 if !self.wakes.is_empty() {
-                    self.k.charge(cpu, c.futex_wake, &mut self.q);
+                    self.k.charge(cpu, self.k.m.cost.futex_wake, &mut self.q);
                 }
                 self.do_wakes(cpu);
                 next!()
             }
             Op::Barrier(b) => {
-                pay!(c.futex_wait);
+                pay!(self.k.m.cost.futex_wait);
                 let r = self.barriers[b.resolve(inst)].arrive(pid, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
                 match r {
@@ -528,7 +531,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::CondWait { c: cv, m } => {
                 // phase 1: register and release the mutex; phase 2: woken, re-lock.
                 if st.phase <= 1 {
-                    pay!(c.futex_wait);
+                    pay!(self.k.m.cost.futex_wait);
                     self.conds[cv.resolve(inst)].wait(pid);
                     self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
                     self.do_wakes(cpu);
@@ -545,19 +548,19 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::CondSignal(cv) => {
-                pay!(c.futex_wake);
+                pay!(self.k.m.cost.futex_wake);
                 self.conds[cv.resolve(inst)].signal(&mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
             Op::CondBroadcast(cv) => {
-                pay!(c.futex_wake);
+                pay!(self.k.m.cost.futex_wake);
                 self.conds[cv.resolve(inst)].broadcast(&mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
             Op::Fork { prog, thread } => {
-                pay!(if thread { c.fork / 4 } else { c.fork });
+                pay!(if thread { self.k.m.cost.fork / 4 } else { self.k.m.cost.fork });
                 let name = self.spec.programs[prog].name.clone();
                 let nice = self.k.tasks[pid as usize].nice;
                 let policy = self.k.tasks[pid as usize].policy;
@@ -573,7 +576,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::WaitChild => {
-                pay!(c.syscall);
+                pay!(self.k.m.cost.syscall);
                 if st.zombies > 0 {
                     st.zombies -= 1;
                     next!()
@@ -586,7 +589,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 true
             }
             Op::Exit => {
-                pay!(c.exit);
+                pay!(self.k.m.cost.exit);
                 if let Some(parent) = self.k.tasks[pid as usize].parent {
                     if let Some(ps) = self.st[parent as usize].as_mut() {
                         ps.children_alive -= 1;
@@ -606,13 +609,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 if st.phase == 2 {
                     next!()
                 }
-                pay!(c.yield_);
+                pay!(self.k.m.cost.yield_);
                 st.phase = 2;
                 self.k.yield_current(cpu, &mut self.q);
                 true
             }
             Op::Syscall => {
-                pay!(c.syscall);
+                pay!(self.k.m.cost.syscall);
                 next!()
             }
             Op::Loop { count, end } => {
@@ -640,12 +643,12 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Mark { slot } => {
-                pay!(c.gtod);
+                pay!(self.k.m.cost.gtod);
                 st.marks[slot as usize] = self.k.now;
                 next!()
             }
             Op::Record { metric, slot } => {
-                pay!(c.gtod);
+                pay!(self.k.m.cost.gtod);
                 let v = self.k.now - st.marks[slot as usize];
                 self.metrics.hists[metric].record(v);
                 next!()
