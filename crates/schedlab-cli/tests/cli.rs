@@ -20,7 +20,10 @@ fn tmpdir(name: &str) -> PathBuf {
 
 /// Drop the only field allowed to differ between identical runs.
 fn without_wall(json: &str) -> String {
-    json.lines().filter(|l| !l.trim_start().starts_with("\"wall_seconds\"")).collect::<Vec<_>>().join("\n")
+    json.lines()
+        .filter(|l| !l.trim_start().starts_with("\"wall_seconds\""))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -31,31 +34,59 @@ fn same_scenario_and_seed_give_identical_json() {
     for (i, seed) in [(0, "3"), (1, "3"), (2, "4")] {
         let p = d.join(format!("r{i}.json"));
         let st = bin()
-            .args(["run", demo.to_str().unwrap(), "--quiet", "--seed", seed, "--set", "run.duration_ms=60", "--json"])
+            .args([
+                "run",
+                demo.to_str().unwrap(),
+                "--quiet",
+                "--seed",
+                seed,
+                "--set",
+                "run.duration_ms=60",
+                "--json",
+            ])
             .arg(&p)
             .status()
             .unwrap();
         assert!(st.success());
         outs.push(std::fs::read_to_string(&p).unwrap());
     }
-    assert_eq!(without_wall(&outs[0]), without_wall(&outs[1]), "same seed must give byte-identical results");
-    assert_ne!(without_wall(&outs[0]), without_wall(&outs[2]), "another seed draws other amounts");
+    assert_eq!(
+        without_wall(&outs[0]),
+        without_wall(&outs[1]),
+        "same seed must give byte-identical results"
+    );
+    assert_ne!(
+        without_wall(&outs[0]),
+        without_wall(&outs[2]),
+        "another seed draws other amounts"
+    );
     let v: serde_json::Value = serde_json::from_str(&outs[0]).unwrap();
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["machine"]["name"], "juno-r0");
     assert_eq!(v["machine"]["nr_cpus"], 6);
-    assert!(v["kernel"]["features"].as_array().unwrap().iter().any(|f| f == "SIS_PROP"));
+    assert!(v["kernel"]["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f == "SIS_PROP"));
     assert_eq!(v["sim_time_ns"], 60_000_000);
     assert!(v["metrics"]["wakeup_latency_ns"]["count"].as_u64().unwrap() > 100);
     assert_eq!(v["tasks"].as_array().unwrap().len(), 10);
     // No temporary file is left behind by the atomic write.
-    let leftovers: Vec<_> = std::fs::read_dir(&d).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".tmp")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
     assert!(leftovers.is_empty());
 }
 
 fn run_err(args: &[&str]) -> (i32, String) {
     let out = bin().args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -85,7 +116,10 @@ fn bad_input_exits_2_with_file_and_line() {
     assert!(err.contains("--set"), "{err}");
     let (code, err) = run_err(&["run", demo.to_str().unwrap(), "--features", "WHATEVER"]);
     assert_eq!(code, 2);
-    assert!(err.contains("--features: unknown scheduler feature `WHATEVER`"), "{err}");
+    assert!(
+        err.contains("--features: unknown scheduler feature `WHATEVER`"),
+        "{err}"
+    );
     let (code, _) = run_err(&["run", "/nonexistent/x.toml"]);
     assert_eq!(code, 2);
     let (code, _) = run_err(&["frobnicate"]);
@@ -97,9 +131,16 @@ fn topology_and_list_commands() {
     let out = bin().args(["topology", "xeon-e5-40"]).output().unwrap();
     assert!(out.status.success());
     let s = String::from_utf8_lossy(&out.stdout);
-    assert!(s.contains("SMT") && s.contains("MC") && s.contains("NUMA"), "{s}");
+    assert!(
+        s.contains("SMT") && s.contains("MC") && s.contains("NUMA"),
+        "{s}"
+    );
     let out = bin().args(["topology", "host"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for what in ["machines", "features", "kernels", "workloads"] {
         let out = bin().args(["list", what]).output().unwrap();
         assert!(out.status.success());
@@ -107,7 +148,18 @@ fn topology_and_list_commands() {
     }
     let out = bin().args(["list", "machines"]).output().unwrap();
     let s = String::from_utf8_lossy(&out.stdout);
-    for m in ["power9-176", "xeon-88", "xeon-e5-40", "juno-r0", "hikey960", "synquacer-24", "epyc-192", "spr-224", "pixel6", "host"] {
+    for m in [
+        "power9-176",
+        "xeon-88",
+        "xeon-e5-40",
+        "juno-r0",
+        "hikey960",
+        "synquacer-24",
+        "epyc-192",
+        "spr-224",
+        "pixel6",
+        "host",
+    ] {
         assert!(s.contains(m), "missing {m}");
     }
 }
@@ -115,8 +167,21 @@ fn topology_and_list_commands() {
 #[test]
 fn check_mode_runs_the_demo_clean() {
     let demo = root().join("scenarios/demo.toml");
-    let out = bin().args(["run", demo.to_str().unwrap(), "--check", "--set", "run.duration_ms=40"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = bin()
+        .args([
+            "run",
+            demo.to_str().unwrap(),
+            "--check",
+            "--set",
+            "run.duration_ms=40",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("wakeup") && s.contains("round_trip"), "{s}");
 }

@@ -100,7 +100,7 @@ pub struct Task {
     pub se: SchedEntity,
     /// `task_cpu(p)`.
     pub cpu: usize,
-    pub cpus_allowed: CpuMask,
+    /// Weight of the task's affinity mask (the mask is [`Kernel::cpus_allowed`]).
     pub nr_cpus_allowed: u32,
     pub recent_used_cpu: usize,
     pub wakee_flips: u32,
@@ -185,6 +185,9 @@ pub struct Kernel<O> {
     sibs: Vec<Box<[u32]>>,
     /// Popped events that had been superseded (stale generation).
     pub stale_events: u64,
+    /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
+    /// per-task state stays compact).
+    allowed: Vec<CpuMask>,
     spawn_rr: usize,
 }
 
@@ -249,7 +252,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             nice: 0,
             se: SchedEntity::default(),
             cpu: 0,
-            cpus_allowed: CpuMask::new(),
             nr_cpus_allowed: 0,
             recent_used_cpu: 0,
             wakee_flips: 0,
@@ -281,6 +283,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             core_busy: vec![0; nr_cores],
             sibs,
             stale_events: 0,
+            allowed: vec![CpuMask::new()],
             spawn_rr: 0,
         }
     }
@@ -298,6 +301,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     #[inline]
     pub fn task(&self, pid: Pid) -> &Task {
         &self.tasks[pid as usize]
+    }
+
+    /// The affinity mask of `pid` (`p->cpus_ptr`).
+    #[inline]
+    pub fn cpus_allowed(&self, pid: Pid) -> &CpuMask {
+        &self.allowed[pid as usize]
     }
 
     /// `idle_cpu`: running the idle task, nothing queued, no pending wakeups.
@@ -355,6 +364,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             ..SchedEntity::default()
         };
         let cpu = parent.map(|p| self.tasks[p as usize].cpu).unwrap_or(0);
+        self.allowed.push(allowed);
         self.tasks.push(Task {
             pid,
             tgid,
@@ -365,7 +375,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             nice,
             se,
             cpu,
-            cpus_allowed: allowed,
             nr_cpus_allowed: allowed.weight() as u32,
             recent_used_cpu: cpu,
             wakee_flips: 0,
@@ -421,7 +430,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `SIM_` initial spread: scenario-started tasks (no parent to fork from) go to the
     /// next allowed CPU in round-robin order.
     fn sim_spawn_cpu(&mut self, pid: Pid) -> usize {
-        let allowed = self.tasks[pid as usize].cpus_allowed;
+        let allowed = self.allowed[pid as usize];
         let n = self.m.nr_cpus();
         for i in 0..n {
             let c = (self.spawn_rr + i) % n;
@@ -656,7 +665,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let cpu = if t.nr_cpus_allowed > 1 {
             self.select_task_rq_fair(pid, prev_cpu, kind, wake_flags, this_cpu)
         } else {
-            let c = t.cpus_allowed.first().expect("task with empty affinity");
+            let c = self.allowed[pid as usize]
+                .first()
+                .expect("task with empty affinity");
             self.emit(SchedEvent::Placement {
                 pid,
                 kind,
@@ -666,7 +677,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             });
             c
         };
-        if self.tasks[pid as usize].cpus_allowed.test(cpu) {
+        if self.allowed[pid as usize].test(cpu) {
             cpu
         } else {
             self.select_fallback_rq(pid, prev_cpu)
@@ -675,7 +686,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `select_fallback_rq`: an allowed CPU on prev's node, else any allowed CPU.
     fn select_fallback_rq(&self, pid: Pid, prev_cpu: usize) -> usize {
-        let allowed = &self.tasks[pid as usize].cpus_allowed;
+        let allowed = &self.allowed[pid as usize];
         let node = self.m.node_mask(prev_cpu).and(allowed);
         node.first()
             .or_else(|| allowed.first())
@@ -1252,10 +1263,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     t.pid, t.name, t.state, seen[t.pid as usize]
                 ));
             }
-            if runnable && !t.cpus_allowed.test(t.cpu) {
+            if runnable && !self.allowed[t.pid as usize].test(t.cpu) {
                 return Err(format!(
                     "pid {} on cpu{} outside its affinity {}",
-                    t.pid, t.cpu, t.cpus_allowed
+                    t.pid, t.cpu, self.allowed[t.pid as usize]
                 ));
             }
         }
@@ -1283,5 +1294,19 @@ mod tests {
         let mut b = 10;
         update_avg(&mut b, 3); // diff -7 / 8 truncates toward 0
         assert_eq!(b, 10);
+    }
+}
+#[cfg(test)]
+mod size_probe {
+    #[test]
+    fn print_sizes() {
+        eprintln!(
+            "Task {} Rq {} SchedEntity {} CfsRq {} Event {}",
+            std::mem::size_of::<super::Task>(),
+            std::mem::size_of::<super::Rq>(),
+            std::mem::size_of::<crate::sched::fair::entity::SchedEntity>(),
+            std::mem::size_of::<crate::sched::fair::entity::CfsRq>(),
+            std::mem::size_of::<crate::sched::Event>()
+        );
     }
 }

@@ -75,6 +75,17 @@ pub enum SimError {
     },
 }
 
+/// Engine counters of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimStats {
+    /// Events that did something (popped minus stale).
+    pub events: u64,
+    pub popped: u64,
+    /// Popped events superseded by a later re-arm (dropped by their generation).
+    pub stale: u64,
+    pub max_queue: usize,
+}
+
 /// Values a workload's programs recorded, by metric.
 #[derive(Debug, Default)]
 pub struct WorkloadMetrics {
@@ -155,6 +166,16 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     /// superseded ones, dropped by their generation check, are not counted).
     pub fn events(&self) -> u64 {
         self.q.popped() - self.k.stale_events
+    }
+
+    /// Engine counters so far.
+    pub fn stats(&self) -> SimStats {
+        SimStats {
+            events: self.events(),
+            popped: self.q.popped(),
+            stale: self.k.stale_events,
+            max_queue: self.q.max_len(),
+        }
     }
 
     /// Run until all tasks exit or `duration` (ns) elapses.
@@ -356,8 +377,12 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     /// Execute (part of) one op. Returns true when the step is over.
     fn exec_op(&mut self, cpu: usize, pid: Pid, st: &mut ProgState) -> bool {
         let ops = &self.spec.programs[st.prog].ops;
-        let op = if st.pc < ops.len() { ops[st.pc] } else { Op::Exit };
-                let inst = st.instance;
+        let op = if st.pc < ops.len() {
+            ops[st.pc]
+        } else {
+            Op::Exit
+        };
+        let inst = st.instance;
         macro_rules! next {
             () => {{
                 st.phase = 0;
@@ -560,11 +585,15 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Fork { prog, thread } => {
-                pay!(if thread { self.k.m.cost.fork / 4 } else { self.k.m.cost.fork });
+                pay!(if thread {
+                    self.k.m.cost.fork / 4
+                } else {
+                    self.k.m.cost.fork
+                });
                 let name = self.spec.programs[prog].name.clone();
                 let nice = self.k.tasks[pid as usize].nice;
                 let policy = self.k.tasks[pid as usize].policy;
-                let cpus = self.k.tasks[pid as usize].cpus_allowed;
+                let cpus = *self.k.cpus_allowed(pid);
                 let child = self
                     .k
                     .create_task(&name, Some(pid), thread, nice, policy, cpus);
