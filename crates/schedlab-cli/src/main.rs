@@ -199,16 +199,36 @@ fn real_main() -> Result<(), Failure> {
                 trace: trace.is_some(),
                 trace_window: None,
             };
-            let (res, tr) = experiment::run(&sc, sc.seed, 0, &opts)
-                .map_err(|e| Failure::Internal(e.to_string()))?;
-            if !quiet {
-                print!("{}", res.summary_text());
+            // Replication i of the seed: independent random streams, same scenario.
+            let mut results = Vec::new();
+            let mut first_trace = None;
+            for rep in 0..sc.runs as u64 {
+                let (res, tr) = experiment::run(&sc, sc.seed, rep, &opts)
+                    .map_err(|e| Failure::Internal(e.to_string()))?;
+                if !quiet {
+                    if sc.runs > 1 {
+                        println!("== run {} of {}", rep + 1, sc.runs);
+                    }
+                    print!("{}", res.summary_text());
+                }
+                if rep == 0 {
+                    first_trace = tr;
+                }
+                results.push(res);
             }
             if let Some(p) = json {
-                experiment::write_atomic(&p, res.to_json().as_bytes())
+                let text = if results.len() == 1 {
+                    results[0].to_json()
+                } else {
+                    let mut s = serde_json::to_string_pretty(&results)
+                        .map_err(|e| Failure::Internal(e.to_string()))?;
+                    s.push('\n');
+                    s
+                };
+                experiment::write_atomic(&p, text.as_bytes())
                     .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
             }
-            if let (Some(p), Some(t)) = (trace, tr) {
+            if let (Some(p), Some(t)) = (trace, first_trace) {
                 experiment::write_atomic(&p, t.as_bytes())
                     .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
             }
