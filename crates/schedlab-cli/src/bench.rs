@@ -12,7 +12,7 @@ fn peak_rss_mb() -> Option<f64> {
 }
 
 pub fn run(only: &[String], scale: f64) -> Result<(), String> {
-    println!(
+    crate::outln!(
         "{:<8} {:>11} {:>12} {:>9} {:>12} {:>10} {:>9} {:>10} {:>10}",
         "case",
         "cpus/tasks",
@@ -33,7 +33,7 @@ pub fn run(only: &[String], scale: f64) -> Result<(), String> {
         sim.run(sc.duration_ns).map_err(|e| e.to_string())?;
         let wall = t0.elapsed().as_secs_f64();
         let r = sim.stats();
-        println!(
+        crate::outln!(
             "{:<8} {:>11} {:>12} {:>9.3} {:>12.0} {:>10.1} {:>9.1} {:>10} {:>10}",
             name,
             format!("{}/{}", sc.machine.nr_cpus(), sc.workload.tasks.len()),

@@ -153,8 +153,8 @@ pub struct Rq {
     pub resched_gen: u32,
     pub resched_pending: bool,
     /// Leaving an idle state is in progress.
-    pub waking: bool,
-    pub exit_gen: u32,
+    /// When the CPU has finished leaving its idle state (in the past when awake).
+    pub exit_until: SimTime,
     /// Armed hrtimers on this CPU: (expiry, pid).
     pub timers: Vec<(SimTime, Pid)>,
     /// The segment end must be re-armed before time advances.
@@ -235,8 +235,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     tick_armed: false,
                     resched_gen: 0,
                     resched_pending: false,
-                    waking: false,
-                    exit_gen: 0,
+                    exit_until: 0,
                     timers: Vec::new(),
                     dirty: false,
                 }
@@ -268,7 +267,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let sibs = (0..m.nr_cpus())
             .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
             .collect();
-        Kernel {
+        let mut k = Kernel {
             m,
             topo,
             feat,
@@ -285,7 +284,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             stale_events: 0,
             allowed: vec![CpuMask::new()],
             spawn_rr: 0,
+        };
+        // At the start every CPU sits in the idle loop, in the state the governor
+        // picks with no history (the deepest one when no timer is pending).
+        for cpu in 0..k.m.nr_cpus() {
+            k.enter_idle(cpu);
+            k.rqs[cpu].idle_stamp = 0;
         }
+        k
     }
 
     #[inline]
@@ -468,27 +474,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// CPU and fires after `dur` plus the task's timer slack.
     pub fn sleep_current(&mut self, cpu: usize, dur: u64, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("sleep_current on an idle CPU");
-        let slack = if self.tasks[pid as usize].policy == Policy::Normal
-            || self.tasks[pid as usize].policy == Policy::Batch
-        {
-            self.tun_timer_slack()
-        } else {
-            0
-        };
+        // Fair-class tasks (SCHED_OTHER, BATCH and IDLE alike) get the default slack;
+        // only RT and deadline tasks get none, and those are not modelled.
+        let slack = self.tun_timer_slack();
         let expiry = self.now + dur + slack;
         let t = &mut self.tasks[pid as usize];
         t.timer_gen = t.timer_gen.wrapping_add(1);
         t.timer_cpu = cpu;
         let gen = t.timer_gen;
         self.rqs[cpu].timers.push((expiry, pid));
-        q.push(
-            expiry,
-            Event::Timer {
-                pid,
-                gen,
-                irq: false,
-            },
-        );
+        q.push(expiry, Event::Timer { pid, gen });
         self.block_current(cpu, q);
     }
 
@@ -632,7 +627,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return;
         }
         rq.need_resched = true;
-        if rq.resched_pending || rq.waking {
+        if rq.resched_pending {
             return;
         }
         rq.resched_pending = true;
@@ -788,7 +783,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.rearm(cpu, q);
             } else if self.rqs[cpu].idle_state.is_none() {
                 // Woken for nothing (the task went elsewhere): idle again.
-                self.rqs[cpu].waking = false;
                 self.enter_idle(cpu);
             }
             return;
@@ -905,7 +899,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         } else {
             (rq.idle_ewma * 7 + len) / 8
         };
-        rq.waking = false;
         if rq.idle_state.take().is_some() {
             self.emit(SchedEvent::IdleExit { cpu });
         }
@@ -1083,53 +1076,45 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     self.stale_events += 1;
                     return None;
                 }
-                rq.resched_pending = false;
                 if !rq.need_resched {
+                    rq.resched_pending = false;
                     return None;
                 }
-                self.resched_arrived(cpu, q);
-            }
-            Event::IdleExitDone { cpu, gen } => {
-                let cpu = cpu as usize;
-                if self.rqs[cpu].exit_gen != gen {
-                    self.stale_events += 1;
-                    return None;
+                // An idle CPU first has to leave its idle state.
+                let t = self.begin_idle_exit(cpu);
+                if t > now {
+                    q.push(
+                        t,
+                        Event::Resched {
+                            cpu: cpu as u32,
+                            gen,
+                        },
+                    );
+                } else {
+                    self.rqs[cpu].resched_pending = false;
+                    self.schedule(cpu, q);
                 }
-                self.rqs[cpu].waking = false;
-                if let Some(s) = self.rqs[cpu].idle_state.take() {
-                    let _ = s;
-                    self.emit(SchedEvent::IdleExit { cpu });
-                }
-                self.schedule(cpu, q);
             }
             Event::WakeIpi { cpu } => {
                 let cpu = cpu as usize;
-                let lat = self.idle_exit_latency(cpu);
-                if lat > 0 {
-                    // The IPI first has to bring the CPU out of its idle state.
-                    self.leave_idle_state(cpu);
-                    q.push(now + lat, Event::WakeIpi { cpu: cpu as u32 });
+                let t = self.begin_idle_exit(cpu);
+                if t > now {
+                    q.push(t, Event::WakeIpi { cpu: cpu as u32 });
                 } else {
                     self.ttwu_pending(cpu, q);
                 }
             }
-            Event::Timer { pid, gen, irq } => {
+            Event::Timer { pid, gen } => {
                 if self.tasks[pid as usize].timer_gen != gen {
                     self.stale_events += 1;
                     return None;
                 }
+                // The timer interrupt fires on the CPU that armed the timer, which
+                // first leaves its idle state; the wakeup runs there.
                 let cpu = self.tasks[pid as usize].timer_cpu;
-                let lat = if irq { 0 } else { self.idle_exit_latency(cpu) };
-                if lat > 0 {
-                    self.leave_idle_state(cpu);
-                    q.push(
-                        now + lat,
-                        Event::Timer {
-                            pid,
-                            gen,
-                            irq: true,
-                        },
-                    );
+                let t = self.begin_idle_exit(cpu);
+                if t > now {
+                    q.push(t, Event::Timer { pid, gen });
                 } else {
                     self.remove_timer(pid);
                     self.try_to_wake_up(pid, 0, cpu, q);
@@ -1140,44 +1125,19 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         None
     }
 
-    /// Exit latency still to pay before an idle `cpu` can act (0 when busy, awake or
-    /// already waking).
-    fn idle_exit_latency(&self, cpu: usize) -> u64 {
-        let rq = &self.rqs[cpu];
-        if rq.curr.is_some() || rq.waking {
-            return 0;
+    /// An interrupt or IPI reaches `cpu`. An idle CPU inside a cpuidle state leaves
+    /// it (`cpu_idle` exit) and is awake after the state's exit latency. Returns when
+    /// the CPU can act (now, for a busy or already awake CPU).
+    fn begin_idle_exit(&mut self, cpu: usize) -> SimTime {
+        let now = self.now;
+        if self.rqs[cpu].curr.is_none() {
+            if let Some(s) = self.rqs[cpu].idle_state.take() {
+                let lat = self.m.idle_states(cpu)[s].exit_latency_ns;
+                self.rqs[cpu].exit_until = now + lat;
+                self.emit(SchedEvent::IdleExit { cpu });
+            }
         }
-        match rq.idle_state {
-            Some(s) => self.m.idle_states(cpu)[s].exit_latency_ns,
-            None => 0,
-        }
-    }
-
-    /// The CPU leaves its cpuidle state (interrupt): it is awake but still idle.
-    fn leave_idle_state(&mut self, cpu: usize) {
-        if self.rqs[cpu].idle_state.take().is_some() {
-            self.emit(SchedEvent::IdleExit { cpu });
-        }
-    }
-
-    /// A reschedule request reached `cpu`: an idle CPU first leaves its idle state.
-    fn resched_arrived(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
-        let lat = self.idle_exit_latency(cpu);
-        if lat > 0 {
-            let rq = &mut self.rqs[cpu];
-            rq.waking = true;
-            rq.exit_gen = rq.exit_gen.wrapping_add(1);
-            let gen = rq.exit_gen;
-            q.push(
-                self.now + lat,
-                Event::IdleExitDone {
-                    cpu: cpu as u32,
-                    gen,
-                },
-            );
-        } else {
-            self.schedule(cpu, q);
-        }
+        self.rqs[cpu].exit_until.max(now)
     }
 
     /// `scheduler_tick`: runtime and PELT of the current task, slice preemption.
@@ -1202,6 +1162,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.cpu_capacity_orig,
             rq.freq_scale,
         );
+    }
+
+    /// Bring every running task's runtime accounting up to `now` (`update_curr`), as
+    /// reading `/proc/PID/schedstat` would; called before results are gathered.
+    pub fn finish(&mut self) {
+        for cpu in 0..self.rqs.len() {
+            if self.rqs[cpu].curr.is_some() {
+                self.update_curr(cpu);
+            }
+        }
     }
 
     /// Jiffies at the current time.

@@ -67,12 +67,26 @@ pub enum SimError {
         "program of task {task} makes no progress at t={t_ns} ns (an endless loop without work?)"
     )]
     NoProgress { task: String, t_ns: SimTime },
+    #[error("task {task} at t={t_ns} ns: {msg}")]
+    BadProgram {
+        task: String,
+        t_ns: SimTime,
+        msg: String,
+    },
     #[error("invariant violated at t={t_ns} ns after event {event}: {msg}")]
     Invariant {
         t_ns: SimTime,
         event: u64,
         msg: String,
     },
+}
+
+impl SimError {
+    /// True when the scenario's workload is at fault (a deadlock, a program that
+    /// misuses a mutex or loops without work), not the simulator.
+    pub fn is_input_error(&self) -> bool {
+        !matches!(self, SimError::Invariant { .. })
+    }
 }
 
 /// Engine counters of a run.
@@ -113,6 +127,8 @@ pub struct Sim<O> {
     pub check: bool,
     stop_at: Option<SimTime>,
     stopped: Option<StopReason>,
+    /// A program error found while executing an op.
+    fail: Option<SimError>,
 }
 
 impl<O: Observer<SchedEvent>> Sim<O> {
@@ -159,6 +175,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             check: false,
             stop_at: None,
             stopped: None,
+            fail: None,
         }
     }
 
@@ -367,11 +384,24 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 .take()
                 .expect("running task without a program");
             let done = self.exec_op(cpu, pid, &mut st);
+            if let Some(e) = self.fail.take() {
+                return Err(e);
+            }
             self.st[pid as usize] = Some(st);
             if done {
                 return Ok(());
             }
         }
+    }
+
+    /// Record a program error; the run stops with it.
+    fn bad_program(&mut self, pid: Pid, msg: &str) -> bool {
+        self.fail = Some(SimError::BadProgram {
+            task: self.k.tasks[pid as usize].name.clone(),
+            t_ns: self.k.now,
+            msg: msg.to_string(),
+        });
+        true
     }
 
     /// Execute (part of) one op. Returns true when the step is over.
@@ -521,6 +551,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Lock(m) => {
+                if self.mutexes[m.resolve(inst)].holder() == Some(pid) {
+                    return self.bad_program(pid, "locks a mutex it already holds (self-deadlock)");
+                }
                 pay!(self.k.m.cost.mutex_fast / 2);
                 match self.mutexes[m.resolve(inst)].lock(pid) {
                     Outcome::Done => next!(),
@@ -532,6 +565,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::Unlock(m) => {
+                if self.mutexes[m.resolve(inst)].holder() != Some(pid) {
+                    return self.bad_program(pid, "unlocks a mutex it does not hold");
+                }
                 pay!(self.k.m.cost.mutex_fast / 2);
                 self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
                 if !self.wakes.is_empty() {
@@ -556,6 +592,12 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::CondWait { c: cv, m } => {
                 // phase 1: register and release the mutex; phase 2: woken, re-lock.
                 if st.phase <= 1 {
+                    if self.mutexes[m.resolve(inst)].holder() != Some(pid) {
+                        return self.bad_program(
+                            pid,
+                            "waits on a condition variable without holding its mutex",
+                        );
+                    }
                     pay!(self.k.m.cost.futex_wait);
                     self.conds[cv.resolve(inst)].wait(pid);
                     self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
@@ -625,7 +667,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                         ps.zombies += 1;
                         if ps.waiting_child {
                             ps.waiting_child = false;
-                            self.k.try_to_wake_up(parent, 0, cpu, &mut self.q);
+                            // A process's exit wakes its parent in wait() through
+                            // __wake_up_parent, a sync wakeup; a thread's exit wakes a
+                            // joiner through the futex in its tid word, a plain one.
+                            let thread = self.k.tasks[pid as usize].tgid
+                                == self.k.tasks[parent as usize].tgid;
+                            let flags = if thread { 0 } else { WF_SYNC };
+                            self.k.try_to_wake_up(parent, flags, cpu, &mut self.q);
                         }
                     }
                 }

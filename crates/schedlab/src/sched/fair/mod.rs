@@ -425,10 +425,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     ) {
         let now = self.now;
         self.rq_update_clock(this_cpu, now);
-        let curr = self.rqs[this_cpu]
-            .cfs
-            .curr
-            .filter(|&c| Some(c) == parent || parent.is_none());
+        // A scenario-started task has no parent to inherit from: it is placed from
+        // min_vruntime alone.
+        let curr = self.rqs[this_cpu].cfs.curr.filter(|&c| Some(c) == parent);
         if let Some(c) = curr {
             self.update_curr(this_cpu);
             self.tasks[pid as usize].se.vruntime = self.tasks[c as usize].se.vruntime;
