@@ -688,30 +688,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             .expect("task with empty affinity")
     }
 
-    /// `SIM_` placement stand-in (replaced by the v5.6 `select_task_rq_fair`): wakeups
-    /// stay on `prev_cpu`, forks on the parent's CPU.
-    fn select_task_rq_fair(
-        &mut self,
-        pid: Pid,
-        prev_cpu: usize,
-        kind: WakeKind,
-        _wake_flags: u32,
-        this_cpu: usize,
-    ) -> usize {
-        let (cpu, reason) = match kind {
-            WakeKind::Wakeup => (prev_cpu, "SIM_prev_cpu"),
-            WakeKind::Fork | WakeKind::Exec => (this_cpu, "SIM_parent_cpu"),
-        };
-        self.emit(SchedEvent::Placement {
-            pid,
-            kind,
-            prev_cpu,
-            cpu,
-            reason,
-        });
-        cpu
-    }
-
     /// `set_task_cpu`: move a non-queued task to `new_cpu` (`migrate_task_rq_fair` for
     /// a waking task) and record the migration.
     pub fn set_task_cpu(&mut self, pid: Pid, new_cpu: usize, waking: bool) {

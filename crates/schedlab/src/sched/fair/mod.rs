@@ -18,6 +18,8 @@
 //! stand-in; the v5.6 wakeup path replaces it.
 
 pub mod entity;
+pub mod group;
+pub mod wakeup;
 
 use crate::engine::Observer;
 use crate::sched::core::{Kernel, Policy, TaskState};
