@@ -12,26 +12,38 @@ fn peak_rss_mb() -> Option<f64> {
 }
 
 pub fn run(only: &[String], scale: f64) -> Result<(), String> {
-    println!(
-        "{:<8} {:>11} {:>12} {:>9} {:>12} {:>10} {:>9}",
-        "case", "cpus/tasks", "events", "wall s", "events/s", "ns/event", "peak MB"
+    crate::outln!(
+        "{:<8} {:>11} {:>12} {:>9} {:>12} {:>10} {:>9} {:>10} {:>10}",
+        "case",
+        "cpus/tasks",
+        "events",
+        "wall s",
+        "events/s",
+        "ns/event",
+        "peak MB",
+        "stale",
+        "max queue"
     );
     for (name, sc) in bench::cases(scale) {
         if !only.is_empty() && !only.iter().any(|o| o == name) {
             continue;
         }
         let t0 = std::time::Instant::now();
-        let (r, _) = experiment::run(&sc, 1, 0, &RunOpts::default()).map_err(|e| e.to_string())?;
+        let mut sim = experiment::build(&sc, 1, 0, &RunOpts::default());
+        sim.run(sc.duration_ns).map_err(|e| e.to_string())?;
         let wall = t0.elapsed().as_secs_f64();
-        println!(
-            "{:<8} {:>11} {:>12} {:>9.3} {:>12.0} {:>10.1} {:>9.1}",
+        let r = sim.stats();
+        crate::outln!(
+            "{:<8} {:>11} {:>12} {:>9.3} {:>12.0} {:>10.1} {:>9.1} {:>10} {:>10}",
             name,
             format!("{}/{}", sc.machine.nr_cpus(), sc.workload.tasks.len()),
             r.events,
             wall,
             r.events as f64 / wall,
             wall * 1e9 / r.events as f64,
-            peak_rss_mb().unwrap_or(f64::NAN)
+            peak_rss_mb().unwrap_or(f64::NAN),
+            r.stale,
+            r.max_queue
         );
     }
     Ok(())

@@ -6,6 +6,22 @@
 
 mod bench;
 
+/// Print to stdout, ignoring a closed pipe (`schedlab list machines | head`).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+/// `out!` with a newline.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+pub(crate) use outln;
+
 use clap::{Parser, Subcommand};
 use schedlab::error::InputError;
 use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
@@ -199,16 +215,41 @@ fn real_main() -> Result<(), Failure> {
                 trace: trace.is_some(),
                 trace_window: None,
             };
-            let (res, tr) = experiment::run(&sc, sc.seed, 0, &opts)
-                .map_err(|e| Failure::Internal(e.to_string()))?;
-            if !quiet {
-                print!("{}", res.summary_text());
+            // Replication i of the seed: independent random streams, same scenario.
+            let mut results = Vec::new();
+            let mut first_trace = None;
+            for rep in 0..sc.runs as u64 {
+                let (res, tr) = experiment::run(&sc, sc.seed, rep, &opts).map_err(|e| {
+                    if e.is_input_error() {
+                        Failure::Input(InputError::in_file(&scenario, None, e.to_string()))
+                    } else {
+                        Failure::Internal(e.to_string())
+                    }
+                })?;
+                if !quiet {
+                    if sc.runs > 1 {
+                        outln!("== run {} of {}", rep + 1, sc.runs);
+                    }
+                    out!("{}", res.summary_text());
+                }
+                if rep == 0 {
+                    first_trace = tr;
+                }
+                results.push(res);
             }
             if let Some(p) = json {
-                experiment::write_atomic(&p, res.to_json().as_bytes())
+                let text = if results.len() == 1 {
+                    results[0].to_json()
+                } else {
+                    let mut s = serde_json::to_string_pretty(&results)
+                        .map_err(|e| Failure::Internal(e.to_string()))?;
+                    s.push('\n');
+                    s
+                };
+                experiment::write_atomic(&p, text.as_bytes())
                     .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
             }
-            if let (Some(p), Some(t)) = (trace, tr) {
+            if let (Some(p), Some(t)) = (trace, first_trace) {
                 experiment::write_atomic(&p, t.as_bytes())
                     .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
             }
@@ -219,7 +260,7 @@ fn real_main() -> Result<(), Failure> {
             export,
         } => {
             let m = load_machine(&machine, sysfs.as_deref())?;
-            print!("{}", topology_text(&m));
+            out!("{}", topology_text(&m));
             if let Some(p) = export {
                 experiment::write_atomic(&p, machine::file::machine_to_toml(&m).as_bytes())
                     .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
@@ -228,20 +269,22 @@ fn real_main() -> Result<(), Failure> {
         Cmd::List { what } => match what.as_str() {
             "machines" => {
                 for (n, d) in machine::presets::preset_names() {
-                    println!("{n:<16} {d}");
+                    outln!("{n:<16} {d}");
                 }
-                println!(
+                outln!(
                     "{:<16} imported from this machine's sysfs (`--sysfs DIR` for a snapshot)",
                     "host"
                 );
             }
             "features" => {
-                println!(
+                outln!(
                     "{:<22} {:<8} {:<10} description",
-                    "feature", "v5.6", "origin"
+                    "feature",
+                    "v5.6",
+                    "origin"
                 );
                 for &f in SchedFeat::ALL {
-                    println!(
+                    outln!(
                         "{:<22} {:<8} {:<10} {}",
                         f.name(),
                         if f.v5_6_default() { "on" } else { "off" },
@@ -252,12 +295,12 @@ fn real_main() -> Result<(), Failure> {
             }
             "kernels" => {
                 for k in KERNEL_PRESETS {
-                    println!("{:<10} {}", k.name, k.description);
+                    outln!("{:<10} {}", k.name, k.description);
                 }
             }
             _ => {
                 for (k, d) in experiment::WORKLOAD_KINDS {
-                    println!("{k:<16} {d}");
+                    outln!("{k:<16} {d}");
                 }
             }
         },

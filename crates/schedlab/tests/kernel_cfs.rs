@@ -4,6 +4,8 @@
 //! Tunables: on an 8-CPU machine the v5.6 log scaling factor is 1 + ilog2(8) = 4, so
 //! sched_latency = 24 ms, min_granularity = 3 ms, wakeup_granularity = 4 ms,
 //! nr_latency = 8. HZ = 250: a tick every 4 ms, on the global 4 ms grid.
+//! Machines are used without cpuidle states ([`common::no_idle`]) except where idle
+//! behaviour is part of the test, so that runs start at t = 0 on the tick grid.
 
 mod common;
 
@@ -29,7 +31,7 @@ fn hogs_on_cpu0(
         t.nice = nice;
         t.policy = policy;
     }
-    let sc = scenario(test_topology(1, 1, 8, 1), w.build(), Some(ms));
+    let sc = scenario(no_idle(test_topology(1, 1, 8, 1)), w.build(), Some(ms));
     let (sim, r) = run_sim(&sc);
     r.expect("run ends at its duration");
     let now = sim.k.now;
@@ -38,7 +40,11 @@ fn hogs_on_cpu0(
 
 #[test]
 fn tunables_scale_for_eight_cpus() {
-    let sc = scenario(test_topology(1, 1, 8, 1), W::new().build(), Some(1));
+    let sc = scenario(
+        no_idle(test_topology(1, 1, 8, 1)),
+        W::new().build(),
+        Some(1),
+    );
     // factor 1 + ilog2(8) = 4: 6 ms * 4, 0.75 ms * 4, 1 ms * 4.
     assert_eq!(sc.tunables.sched_latency_ns, 24 * MS);
     assert_eq!(sc.tunables.sched_min_granularity_ns, 3 * MS);
@@ -84,7 +90,7 @@ fn slice_follows_cpu_count_scaling() {
     let p = w.prog("hog", hog_ops());
     w.task("a", p, Some(CpuMask::of(0)));
     w.task("b", p, Some(CpuMask::of(0)));
-    let sc = scenario(test_topology(1, 1, 2, 1), w.build(), Some(1000));
+    let sc = scenario(no_idle(test_topology(1, 1, 2, 1)), w.build(), Some(1000));
     assert_eq!(sc.tunables.sched_latency_ns, 12 * MS);
     let (sim, r) = run_sim(&sc);
     r.unwrap();
@@ -193,7 +199,7 @@ fn smt_siblings_share_core_throughput() {
         let p = w.prog("work", vec![Op::Compute(c(10 * MS))]);
         w.task("t0", p, Some(CpuMask::of(cpus.0)));
         w.task("t1", p, Some(CpuMask::of(cpus.1)));
-        let sc = scenario(test_topology(1, 1, 2, 2), w.build(), None);
+        let sc = scenario(no_idle(test_topology(1, 1, 2, 2)), w.build(), None);
         let (sim, r) = run_sim(&sc);
         assert_eq!(r.unwrap(), schedlab::workload::exec::StopReason::Completed);
         for n in ["t0", "t1"] {
@@ -216,7 +222,7 @@ fn smt_siblings_share_core_throughput() {
 /// ticks; on the big one 10 ms -> 2 ticks.
 #[test]
 fn compute_scales_with_capacity() {
-    let m = preset("juno-r0").unwrap();
+    let m = no_idle(preset("juno-r0").unwrap());
     assert_eq!(m.cpus[0].capacity_orig, 446);
     assert_eq!(m.cpus[1].capacity_orig, 1024);
     let cost = m.cost.clone();
@@ -254,7 +260,7 @@ fn pelt_always_running_saturates() {
     let mut w = W::new();
     let p = w.prog("hog", hog_ops());
     w.task("hog", p, Some(CpuMask::of(0)));
-    let sc = scenario(test_topology(1, 1, 1, 1), w.build(), Some(300));
+    let sc = scenario(no_idle(test_topology(1, 1, 1, 1)), w.build(), Some(300));
     let (sim, r) = run_sim(&sc);
     r.unwrap();
     let u = sim.k.tasks[pid_of(&sim, "hog")].se.avg.util_avg;
@@ -275,7 +281,7 @@ fn pelt_task_started_at_clock_zero_is_attached_once() {
     let mut w = W::new();
     let p = w.prog("hog", hog_ops());
     w.task("hog", p, Some(CpuMask::of(0)));
-    let sc = scenario(test_topology(1, 1, 1, 1), w.build(), Some(9));
+    let sc = scenario(no_idle(test_topology(1, 1, 1, 1)), w.build(), Some(9));
     let (sim, r) = run_sim(&sc);
     r.unwrap();
     let se = &sim.k.tasks[pid_of(&sim, "hog")].se.avg;
@@ -349,7 +355,7 @@ fn fork_child_wait(child_runs_first: bool) -> u64 {
         ],
     );
     w.task("parent", parent, Some(CpuMask::of(0)));
-    let mut sc = scenario(test_topology(1, 1, 8, 1), w.build(), Some(25));
+    let mut sc = scenario(no_idle(test_topology(1, 1, 8, 1)), w.build(), Some(25));
     sc.tunables.child_runs_first = child_runs_first;
     let (sim, r) = run_sim(&sc);
     r.unwrap();
@@ -392,7 +398,7 @@ fn smt_sibling_going_idle_speeds_up_the_other() {
     let short = w.prog("short", vec![Op::Compute(c(2 * MS))]);
     w.task("t0", long, Some(CpuMask::of(0)));
     w.task("t1", short, Some(CpuMask::of(1)));
-    let sc = scenario(test_topology(1, 1, 2, 2), w.build(), None);
+    let sc = scenario(no_idle(test_topology(1, 1, 2, 2)), w.build(), None);
     let (sim, r) = run_sim(&sc);
     r.unwrap();
     let e1 = sim.k.tasks[pid_of(&sim, "t1")].stats.exit_ns.unwrap();

@@ -28,7 +28,7 @@ fn sleeper_vs_hog(sleep_ns: u64) -> u64 {
     w.task("sleeper", s, Some(CpuMask::of(0)));
     w.task("hog", h, Some(CpuMask::of(0)));
     let sc = scenario(
-        test_topology(1, 1, 8, 1),
+        no_idle(test_topology(1, 1, 8, 1)),
         w.build(),
         Some(sleep_ns / MS + 60),
     );
@@ -89,13 +89,20 @@ fn no_wakeup_preemption_waits_for_the_tick() {
     let h = w.prog("hog", hog_ops());
     w.task("sleeper", s, Some(CpuMask::of(0)));
     w.task("hog", h, Some(CpuMask::of(0)));
-    let mut sc = scenario(test_topology(1, 1, 8, 1), w.build(), Some(260));
+    let mut sc = scenario(no_idle(test_topology(1, 1, 8, 1)), w.build(), Some(260));
     sc.features.set(SchedFeat::WAKEUP_PREEMPTION, false);
     let (sim, r) = run_sim(&sc);
     r.unwrap();
     let lat = sim.k.obs.collector.wakeup_latency.sum as u64;
     assert_eq!(lat, 216_000_000 - 212_052_000);
 }
+
+/// Start time of the tasks in the idle tests. The CPUs start in the idle loop, in
+/// the state the governor picks with no timer and no history: the deepest. The
+/// governor caps its prediction by the typical recent idle length; starting the
+/// tasks 50 ms in makes that history long (~50 ms), so the next timer decides, as
+/// the hand computations below assume.
+const START: u64 = 50 * MS;
 
 /// A task alone on a 1-CPU machine: mark, sleep d, record (3 times).
 /// Returns the recorded mark-to-record times (min, max, exact mean), the CPU's idle
@@ -126,7 +133,9 @@ fn sleep_loop_policy(
             ],
         ),
     );
-    w.task("sleeper", p, Some(CpuMask::of(cpu))).policy = policy;
+    let t = w.task("sleeper", p, Some(CpuMask::of(cpu)));
+    t.policy = policy;
+    t.start_ns = START;
     let sc = scenario(m, w.build(), None);
     let (mut sim, r) = run_sim(&sc);
     assert_eq!(r.unwrap(), StopReason::Completed);
@@ -140,16 +149,16 @@ fn sleep_loop_policy(
 }
 
 /// A 10 ms sleep on an idle machine: the timer is armed for 10 ms + 50 us slack; the
-/// governor (first idle: no history, so the next timer, 10.05 ms, is the prediction)
-/// picks the deepest state whose target residency fits: C6 (600 us), exit 133 us.
+/// governor (typical idle ~50 ms from the start, so the next timer, 10.05 ms, is the
+/// prediction) picks the deepest state whose target residency fits: C6 (600 us), exit 133 us.
 /// The timer interrupt is taken after the exit: the wakeup and switch-in happen at
 /// expiry + 133 us; the switch costs 1000 ns (same mm, no mm switch), then the
 /// record's clock read 30 ns. Mark-to-record: 10 050 000 + 133 000 + 1000 + 30 =
-/// 10 184 030 ns. (Later iterations: the typical idle is ~10.18 ms > 10.05 ms timer,
-/// same state.) The scheduler-level wakeup latency (sched_waking -> switch) is 0:
+/// 10 184 030 ns. (Later iterations: the typical idle, an EWMA of 1/8, stays well
+/// above the 10.05 ms timer: same state.) The scheduler-level wakeup latency (sched_waking -> switch) is 0:
 /// sched_waking fires in the timer interrupt, after the exit, and the local
 /// reschedule is immediate. C6 residency: 3 x 10 050 000 (the exit latency counts as
-/// leaving the state).
+/// leaving the state), plus the 50 ms before the task starts.
 #[test]
 fn timer_wakeup_from_deep_idle_pays_exit_latency() {
     let (v, res, lat) = sleep_loop(test_topology(1, 1, 1, 1), 0, 10 * MS);
@@ -159,7 +168,8 @@ fn timer_wakeup_from_deep_idle_pays_exit_latency() {
     }
     assert_eq!(v[2], 10_184_030, "exact mean");
     assert_eq!(lat, 0);
-    assert_eq!(res, vec![0, 0, 3 * 10_050_000]);
+    // Plus the first 50 ms, idle in C6 before the task starts.
+    assert_eq!(res, vec![0, 0, START + 3 * 10_050_000]);
 }
 
 /// A 10 us sleep: timer at +60 us; C6 needs 600 us, so C1 (residency 2 us, exit 2 us).
@@ -168,7 +178,7 @@ fn timer_wakeup_from_deep_idle_pays_exit_latency() {
 fn short_sleep_uses_shallow_state() {
     let (v, res, _) = sleep_loop(test_topology(1, 1, 1, 1), 0, 10 * US);
     assert_eq!(v[2], 63_030);
-    assert_eq!(res, vec![0, 3 * 60_000, 0]);
+    assert_eq!(res, vec![0, 3 * 60_000, START]);
 }
 
 /// Timer slack applies to every fair-class task, SCHED_BATCH and SCHED_IDLE included
@@ -181,16 +191,22 @@ fn sched_idle_and_batch_sleeps_get_timer_slack() {
     }
 }
 
-/// Juno r0, little CPU 0 (capacity 446): states WFI (1/1 us), cpu-sleep-0 (exit
-/// 1500 us / residency 2000), cluster-sleep-0 (1500 / 2500): for 10.05 ms the
-/// deepest, cluster-sleep-0. Costs (cost_arm_big, in reference ns, run at 446/1024):
-/// context switch 2200 -> ceil(2200 * 1024 / 446) = 5052 ns, gtod 75 -> 173 ns.
-/// 10 050 000 + 1 500 000 + 5052 + 173 = 11 555 225 ns.
+/// Juno r0, little CPU 0 (capacity 446): the deepest state whose target residency
+/// fits the 10.05 ms timer is cluster-sleep-0 (WFI 1 us, cpu-sleep-0 2000 us,
+/// cluster-sleep-0 2500 us), exit latency 1500 us. Costs (cost_arm_big, in
+/// reference ns, run at 446/1024): context switch 2200 -> ceil(2200 * 1024 / 446) =
+/// 5052 ns, gtod 75 -> 173 ns. 10 050 000 + 1 500 000 + 5052 + 173 = 11 555 225 ns.
 #[test]
 fn juno_little_cpu_cluster_sleep() {
-    let (v, res, _) = sleep_loop(preset("juno-r0").unwrap(), 0, 10 * MS);
+    let m = preset("juno-r0").unwrap();
+    let states = m.idle_states(0);
+    assert_eq!(states[2].name, "cluster-sleep-0");
+    assert_eq!(states[2].exit_latency_ns, 1_500_000);
+    assert!(states[2].target_residency_ns <= 10_050_000);
+    let (v, res, _) = sleep_loop(m, 0, 10 * MS);
     assert_eq!(v[2], 11_555_225);
-    assert_eq!(res, vec![0, 0, 3 * 10_050_000]);
+    assert_eq!(&res[..2], &[0, 0]);
+    assert!(res[2] >= 3 * 10_050_000, "{res:?}");
 }
 
 /// Writer on CPU 0, reader on CPU 1, pinned, on a machine with one CPU per LLC
@@ -232,8 +248,8 @@ fn remote_wakeups(m: schedlab::machine::Machine, queue: bool, n: u64) -> (u64, u
             }],
         ),
     );
-    w.task("writer", wr, Some(CpuMask::of(0)));
-    w.task("reader", rd, Some(CpuMask::of(1)));
+    w.task("writer", wr, Some(CpuMask::of(0))).start_ns = START;
+    w.task("reader", rd, Some(CpuMask::of(1))).start_ns = START;
     let mut sc = scenario(m, w.build(), None);
     sc.features.set(SchedFeat::TTWU_QUEUE, queue);
     let (sim, r) = run_sim(&sc);
@@ -260,8 +276,11 @@ fn ttwu_queue_remote_llc_wakeup() {
     assert_eq!(cnt_d, 2 * n);
     assert_eq!(lat_q, n * (1_500 + 133_000));
     assert_eq!(lat_d, n * (1_500 + 133_000));
-    assert_eq!(wait_q, 0);
-    assert_eq!(wait_d, n * (1_500 + 133_000));
+    // The reader's start: its CPU leaves the C6 it sat in since t = 0 (133 us)
+    // before running it.
+    let start_wait = 133_000;
+    assert_eq!(wait_q, start_wait);
+    assert_eq!(wait_d, start_wait + n * (1_500 + 133_000));
     // Waker cost per wakeup: 1200 queued vs 800 direct.
     assert_eq!(wrt_q - wrt_d, n * 400, "writer runtime {wrt_q} vs {wrt_d}");
 }
@@ -275,7 +294,7 @@ fn same_llc_wakeup_is_never_queued() {
     let a = remote_wakeups(m.clone(), true, n);
     let b = remote_wakeups(m, false, n);
     assert_eq!(a, b);
-    assert_eq!(a.1, n * 134_500);
+    assert_eq!(a.1, 133_000 + n * 134_500);
 }
 
 /// A remote-LLC wakeup onto a busy CPU (test_topology(1, 2, 1, 1), 2 CPUs: tunables

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use schedlab::machine::file::{machine_to_toml, parse_machine_toml};
-use schedlab::machine::presets::{preset, preset_names};
+use schedlab::machine::presets::{preset, preset_names, test_topology};
 use schedlab::machine::sysfs::import_host;
 use schedlab::machine::{Arch, Machine};
 
@@ -160,4 +160,162 @@ fn host_imports_and_round_trips() {
     let back = parse_machine_toml(&text, Path::new("host.toml")).unwrap();
     assert_eq!(back.cpus, m.cpus);
     assert_eq!(back.idle_tables, m.idle_tables);
+}
+
+/// Write the sysfs files Linux would show for `m` under `root`.
+fn write_sysfs(m: &Machine, root: &Path) {
+    use std::fs;
+    let put = |rel: String, text: String| {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text + "\n").unwrap();
+    };
+    let cpu = "sys/devices/system/cpu";
+    put(format!("{cpu}/online"), m.all_cpus().to_string());
+    put(
+        "proc/cpuinfo".into(),
+        match m.arch {
+            Arch::X86 => "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6".into(),
+            Arch::Arm64 => "processor\t: 0\nCPU implementer\t: 0x41".into(),
+            Arch::Power => "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported".into(),
+        },
+    );
+    for c in 0..m.nr_cpus() {
+        let d = format!("{cpu}/cpu{c}");
+        put(
+            format!("{d}/topology/core_cpus_list"),
+            m.smt_mask(c).to_string(),
+        );
+        put(
+            format!("{d}/topology/cluster_cpus_list"),
+            m.cluster_mask(c).to_string(),
+        );
+        put(
+            format!("{d}/topology/package_cpus_list"),
+            m.package_mask(c).to_string(),
+        );
+        put(format!("{d}/cache/index0/level"), "1".into());
+        put(format!("{d}/cache/index0/type"), "Data".into());
+        put(
+            format!("{d}/cache/index0/shared_cpu_list"),
+            m.smt_mask(c).to_string(),
+        );
+        put(format!("{d}/cache/index3/level"), "3".into());
+        put(format!("{d}/cache/index3/type"), "Unified".into());
+        put(
+            format!("{d}/cache/index3/shared_cpu_list"),
+            m.llc_mask(c).to_string(),
+        );
+        if m.arch == Arch::Arm64 {
+            put(
+                format!("{d}/cpu_capacity"),
+                m.cpus[c].capacity_orig.to_string(),
+            );
+        }
+        for (k, s) in m.idle_states(c).iter().enumerate() {
+            put(format!("{d}/cpuidle/state{k}/name"), s.name.clone());
+            put(
+                format!("{d}/cpuidle/state{k}/latency"),
+                (s.exit_latency_ns / 1000).to_string(),
+            );
+            put(
+                format!("{d}/cpuidle/state{k}/residency"),
+                (s.target_residency_ns / 1000).to_string(),
+            );
+            put(
+                format!("{d}/cpuidle/state{k}/power"),
+                (s.power_mw as u64).to_string(),
+            );
+        }
+    }
+    for (i, fd) in m.freq_domains.iter().enumerate() {
+        let d = format!("{cpu}/cpufreq/policy{i}");
+        let related: Vec<String> = fd.cpus.iter().map(|c| c.to_string()).collect();
+        put(format!("{d}/related_cpus"), related.join(" "));
+        // acpi-cpufreq prints the table descending.
+        let freqs: Vec<String> = fd
+            .opps
+            .iter()
+            .rev()
+            .map(|o| o.freq_khz.to_string())
+            .collect();
+        put(
+            format!("{d}/scaling_available_frequencies"),
+            freqs.join(" "),
+        );
+        put(
+            format!("{d}/cpuinfo_transition_latency"),
+            fd.transition_latency_ns.to_string(),
+        );
+    }
+    let node = "sys/devices/system/node";
+    for (k, row) in m.numa_distance.iter().enumerate() {
+        let cpus: schedlab::machine::CpuMask =
+            (0..m.nr_cpus()).filter(|&c| m.cpus[c].node == k).collect();
+        put(format!("{node}/node{k}/cpulist"), cpus.to_string());
+        let r: Vec<String> = row.iter().map(|d| d.to_string()).collect();
+        put(format!("{node}/node{k}/distance"), r.join(" "));
+    }
+}
+
+/// Differential test: a preset written out as sysfs and imported back keeps every
+/// mask, capacity, idle state, frequency domain and distance.
+#[test]
+fn presets_survive_a_sysfs_round_trip() {
+    // Only machines of <= 40 CPUs: creating small files costs ~2 ms each on these
+    // VMs. The larger presets' numbering schemes are represented by xeon-e5-40 (x86,
+    // 2 nodes) and a core-major SMT4 test topology (POWER-style).
+    let mut machines: Vec<Machine> = preset_names()
+        .iter()
+        .filter_map(|(n, _)| preset(n))
+        .filter(|m| m.nr_cpus() <= 40)
+        .collect();
+    machines.push(test_topology(2, 2, 2, 4));
+    assert!(machines.len() >= 6);
+    for m in machines {
+        let name = m.name.clone();
+        let root = std::env::temp_dir().join(format!("schedlab-rt-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        write_sysfs(&m, &root);
+        let got = schedlab::machine::sysfs::import_sysfs_with_arch(&root, Arch::X86);
+        let _ = std::fs::remove_dir_all(&root);
+        let got = got.unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(got.arch, m.arch, "{name}");
+        assert_eq!(got.nr_cpus(), m.nr_cpus(), "{name}");
+        assert_eq!(got.numa_distance, m.numa_distance, "{name}");
+        for c in 0..m.nr_cpus() {
+            assert_eq!(got.smt_mask(c), m.smt_mask(c), "{name} cpu{c} smt");
+            assert_eq!(
+                got.cluster_mask(c),
+                m.cluster_mask(c),
+                "{name} cpu{c} cluster"
+            );
+            assert_eq!(got.llc_mask(c), m.llc_mask(c), "{name} cpu{c} llc");
+            assert_eq!(
+                got.package_mask(c),
+                m.package_mask(c),
+                "{name} cpu{c} package"
+            );
+            assert_eq!(got.node_mask(c), m.node_mask(c), "{name} cpu{c} node");
+            assert_eq!(
+                got.cpus[c].capacity_orig, m.cpus[c].capacity_orig,
+                "{name} cpu{c}"
+            );
+            assert_eq!(got.idle_states(c), m.idle_states(c), "{name} cpu{c} idle");
+            let (a, b) = (
+                &got.freq_domains[got.cpus[c].freq_domain],
+                &m.freq_domains[m.cpus[c].freq_domain],
+            );
+            assert_eq!(a.cpus, b.cpus, "{name} cpu{c} freq domain");
+            let fa: Vec<u32> = a.opps.iter().map(|o| o.freq_khz).collect();
+            let fb: Vec<u32> = b.opps.iter().map(|o| o.freq_khz).collect();
+            assert_eq!(fa, fb, "{name} cpu{c} OPPs");
+            assert_eq!(a.transition_latency_ns, b.transition_latency_ns, "{name}");
+        }
+        assert_eq!(got.has_smt(), m.has_smt());
+        assert_eq!(
+            got.node_reclaim_distance, 30,
+            "GenuineIntel/Arm/POWER cpuinfo"
+        );
+    }
 }

@@ -34,6 +34,7 @@ pub struct EventQueue<E> {
     seq: u64,
     now: SimTime,
     popped: u64,
+    max_len: usize,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -49,6 +50,7 @@ impl<E> EventQueue<E> {
             seq: 0,
             now: 0,
             popped: 0,
+            max_len: 0,
         }
     }
 
@@ -61,6 +63,11 @@ impl<E> EventQueue<E> {
     /// Number of events popped so far.
     pub fn popped(&self) -> u64 {
         self.popped
+    }
+
+    /// Largest number of pending events seen.
+    pub fn max_len(&self) -> usize {
+        self.max_len
     }
 
     pub fn len(&self) -> usize {
@@ -81,6 +88,9 @@ impl<E> EventQueue<E> {
             self.now
         );
         self.seq += 1;
+        if self.heap.len() >= self.max_len {
+            self.max_len = self.heap.len() + 1;
+        }
         self.heap.push(Entry {
             time,
             seq: self.seq,

@@ -53,7 +53,7 @@ pub fn pingpong_workload(pairs: u32, work_us: u64, workers: u32) -> WorkloadSpec
                 count: LoopCount::Forever,
                 end: 4,
             },
-            Op::Compute(work.clone()),
+            Op::Compute(work),
         ];
         ops.extend(io);
         ops.push(Op::EndLoop { start: 0 });

@@ -103,6 +103,7 @@ impl RunResult {
         Observers: Observer<SchedEvent>,
     {
         let now = sim.k.now;
+        sim.k.finish();
         sim.k.obs.collector.finish(now);
         let c = &sim.k.obs.collector;
         let m = &sim.k.m;

@@ -626,6 +626,25 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn random_machines_round_trip(
+            nodes in 1usize..4, llcs in 1usize..3, cores in 1usize..5, smt in 1usize..5,
+            lat in 0u64..100_000, power in 0u32..2_000,
+            big in 0usize..4, little in 1usize..4, cap in 1u32..=1024,
+        ) {
+            let mut m = test_topology(nodes, llcs, cores, smt);
+            m.idle_tables[0][1].exit_latency_ns = lat;
+            m.idle_tables[0][1].power_mw = f64::from(power) / 7.0;
+            m.freq_domains[0].opps[0].power_mw = power;
+            let back = parse_machine_toml(&machine_to_toml(&m), Path::new("p.toml")).unwrap();
+            assert_same(&m, &back);
+            let a = test_asym(big, little, 1024, cap);
+            let back = parse_machine_toml(&machine_to_toml(&a), Path::new("p.toml")).unwrap();
+            assert_same(&a, &back);
+        }
+    }
+
     #[test]
     fn sub_microsecond_times_round_trip_via_ns_keys() {
         let mut p = test_topology(1, 1, 2, 1);

@@ -779,6 +779,10 @@ fn hikey960() -> Machine {
 //   with the real dynamic-power-coefficients.
 // - LLC: the DSU's 4 MB L3 is shared by all 8 CPUs (DynamIQ), so sd_llc spans the
 //   chip; clusters = the DT cpu-map clusters (also the three cpufreq policies).
+//   Caveat: the mainline DT has no cache nodes, so a kernel booted on it knows no
+//   llc_sibling and arm64's cpu_coregroup_mask falls back to the cpu-map cluster; we
+//   model the hardware (one L3), which is what kernels learning caches from
+//   cacheinfo/PPTT see. Override with a machine file to study the other view.
 // - transition latency: 200 µs, estimate.
 // - Costs: the capacity-1024 CPU is a Cortex-X1 at 2.8 GHz, roughly x86-class for
 //   kernel paths, so the x86 mid table is used with a slower IPI (2 µs, estimate).

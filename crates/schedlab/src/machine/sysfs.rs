@@ -246,16 +246,27 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
                     ),
                 ));
             }
-            let row = node_sys_of
-                .iter()
-                .map(|j| vals[online_nodes.iter().position(|o| o == j).unwrap_or(0)])
-                .collect();
+            let mut row = Vec::with_capacity(nr_nodes);
+            for j in &node_sys_of {
+                let Some(pos) = online_nodes.iter().position(|o| o == j) else {
+                    return Err(InputError::in_file(
+                        fs.path(&format!("{node_dir}/online")),
+                        None,
+                        format!("node{j} has CPUs but is not listed online"),
+                    ));
+                };
+                row.push(vals[pos]);
+            }
             rows.push(row);
         }
         rows
     };
 
     // Per-CPU topology.
+    let mut pkg_id = Vec::with_capacity(n);
+    for &c in &sys {
+        pkg_id.push(fs.num::<i64>(&format!("{cpu_dir}/cpu{c}/topology/physical_package_id"))?);
+    }
     let mut smt = Vec::with_capacity(n);
     let mut package = Vec::with_capacity(n);
     let mut llc = Vec::with_capacity(n);
@@ -276,21 +287,7 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
             Some(m) => Some(remap(&m)),
             None => match fs.cpulist(&format!("{d}/topology/core_siblings_list"))? {
                 Some(m) => Some(remap(&m)),
-                None => fs
-                    .num::<i64>(&format!("{d}/topology/physical_package_id"))?
-                    .map(|id| {
-                        (0..n)
-                            .filter(|&j| {
-                                fs.num::<i64>(&format!(
-                                    "{cpu_dir}/cpu{}/topology/physical_package_id",
-                                    sys[j]
-                                ))
-                                .ok()
-                                .flatten()
-                                    == Some(id)
-                            })
-                            .collect()
-                    }),
+                None => pkg_id[i].map(|id| (0..n).filter(|&j| pkg_id[j] == Some(id)).collect()),
             },
         };
         let pkg = pkg.unwrap_or(node_mask).or(&core);
@@ -730,6 +727,34 @@ mod tests {
             2,
             "no cpufreq: one domain per package"
         );
+    }
+
+    #[test]
+    fn package_from_physical_package_id_and_no_cache_info() {
+        let t = Tree::new("pkgid");
+        t.put("sys/devices/system/cpu/online", "0-3");
+        for c in 0..4 {
+            t.cpu(
+                c,
+                "topology/physical_package_id",
+                if c % 2 == 0 { "0" } else { "1" },
+            );
+        }
+        let m = import_sysfs_with_arch(&t.0, Arch::X86).unwrap();
+        assert_eq!(m.package_mask(0).to_string(), "0,2");
+        assert_eq!(m.package_mask(3).to_string(), "1,3");
+        assert_eq!(
+            m.llc_mask(1).to_string(),
+            "1,3",
+            "no cache info: LLC = package"
+        );
+        assert_eq!(
+            m.smt_mask(1).to_string(),
+            "1",
+            "no sibling list: one CPU per core"
+        );
+        assert_eq!(m.freq_domains.len(), 2, "one default domain per package");
+        assert!(m.idle_states(0).is_empty());
     }
 
     #[test]

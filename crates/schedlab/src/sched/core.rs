@@ -100,7 +100,7 @@ pub struct Task {
     pub se: SchedEntity,
     /// `task_cpu(p)`.
     pub cpu: usize,
-    pub cpus_allowed: CpuMask,
+    /// Weight of the task's affinity mask (the mask is [`Kernel::cpus_allowed`]).
     pub nr_cpus_allowed: u32,
     pub recent_used_cpu: usize,
     pub wakee_flips: u32,
@@ -153,10 +153,12 @@ pub struct Rq {
     pub resched_gen: u32,
     pub resched_pending: bool,
     /// Leaving an idle state is in progress.
-    pub waking: bool,
-    pub exit_gen: u32,
+    /// When the CPU has finished leaving its idle state (in the past when awake).
+    pub exit_until: SimTime,
     /// Armed hrtimers on this CPU: (expiry, pid).
     pub timers: Vec<(SimTime, Pid)>,
+    /// The segment end must be re-armed before time advances.
+    pub dirty: bool,
 }
 
 /// Work is stored in 1/1024 reference-ns units.
@@ -175,6 +177,17 @@ pub struct Kernel<O> {
     pub obs: O,
     /// CPUs whose current task needs its program's next step.
     pub need_step: Vec<u32>,
+    /// CPUs whose segment end must be re-armed ([`Kernel::flush`]).
+    dirty: Vec<u32>,
+    /// Busy hardware threads per core (for the SMT throughput model).
+    core_busy: Vec<u32>,
+    /// SMT siblings of each CPU, itself included.
+    sibs: Vec<Box<[u32]>>,
+    /// Popped events that had been superseded (stale generation).
+    pub stale_events: u64,
+    /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
+    /// per-task state stays compact).
+    allowed: Vec<CpuMask>,
     spawn_rr: usize,
 }
 
@@ -222,9 +235,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     tick_armed: false,
                     resched_gen: 0,
                     resched_pending: false,
-                    waking: false,
-                    exit_gen: 0,
+                    exit_until: 0,
                     timers: Vec::new(),
+                    dirty: false,
                 }
             })
             .collect();
@@ -238,7 +251,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             nice: 0,
             se: SchedEntity::default(),
             cpu: 0,
-            cpus_allowed: CpuMask::new(),
             nr_cpus_allowed: 0,
             recent_used_cpu: 0,
             wakee_flips: 0,
@@ -251,7 +263,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             timer_cpu: 0,
             stats: TaskStats::default(),
         };
-        Kernel {
+        let nr_cores = m.cpus.iter().map(|c| c.core).max().unwrap_or(0) + 1;
+        let sibs = (0..m.nr_cpus())
+            .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
+            .collect();
+        let mut k = Kernel {
             m,
             topo,
             feat,
@@ -262,8 +278,20 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             now: 0,
             obs,
             need_step: Vec::new(),
+            dirty: Vec::new(),
+            core_busy: vec![0; nr_cores],
+            sibs,
+            stale_events: 0,
+            allowed: vec![CpuMask::new()],
             spawn_rr: 0,
+        };
+        // At the start every CPU sits in the idle loop, in the state the governor
+        // picks with no history (the deepest one when no timer is pending).
+        for cpu in 0..k.m.nr_cpus() {
+            k.enter_idle(cpu);
+            k.rqs[cpu].idle_stamp = 0;
         }
+        k
     }
 
     #[inline]
@@ -279,6 +307,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     #[inline]
     pub fn task(&self, pid: Pid) -> &Task {
         &self.tasks[pid as usize]
+    }
+
+    /// The affinity mask of `pid` (`p->cpus_ptr`).
+    #[inline]
+    pub fn cpus_allowed(&self, pid: Pid) -> &CpuMask {
+        &self.allowed[pid as usize]
     }
 
     /// `idle_cpu`: running the idle task, nothing queued, no pending wakeups.
@@ -336,6 +370,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             ..SchedEntity::default()
         };
         let cpu = parent.map(|p| self.tasks[p as usize].cpu).unwrap_or(0);
+        self.allowed.push(allowed);
         self.tasks.push(Task {
             pid,
             tgid,
@@ -346,7 +381,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             nice,
             se,
             cpu,
-            cpus_allowed: allowed,
             nr_cpus_allowed: allowed.weight() as u32,
             recent_used_cpu: cpu,
             wakee_flips: 0,
@@ -402,7 +436,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `SIM_` initial spread: scenario-started tasks (no parent to fork from) go to the
     /// next allowed CPU in round-robin order.
     fn sim_spawn_cpu(&mut self, pid: Pid) -> usize {
-        let allowed = self.tasks[pid as usize].cpus_allowed;
+        let allowed = self.allowed[pid as usize];
         let n = self.m.nr_cpus();
         for i in 0..n {
             let c = (self.spawn_rr + i) % n;
@@ -440,8 +474,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// CPU and fires after `dur` plus the task's timer slack.
     pub fn sleep_current(&mut self, cpu: usize, dur: u64, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("sleep_current on an idle CPU");
-        // hrtimer_nanosleep drops the slack only for RT and deadline tasks; every
-        // fair-class policy (SCHED_IDLE included) keeps it.
+        // Fair-class tasks (SCHED_OTHER, BATCH and IDLE alike) get the default slack;
+        // only RT and deadline tasks get none, and those are not modelled.
         let slack = self.tun_timer_slack();
         let expiry = self.now + dur + slack;
         let t = &mut self.tasks[pid as usize];
@@ -449,14 +483,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         t.timer_cpu = cpu;
         let gen = t.timer_gen;
         self.rqs[cpu].timers.push((expiry, pid));
-        q.push(
-            expiry,
-            Event::Timer {
-                pid,
-                gen,
-                irq: false,
-            },
-        );
+        q.push(expiry, Event::Timer { pid, gen });
         self.block_current(cpu, q);
     }
 
@@ -600,7 +627,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return;
         }
         rq.need_resched = true;
-        if rq.resched_pending || rq.waking {
+        if rq.resched_pending {
             return;
         }
         rq.resched_pending = true;
@@ -633,7 +660,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let cpu = if t.nr_cpus_allowed > 1 {
             self.select_task_rq_fair(pid, prev_cpu, kind, wake_flags, this_cpu)
         } else {
-            let c = t.cpus_allowed.first().expect("task with empty affinity");
+            let c = self.allowed[pid as usize]
+                .first()
+                .expect("task with empty affinity");
             self.emit(SchedEvent::Placement {
                 pid,
                 kind,
@@ -643,7 +672,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             });
             c
         };
-        if self.tasks[pid as usize].cpus_allowed.test(cpu) {
+        if self.allowed[pid as usize].test(cpu) {
             cpu
         } else {
             self.select_fallback_rq(pid, prev_cpu)
@@ -652,35 +681,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `select_fallback_rq`: an allowed CPU on prev's node, else any allowed CPU.
     fn select_fallback_rq(&self, pid: Pid, prev_cpu: usize) -> usize {
-        let allowed = &self.tasks[pid as usize].cpus_allowed;
+        let allowed = &self.allowed[pid as usize];
         let node = self.m.node_mask(prev_cpu).and(allowed);
         node.first()
             .or_else(|| allowed.first())
             .expect("task with empty affinity")
-    }
-
-    /// `SIM_` placement stand-in (replaced by the v5.6 `select_task_rq_fair`): wakeups
-    /// stay on `prev_cpu`, forks on the parent's CPU.
-    fn select_task_rq_fair(
-        &mut self,
-        pid: Pid,
-        prev_cpu: usize,
-        kind: WakeKind,
-        _wake_flags: u32,
-        this_cpu: usize,
-    ) -> usize {
-        let (cpu, reason) = match kind {
-            WakeKind::Wakeup => (prev_cpu, "SIM_prev_cpu"),
-            WakeKind::Fork | WakeKind::Exec => (this_cpu, "SIM_parent_cpu"),
-        };
-        self.emit(SchedEvent::Placement {
-            pid,
-            kind,
-            prev_cpu,
-            cpu,
-            reason,
-        });
-        cpu
     }
 
     /// `set_task_cpu`: move a non-queued task to `new_cpu` (`migrate_task_rq_fair` for
@@ -754,7 +759,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.rearm(cpu, q);
             } else if self.rqs[cpu].idle_state.is_none() {
                 // Woken for nothing (the task went elsewhere): idle again.
-                self.rqs[cpu].waking = false;
                 self.enter_idle(cpu);
             }
             return;
@@ -767,6 +771,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         });
         let was_busy = prev.is_some();
         self.rqs[cpu].curr = next;
+        let core = self.m.cpus[cpu].core;
+        match (was_busy, next.is_some()) {
+            (false, true) => self.core_busy[core] += 1,
+            (true, false) => self.core_busy[core] -= 1,
+            _ => {}
+        }
         match next {
             Some(n) => {
                 if !was_busy {
@@ -865,7 +875,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         } else {
             (rq.idle_ewma * 7 + len) / 8
         };
-        rq.waking = false;
         if rq.idle_state.take().is_some() {
             self.emit(SchedEvent::IdleExit { cpu });
         }
@@ -895,12 +904,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Per-thread rate of `cpu` (1024 = one reference ns of work per ns).
     fn update_rate(&mut self, cpu: usize) {
-        let busy = self
-            .m
-            .smt_mask(cpu)
-            .iter()
-            .filter(|&s| self.rqs[s].curr.is_some())
-            .count();
+        let busy = self.core_busy[self.m.cpus[cpu].core] as usize;
         let smt = self.m.smt_throughput(cpu, busy) as u64;
         let rq = &mut self.rqs[cpu];
         let r = rq.cpu_capacity_orig * rq.freq_scale / 1024 * smt / 1024;
@@ -909,12 +913,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// A CPU of this core changed between idle and busy: re-time the busy siblings.
     fn smt_siblings_changed(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
-        if self.m.smt_mask(cpu).weight() < 2 {
+        let n = self.sibs[cpu].len();
+        if n < 2 {
             return;
         }
         let now = self.now;
-        let sibs = *self.m.smt_mask(cpu);
-        for s in sibs.iter() {
+        for i in 0..n {
+            let s = self.sibs[cpu][i] as usize;
             if s != cpu && self.rqs[s].curr.is_some() {
                 self.sync_progress(s, now);
                 self.update_rate(s);
@@ -923,12 +928,33 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
+    /// Ask for `cpu`'s segment end to be re-armed before time advances (several
+    /// changes within one instant then cost one event).
+    #[inline]
+    fn rearm(&mut self, cpu: usize, _q: &mut EventQueue<Event>) {
+        let rq = &mut self.rqs[cpu];
+        if !rq.dirty {
+            rq.dirty = true;
+            self.dirty.push(cpu as u32);
+        }
+    }
+
+    /// Re-arm every CPU whose segment changed at this instant. The run loop calls this
+    /// after each event and after each round of program steps.
+    pub fn flush(&mut self, q: &mut EventQueue<Event>) {
+        while let Some(cpu) = self.dirty.pop() {
+            let cpu = cpu as usize;
+            self.rqs[cpu].dirty = false;
+            self.rearm_now(cpu, q);
+        }
+    }
+
     /// Schedule the end of `cpu`'s kernel work + current segment (or ask for a step).
-    fn rearm(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+    fn rearm_now(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let now = self.now;
         let rq = &mut self.rqs[cpu];
-        let Some(pid) = rq.curr else { return };
         rq.seg_gen = rq.seg_gen.wrapping_add(1);
+        let Some(pid) = rq.curr else { return };
         let rate = rq.rate;
         let kdone = now + rq.kernel_work.div_ceil(rate);
         let end = match self.tasks[pid as usize].seg {
@@ -982,6 +1008,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             Event::SegDone { cpu, gen } => {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].seg_gen != gen || self.rqs[cpu].curr.is_none() {
+                    self.stale_events += 1;
                     return None;
                 }
                 self.sync_progress(cpu, now);
@@ -1004,6 +1031,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             Event::Tick { cpu, gen } => {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].tick_gen != gen || self.rqs[cpu].curr.is_none() {
+                    self.stale_events += 1;
                     return None;
                 }
                 self.scheduler_tick(cpu, q);
@@ -1021,53 +1049,48 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 let cpu = cpu as usize;
                 let rq = &mut self.rqs[cpu];
                 if rq.resched_gen != gen {
+                    self.stale_events += 1;
                     return None;
                 }
-                rq.resched_pending = false;
                 if !rq.need_resched {
+                    rq.resched_pending = false;
                     return None;
                 }
-                self.resched_arrived(cpu, q);
-            }
-            Event::IdleExitDone { cpu, gen } => {
-                let cpu = cpu as usize;
-                if self.rqs[cpu].exit_gen != gen {
-                    return None;
+                // An idle CPU first has to leave its idle state.
+                let t = self.begin_idle_exit(cpu);
+                if t > now {
+                    q.push(
+                        t,
+                        Event::Resched {
+                            cpu: cpu as u32,
+                            gen,
+                        },
+                    );
+                } else {
+                    self.rqs[cpu].resched_pending = false;
+                    self.schedule(cpu, q);
                 }
-                self.rqs[cpu].waking = false;
-                if let Some(s) = self.rqs[cpu].idle_state.take() {
-                    let _ = s;
-                    self.emit(SchedEvent::IdleExit { cpu });
-                }
-                self.schedule(cpu, q);
             }
             Event::WakeIpi { cpu } => {
                 let cpu = cpu as usize;
-                let lat = self.idle_exit_latency(cpu);
-                if lat > 0 {
-                    // The IPI first has to bring the CPU out of its idle state.
-                    self.leave_idle_state(cpu);
-                    q.push(now + lat, Event::WakeIpi { cpu: cpu as u32 });
+                let t = self.begin_idle_exit(cpu);
+                if t > now {
+                    q.push(t, Event::WakeIpi { cpu: cpu as u32 });
                 } else {
                     self.ttwu_pending(cpu, q);
                 }
             }
-            Event::Timer { pid, gen, irq } => {
+            Event::Timer { pid, gen } => {
                 if self.tasks[pid as usize].timer_gen != gen {
+                    self.stale_events += 1;
                     return None;
                 }
+                // The timer interrupt fires on the CPU that armed the timer, which
+                // first leaves its idle state; the wakeup runs there.
                 let cpu = self.tasks[pid as usize].timer_cpu;
-                let lat = if irq { 0 } else { self.idle_exit_latency(cpu) };
-                if lat > 0 {
-                    self.leave_idle_state(cpu);
-                    q.push(
-                        now + lat,
-                        Event::Timer {
-                            pid,
-                            gen,
-                            irq: true,
-                        },
-                    );
+                let t = self.begin_idle_exit(cpu);
+                if t > now {
+                    q.push(t, Event::Timer { pid, gen });
                 } else {
                     self.remove_timer(pid);
                     self.try_to_wake_up(pid, 0, cpu, q);
@@ -1078,44 +1101,19 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         None
     }
 
-    /// Exit latency still to pay before an idle `cpu` can act (0 when busy, awake or
-    /// already waking).
-    fn idle_exit_latency(&self, cpu: usize) -> u64 {
-        let rq = &self.rqs[cpu];
-        if rq.curr.is_some() || rq.waking {
-            return 0;
+    /// An interrupt or IPI reaches `cpu`. An idle CPU inside a cpuidle state leaves
+    /// it (`cpu_idle` exit) and is awake after the state's exit latency. Returns when
+    /// the CPU can act (now, for a busy or already awake CPU).
+    fn begin_idle_exit(&mut self, cpu: usize) -> SimTime {
+        let now = self.now;
+        if self.rqs[cpu].curr.is_none() {
+            if let Some(s) = self.rqs[cpu].idle_state.take() {
+                let lat = self.m.idle_states(cpu)[s].exit_latency_ns;
+                self.rqs[cpu].exit_until = now + lat;
+                self.emit(SchedEvent::IdleExit { cpu });
+            }
         }
-        match rq.idle_state {
-            Some(s) => self.m.idle_states(cpu)[s].exit_latency_ns,
-            None => 0,
-        }
-    }
-
-    /// The CPU leaves its cpuidle state (interrupt): it is awake but still idle.
-    fn leave_idle_state(&mut self, cpu: usize) {
-        if self.rqs[cpu].idle_state.take().is_some() {
-            self.emit(SchedEvent::IdleExit { cpu });
-        }
-    }
-
-    /// A reschedule request reached `cpu`: an idle CPU first leaves its idle state.
-    fn resched_arrived(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
-        let lat = self.idle_exit_latency(cpu);
-        if lat > 0 {
-            let rq = &mut self.rqs[cpu];
-            rq.waking = true;
-            rq.exit_gen = rq.exit_gen.wrapping_add(1);
-            let gen = rq.exit_gen;
-            q.push(
-                self.now + lat,
-                Event::IdleExitDone {
-                    cpu: cpu as u32,
-                    gen,
-                },
-            );
-        } else {
-            self.schedule(cpu, q);
-        }
+        self.rqs[cpu].exit_until.max(now)
     }
 
     /// `scheduler_tick`: runtime and PELT of the current task, slice preemption.
@@ -1140,6 +1138,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.cpu_capacity_orig,
             rq.freq_scale,
         );
+    }
+
+    /// Bring every running task's runtime accounting up to `now` (`update_curr`), as
+    /// reading `/proc/PID/schedstat` would; called before results are gathered.
+    pub fn finish(&mut self) {
+        for cpu in 0..self.rqs.len() {
+            if self.rqs[cpu].curr.is_some() {
+                self.update_curr(cpu);
+            }
+        }
     }
 
     /// Jiffies at the current time.
@@ -1201,10 +1209,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     t.pid, t.name, t.state, seen[t.pid as usize]
                 ));
             }
-            if runnable && !t.cpus_allowed.test(t.cpu) {
+            if runnable && !self.allowed[t.pid as usize].test(t.cpu) {
                 return Err(format!(
                     "pid {} on cpu{} outside its affinity {}",
-                    t.pid, t.cpu, t.cpus_allowed
+                    t.pid, t.cpu, self.allowed[t.pid as usize]
                 ));
             }
         }
@@ -1232,5 +1240,19 @@ mod tests {
         let mut b = 10;
         update_avg(&mut b, 3); // diff -7 / 8 truncates toward 0
         assert_eq!(b, 10);
+    }
+}
+#[cfg(test)]
+mod size_probe {
+    #[test]
+    fn print_sizes() {
+        eprintln!(
+            "Task {} Rq {} SchedEntity {} CfsRq {} Event {}",
+            std::mem::size_of::<super::Task>(),
+            std::mem::size_of::<super::Rq>(),
+            std::mem::size_of::<crate::sched::fair::entity::SchedEntity>(),
+            std::mem::size_of::<crate::sched::fair::entity::CfsRq>(),
+            std::mem::size_of::<crate::sched::Event>()
+        );
     }
 }

@@ -172,6 +172,11 @@ pub struct Tunables {
     pub nr_migrate: u32,
     /// `sysctl_sched_child_runs_first`.
     pub child_runs_first: bool,
+    /// Values written as sysctls (`/proc/sys/kernel/sched_*_ns` shows the scaled
+    /// value): when set they are used as they are, not scaled again.
+    pub set_latency_ns: Option<u64>,
+    pub set_min_granularity_ns: Option<u64>,
+    pub set_wakeup_granularity_ns: Option<u64>,
     // Scaled values, filled by `scale_for`.
     pub sched_latency_ns: u64,
     pub sched_min_granularity_ns: u64,
@@ -191,6 +196,9 @@ impl Tunables {
             migration_cost_ns: 500_000,
             nr_migrate: 32,
             child_runs_first: false,
+            set_latency_ns: None,
+            set_min_granularity_ns: None,
+            set_wakeup_granularity_ns: None,
             sched_latency_ns: 0,
             sched_min_granularity_ns: 0,
             sched_wakeup_granularity_ns: 0,
@@ -208,9 +216,13 @@ impl Tunables {
             TunableScaling::Linear => cpus,
             TunableScaling::Log => 1 + (63 - cpus.leading_zeros() as u64),
         };
-        self.sched_latency_ns = self.base_latency_ns * factor;
-        self.sched_min_granularity_ns = self.base_min_granularity_ns * factor;
-        self.sched_wakeup_granularity_ns = self.base_wakeup_granularity_ns * factor;
+        self.sched_latency_ns = self.set_latency_ns.unwrap_or(self.base_latency_ns * factor);
+        self.sched_min_granularity_ns = self
+            .set_min_granularity_ns
+            .unwrap_or(self.base_min_granularity_ns * factor);
+        self.sched_wakeup_granularity_ns = self
+            .set_wakeup_granularity_ns
+            .unwrap_or(self.base_wakeup_granularity_ns * factor);
         self.sched_nr_latency = self
             .sched_latency_ns
             .div_ceil(self.sched_min_granularity_ns.max(1))
@@ -241,9 +253,9 @@ impl Tunables {
                 }
                 self.hz = hz;
             }
-            "sched_latency_ns" => self.base_latency_ns = int(v)?,
-            "sched_min_granularity_ns" => self.base_min_granularity_ns = int(v)?,
-            "sched_wakeup_granularity_ns" => self.base_wakeup_granularity_ns = int(v)?,
+            "sched_latency_ns" => self.set_latency_ns = Some(int(v)?),
+            "sched_min_granularity_ns" => self.set_min_granularity_ns = Some(int(v)?),
+            "sched_wakeup_granularity_ns" => self.set_wakeup_granularity_ns = Some(int(v)?),
             "sched_migration_cost_ns" => self.migration_cost_ns = int(v)?,
             "sched_nr_migrate" => self.nr_migrate = int(v)? as u32,
             "sched_child_runs_first" => self.child_runs_first = int(v)? != 0,
@@ -324,6 +336,21 @@ mod tests {
             .contains("unknown scheduler feature `SIS_FOO`"));
         assert!(f.apply("HRTICK").is_err());
         assert!(f.resolved().contains(&"NO_SIS_PROP".to_string()));
+    }
+
+    #[test]
+    fn sysctl_values_are_taken_as_written() {
+        let mut t = Tunables::v5_6(16);
+        t.set("sched_latency_ns", &toml::Value::Integer(10_000_000))
+            .unwrap();
+        t.scale_for(16);
+        assert_eq!(
+            t.sched_latency_ns, 10_000_000,
+            "not multiplied by the CPU factor again"
+        );
+        assert_eq!(t.sched_min_granularity_ns, 3_000_000);
+        assert!(t.set("hz", &toml::Value::Integer(123)).is_err());
+        assert!(t.set("sched_foo", &toml::Value::Integer(1)).is_err());
     }
 
     #[test]

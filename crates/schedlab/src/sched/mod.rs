@@ -33,13 +33,10 @@ pub enum Event {
     Tick { cpu: u32, gen: u32 },
     /// A reschedule request reaches `cpu` (local preemption point or IPI arrival).
     Resched { cpu: u32, gen: u32 },
-    /// `cpu` has left its idle state and can run.
-    IdleExitDone { cpu: u32, gen: u32 },
     /// The wakeup IPI for `cpu`'s wake_list arrives (`sched_ttwu_pending`).
     WakeIpi { cpu: u32 },
-    /// A task's hrtimer (nanosleep) expires; `irq` marks the second stage, after the
-    /// timer CPU has left its idle state.
-    Timer { pid: Pid, gen: u32, irq: bool },
+    /// A task's hrtimer (nanosleep) expires (on the CPU that armed it).
+    Timer { pid: Pid, gen: u32 },
     /// A workload-owned event (run deadline, ...).
     Workload { id: u32, arg: u32 },
 }

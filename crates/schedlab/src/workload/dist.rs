@@ -28,7 +28,7 @@
 use crate::engine::RngStream;
 
 /// A distribution of non-negative integers.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Dist {
     Const(u64),
     /// Uniform on the integers `lo..=hi`.

@@ -67,12 +67,37 @@ pub enum SimError {
         "program of task {task} makes no progress at t={t_ns} ns (an endless loop without work?)"
     )]
     NoProgress { task: String, t_ns: SimTime },
+    #[error("task {task} at t={t_ns} ns: {msg}")]
+    BadProgram {
+        task: String,
+        t_ns: SimTime,
+        msg: String,
+    },
     #[error("invariant violated at t={t_ns} ns after event {event}: {msg}")]
     Invariant {
         t_ns: SimTime,
         event: u64,
         msg: String,
     },
+}
+
+impl SimError {
+    /// True when the scenario's workload is at fault (a deadlock, a program that
+    /// misuses a mutex or loops without work), not the simulator.
+    pub fn is_input_error(&self) -> bool {
+        !matches!(self, SimError::Invariant { .. })
+    }
+}
+
+/// Engine counters of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimStats {
+    /// Events that did something (popped minus stale).
+    pub events: u64,
+    pub popped: u64,
+    /// Popped events superseded by a later re-arm (dropped by their generation).
+    pub stale: u64,
+    pub max_queue: usize,
 }
 
 /// Values a workload's programs recorded, by metric.
@@ -86,7 +111,7 @@ pub struct Sim<O> {
     pub k: Kernel<O>,
     pub q: EventQueue<Event>,
     pub spec: WorkloadSpec,
-    st: Vec<Option<ProgState>>,
+    st: Vec<Option<Box<ProgState>>>,
     chans: Vec<Channel>,
     /// Channel kind per channel index (for costs).
     chan_kind: Vec<ChanKind>,
@@ -102,6 +127,8 @@ pub struct Sim<O> {
     pub check: bool,
     stop_at: Option<SimTime>,
     stopped: Option<StopReason>,
+    /// A program error found while executing an op.
+    fail: Option<SimError>,
 }
 
 impl<O: Observer<SchedEvent>> Sim<O> {
@@ -148,12 +175,24 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             check: false,
             stop_at: None,
             stopped: None,
+            fail: None,
         }
     }
 
-    /// Number of events processed so far.
+    /// Number of events processed so far (popped events that were still current;
+    /// superseded ones, dropped by their generation check, are not counted).
     pub fn events(&self) -> u64 {
-        self.q.popped()
+        self.q.popped() - self.k.stale_events
+    }
+
+    /// Engine counters so far.
+    pub fn stats(&self) -> SimStats {
+        SimStats {
+            events: self.events(),
+            popped: self.q.popped(),
+            stale: self.k.stale_events,
+            max_queue: self.q.max_len(),
+        }
     }
 
     /// Run until all tasks exit or `duration` (ns) elapses.
@@ -239,7 +278,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             self.st.resize_with(i + 1, || None);
         }
         let rng = self.streams.stream(&stream);
-        self.st[i] = Some(ProgState {
+        self.st[i] = Some(Box::new(ProgState {
             prog,
             instance,
             pc: 0,
@@ -254,7 +293,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             children_alive: 0,
             zombies: 0,
             waiting_child: false,
-        });
+        }));
         self.alive += 1;
     }
 
@@ -283,15 +322,21 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         self.k.wake_up_new_task(pid, &mut self.q);
     }
 
+    /// Run program steps and re-arm segment ends until this instant is settled.
     fn drain_steps(&mut self) -> Result<(), SimError> {
-        let mut i = 0;
-        while i < self.k.need_step.len() {
-            let cpu = self.k.need_step[i] as usize;
-            i += 1;
-            self.step(cpu)?;
+        loop {
+            self.k.flush(&mut self.q);
+            if self.k.need_step.is_empty() {
+                return Ok(());
+            }
+            let mut i = 0;
+            while i < self.k.need_step.len() {
+                let cpu = self.k.need_step[i] as usize;
+                i += 1;
+                self.step(cpu)?;
+            }
+            self.k.need_step.clear();
         }
-        self.k.need_step.clear();
-        Ok(())
     }
 
     /// Wake every task in `self.wakes` from `cpu`.
@@ -339,6 +384,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 .take()
                 .expect("running task without a program");
             let done = self.exec_op(cpu, pid, &mut st);
+            if let Some(e) = self.fail.take() {
+                return Err(e);
+            }
             self.st[pid as usize] = Some(st);
             // Kernel work the op charged to this CPU (the waker-side cost of a wakeup,
             // a futex wake) is part of the call: it runs before the program goes on,
@@ -349,15 +397,24 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         }
     }
 
+    /// Record a program error; the run stops with it.
+    fn bad_program(&mut self, pid: Pid, msg: &str) -> bool {
+        self.fail = Some(SimError::BadProgram {
+            task: self.k.tasks[pid as usize].name.clone(),
+            t_ns: self.k.now,
+            msg: msg.to_string(),
+        });
+        true
+    }
+
     /// Execute (part of) one op. Returns true when the step is over.
     fn exec_op(&mut self, cpu: usize, pid: Pid, st: &mut ProgState) -> bool {
         let ops = &self.spec.programs[st.prog].ops;
         let op = if st.pc < ops.len() {
-            ops[st.pc].clone()
+            ops[st.pc]
         } else {
             Op::Exit
         };
-        let c = self.k.m.cost.clone();
         let inst = st.instance;
         macro_rules! next {
             () => {{
@@ -369,8 +426,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         }
         macro_rules! pay {
             ($ns:expr) => {{
+                let ns: u64 = $ns;
                 let mut ph = st.phase;
-                let r = self.cost(cpu, &mut ph, $ns);
+                let r = self.cost(cpu, &mut ph, ns);
                 st.phase = ph;
                 if r {
                     return true;
@@ -414,9 +472,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Write { ch, bytes } => {
                 let i = ch.resolve(inst);
                 pay!(match self.chan_kind[i] {
-                    ChanKind::Pipe => c.pipe_write,
-                    ChanKind::UnixStream => c.unix_write,
-                    ChanKind::TcpLoopback => c.tcp_write_8k,
+                    ChanKind::Pipe => self.k.m.cost.pipe_write,
+                    ChanKind::UnixStream => self.k.m.cost.unix_write,
+                    ChanKind::TcpLoopback => self.k.m.cost.tcp_write_8k,
                 });
                 let r = self.chans[i].write(pid, bytes, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -432,9 +490,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Read { ch, bytes } => {
                 let i = ch.resolve(inst);
                 pay!(match self.chan_kind[i] {
-                    ChanKind::Pipe => c.pipe_read,
-                    ChanKind::UnixStream => c.unix_read,
-                    ChanKind::TcpLoopback => c.tcp_read_8k,
+                    ChanKind::Pipe => self.k.m.cost.pipe_read,
+                    ChanKind::UnixStream => self.k.m.cost.unix_read,
+                    ChanKind::TcpLoopback => self.k.m.cost.tcp_read_8k,
                 });
                 let r = self.chans[i].read(pid, bytes - st.got, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -458,7 +516,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::Poll { ch } => {
-                pay!(c.syscall);
+                pay!(self.k.m.cost.syscall);
                 let i = ch.resolve(inst);
                 match self.chans[i].poll_readable(pid) {
                     Outcome::Done => next!(),
@@ -472,7 +530,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 if st.phase == 2 {
                     next!()
                 }
-                pay!(c.futex_wait);
+                pay!(self.k.m.cost.futex_wait);
                 let addr = self.futex_addr[f.resolve(inst)];
                 match self.futex.futex_wait(pid, addr, expected) {
                     Outcome::Done => next!(),
@@ -484,7 +542,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::FutexWake { f, n } => {
-                pay!(c.futex_wake);
+                pay!(self.k.m.cost.futex_wake);
                 let addr = self.futex_addr[f.resolve(inst)];
                 self.futex.futex_wake(addr, n, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -496,27 +554,33 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Lock(m) => {
-                pay!(c.mutex_fast / 2);
+                if self.mutexes[m.resolve(inst)].holder() == Some(pid) {
+                    return self.bad_program(pid, "locks a mutex it already holds (self-deadlock)");
+                }
+                pay!(self.k.m.cost.mutex_fast / 2);
                 match self.mutexes[m.resolve(inst)].lock(pid) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
-                        self.k.charge(cpu, c.futex_wait, &mut self.q);
+                        self.k.charge(cpu, self.k.m.cost.futex_wait, &mut self.q);
                         self.k.block_current(cpu, &mut self.q);
                         true
                     }
                 }
             }
             Op::Unlock(m) => {
-                pay!(c.mutex_fast / 2);
+                if self.mutexes[m.resolve(inst)].holder() != Some(pid) {
+                    return self.bad_program(pid, "unlocks a mutex it does not hold");
+                }
+                pay!(self.k.m.cost.mutex_fast / 2);
                 self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
                 if !self.wakes.is_empty() {
-                    self.k.charge(cpu, c.futex_wake, &mut self.q);
+                    self.k.charge(cpu, self.k.m.cost.futex_wake, &mut self.q);
                 }
                 self.do_wakes(cpu);
                 next!()
             }
             Op::Barrier(b) => {
-                pay!(c.futex_wait);
+                pay!(self.k.m.cost.futex_wait);
                 let r = self.barriers[b.resolve(inst)].arrive(pid, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
                 match r {
@@ -531,7 +595,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::CondWait { c: cv, m } => {
                 // phase 1: register and release the mutex; phase 2: woken, re-lock.
                 if st.phase <= 1 {
-                    pay!(c.futex_wait);
+                    if self.mutexes[m.resolve(inst)].holder() != Some(pid) {
+                        return self.bad_program(
+                            pid,
+                            "waits on a condition variable without holding its mutex",
+                        );
+                    }
+                    pay!(self.k.m.cost.futex_wait);
                     self.conds[cv.resolve(inst)].wait(pid);
                     self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
                     self.do_wakes(cpu);
@@ -548,23 +618,27 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::CondSignal(cv) => {
-                pay!(c.futex_wake);
+                pay!(self.k.m.cost.futex_wake);
                 self.conds[cv.resolve(inst)].signal(&mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
             Op::CondBroadcast(cv) => {
-                pay!(c.futex_wake);
+                pay!(self.k.m.cost.futex_wake);
                 self.conds[cv.resolve(inst)].broadcast(&mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
             Op::Fork { prog, thread } => {
-                pay!(if thread { c.fork / 4 } else { c.fork });
+                pay!(if thread {
+                    self.k.m.cost.fork / 4
+                } else {
+                    self.k.m.cost.fork
+                });
                 let name = self.spec.programs[prog].name.clone();
                 let nice = self.k.tasks[pid as usize].nice;
                 let policy = self.k.tasks[pid as usize].policy;
-                let cpus = self.k.tasks[pid as usize].cpus_allowed;
+                let cpus = *self.k.cpus_allowed(pid);
                 let child = self
                     .k
                     .create_task(&name, Some(pid), thread, nice, policy, cpus);
@@ -576,7 +650,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::WaitChild => {
-                pay!(c.syscall);
+                pay!(self.k.m.cost.syscall);
                 if st.zombies > 0 {
                     st.zombies -= 1;
                     next!()
@@ -589,14 +663,20 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 true
             }
             Op::Exit => {
-                pay!(c.exit);
+                pay!(self.k.m.cost.exit);
                 if let Some(parent) = self.k.tasks[pid as usize].parent {
                     if let Some(ps) = self.st[parent as usize].as_mut() {
                         ps.children_alive -= 1;
                         ps.zombies += 1;
                         if ps.waiting_child {
                             ps.waiting_child = false;
-                            self.k.try_to_wake_up(parent, 0, cpu, &mut self.q);
+                            // A process's exit wakes its parent in wait() through
+                            // __wake_up_parent, a sync wakeup; a thread's exit wakes a
+                            // joiner through the futex in its tid word, a plain one.
+                            let thread = self.k.tasks[pid as usize].tgid
+                                == self.k.tasks[parent as usize].tgid;
+                            let flags = if thread { 0 } else { WF_SYNC };
+                            self.k.try_to_wake_up(parent, flags, cpu, &mut self.q);
                         }
                     }
                 }
@@ -609,13 +689,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 if st.phase == 2 {
                     next!()
                 }
-                pay!(c.yield_);
+                pay!(self.k.m.cost.yield_);
                 st.phase = 2;
                 self.k.yield_current(cpu, &mut self.q);
                 true
             }
             Op::Syscall => {
-                pay!(c.syscall);
+                pay!(self.k.m.cost.syscall);
                 next!()
             }
             Op::Loop { count, end } => {
@@ -643,12 +723,12 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Mark { slot } => {
-                pay!(c.gtod);
+                pay!(self.k.m.cost.gtod);
                 st.marks[slot as usize] = self.k.now;
                 next!()
             }
             Op::Record { metric, slot } => {
-                pay!(c.gtod);
+                pay!(self.k.m.cost.gtod);
                 let v = self.k.now - st.marks[slot as usize];
                 self.metrics.hists[metric].record(v);
                 next!()

@@ -53,14 +53,14 @@ impl ObjRef {
 }
 
 /// How many times a loop runs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LoopCount {
     Forever,
     Times(Dist),
 }
 
 /// One operation of a behaviour program.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Op {
     /// `compute(w)`: CPU work in reference ns (slower on smaller or slowed CPUs).
     Compute(Dist),

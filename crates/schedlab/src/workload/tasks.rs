@@ -248,7 +248,23 @@ impl Ctx<'_> {
                 "sleep" => Op::Sleep(self.dist(&t, "time", Unit::Time)?),
                 "write" | "read" => {
                     let ch = self.obj(&t, "chan", "channel")?;
-                    let bytes = t.uint("bytes", 1, 1 << 30)?.unwrap_or(100) as u32;
+                    let bytes = match t.get("bytes") {
+                        None => 100,
+                        Some(n) => match parse_dist(&node_to_toml(n), Unit::Bytes)
+                            .map_err(|m| self.doc.err(n, format!("`{}.bytes`: {m}", t.name)))?
+                        {
+                            Dist::Const(b) if (1..=1 << 30).contains(&b) => b as u32,
+                            _ => {
+                                return Err(self.doc.err(
+                                    n,
+                                    format!(
+                                        "`{}.bytes` must be a fixed size from 1 B to 1 GiB",
+                                        t.name
+                                    ),
+                                ))
+                            }
+                        },
+                    };
                     if op == "write" {
                         Op::Write { ch, bytes }
                     } else {

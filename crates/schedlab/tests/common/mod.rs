@@ -149,3 +149,14 @@ pub fn pid_of(sim: &Sim<Observers>, name: &str) -> usize {
 pub fn runtime(sim: &Sim<Observers>, name: &str) -> u64 {
     sim.k.tasks[pid_of(sim, name)].se.sum_exec_runtime
 }
+
+/// `m` without cpuidle states (idle CPUs poll: no exit latency). The CPUs start in
+/// the idle loop, so with states the first wakeup on each CPU would pay the exit
+/// latency of the deepest state; tests about CFS alone use this to keep the
+/// timeline on the tick grid.
+pub fn no_idle(mut m: Machine) -> Machine {
+    for t in &mut m.idle_tables {
+        t.clear();
+    }
+    m
+}

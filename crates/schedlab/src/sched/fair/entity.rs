@@ -15,7 +15,7 @@
 //! * **place_entity**: a waking sleeper gets `vruntime = max(own, min_vruntime −
 //!   latency/2)` (GENTLE_FAIR_SLEEPERS); a forked child starts one `vslice` after
 //!   `min_vruntime` (START_DEBIT).
-//! * **Wakeup preemption** (`check_preempt_wakeup`, in `core.rs`) uses
+//! * **Wakeup preemption** (`check_preempt_wakeup`, in `fair/mod.rs`) uses
 //!   `wakeup_preempt_entity`: preempt when `curr.vruntime − wakee.vruntime` exceeds the
 //!   wakeup granularity converted to the wakee's virtual time.
 //! * **Tick preemption** (`check_preempt_tick`): reschedule when the current entity has

@@ -18,6 +18,8 @@
 //! stand-in; the v5.6 wakeup path replaces it.
 
 pub mod entity;
+pub mod group;
+pub mod wakeup;
 
 use crate::engine::Observer;
 use crate::sched::core::{Kernel, Policy, TaskState};
@@ -432,10 +434,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     ) {
         let now = self.now;
         self.rq_update_clock(this_cpu, now);
-        let curr = self.rqs[this_cpu]
-            .cfs
-            .curr
-            .filter(|&c| Some(c) == parent || parent.is_none());
+        // A scenario-started task has no parent to inherit from: it is placed from
+        // min_vruntime alone.
+        let curr = self.rqs[this_cpu].cfs.curr.filter(|&c| Some(c) == parent);
         if let Some(c) = curr {
             self.update_curr(this_cpu);
             self.tasks[pid as usize].se.vruntime = self.tasks[c as usize].se.vruntime;

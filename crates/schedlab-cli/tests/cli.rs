@@ -1,0 +1,187 @@
+//! The `schedlab` binary: exit codes, error messages, determinism of the JSON result.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_schedlab"))
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("schedlab-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Drop the only field allowed to differ between identical runs.
+fn without_wall(json: &str) -> String {
+    json.lines()
+        .filter(|l| !l.trim_start().starts_with("\"wall_seconds\""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn same_scenario_and_seed_give_identical_json() {
+    let d = tmpdir("det");
+    let demo = root().join("scenarios/demo.toml");
+    let mut outs = Vec::new();
+    for (i, seed) in [(0, "3"), (1, "3"), (2, "4")] {
+        let p = d.join(format!("r{i}.json"));
+        let st = bin()
+            .args([
+                "run",
+                demo.to_str().unwrap(),
+                "--quiet",
+                "--seed",
+                seed,
+                "--set",
+                "run.duration_ms=60",
+                "--json",
+            ])
+            .arg(&p)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        outs.push(std::fs::read_to_string(&p).unwrap());
+    }
+    assert_eq!(
+        without_wall(&outs[0]),
+        without_wall(&outs[1]),
+        "same seed must give byte-identical results"
+    );
+    assert_ne!(
+        without_wall(&outs[0]),
+        without_wall(&outs[2]),
+        "another seed draws other amounts"
+    );
+    let v: serde_json::Value = serde_json::from_str(&outs[0]).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["machine"]["name"], "juno-r0");
+    assert_eq!(v["machine"]["nr_cpus"], 6);
+    assert!(v["kernel"]["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f == "SIS_PROP"));
+    assert_eq!(v["sim_time_ns"], 60_000_000);
+    assert!(v["metrics"]["wakeup_latency_ns"]["count"].as_u64().unwrap() > 100);
+    assert_eq!(v["tasks"].as_array().unwrap().len(), 10);
+    // No temporary file is left behind by the atomic write.
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+fn run_err(args: &[&str]) -> (i32, String) {
+    let out = bin().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_input_exits_2_with_file_and_line() {
+    let d = tmpdir("bad");
+    let cases: &[(&str, &str)] = &[
+        ("[machine]\npreset = \"nosuch\"\n[workload]\nkind = \"tasks\"\n", "s.toml:2: unknown machine preset `nosuch`"),
+        ("[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"tasks\"\n", "s.toml:3: a `tasks` workload needs at least one [[workload.task]]"),
+        ("[machine]\npreset = \"juno-r0\"\n[run]\nseeed = 3\n[workload]\nkind = \"tasks\"\n[[workload.task]]\nname = \"a\"\nprogram = []\n", "s.toml:4: unknown key `run.seeed`"),
+        ("[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"tasks\"\n[[workload.task]]\nname = \"a\"\ncpus = \"9\"\nprogram = []\n", "s.toml:7: `cpus = \"9\"` must name CPUs of this 6-CPU machine"),
+        ("[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"tasks\"\n[[workload.task]]\nname = \"a\"\nprogram = [ { op = \"jump\" } ]\n", "s.toml:7: unknown op `jump`"),
+        ("[machine]\npreset = \"juno-r0\"\n[kernel]\nfeatures = [\"NO_SIS_FOO\"]\n[workload]\nkind = \"tasks\"\n[[workload.task]]\nname = \"a\"\nprogram = []\n", "s.toml:4: unknown scheduler feature `NO_SIS_FOO`"),
+        ("[machine\npreset = 1\n", "s.toml:1:"),
+    ];
+    for (text, want) in cases {
+        let p = d.join("s.toml");
+        std::fs::write(&p, text).unwrap();
+        let (code, err) = run_err(&["run", p.to_str().unwrap()]);
+        assert_eq!(code, 2, "{text}\n{err}");
+        let err = err.replace(&format!("{}/", d.display()), "");
+        assert!(err.contains(want), "expected `{want}` in `{err}`");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let demo = root().join("scenarios/demo.toml");
+    let (code, err) = run_err(&["run", demo.to_str().unwrap(), "--set", "workload.task=3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--set"), "{err}");
+    let (code, err) = run_err(&["run", demo.to_str().unwrap(), "--features", "WHATEVER"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--features: unknown scheduler feature `WHATEVER`"),
+        "{err}"
+    );
+    let (code, _) = run_err(&["run", "/nonexistent/x.toml"]);
+    assert_eq!(code, 2);
+    let (code, _) = run_err(&["frobnicate"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn topology_and_list_commands() {
+    let out = bin().args(["topology", "xeon-e5-40"]).output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("SMT") && s.contains("MC") && s.contains("NUMA"),
+        "{s}"
+    );
+    let out = bin().args(["topology", "host"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for what in ["machines", "features", "kernels", "workloads"] {
+        let out = bin().args(["list", what]).output().unwrap();
+        assert!(out.status.success());
+        assert!(!out.stdout.is_empty());
+    }
+    let out = bin().args(["list", "machines"]).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    for m in [
+        "power9-176",
+        "xeon-88",
+        "xeon-e5-40",
+        "juno-r0",
+        "hikey960",
+        "synquacer-24",
+        "epyc-192",
+        "spr-224",
+        "pixel6",
+        "host",
+    ] {
+        assert!(s.contains(m), "missing {m}");
+    }
+}
+
+#[test]
+fn check_mode_runs_the_demo_clean() {
+    let demo = root().join("scenarios/demo.toml");
+    let out = bin()
+        .args([
+            "run",
+            demo.to_str().unwrap(),
+            "--check",
+            "--set",
+            "run.duration_ms=40",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("wakeup") && s.contains("round_trip"), "{s}");
+}
