@@ -33,6 +33,8 @@ struct ProgState {
     pc: usize,
     phase: u8,
     retry: bool,
+    /// The current op's cost already ran with the preceding compute.
+    prepaid: bool,
     got: u32,
     loops: Vec<(usize, u64)>,
     marks: [SimTime; 4],
@@ -284,6 +286,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             pc: 0,
             phase: 0,
             retry: false,
+            prepaid: false,
             got: 0,
             loops: Vec::new(),
             marks: [0; 4],
@@ -354,7 +357,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     fn cost(&mut self, cpu: usize, st_phase: &mut u8, ns: u64) -> bool {
         if *st_phase == 0 {
             *st_phase = 1;
-            if ns > 0 {
+            if ns > 0 || self.k.rqs[cpu].kernel_work > 0 {
                 self.k
                     .set_segment(cpu, Segment::Work(ns << WORK_SHIFT), &mut self.q);
                 return true;
@@ -388,10 +391,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 return Err(e);
             }
             self.st[pid as usize] = Some(st);
-            // Kernel work the op charged to this CPU (the waker-side cost of a wakeup,
-            // a futex wake) is part of the call: it runs before the program goes on,
-            // so it is not dropped (or handed to the next task) if the program blocks.
-            if done || self.k.rqs[cpu].kernel_work > 0 {
+            // Kernel work an op charged to this CPU (the waker-side cost of a wakeup, a
+            // futex wake) runs before whatever the program does next: every op that
+            // can block first sets a segment (its own cost, possibly zero), which the
+            // CPU only starts after its pending kernel work.
+            if done {
                 return Ok(());
             }
         }
@@ -405,6 +409,40 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             msg: msg.to_string(),
         });
         true
+    }
+
+    /// The system-call cost an op runs before its effect (`None`: the op has none, or
+    /// does something else first).
+    fn op_cost(&self, op: &Op, inst: u32) -> Option<u64> {
+        let c = &self.k.m.cost;
+        Some(match *op {
+            Op::Write { ch, .. } => match self.chan_kind[ch.resolve(inst)] {
+                ChanKind::Pipe => c.pipe_write,
+                ChanKind::UnixStream => c.unix_write,
+                ChanKind::TcpLoopback => c.tcp_write_8k,
+            },
+            Op::Read { ch, .. } => match self.chan_kind[ch.resolve(inst)] {
+                ChanKind::Pipe => c.pipe_read,
+                ChanKind::UnixStream => c.unix_read,
+                ChanKind::TcpLoopback => c.tcp_read_8k,
+            },
+            Op::Poll { .. } | Op::WaitChild | Op::Syscall => c.syscall,
+            Op::FutexWait { .. } | Op::Barrier(_) | Op::CondWait { .. } => c.futex_wait,
+            Op::FutexWake { .. } | Op::CondSignal(_) | Op::CondBroadcast(_) => c.futex_wake,
+            Op::Lock(_) | Op::Unlock(_) => c.mutex_fast / 2,
+            Op::Fork { thread: true, .. } => c.fork / 4,
+            Op::Fork { thread: false, .. } => c.fork,
+            Op::Exit => c.exit,
+            Op::Yield => c.yield_,
+            Op::Mark { .. } | Op::Record { .. } => c.gtod,
+            Op::Compute(_)
+            | Op::Spin(_)
+            | Op::Sleep(_)
+            | Op::FutexSet { .. }
+            | Op::Loop { .. }
+            | Op::EndLoop { .. }
+            | Op::Count { .. } => return None,
+        })
     }
 
     /// Execute (part of) one op. Returns true when the step is over.
@@ -425,8 +463,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }};
         }
         macro_rules! pay {
-            ($ns:expr) => {{
-                let ns: u64 = $ns;
+            () => {{
+                // The cost may already have been run with the preceding compute.
+                if st.prepaid {
+                    st.prepaid = false;
+                    st.phase = 1;
+                }
+                let ns: u64 = self.op_cost(&op, inst).unwrap_or(0);
                 let mut ph = st.phase;
                 let r = self.cost(cpu, &mut ph, ns);
                 st.phase = ph;
@@ -438,9 +481,17 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         match op {
             Op::Compute(d) => {
                 if st.phase == 0 {
-                    let w = d.sample(&mut st.rng);
+                    let mut w = d.sample(&mut st.rng);
                     st.phase = 1;
-                    if w > 0 {
+                    // Run the next op's system-call cost in the same segment: nothing
+                    // can observe the boundary between the two, and it saves an event.
+                    if let Some(next) = ops.get(st.pc + 1) {
+                        if let Some(c) = self.op_cost(next, inst) {
+                            w += c;
+                            st.prepaid = true;
+                        }
+                    }
+                    if w > 0 || self.k.rqs[cpu].kernel_work > 0 {
                         self.k
                             .set_segment(cpu, Segment::Work(w << WORK_SHIFT), &mut self.q);
                         return true;
@@ -461,6 +512,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Sleep(d) => {
+                if st.phase == 0 && self.k.rqs[cpu].kernel_work > 0 {
+                    // Finish the pending kernel work (a wakeup just issued) first.
+                    self.k.set_segment(cpu, Segment::Work(0), &mut self.q);
+                    return true;
+                }
                 if st.phase == 0 {
                     let w = d.sample(&mut st.rng);
                     st.phase = 1;
@@ -471,11 +527,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::Write { ch, bytes } => {
                 let i = ch.resolve(inst);
-                pay!(match self.chan_kind[i] {
-                    ChanKind::Pipe => self.k.m.cost.pipe_write,
-                    ChanKind::UnixStream => self.k.m.cost.unix_write,
-                    ChanKind::TcpLoopback => self.k.m.cost.tcp_write_8k,
-                });
+                pay!();
                 let r = self.chans[i].write(pid, bytes, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
                 match r {
@@ -489,11 +541,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::Read { ch, bytes } => {
                 let i = ch.resolve(inst);
-                pay!(match self.chan_kind[i] {
-                    ChanKind::Pipe => self.k.m.cost.pipe_read,
-                    ChanKind::UnixStream => self.k.m.cost.unix_read,
-                    ChanKind::TcpLoopback => self.k.m.cost.tcp_read_8k,
-                });
+                pay!();
                 let r = self.chans[i].read(pid, bytes - st.got, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
                 match r {
@@ -516,7 +564,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::Poll { ch } => {
-                pay!(self.k.m.cost.syscall);
+                pay!();
                 let i = ch.resolve(inst);
                 match self.chans[i].poll_readable(pid) {
                     Outcome::Done => next!(),
@@ -530,7 +578,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 if st.phase == 2 {
                     next!()
                 }
-                pay!(self.k.m.cost.futex_wait);
+                pay!();
                 let addr = self.futex_addr[f.resolve(inst)];
                 match self.futex.futex_wait(pid, addr, expected) {
                     Outcome::Done => next!(),
@@ -542,7 +590,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::FutexWake { f, n } => {
-                pay!(self.k.m.cost.futex_wake);
+                pay!();
                 let addr = self.futex_addr[f.resolve(inst)];
                 self.futex.futex_wake(addr, n, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -557,7 +605,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 if self.mutexes[m.resolve(inst)].holder() == Some(pid) {
                     return self.bad_program(pid, "locks a mutex it already holds (self-deadlock)");
                 }
-                pay!(self.k.m.cost.mutex_fast / 2);
+                pay!();
                 match self.mutexes[m.resolve(inst)].lock(pid) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
@@ -571,7 +619,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 if self.mutexes[m.resolve(inst)].holder() != Some(pid) {
                     return self.bad_program(pid, "unlocks a mutex it does not hold");
                 }
-                pay!(self.k.m.cost.mutex_fast / 2);
+                pay!();
                 self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
                 if !self.wakes.is_empty() {
                     self.k.charge(cpu, self.k.m.cost.futex_wake, &mut self.q);
@@ -580,7 +628,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Barrier(b) => {
-                pay!(self.k.m.cost.futex_wait);
+                pay!();
                 let r = self.barriers[b.resolve(inst)].arrive(pid, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
                 match r {
@@ -601,7 +649,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                             "waits on a condition variable without holding its mutex",
                         );
                     }
-                    pay!(self.k.m.cost.futex_wait);
+                    pay!();
                     self.conds[cv.resolve(inst)].wait(pid);
                     self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
                     self.do_wakes(cpu);
@@ -618,23 +666,19 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::CondSignal(cv) => {
-                pay!(self.k.m.cost.futex_wake);
+                pay!();
                 self.conds[cv.resolve(inst)].signal(&mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
             Op::CondBroadcast(cv) => {
-                pay!(self.k.m.cost.futex_wake);
+                pay!();
                 self.conds[cv.resolve(inst)].broadcast(&mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
             Op::Fork { prog, thread } => {
-                pay!(if thread {
-                    self.k.m.cost.fork / 4
-                } else {
-                    self.k.m.cost.fork
-                });
+                pay!();
                 let name = self.spec.programs[prog].name.clone();
                 let nice = self.k.tasks[pid as usize].nice;
                 let policy = self.k.tasks[pid as usize].policy;
@@ -650,7 +694,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::WaitChild => {
-                pay!(self.k.m.cost.syscall);
+                pay!();
                 if st.zombies > 0 {
                     st.zombies -= 1;
                     next!()
@@ -663,7 +707,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 true
             }
             Op::Exit => {
-                pay!(self.k.m.cost.exit);
+                pay!();
                 if let Some(parent) = self.k.tasks[pid as usize].parent {
                     if let Some(ps) = self.st[parent as usize].as_mut() {
                         ps.children_alive -= 1;
@@ -689,13 +733,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 if st.phase == 2 {
                     next!()
                 }
-                pay!(self.k.m.cost.yield_);
+                pay!();
                 st.phase = 2;
                 self.k.yield_current(cpu, &mut self.q);
                 true
             }
             Op::Syscall => {
-                pay!(self.k.m.cost.syscall);
+                pay!();
                 next!()
             }
             Op::Loop { count, end } => {
@@ -723,12 +767,12 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Mark { slot } => {
-                pay!(self.k.m.cost.gtod);
+                pay!();
                 st.marks[slot as usize] = self.k.now;
                 next!()
             }
             Op::Record { metric, slot } => {
-                pay!(self.k.m.cost.gtod);
+                pay!();
                 let v = self.k.now - st.marks[slot as usize];
                 self.metrics.hists[metric].record(v);
                 next!()
