@@ -1,5 +1,6 @@
-//! `schedlab bench`: simulated events per wall second and peak memory on the fixed
-//! scenarios of `schedlab::experiment::bench`.
+//! `schedlab bench`: simulated events per wall second, simulated seconds per wall
+//! second (`sim/wall`) and peak memory on the fixed scenarios of
+//! `schedlab::experiment::bench`.
 
 use schedlab::experiment::{self, bench, RunOpts};
 
@@ -13,7 +14,7 @@ fn peak_rss_mb() -> Option<f64> {
 
 pub fn run(only: &[String], scale: f64) -> Result<(), String> {
     crate::outln!(
-        "{:<8} {:>11} {:>12} {:>9} {:>12} {:>10} {:>9} {:>10} {:>10}",
+        "{:<8} {:>11} {:>12} {:>9} {:>12} {:>10} {:>9} {:>10} {:>10} {:>9}",
         "case",
         "cpus/tasks",
         "events",
@@ -22,7 +23,8 @@ pub fn run(only: &[String], scale: f64) -> Result<(), String> {
         "ns/event",
         "peak MB",
         "stale",
-        "max queue"
+        "max queue",
+        "sim/wall"
     );
     for (name, sc) in bench::cases(scale) {
         if !only.is_empty() && !only.iter().any(|o| o == name) {
@@ -34,7 +36,7 @@ pub fn run(only: &[String], scale: f64) -> Result<(), String> {
         let wall = t0.elapsed().as_secs_f64();
         let r = sim.stats();
         crate::outln!(
-            "{:<8} {:>11} {:>12} {:>9.3} {:>12.0} {:>10.1} {:>9.1} {:>10} {:>10}",
+            "{:<8} {:>11} {:>12} {:>9.3} {:>12.0} {:>10.1} {:>9.1} {:>10} {:>10} {:>9.4}",
             name,
             format!("{}/{}", sc.machine.nr_cpus(), sc.workload.tasks.len()),
             r.events,
@@ -43,7 +45,8 @@ pub fn run(only: &[String], scale: f64) -> Result<(), String> {
             wall * 1e9 / r.events as f64,
             peak_rss_mb().unwrap_or(f64::NAN),
             r.stale,
-            r.max_queue
+            r.max_queue,
+            sc.duration_ns.unwrap_or(0) as f64 / 1e9 / wall
         );
     }
     Ok(())
