@@ -272,6 +272,22 @@ impl RunResult {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         let _ = writeln!(s, "placement reasons: {}", reasons.join(" "));
+        if !self.metrics.functions.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n{:<22} {:>10} {:>16} {:>20}",
+                "function", "calls", "CPUs probed/call", "charged ns/call"
+            );
+            for (name, f) in &self.metrics.functions {
+                let (pm, ps) = f.probed_mean_std();
+                let (cm, cs) = f.cost_mean_std();
+                let _ = writeln!(
+                    s,
+                    "{:<22} {:>10} {:>8.2} ± {:<6.2} {:>10.1} ± {:<8.1}",
+                    name, f.calls, pm, ps, cm, cs
+                );
+            }
+        }
         if !self.workload.metrics.is_empty() {
             let _ = writeln!(s, "\nworkload `{}` metrics:", self.workload.kind);
             for (name, m) in &self.workload.metrics {

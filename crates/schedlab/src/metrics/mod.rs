@@ -109,6 +109,25 @@ pub struct FuncStats {
     pub cost_sq: u128,
 }
 
+impl FuncStats {
+    fn mean_std(sum: u64, sq: u128, n: u64) -> (f64, f64) {
+        if n == 0 {
+            return (0.0, 0.0);
+        }
+        let mean = sum as f64 / n as f64;
+        let var = (sq as f64 / n as f64 - mean * mean).max(0.0);
+        (mean, var.sqrt())
+    }
+    /// Mean and (population) standard deviation of CPUs probed per call.
+    pub fn probed_mean_std(&self) -> (f64, f64) {
+        Self::mean_std(self.cpus_probed, self.probed_sq, self.calls)
+    }
+    /// Mean and standard deviation of charged ns per call.
+    pub fn cost_mean_std(&self) -> (f64, f64) {
+        Self::mean_std(self.cost_ns, self.cost_sq, self.calls)
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 struct TaskTrack {
     waking: SimTime,
@@ -360,6 +379,29 @@ mod tests {
         c.finish(3000);
         assert_eq!(c.busy_ns[1], 1600);
         assert_eq!(c.busy_ns[0], 0);
+    }
+
+    #[test]
+    fn function_counters_mean_and_stddev() {
+        let mut c = Collector::new(1, &[1]);
+        for (p, ns) in [(2, 20), (4, 40), (6, 60)] {
+            c.observe(
+                0,
+                &SchedEvent::FuncCall {
+                    func: Func::SelectIdleCpu,
+                    cpu: 0,
+                    probed: p,
+                    cost_ns: ns,
+                },
+            );
+        }
+        let f = &c.functions[&Func::SelectIdleCpu];
+        assert_eq!((f.calls, f.cpus_probed, f.cost_ns), (3, 12, 120));
+        let (m, sd) = f.probed_mean_std();
+        assert!((m - 4.0).abs() < 1e-12);
+        // population stddev of 2, 4, 6 = sqrt(8/3)
+        assert!((sd - (8.0f64 / 3.0).sqrt()).abs() < 1e-9);
+        assert_eq!(f.cost_mean_std().0, 40.0);
     }
 
     #[test]
