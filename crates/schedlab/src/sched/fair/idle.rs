@@ -50,16 +50,18 @@ pub const SIM_SELECT_IDLE_CPU_OVERHEAD_NS: u64 = 20;
 /// `mask` after `n` (`-1` for "from the beginning"), wrapping once past the end,
 /// and `None` once the walk passes `start` again. Reads the *live* mask, so a loop
 /// that clears bits while iterating skips them, as `for_each_cpu_wrap` does.
+/// `start` must be below the highest CPU of a non-empty mask's range (a CPU number),
+/// as in the kernel.
 pub fn cpumask_next_wrap(n: isize, mask: &CpuMask, start: usize, wrap: bool) -> Option<usize> {
     let (mut n, mut wrap) = (n, wrap);
     loop {
+        // `None` stands for nr_cpumask_bits, which is >= any start.
         let next = mask.next_from((n + 1) as usize);
-        if wrap && n < start as isize && next.is_some_and(|c| c >= start) {
+        if wrap && n < start as isize && next.is_none_or(|c| c >= start) {
             return None;
         }
         match next {
             Some(c) => return Some(c),
-            None if wrap => return None,
             None => {
                 wrap = true;
                 n = -1;
