@@ -330,7 +330,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `wake_affine(sd, p, this_cpu, prev_cpu, sync)` (kernel/sched/fair.c, v5.6).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn wake_affine(
+    pub fn wake_affine(
         &self,
         sd: usize,
         pid: Pid,
@@ -351,7 +351,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `wake_affine_idle(this_cpu, prev_cpu, sync)` (kernel/sched/fair.c, v5.6).
-    pub(crate) fn wake_affine_idle(
+    pub fn wake_affine_idle(
         &self,
         this_cpu: usize,
         prev_cpu: usize,
@@ -376,7 +376,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `wake_affine_weight(sd, p, this_cpu, prev_cpu, sync)` (kernel/sched/fair.c,
     /// v5.6), signed arithmetic as in the kernel.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn wake_affine_weight(
+    pub fn wake_affine_weight(
         &self,
         sd: usize,
         pid: Pid,
