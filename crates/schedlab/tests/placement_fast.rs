@@ -103,7 +103,10 @@ fn select_idle_core_counts_siblings_outside_the_affinity() {
     busy(&mut k, 7);
     let (cpu, pr) = k.select_idle_core(p, sd, 2, 0);
     assert_eq!((cpu, pr.probed), (None, 8));
-    assert!(!k.test_idle_cores(2, true), "a fruitless scan clears the hint");
+    assert!(
+        !k.test_idle_cores(2, true),
+        "a fruitless scan clears the hint"
+    );
     // Without the hint the scan does not run.
     busy(&mut k, 7);
     k.rqs[7].nr_running = 0;
@@ -254,7 +257,14 @@ struct Case {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (1usize..=2, 1usize..=4, 1usize..=2, any::<u64>(), any::<u64>(), any::<u64>())
+    (
+        1usize..=2,
+        1usize..=4,
+        1usize..=2,
+        any::<u64>(),
+        any::<u64>(),
+        any::<u64>(),
+    )
         .prop_map(|(llcs, cores, smt, idle_bits, allowed_bits, pick)| {
             let n = llcs * cores * smt;
             let target = (pick % n as u64) as usize;

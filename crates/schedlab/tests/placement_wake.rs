@@ -52,7 +52,10 @@ fn record_wakee_counts_flips_and_decays_once_per_second() {
     assert_eq!(k.tun.hz, 250);
     k.now = 250 * tick;
     k.record_wakee(a, Some(w));
-    assert_eq!(k.tasks[w as usize].wakee_flips, 3, "no decay yet, same wakee");
+    assert_eq!(
+        k.tasks[w as usize].wakee_flips, 3,
+        "no decay yet, same wakee"
+    );
     k.now = 251 * tick;
     k.record_wakee(b, Some(w));
     // 3 >> 1 = 1, then +1 for the new wakee.
@@ -102,7 +105,7 @@ fn wake_affine_weight_arithmetic() {
     assert!(wake_affine_weight_calc(&i)); // 600×1024 < 1000×1024
     i.this_capacity = 512;
     assert!(!wake_affine_weight_calc(&i)); // 600×1024 = 614400 > 1000×512
-    // imbalance_pct 125 (DIE): factor 112.
+                                           // imbalance_pct 125 (DIE): factor 112.
     let mut i = wa(1100, 1000, None, 0);
     assert!(!wake_affine_weight_calc(&i)); // 110000 vs 108000
     i.imbalance_pct = 125;
@@ -204,20 +207,32 @@ fn fork_takes_the_slow_path() {
     let c1 = k.create_task("c", None, false, 0, Policy::Normal, a);
     // All idle: MC level (groups = cores, 8 probes) keeps the local core; SMT level
     // ({0} vs {1}, 2 probes) keeps 0.
-    assert_eq!(k.select_task_rq_fair(c1, 0, WakeKind::Fork, 0, 0, &mut q), 0);
-    assert_eq!(last_call(&k, Func::FindIdlestCpu), Some((10, 10 + 10 + 6 * 25 + 10 + 10)));
+    assert_eq!(
+        k.select_task_rq_fair(c1, 0, WakeKind::Fork, 0, 0, &mut q),
+        0
+    );
+    assert_eq!(
+        last_call(&k, Func::FindIdlestCpu),
+        Some((10, 10 + 10 + 6 * 25 + 10 + 10))
+    );
     assert_eq!(placements(&k), vec![(c1, 0, "slow_path")]);
     // CPU 0 busy: core {2,3} has 2 idle CPUs vs 1 locally -> 2 (first idle, equal
     // states and stamps); then in 2's hierarchy the SMT level keeps 2.
     busy(&mut k, 0);
     let c2 = k.create_task("c", None, false, 0, Policy::Normal, a);
-    assert_eq!(k.select_task_rq_fair(c2, 0, WakeKind::Fork, 0, 0, &mut q), 2);
+    assert_eq!(
+        k.select_task_rq_fair(c2, 0, WakeKind::Fork, 0, 0, &mut q),
+        2
+    );
     assert_eq!(last_call(&k, Func::FindIdlestCpu).unwrap().0, 8 + 2 + 2);
     // No wakee flips are recorded for a fork, and SIS never runs.
     assert_eq!(calls(&k, Func::SelectIdleSibling), 0);
     // Exec uses SD_BALANCE_EXEC the same way.
     let c3 = k.create_task("c", None, false, 0, Policy::Normal, a);
-    assert_eq!(k.select_task_rq_fair(c3, 0, WakeKind::Exec, 0, 0, &mut q), 2);
+    assert_eq!(
+        k.select_task_rq_fair(c3, 0, WakeKind::Exec, 0, 0, &mut q),
+        2
+    );
 }
 
 #[test]

@@ -25,7 +25,13 @@ pub fn kernel(m: Machine) -> Kernel<Rec> {
 
 pub fn kernel_with(m: Machine, feat: Features) -> Kernel<Rec> {
     let n = m.nr_cpus();
-    Kernel::new(m, feat, Tunables::v5_6(n), &TopologyOpts::v5_6(), Rec::default())
+    Kernel::new(
+        m,
+        feat,
+        Tunables::v5_6(n),
+        &TopologyOpts::v5_6(),
+        Rec::default(),
+    )
 }
 
 /// Make `cpu` busy: one runnable (non-idle-policy) task counted on it.

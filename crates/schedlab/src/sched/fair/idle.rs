@@ -194,8 +194,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// idle-core hint set, the first core of `span(sd) ∩ p.allowed` (wrapping from
     /// target) whose SMT siblings are all `available_idle` — every sibling is
     /// checked, even after a busy one, and the returned CPU is the first one visited
-    /// of that core. A fruitless scan clears the hint. Not called at all (no
-    /// `FuncCall`) without SMT, where the kernel returns at once.
+    /// of that core. A fruitless scan clears the hint. Without SMT or without the
+    /// hint it returns at once (a `FuncCall` with 0 probes, like every call).
     pub fn select_idle_core(
         &mut self,
         pid: Pid,
@@ -204,10 +204,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         this_cpu: usize,
     ) -> (Option<usize>, Probes) {
         let mut pr = Probes::default();
-        if !self.sched_smt_present() {
-            return (None, pr);
-        }
-        if !self.test_idle_cores(target, false) {
+        if !self.sched_smt_present() || !self.test_idle_cores(target, false) {
             self.emit_func(Func::SelectIdleCore, this_cpu, pr);
             return (None, pr);
         }
@@ -288,8 +285,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `select_idle_smt(p, target)` (kernel/sched/fair.c, v5.6): an allowed SMT
-    /// sibling of target (target included) that is idle or SCHED_IDLE-only. Not
-    /// called (no `FuncCall`) without SMT.
+    /// sibling of target (target included) that is idle or SCHED_IDLE-only; returns
+    /// at once without SMT.
     pub fn select_idle_smt(
         &mut self,
         pid: Pid,
@@ -298,6 +295,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     ) -> (Option<usize>, Probes) {
         let mut pr = Probes::default();
         if !self.sched_smt_present() {
+            self.emit_func(Func::SelectIdleSmt, this_cpu, pr);
             return (None, pr);
         }
         let mut found = None;

@@ -212,8 +212,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
 
         let mut sd = None;
-        let domains: Vec<usize> = self.topo.domains_of(cpu).collect();
-        for tmp in domains {
+        for tmp in self.topo.domains_of(cpu) {
             let d = &self.topo.domains[tmp];
             if !d.has(SD_LOAD_BALANCE) {
                 break;
