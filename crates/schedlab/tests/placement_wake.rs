@@ -261,3 +261,39 @@ fn wake_cap_sends_a_big_task_down_the_slow_path_on_asym() {
     k2.tasks[t as usize].se.avg.util_avg = 1000;
     assert!(!k2.wake_cap(t, 0, 1));
 }
+
+#[test]
+fn asym_slow_path_wakeup_defaults_to_the_wakers_cpu() {
+    // v5.6 asymmetric: DIE (the asym level) and MC carry SD_BALANCE_WAKE. A wide
+    // wakeup is not affine, so the walk takes the slow path from the waker's CPU;
+    // when no level finds a better group the result is the waker's CPU, not prev.
+    let mut k = kernel(test_asym(2, 4, 1024, 462));
+    let w = waker(&mut k, 4);
+    for c in [0, 1, 2, 3, 5] {
+        busy(&mut k, c);
+    }
+    let p = sleeper_any(&mut k, 0);
+    k.tasks[w as usize].wakee_flips = 64;
+    k.tasks[p as usize].wakee_flips = 8;
+    assert!(k.wake_wide(p, Some(w), 4));
+    assert_eq!(rq_fair(&mut k, p, 0, 0, 4), 4);
+    assert_eq!(placements(&k), vec![(p, 4, "slow_path")]);
+    // All 6 CPUs at DIE, then {4} and {5} at MC.
+    assert_eq!(last_call(&k, Func::FindIdlestCpu).unwrap().0, 6 + 2);
+    assert_eq!(calls(&k, Func::SelectIdleSibling), 0);
+}
+
+#[test]
+fn find_idlest_cpu_returns_prev_when_the_domain_has_no_allowed_cpu() {
+    let mut k = kernel(test_topology(2, 1, 2, 1));
+    // Node 0 = {0,1}, node 1 = {2,3}; the task may only run on node 1.
+    let p = sleeper(&mut k, 3, mask(&[2, 3]));
+    let sd = k.topo.sd[0].unwrap();
+    assert!(!k.topo.domains[sd].span.test(2));
+    let (cpu, pr) = k.find_idlest_cpu(sd, p, 0, 3, schedlab::sched::topology::SD_BALANCE_WAKE);
+    assert_eq!((cpu, pr.probed), (3, 0));
+    // From the top (NUMA) domain the fork balance finds node 1 and an idle CPU.
+    let top = k.topo.domains_of(0).last().unwrap();
+    let (cpu, _) = k.find_idlest_cpu(top, p, 0, 3, schedlab::sched::topology::SD_BALANCE_FORK);
+    assert_eq!(cpu, 2);
+}
