@@ -48,7 +48,10 @@
 //! work on the waker's CPU at the end of `select_task_rq_fair`. Each instrumented
 //! function reports one `FuncCall` with *inclusive* counts (its own probes plus its
 //! callees'), so `select_task_rq_fair`'s row is the total of the placement.
-//! Each decision reports exactly one `Placement` event with its reason.
+//! Each decision reports exactly one `Placement` event with its reason. For tasks the
+//! scenario starts, the forking "waker" is the `SIM_launcher_cpu0` (core.rs): the
+//! fork balance's cost lands on whatever runs on CPU 0 (nothing when it is idle, as
+//! for any work charged to an idle CPU).
 //!
 //! **Gaps.** The idle task of each CPU is one shared simulator task, so wakeups issued
 //! from an idle CPU (timer interrupts) record no wakee flips for the waker (the
