@@ -373,3 +373,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn sched_idle_cpus_count_for_the_cpu_scans_but_not_the_core_scan() {
+    let mut k = k8();
+    for c in [0, 2, 3, 4, 6, 7] {
+        busy(&mut k, c);
+    }
+    sched_idle(&mut k, 5); // core {4,5}: 4 busy, 5 SCHED_IDLE-only
+    sched_idle(&mut k, 1); // core {0,1}
+    let p = sleeper_any(&mut k, 2);
+    let sd = llc(&k, 2);
+    // No core is fully available_idle: the core scan fails and clears the hint.
+    assert_eq!(k.select_idle_core(p, sd, 2, 0).0, None);
+    assert!(!k.test_idle_cores(2, true));
+    // select_idle_cpu takes the SCHED_IDLE-only CPU 5 (scan 2, 3, 4, 5).
+    let (cpu, pr) = k.select_idle_cpu(p, sd, 2, 0);
+    assert_eq!((cpu, pr.probed), (Some(5), 4));
+    // select_idle_smt too: target 0's sibling 1.
+    assert_eq!(k.select_idle_smt(p, 0, 0).0, Some(1));
+}

@@ -148,6 +148,9 @@ fn affine_wakeup_takes_the_fast_path_and_sets_recent_used() {
     // Probes: affine_idle 1 (this) + affine_weight 2 + SIS 1; costs smt 10 for own
     // CPU, llc 25 otherwise: 10 + 10 + 25 + 25.
     assert_eq!(last_call(&k, Func::SelectTaskRqFair), Some((4, 70)));
+    // The search cost is kernel work on the waker's CPU (1/1024-ns work units).
+    assert_eq!(k.rqs[0].kernel_work, 70 << 10);
+    assert_eq!(k.rqs[4].kernel_work, 0);
     assert_eq!(k.tasks[w as usize].recent_used_cpu, 0);
     assert_eq!(k.tasks[w as usize].wakee_flips, 1);
     assert_eq!(k.tasks[w as usize].last_wakee, Some(p));
