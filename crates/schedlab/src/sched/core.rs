@@ -31,10 +31,12 @@
 //! wall-clock spin (`spin_until`). The CPU's pending kernel work runs before the task's
 //! own segment.
 //!
-//! **Placement (SIM_ stand-in until the v5.6 wakeup path lands)**: a wakeup goes to
-//! `prev_cpu`, a fork to the parent's CPU, a task started by the scenario to the next
-//! allowed CPU in round-robin order; single-CPU affinity and `select_fallback_rq` are
-//! the kernel's.
+//! **Placement**: `select_task_rq` calls the fair class's v5.6 `select_task_rq_fair`
+//! (fair/wakeup.rs) unless the task may run on one CPU only; `select_fallback_rq` is
+//! the kernel's. A task started by the scenario (no parent) is forked as if by a
+//! launcher shell running on CPU 0 (`SIM_launcher_cpu0`): CPU 0 is both the parent's
+//! CPU and `prev_cpu` of the fork balance, or the first allowed CPU when the task's
+//! affinity excludes CPU 0.
 
 use crate::engine::{EventQueue, Observer, SimTime};
 use crate::machine::{CostTable, CpuMask, Machine, SharedLevel};
@@ -188,7 +190,6 @@ pub struct Kernel<O> {
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
     /// per-task state stays compact).
     allowed: Vec<CpuMask>,
-    spawn_rr: usize,
 }
 
 fn jiffies(now: SimTime, tick: u64) -> u64 {
@@ -283,7 +284,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             sibs,
             stale_events: 0,
             allowed: vec![CpuMask::new()],
-            spawn_rr: 0,
         };
         // At the start every CPU sits in the idle loop, in the state the governor
         // picks with no history (the deepest one when no timer is pending).
@@ -400,14 +400,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `task_fork_fair` + `wake_up_new_task`: place and enqueue a new task. For a
-    /// scenario-started task (no parent) the fork runs on the CPU picked by the
-    /// `SIM_` round-robin spawner.
+    /// scenario-started task (no parent) the fork runs on the `SIM_launcher_cpu0`.
     pub fn wake_up_new_task(&mut self, pid: Pid, q: &mut EventQueue<Event>) {
         let now = self.now;
         let parent = self.tasks[pid as usize].parent;
         let this_cpu = match parent {
             Some(pp) => self.tasks[pp as usize].cpu,
-            None => self.sim_spawn_cpu(pid),
+            None => self.sim_launcher_cpu(pid),
         };
         self.tasks[pid as usize].cpu = this_cpu;
         self.task_fork_fair(pid, this_cpu, parent, q);
@@ -419,7 +418,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             child: pid,
             cpu: this_cpu,
         });
-        let cpu = self.select_task_rq(pid, this_cpu, WakeKind::Fork, 0, this_cpu);
+        let cpu = self.select_task_rq(pid, this_cpu, WakeKind::Fork, 0, this_cpu, q);
         self.tasks[pid as usize].cpu = cpu;
         self.tasks[pid as usize].timer_cpu = cpu;
         self.rq_update_clock(cpu, now);
@@ -433,19 +432,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.check_preempt_curr(cpu, pid, WF_FORK, this_cpu, q);
     }
 
-    /// `SIM_` initial spread: scenario-started tasks (no parent to fork from) go to the
-    /// next allowed CPU in round-robin order.
-    fn sim_spawn_cpu(&mut self, pid: Pid) -> usize {
-        let allowed = self.allowed[pid as usize];
-        let n = self.m.nr_cpus();
-        for i in 0..n {
-            let c = (self.spawn_rr + i) % n;
-            if allowed.test(c) {
-                self.spawn_rr = c + 1;
-                return c;
-            }
+    /// `SIM_launcher_cpu0`: scenario-started tasks (no parent to fork from) are
+    /// forked as if by a launcher shell running on CPU 0, or on the first allowed CPU
+    /// when the task's affinity excludes CPU 0 (as if the launcher had set its own
+    /// affinity first, like `taskset`).
+    fn sim_launcher_cpu(&self, pid: Pid) -> usize {
+        let allowed = &self.allowed[pid as usize];
+        if allowed.test(0) {
+            0
+        } else {
+            allowed.first().expect("task with empty affinity")
         }
-        unreachable!("task with empty affinity")
     }
 
     /// `do_exit` for the task running on `cpu`: dequeue for good, then schedule.
@@ -528,7 +525,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             t.timer_gen = t.timer_gen.wrapping_add(1);
         }
         self.remove_timer(pid);
-        let cpu = self.select_task_rq(pid, prev_cpu, WakeKind::Wakeup, wake_flags, waker_cpu);
+        let cpu = self.select_task_rq(pid, prev_cpu, WakeKind::Wakeup, wake_flags, waker_cpu, q);
         if cpu != prev_cpu {
             wake_flags |= WF_MIGRATED;
             self.set_task_cpu(pid, cpu, true);
@@ -655,10 +652,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         kind: WakeKind,
         wake_flags: u32,
         this_cpu: usize,
+        q: &mut EventQueue<Event>,
     ) -> usize {
         let t = &self.tasks[pid as usize];
         let cpu = if t.nr_cpus_allowed > 1 {
-            self.select_task_rq_fair(pid, prev_cpu, kind, wake_flags, this_cpu)
+            self.select_task_rq_fair(pid, prev_cpu, kind, wake_flags, this_cpu, q)
         } else {
             let c = self.allowed[pid as usize]
                 .first()
@@ -846,6 +844,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.idle_state = Some(chosen);
             self.emit(SchedEvent::IdleEnter { cpu, state: chosen });
         }
+        // pick_next_task_idle -> set_next_task_idle -> update_idle_core.
+        self.update_idle_core(cpu);
     }
 
     /// Menu-like prediction: the next timer on this CPU, capped by the recent typical

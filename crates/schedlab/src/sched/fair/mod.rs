@@ -14,11 +14,14 @@
 //! (`attach_entity_load_avg`) without decaying them first — which is why a wakee that
 //! moved arrives with more load than a full decay would leave.
 //!
-//! Placement (`select_task_rq_fair` and friends) is in `core.rs` for now as a `SIM_`
-//! stand-in; the v5.6 wakeup path replaces it.
+//! Placement: `select_task_rq_fair` and the affine logic in [`wakeup`], the fast
+//! path (`select_idle_sibling`) in [`idle`], the slow path (`find_idlest_cpu`) in
+//! [`idlest`].
 
 pub mod entity;
 pub mod group;
+pub mod idle;
+pub mod idlest;
 pub mod wakeup;
 
 use crate::engine::Observer;

@@ -1,26 +1,275 @@
-//! Task placement at wakeup, fork and exec: `select_task_rq_fair` (fair.c, v5.6).
+//! Task placement at wakeup, fork and exec: `select_task_rq_fair` and its helpers
+//! (kernel/sched/fair.c, v5.6).
 //!
-//! **Currently a `SIM_` stand-in** until the v5.6 wakeup path lands: a wakeup stays
-//! on `prev_cpu`, a fork or exec on the parent's CPU.
+//! **The concept.** When a task wakes up (or is forked or execs), the waker's CPU
+//! (`this_cpu`, where the code runs) picks the CPU the task will be queued on. The
+//! kind of placement selects a domain flag, `sd_flag`: SD_BALANCE_WAKE, _FORK or
+//! _EXEC. For a wakeup the waker first counts its *wakee flips* (`record_wakee`) and
+//! decides whether it may pull the wakee towards itself (`want_affine` =
+//! not `wake_wide`, not `wake_cap`, and `this_cpu` allowed). Then it walks its own
+//! domains bottom-up:
+//!
+//! | domain `tmp` | action |
+//! |---|---|
+//! | lacks SD_LOAD_BALANCE | stop |
+//! | want_affine, SD_WAKE_AFFINE, spans prev | `new = wake_affine(..)` (unless this == prev); no slow path; stop |
+//! | has `sd_flag` | remember it as the slow-path domain `sd` |
+//! | else, not want_affine | stop |
+//!
+//! With a remembered `sd` the *slow path* runs (`find_idlest_cpu`, fair/idlest.rs):
+//! forks and execs on every machine, wakeups only on v5.6 asymmetric systems whose
+//! low levels carry SD_BALANCE_WAKE. Otherwise a wakeup takes the *fast path*,
+//! `select_idle_sibling(p, prev, new)` (fair/idle.rs), and, when want_affine, the
+//! waker's own `recent_used_cpu` becomes `this_cpu`.
+//!
+//! **wake_wide**: with `f = sd_llc_size(this_cpu)`, `master = max(flips)`,
+//! `slave = min(flips)` of waker and wakee: wide iff `slave >= f && master >= slave × f`.
+//! Flips halve at most once per call, once more than `HZ` jiffies passed since the
+//! last decay.
+//!
+//! **wake_affine** = `wake_affine_idle` (WA_IDLE: an idle waker CPU sharing the cache
+//! with prev takes prev if prev is idle too, else itself; a sync waker alone on its
+//! CPU takes itself), then `wake_affine_weight` (WA_WEIGHT), signed:
+//!
+//! ```text
+//! this_eff = (cpu_load(this) [- task_h_load(current) if sync] + task_h_load(p)) × 100 × capacity_of(prev)
+//! prev_eff = (cpu_load(prev) - task_h_load(p)) × (100 + (imbalance_pct - 100)/2) × capacity_of(this) [+1 if sync]
+//! this if this_eff < prev_eff      (the ×100 factors only with WA_BIAS)
+//! ```
+//!
+//! **wake_cap** (v5.6 only): on asymmetric systems, when the smaller of the two CPUs'
+//! `capacity_orig` is more than 1/8 below the root domain's maximum and the wakee's
+//! estimated utilization does not fit it (1280/1024 margin), no affine wakeup.
+//!
+//! **Cost model.** Every read of a CPU's state during the search is a *probe*,
+//! charged from the machine's cost table by its relation to the waker's CPU
+//! (`probe_smt` for the waker's own CPU or an SMT sibling, `probe_llc` within the
+//! waker's LLC, `probe_remote` beyond). The whole search's cost is charged as kernel
+//! work on the waker's CPU at the end of `select_task_rq_fair`. Each instrumented
+//! function reports one `FuncCall` with *inclusive* counts (its own probes plus its
+//! callees'), so `select_task_rq_fair`'s row is the total of the placement.
+//! Each decision reports exactly one `Placement` event with its reason. For tasks the
+//! scenario starts, the forking "waker" is the `SIM_launcher_cpu0` (core.rs): the
+//! fork balance's cost lands on whatever runs on CPU 0 (nothing when it is idle, as
+//! for any work charged to an idle CPU).
+//!
+//! **Gaps.** The idle task of each CPU is one shared simulator task, so wakeups issued
+//! from an idle CPU (timer interrupts) record no wakee flips for the waker (the
+//! kernel counts them on that CPU's swapper task); `PF_EXITING` is not modelled (sync
+//! depends on WF_SYNC only); `task_h_load` is computed from the current root
+//! `cfs_rq` load rather than the value cached once per jiffy; uclamp is not modelled
+//! (`uclamp_task_util` = `task_util_est`). EAS (`find_energy_efficient_cpu`) is a
+//! hook that finds nothing until issue 6.
 
-use crate::engine::Observer;
+use crate::engine::{EventQueue, Observer};
+use crate::machine::SharedLevel;
 use crate::sched::core::Kernel;
-use crate::sched::{Pid, SchedEvent, WakeKind};
+use crate::sched::fair::group::fits_capacity;
+use crate::sched::features::SchedFeat;
+use crate::sched::pelt;
+use crate::sched::topology::{
+    SD_BALANCE_EXEC, SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_LOAD_BALANCE, SD_WAKE_AFFINE,
+};
+use crate::sched::{Event, Func, Pid, SchedEvent, WakeKind, WF_SYNC};
+
+/// CPUs probed by one call of a search function and their modelled cost (ns).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Probes {
+    pub probed: u32,
+    pub cost_ns: u64,
+}
+
+impl Probes {
+    #[inline]
+    pub fn add(&mut self, o: Probes) {
+        self.probed += o.probed;
+        self.cost_ns += o.cost_ns;
+    }
+}
+
+/// Placement reasons reported in `SchedEvent::Placement`.
+pub mod reason {
+    pub const TARGET_IDLE: &str = "target_idle";
+    pub const PREV_IDLE: &str = "prev_idle";
+    pub const RECENT_USED: &str = "recent_used";
+    pub const IDLE_CORE: &str = "idle_core";
+    pub const IDLE_CPU: &str = "idle_cpu";
+    pub const IDLE_SMT: &str = "idle_smt";
+    /// No search ran or none found anything: the initial target is kept.
+    pub const AFFINE_FALLBACK: &str = "affine_fallback";
+    pub const SLOW_PATH: &str = "slow_path";
+    pub const SINGLE_CPU: &str = "single_cpu";
+    /// Reserved for `find_energy_efficient_cpu` (issue 6).
+    pub const EAS: &str = "eas";
+}
+
+/// The `sd_flag` of a placement kind.
+pub fn sd_flag_of(kind: WakeKind) -> u32 {
+    match kind {
+        WakeKind::Wakeup => SD_BALANCE_WAKE,
+        WakeKind::Fork => SD_BALANCE_FORK,
+        WakeKind::Exec => SD_BALANCE_EXEC,
+    }
+}
 
 impl<O: Observer<SchedEvent>> Kernel<O> {
-    /// `SIM_` placement stand-in (replaced by the v5.6 `select_task_rq_fair`).
-    pub(crate) fn select_task_rq_fair(
+    /// Record one probe of `cpu`'s state by a search running on `this_cpu`.
+    #[inline]
+    pub(crate) fn probe(&self, pr: &mut Probes, this_cpu: usize, cpu: usize) {
+        let c = &self.m.cost;
+        pr.probed += 1;
+        pr.cost_ns += match self.m.shared_level(this_cpu, cpu) {
+            SharedLevel::Same | SharedLevel::Smt => c.probe_smt,
+            SharedLevel::Llc => c.probe_llc,
+            SharedLevel::Package | SharedLevel::Numa => c.probe_remote,
+        };
+    }
+
+    #[inline]
+    pub(crate) fn emit_func(&mut self, func: Func, cpu: usize, pr: Probes) {
+        self.emit(SchedEvent::FuncCall {
+            func,
+            cpu,
+            probed: pr.probed,
+            cost_ns: pr.cost_ns,
+        });
+    }
+
+    /// `cpu_load(rq)` (v5.6): the root cfs_rq's `load_avg`, blocked load included.
+    #[inline]
+    pub fn cpu_load(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cfs.avg.load_avg
+    }
+
+    /// `capacity_of(cpu)`: the CPU's capacity left to CFS.
+    #[inline]
+    pub fn capacity_of(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cpu_capacity
+    }
+
+    /// `task_h_load(p)` for a flat hierarchy: the task's `load_avg` scaled by the
+    /// root cfs_rq's `h_load` (= its `load_avg`) over `load_avg + 1`, as
+    /// kernel/sched/fair.c `task_h_load`, v5.6 computes it. Deviation: `h_load` is read
+    /// now, not cached once per jiffy. The idle task (`None`) has no load.
+    pub fn task_h_load(&self, pid: Option<Pid>) -> u64 {
+        let Some(pid) = pid else { return 0 };
+        let t = &self.tasks[pid as usize];
+        let cfs_load = self.rqs[t.cpu].cfs.avg.load_avg;
+        t.se.avg.load_avg * cfs_load / (cfs_load + 1)
+    }
+
+    /// `sync_entity_load_avg`: age a sleeping task's averages to its cfs_rq's last
+    /// update (kernel/sched/fair.c, v5.6).
+    pub(crate) fn sync_entity_load_avg(&mut self, pid: Pid) {
+        let cpu = self.tasks[pid as usize].cpu;
+        let last = self.rqs[cpu].cfs.avg.last_update_time;
+        let se = &mut self.tasks[pid as usize].se;
+        if se.avg.last_update_time == 0 || se.on_rq {
+            return;
+        }
+        let w = se.load.weight;
+        pelt::update_blocked_se(last, &mut se.avg, w, w);
+    }
+
+    /// `task_util_est(p)` as `uclamp_task_util` sees it without uclamp.
+    pub(crate) fn task_util_est_of(&self, pid: Pid) -> u64 {
+        let sa = &self.tasks[pid as usize].se.avg;
+        if self.feat.has(SchedFeat::UTIL_EST) {
+            pelt::task_util_est(sa)
+        } else {
+            sa.util_avg
+        }
+    }
+
+    /// `select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags)`, kernel/sched/fair.c,
+    /// v5.6, run on `this_cpu` (the waker's or parent's CPU). Charges the modelled
+    /// cost of the search to `this_cpu` and reports one `Placement` and one
+    /// `FuncCall` for it. Deviations: see the module notes (no per-CPU swapper flips,
+    /// no PF_EXITING, EAS hook empty).
+    pub fn select_task_rq_fair(
         &mut self,
         pid: Pid,
         prev_cpu: usize,
         kind: WakeKind,
-        _wake_flags: u32,
+        wake_flags: u32,
         this_cpu: usize,
+        q: &mut EventQueue<Event>,
     ) -> usize {
-        let (cpu, reason) = match kind {
-            WakeKind::Wakeup => (prev_cpu, "SIM_prev_cpu"),
-            WakeKind::Fork | WakeKind::Exec => (this_cpu, "SIM_parent_cpu"),
-        };
+        let sd_flag = sd_flag_of(kind);
+        let cpu = this_cpu;
+        let mut new_cpu = prev_cpu;
+        let mut want_affine = false;
+        let sync = wake_flags & WF_SYNC != 0;
+        let current = self.rqs[cpu].curr;
+        let mut pr = Probes::default();
+
+        if sd_flag & SD_BALANCE_WAKE != 0 {
+            self.record_wakee(pid, current);
+            if let Some(c) = self.find_energy_efficient_cpu(pid, prev_cpu) {
+                self.finish_placement(pid, kind, prev_cpu, c, reason::EAS, cpu, pr, q);
+                return c;
+            }
+            want_affine = !self.wake_wide(pid, current, cpu)
+                && !self.wake_cap(pid, cpu, prev_cpu)
+                && self.cpus_allowed(pid).test(cpu);
+        }
+
+        let mut sd = None;
+        for tmp in self.topo.domains_of(cpu) {
+            let d = &self.topo.domains[tmp];
+            if !d.has(SD_LOAD_BALANCE) {
+                break;
+            }
+            if want_affine && d.has(SD_WAKE_AFFINE) && d.span.test(prev_cpu) {
+                if cpu != prev_cpu {
+                    new_cpu = self.wake_affine(tmp, pid, cpu, prev_cpu, sync, current, &mut pr);
+                }
+                sd = None;
+                break;
+            }
+            if d.has(sd_flag) {
+                sd = Some(tmp);
+            } else if !want_affine {
+                break;
+            }
+        }
+
+        let why;
+        if let Some(sd) = sd {
+            let (c, p2) = self.find_idlest_cpu(sd, pid, cpu, prev_cpu, sd_flag);
+            pr.add(p2);
+            new_cpu = c;
+            why = reason::SLOW_PATH;
+        } else if sd_flag & SD_BALANCE_WAKE != 0 {
+            let (c, r, p2) = self.select_idle_sibling(pid, prev_cpu, new_cpu, cpu);
+            pr.add(p2);
+            new_cpu = c;
+            why = r;
+            if want_affine {
+                if let Some(cur) = current {
+                    self.tasks[cur as usize].recent_used_cpu = cpu;
+                }
+            }
+        } else {
+            why = reason::AFFINE_FALLBACK;
+        }
+        self.finish_placement(pid, kind, prev_cpu, new_cpu, why, cpu, pr, q);
+        new_cpu
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish_placement(
+        &mut self,
+        pid: Pid,
+        kind: WakeKind,
+        prev_cpu: usize,
+        cpu: usize,
+        reason: &'static str,
+        this_cpu: usize,
+        pr: Probes,
+        q: &mut EventQueue<Event>,
+    ) {
+        self.emit_func(Func::SelectTaskRqFair, this_cpu, pr);
         self.emit(SchedEvent::Placement {
             pid,
             kind,
@@ -28,6 +277,179 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             cpu,
             reason,
         });
-        cpu
+        self.charge(this_cpu, pr.cost_ns, q);
     }
+
+    /// EAS hook: `find_energy_efficient_cpu(p, prev_cpu)` (issue 6). Finds nothing
+    /// yet (the kernel's `-1`).
+    pub fn find_energy_efficient_cpu(&mut self, _pid: Pid, _prev_cpu: usize) -> Option<usize> {
+        None
+    }
+
+    /// `record_wakee(p)` on the waker `current` (kernel/sched/fair.c, v5.6): halve its
+    /// flips once more than HZ jiffies passed since the last decay, and count a flip
+    /// when the wakee differs from the last one. Nothing when the waker is the idle
+    /// task (see the module notes).
+    pub fn record_wakee(&mut self, pid: Pid, current: Option<Pid>) {
+        let Some(cur) = current else { return };
+        let now = self.jiffies();
+        let hz = self.tun.hz;
+        let w = &mut self.tasks[cur as usize];
+        if now > w.wakee_flip_decay_ts + hz {
+            w.wakee_flips >>= 1;
+            w.wakee_flip_decay_ts = now;
+        }
+        if w.last_wakee != Some(pid) {
+            w.last_wakee = Some(pid);
+            w.wakee_flips += 1;
+        }
+    }
+
+    /// `wake_wide(p)` (kernel/sched/fair.c, v5.6): true when the waker/wakee flip
+    /// counts show a 1:N pattern wider than the waker's LLC.
+    pub fn wake_wide(&self, pid: Pid, current: Option<Pid>, this_cpu: usize) -> bool {
+        let a = current.map_or(0, |c| self.tasks[c as usize].wakee_flips);
+        let b = self.tasks[pid as usize].wakee_flips;
+        let (master, slave) = if a >= b { (a, b) } else { (b, a) };
+        wake_wide_flips(master, slave, self.topo.sd_llc_size[this_cpu])
+    }
+
+    /// `wake_cap(p, cpu, prev_cpu)` (kernel/sched/fair.c, v5.6 only).
+    pub fn wake_cap(&mut self, pid: Pid, cpu: usize, prev_cpu: usize) -> bool {
+        if !self.topo.asym_cpucapacity {
+            return false;
+        }
+        let min_cap = self.rqs[prev_cpu]
+            .cpu_capacity_orig
+            .min(self.rqs[cpu].cpu_capacity_orig) as i64;
+        let max_cap = self.topo.max_cpu_capacity as i64;
+        if max_cap - min_cap < max_cap >> 3 {
+            return false;
+        }
+        self.sync_entity_load_avg(pid);
+        !fits_capacity(self.task_util_est_of(pid), min_cap as u64)
+    }
+
+    /// `wake_affine(sd, p, this_cpu, prev_cpu, sync)` (kernel/sched/fair.c, v5.6).
+    #[allow(clippy::too_many_arguments)]
+    pub fn wake_affine(
+        &self,
+        sd: usize,
+        pid: Pid,
+        this_cpu: usize,
+        prev_cpu: usize,
+        sync: bool,
+        current: Option<Pid>,
+        pr: &mut Probes,
+    ) -> usize {
+        let mut target = None;
+        if self.feat.has(SchedFeat::WA_IDLE) {
+            target = self.wake_affine_idle(this_cpu, prev_cpu, sync, pr);
+        }
+        if self.feat.has(SchedFeat::WA_WEIGHT) && target.is_none() {
+            target = self.wake_affine_weight(sd, pid, this_cpu, prev_cpu, sync, current, pr);
+        }
+        target.unwrap_or(prev_cpu)
+    }
+
+    /// `wake_affine_idle(this_cpu, prev_cpu, sync)` (kernel/sched/fair.c, v5.6).
+    pub fn wake_affine_idle(
+        &self,
+        this_cpu: usize,
+        prev_cpu: usize,
+        sync: bool,
+        pr: &mut Probes,
+    ) -> Option<usize> {
+        self.probe(pr, this_cpu, this_cpu);
+        if self.available_idle_cpu(this_cpu) && self.topo.cpus_share_cache(this_cpu, prev_cpu) {
+            self.probe(pr, this_cpu, prev_cpu);
+            return Some(if self.available_idle_cpu(prev_cpu) {
+                prev_cpu
+            } else {
+                this_cpu
+            });
+        }
+        if sync && self.rqs[this_cpu].nr_running == 1 {
+            return Some(this_cpu);
+        }
+        None
+    }
+
+    /// `wake_affine_weight(sd, p, this_cpu, prev_cpu, sync)` (kernel/sched/fair.c,
+    /// v5.6), signed arithmetic as in the kernel.
+    #[allow(clippy::too_many_arguments)]
+    pub fn wake_affine_weight(
+        &self,
+        sd: usize,
+        pid: Pid,
+        this_cpu: usize,
+        prev_cpu: usize,
+        sync: bool,
+        current: Option<Pid>,
+        pr: &mut Probes,
+    ) -> Option<usize> {
+        self.probe(pr, this_cpu, this_cpu);
+        self.probe(pr, this_cpu, prev_cpu);
+        let r = wake_affine_weight_calc(&WakeAffineWeightIn {
+            this_load: self.cpu_load(this_cpu),
+            prev_load: self.cpu_load(prev_cpu),
+            current_load: sync.then(|| self.task_h_load(current)),
+            task_load: self.task_h_load(Some(pid)),
+            this_capacity: self.capacity_of(this_cpu),
+            prev_capacity: self.capacity_of(prev_cpu),
+            imbalance_pct: self.topo.domains[sd].imbalance_pct,
+            wa_bias: self.feat.has(SchedFeat::WA_BIAS),
+        });
+        r.then_some(this_cpu)
+    }
+}
+
+/// `wake_wide` on raw numbers: `master >= slave`, `factor` = the waker's
+/// `sd_llc_size`.
+pub fn wake_wide_flips(master: u32, slave: u32, factor: u32) -> bool {
+    !(slave < factor || (master as u64) < slave as u64 * factor as u64)
+}
+
+/// Inputs of [`wake_affine_weight_calc`].
+#[derive(Clone, Copy, Debug)]
+pub struct WakeAffineWeightIn {
+    /// `cpu_load(this)`.
+    pub this_load: u64,
+    /// `cpu_load(prev)`.
+    pub prev_load: u64,
+    /// `Some(task_h_load(current))` for a sync wakeup.
+    pub current_load: Option<u64>,
+    /// `task_h_load(p)`.
+    pub task_load: u64,
+    pub this_capacity: u64,
+    pub prev_capacity: u64,
+    pub imbalance_pct: u32,
+    pub wa_bias: bool,
+}
+
+/// The decision of `wake_affine_weight`: true = pull to this CPU. Signed 64-bit as
+/// the kernel's `s64` effective loads.
+pub fn wake_affine_weight_calc(i: &WakeAffineWeightIn) -> bool {
+    let mut this_eff = i.this_load as i64;
+    if let Some(c) = i.current_load {
+        if c > i.this_load {
+            return true;
+        }
+        this_eff -= c as i64;
+    }
+    let task_load = i.task_load as i64;
+    this_eff += task_load;
+    if i.wa_bias {
+        this_eff *= 100;
+    }
+    this_eff *= i.prev_capacity as i64;
+    let mut prev_eff = i.prev_load as i64 - task_load;
+    if i.wa_bias {
+        prev_eff *= 100 + (i.imbalance_pct as i64 - 100) / 2;
+    }
+    prev_eff *= i.this_capacity as i64;
+    if i.current_load.is_some() {
+        prev_eff += 1;
+    }
+    this_eff < prev_eff
 }

@@ -1,0 +1,333 @@
+//! The wakeup fast path: `select_idle_sibling` and its three scans
+//! (kernel/sched/fair.c, v5.6).
+//!
+//! **The concept.** Given the wakee's previous CPU and a target (prev, or the waker's
+//! CPU when `wake_affine` pulled), look for an idle CPU that shares the target's
+//! last-level cache, cheaply and in a fixed order; fall back to the target.
+//!
+//! | step | check (`idle` = `available_idle_cpu` or `sched_idle_cpu`) | reason |
+//! |---|---|---|
+//! | 1 | target idle | `target_idle` |
+//! | 2 | prev ≠ target, shares target's LLC, prev idle | `prev_idle` |
+//! | – | (per-CPU kthread stacking: v5.7+, and no kthreads are modelled) | |
+//! | 3 | `p.recent_used_cpu` ∉ {prev, target}, shares the LLC, idle, allowed; then `p.recent_used_cpu = prev` | `recent_used` |
+//! | 4 | `select_idle_core`: with the LLC's `has_idle_cores` hint, the first core (wrapping from target, over LLC ∩ allowed) all of whose SMT siblings are `available_idle` (siblings outside the affinity count too); a fruitless full scan clears the hint | `idle_core` |
+//! | 5 | `select_idle_cpu`: the first idle CPU of LLC ∩ allowed, wrapping from target, at most `nr − 1` examined | `idle_cpu` |
+//! | 6 | `select_idle_smt`: an idle allowed SMT sibling of target | `idle_smt` |
+//! | 7 | target | `affine_fallback` |
+//!
+//! **SIS_PROP budget** (`select_idle_cpu`), all from the *waker's* CPU:
+//! `avg_idle = rq(this).avg_idle / 512`, `avg_cost = sd_llc(this).avg_scan_cost + 1`;
+//! `nr = span_weight × avg_idle / avg_cost` if `span_weight × avg_idle > 4 × avg_cost`,
+//! else 4. A scan that completes (found or ran out) updates
+//! `avg_scan_cost += (time − avg_scan_cost) / 8` (signed, truncating); a scan that
+//! exhausts its budget returns without updating.
+//!
+//! **Idle-core hint.** `has_idle_cores` lives in the LLC's `sched_domain_shared`. It is
+//! set by `__update_idle_core` when a CPU switches to idle while all its SMT
+//! siblings are `available_idle`, and cleared by a `select_idle_core` that finds
+//! nothing. Both only on SMT machines (`sched_smt_present`).
+//!
+//! **Cost model (SIM_).** Each CPU read is a probe (see fair/wakeup.rs). The scan time
+//! that feeds `avg_scan_cost` is the sum of the probe costs of the scan plus
+//! [`SIM_SELECT_IDLE_CPU_OVERHEAD_NS`] for the two clock reads and the mask setup.
+//!
+//! **Gaps.** No per-CPU kthread check (none are modelled); no vCPU preemption
+//! (`available_idle_cpu` = `idle_cpu`).
+
+use crate::engine::Observer;
+use crate::machine::CpuMask;
+use crate::sched::core::Kernel;
+use crate::sched::fair::wakeup::{reason, Probes};
+use crate::sched::features::SchedFeat;
+use crate::sched::{Func, Pid, SchedEvent};
+
+/// `SIM_`: fixed part of a `select_idle_cpu` scan's modelled time (two `cpu_clock`
+/// reads and the `cpumask_and`), ns.
+pub const SIM_SELECT_IDLE_CPU_OVERHEAD_NS: u64 = 20;
+
+/// `cpumask_next_wrap(n, mask, start, wrap)` (lib/cpumask.c, v5.6): the next CPU of
+/// `mask` after `n` (`-1` for "from the beginning"), wrapping once past the end,
+/// and `None` once the walk passes `start` again. Reads the *live* mask, so a loop
+/// that clears bits while iterating skips them, as `for_each_cpu_wrap` does.
+/// `start` must be below the highest CPU of a non-empty mask's range (a CPU number),
+/// as in the kernel.
+pub fn cpumask_next_wrap(n: isize, mask: &CpuMask, start: usize, wrap: bool) -> Option<usize> {
+    let (mut n, mut wrap) = (n, wrap);
+    loop {
+        // `None` stands for nr_cpumask_bits, which is >= any start.
+        let next = mask.next_from((n + 1) as usize);
+        if wrap && n < start as isize && next.is_none_or(|c| c >= start) {
+            return None;
+        }
+        match next {
+            Some(c) => return Some(c),
+            None => {
+                wrap = true;
+                n = -1;
+            }
+        }
+    }
+}
+
+/// The `for_each_cpu_wrap(cpu, mask, start)` step: first CPU.
+#[inline]
+fn wrap_first(mask: &CpuMask, start: usize) -> Option<usize> {
+    cpumask_next_wrap(start as isize - 1, mask, start, false)
+}
+
+/// The `for_each_cpu_wrap(cpu, mask, start)` step: following CPU.
+#[inline]
+fn wrap_next(mask: &CpuMask, cur: usize, start: usize) -> Option<usize> {
+    cpumask_next_wrap(cur as isize, mask, start, true)
+}
+
+impl<O: Observer<SchedEvent>> Kernel<O> {
+    /// `sched_smt_present`.
+    #[inline]
+    fn sched_smt_present(&self) -> bool {
+        self.m.has_smt()
+    }
+
+    /// `test_idle_cores(cpu, def)`: the LLC's hint, or `def` without an LLC block.
+    pub fn test_idle_cores(&self, cpu: usize, def: bool) -> bool {
+        match self.topo.sd_llc_shared[cpu] {
+            Some(s) => self.topo.shared[s].has_idle_cores,
+            None => def,
+        }
+    }
+
+    /// `set_idle_cores(cpu, val)`.
+    pub fn set_idle_cores(&mut self, cpu: usize, val: bool) {
+        if let Some(s) = self.topo.sd_llc_shared[cpu] {
+            self.topo.shared[s].has_idle_cores = val;
+        }
+    }
+
+    /// `update_idle_core(rq)` → `__update_idle_core` (kernel/sched/fair.c, v5.6),
+    /// called when `cpu` switches to its idle task: set the LLC's idle-core hint
+    /// when every other SMT sibling is `available_idle`.
+    #[doc(alias = "__update_idle_core")]
+    pub fn update_idle_core(&mut self, cpu: usize) {
+        if !self.sched_smt_present() || self.test_idle_cores(cpu, true) {
+            return;
+        }
+        let all_idle = self
+            .m
+            .smt_mask(cpu)
+            .iter()
+            .all(|s| s == cpu || self.available_idle_cpu(s));
+        if all_idle {
+            self.set_idle_cores(cpu, true);
+        }
+    }
+
+    #[inline]
+    fn idle_or_sched_idle(&self, cpu: usize) -> bool {
+        self.available_idle_cpu(cpu) || self.sched_idle_cpu(cpu)
+    }
+
+    /// `select_idle_sibling(p, prev, target)` (kernel/sched/fair.c, v5.6) run on
+    /// `this_cpu`. Returns the CPU, the placement reason and the (inclusive) probes.
+    /// Deviation: the v5.7 per-CPU-kthread stacking check is absent (no kthreads).
+    pub fn select_idle_sibling(
+        &mut self,
+        pid: Pid,
+        prev: usize,
+        target: usize,
+        this_cpu: usize,
+    ) -> (usize, &'static str, Probes) {
+        let mut pr = Probes::default();
+        let r = self.select_idle_sibling_inner(pid, prev, target, this_cpu, &mut pr);
+        self.emit_func(Func::SelectIdleSibling, this_cpu, pr);
+        (r.0, r.1, pr)
+    }
+
+    fn select_idle_sibling_inner(
+        &mut self,
+        pid: Pid,
+        prev: usize,
+        target: usize,
+        this_cpu: usize,
+        pr: &mut Probes,
+    ) -> (usize, &'static str) {
+        self.probe(pr, this_cpu, target);
+        if self.idle_or_sched_idle(target) {
+            return (target, reason::TARGET_IDLE);
+        }
+        if prev != target && self.topo.cpus_share_cache(prev, target) {
+            self.probe(pr, this_cpu, prev);
+            if self.idle_or_sched_idle(prev) {
+                return (prev, reason::PREV_IDLE);
+            }
+        }
+        let recent = self.tasks[pid as usize].recent_used_cpu;
+        if recent != prev && recent != target && self.topo.cpus_share_cache(recent, target) {
+            self.probe(pr, this_cpu, recent);
+            if self.idle_or_sched_idle(recent) && self.cpus_allowed(pid).test(recent) {
+                self.tasks[pid as usize].recent_used_cpu = prev;
+                return (recent, reason::RECENT_USED);
+            }
+        }
+        let Some(sd) = self.topo.sd_llc[target] else {
+            return (target, reason::AFFINE_FALLBACK);
+        };
+        let (i, p) = self.select_idle_core(pid, sd, target, this_cpu);
+        pr.add(p);
+        if let Some(i) = i {
+            return (i, reason::IDLE_CORE);
+        }
+        let (i, p) = self.select_idle_cpu(pid, sd, target, this_cpu);
+        pr.add(p);
+        if let Some(i) = i {
+            return (i, reason::IDLE_CPU);
+        }
+        let (i, p) = self.select_idle_smt(pid, target, this_cpu);
+        pr.add(p);
+        if let Some(i) = i {
+            return (i, reason::IDLE_SMT);
+        }
+        (target, reason::AFFINE_FALLBACK)
+    }
+
+    /// `select_idle_core(p, sd, target)` (kernel/sched/fair.c, v5.6): with the
+    /// idle-core hint set, the first core of `span(sd) ∩ p.allowed` (wrapping from
+    /// target) whose SMT siblings are all `available_idle` — every sibling is
+    /// checked, even after a busy one, and the returned CPU is the first one visited
+    /// of that core. A fruitless scan clears the hint. Without SMT or without the
+    /// hint it returns at once (a `FuncCall` with 0 probes, like every call).
+    pub fn select_idle_core(
+        &mut self,
+        pid: Pid,
+        sd: usize,
+        target: usize,
+        this_cpu: usize,
+    ) -> (Option<usize>, Probes) {
+        let mut pr = Probes::default();
+        if !self.sched_smt_present() || !self.test_idle_cores(target, false) {
+            self.emit_func(Func::SelectIdleCore, this_cpu, pr);
+            return (None, pr);
+        }
+        let mut cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
+        let mut found = None;
+        let mut core = wrap_first(&cpus, target);
+        while let Some(c) = core {
+            let mut idle = true;
+            for s in self.m.smt_mask(c).iter() {
+                cpus.clear(s);
+                self.probe(&mut pr, this_cpu, s);
+                if !self.available_idle_cpu(s) {
+                    idle = false;
+                }
+            }
+            if idle {
+                found = Some(c);
+                break;
+            }
+            core = wrap_next(&cpus, c, target);
+        }
+        if found.is_none() {
+            self.set_idle_cores(target, false);
+        }
+        self.emit_func(Func::SelectIdleCore, this_cpu, pr);
+        (found, pr)
+    }
+
+    /// `select_idle_cpu(p, sd, target)` (kernel/sched/fair.c, v5.6): a scan of
+    /// `span(sd) ∩ p.allowed` from target, bounded by SIS_PROP with the *waker's*
+    /// `avg_idle` and LLC `avg_scan_cost`; see the module notes. The scan time fed to
+    /// the EWMA is the modelled probe cost plus [`SIM_SELECT_IDLE_CPU_OVERHEAD_NS`].
+    pub fn select_idle_cpu(
+        &mut self,
+        pid: Pid,
+        sd: usize,
+        target: usize,
+        this_cpu: usize,
+    ) -> (Option<usize>, Probes) {
+        let mut pr = Probes::default();
+        let Some(this_sd) = self.topo.sd_llc[this_cpu] else {
+            self.emit_func(Func::SelectIdleCpu, this_cpu, pr);
+            return (None, pr);
+        };
+        let avg_idle = self.rqs[this_cpu].avg_idle / 512;
+        let avg_cost = self.topo.domains[this_sd].avg_scan_cost + 1;
+        if self.feat.has(SchedFeat::SIS_AVG_CPU) && avg_idle < avg_cost {
+            self.emit_func(Func::SelectIdleCpu, this_cpu, pr);
+            return (None, pr);
+        }
+        let mut nr: i64 = i32::MAX as i64;
+        if self.feat.has(SchedFeat::SIS_PROP) {
+            let span_avg = self.topo.domains[sd].span_weight as u64 * avg_idle;
+            nr = sis_prop_nr(span_avg, avg_cost);
+        }
+        let cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
+        let mut found = None;
+        let mut cpu = wrap_first(&cpus, target);
+        while let Some(c) = cpu {
+            nr -= 1;
+            if nr == 0 {
+                // Budget exhausted: give up without updating avg_scan_cost.
+                self.emit_func(Func::SelectIdleCpu, this_cpu, pr);
+                return (None, pr);
+            }
+            self.probe(&mut pr, this_cpu, c);
+            if self.idle_or_sched_idle(c) {
+                found = Some(c);
+                break;
+            }
+            cpu = wrap_next(&cpus, c, target);
+        }
+        let time = pr.cost_ns + SIM_SELECT_IDLE_CPU_OVERHEAD_NS;
+        let d = &mut self.topo.domains[this_sd];
+        d.avg_scan_cost = avg_scan_cost_update(d.avg_scan_cost, time);
+        self.emit_func(Func::SelectIdleCpu, this_cpu, pr);
+        (found, pr)
+    }
+
+    /// `select_idle_smt(p, target)` (kernel/sched/fair.c, v5.6): an allowed SMT
+    /// sibling of target (target included) that is idle or SCHED_IDLE-only; returns
+    /// at once without SMT.
+    pub fn select_idle_smt(
+        &mut self,
+        pid: Pid,
+        target: usize,
+        this_cpu: usize,
+    ) -> (Option<usize>, Probes) {
+        let mut pr = Probes::default();
+        if !self.sched_smt_present() {
+            self.emit_func(Func::SelectIdleSmt, this_cpu, pr);
+            return (None, pr);
+        }
+        let mut found = None;
+        for s in self.m.smt_mask(target).iter() {
+            if !self.cpus_allowed(pid).test(s) {
+                continue;
+            }
+            self.probe(&mut pr, this_cpu, s);
+            if self.idle_or_sched_idle(s) {
+                found = Some(s);
+                break;
+            }
+        }
+        self.emit_func(Func::SelectIdleSmt, this_cpu, pr);
+        (found, pr)
+    }
+}
+
+/// The SIS_PROP scan budget `nr` from `span_avg = span_weight × avg_idle` and
+/// `avg_cost = avg_scan_cost + 1`: `span_avg / avg_cost` when `span_avg > 4 ×
+/// avg_cost`, else 4 (stored in an `int`, as the kernel does).
+pub fn sis_prop_nr(span_avg: u64, avg_cost: u64) -> i64 {
+    if span_avg > 4 * avg_cost {
+        (span_avg / avg_cost) as i32 as i64
+    } else {
+        4
+    }
+}
+
+/// `avg_scan_cost += (s64)(time - avg_scan_cost) / 8`: the 1/8 EWMA with signed
+/// division truncating toward zero.
+pub fn avg_scan_cost_update(avg: u64, time: u64) -> u64 {
+    let delta = (time.wrapping_sub(avg) as i64) / 8;
+    avg.wrapping_add(delta as u64)
+}
