@@ -110,6 +110,8 @@ pub struct Task {
     pub last_wakee: Option<Pid>,
     /// On a remote `wake_list`, waiting for the IPI.
     pub wake_pending: bool,
+    /// `PF_EXITING`: the task is in `do_exit`.
+    pub exiting: bool,
     /// Cache refill work to charge at the next switch-in (after a migration).
     pub refill_work: u64,
     pub seg: Segment,
@@ -258,6 +260,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             wakee_flip_decay_ts: 0,
             last_wakee: None,
             wake_pending: false,
+            exiting: false,
             refill_work: 0,
             seg: Segment::None,
             timer_gen: 0,
@@ -387,6 +390,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             wakee_flip_decay_ts: 0,
             last_wakee: None,
             wake_pending: false,
+            exiting: false,
             refill_work: 0,
             seg: Segment::None,
             timer_gen: 0,

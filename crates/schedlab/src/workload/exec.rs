@@ -708,6 +708,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::Exit => {
                 pay!();
+                self.k.tasks[pid as usize].exiting = true;
                 if let Some(parent) = self.k.tasks[pid as usize].parent {
                     if let Some(ps) = self.st[parent as usize].as_mut() {
                         ps.children_alive -= 1;

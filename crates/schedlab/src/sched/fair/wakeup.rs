@@ -199,8 +199,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let cpu = this_cpu;
         let mut new_cpu = prev_cpu;
         let mut want_affine = false;
-        let sync = wake_flags & WF_SYNC != 0;
         let current = self.rqs[cpu].curr;
+        // A sync hint from an exiting waker (PF_EXITING: a child waking its parent
+        // in wait()) is ignored.
+        let sync =
+            wake_flags & WF_SYNC != 0 && !current.is_some_and(|c| self.tasks[c as usize].exiting);
         let mut pr = Probes::default();
 
         if sd_flag & SD_BALANCE_WAKE != 0 {
