@@ -18,9 +18,28 @@ pub const MAX_CPUS: usize = 1024;
 const WORDS: usize = MAX_CPUS / 64;
 
 /// A set of CPU numbers `0..MAX_CPUS`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// `hi` is an upper bound on the number of words that may hold a set bit, so walks
+/// over a small machine's masks stop after its few words instead of all sixteen. It
+/// takes no part in equality.
+#[derive(Clone, Copy)]
 pub struct CpuMask {
     bits: [u64; WORDS],
+    hi: u16,
+}
+
+impl PartialEq for CpuMask {
+    fn eq(&self, o: &Self) -> bool {
+        self.bits == o.bits
+    }
+}
+
+impl Eq for CpuMask {}
+
+impl std::hash::Hash for CpuMask {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.bits.hash(h);
+    }
 }
 
 impl Default for CpuMask {
@@ -32,7 +51,7 @@ impl Default for CpuMask {
 impl CpuMask {
     /// The empty mask (`cpumask_clear`).
     pub const fn new() -> Self {
-        CpuMask { bits: [0; WORDS] }
+        CpuMask { bits: [0; WORDS], hi: 0 }
     }
 
     /// CPUs `0..n` (`cpumask_setall` on an `n`-CPU machine).
@@ -60,6 +79,7 @@ impl CpuMask {
     pub fn set(&mut self, cpu: usize) {
         debug_assert!(cpu < MAX_CPUS);
         self.bits[cpu >> 6] |= 1u64 << (cpu & 63);
+        self.hi = self.hi.max((cpu >> 6) as u16 + 1);
     }
 
     #[inline]
@@ -75,12 +95,18 @@ impl CpuMask {
     }
 
     /// `cpumask_weight`.
+    /// The words that may hold set bits.
+    #[inline]
+    fn used(&self) -> &[u64] {
+        &self.bits[..self.hi as usize]
+    }
+
     pub fn weight(&self) -> usize {
-        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+        self.used().iter().map(|w| w.count_ones() as usize).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.bits.iter().all(|&w| w == 0)
+        self.used().iter().all(|&w| w == 0)
     }
 
     /// `cpumask_first`: the lowest CPU, if any.
@@ -91,17 +117,18 @@ impl CpuMask {
     /// The lowest CPU `>= from`, if any (`cpumask_next(from - 1)`).
     #[inline]
     pub fn next_from(&self, from: usize) -> Option<usize> {
-        if from >= MAX_CPUS {
+        let hi = self.hi as usize;
+        let mut w = from >> 6;
+        if w >= hi {
             return None;
         }
-        let mut w = from >> 6;
         let mut word = self.bits[w] & (!0u64 << (from & 63));
         loop {
             if word != 0 {
                 return Some((w << 6) + word.trailing_zeros() as usize);
             }
             w += 1;
-            if w == WORDS {
+            if w >= hi {
                 return None;
             }
             word = self.bits[w];
@@ -111,7 +138,11 @@ impl CpuMask {
     /// `cpumask_and`.
     pub fn and(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
-        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+        m.hi = self.hi.min(other.hi);
+        for w in m.hi as usize..self.hi as usize {
+            m.bits[w] = 0;
+        }
+        for (a, b) in m.bits[..m.hi as usize].iter_mut().zip(other.bits.iter()) {
             *a &= *b;
         }
         m
@@ -120,7 +151,8 @@ impl CpuMask {
     /// `cpumask_or`.
     pub fn or(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
-        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+        m.hi = self.hi.max(other.hi);
+        for (a, b) in m.bits[..m.hi as usize].iter_mut().zip(other.bits.iter()) {
             *a |= *b;
         }
         m
@@ -129,7 +161,7 @@ impl CpuMask {
     /// `cpumask_andnot`: CPUs of `self` not in `other`.
     pub fn andnot(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
-        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+        for (a, b) in m.bits[..m.hi as usize].iter_mut().zip(other.bits.iter()) {
             *a &= !*b;
         }
         m
@@ -137,18 +169,13 @@ impl CpuMask {
 
     /// `cpumask_intersects`.
     pub fn intersects(&self, other: &CpuMask) -> bool {
-        self.bits
-            .iter()
-            .zip(other.bits.iter())
-            .any(|(a, b)| a & b != 0)
+        let n = self.hi.min(other.hi) as usize;
+        self.bits[..n].iter().zip(other.bits[..n].iter()).any(|(a, b)| a & b != 0)
     }
 
     /// `cpumask_subset`: every CPU of `self` is in `other`.
     pub fn is_subset(&self, other: &CpuMask) -> bool {
-        self.bits
-            .iter()
-            .zip(other.bits.iter())
-            .all(|(a, b)| a & !b == 0)
+        self.used().iter().zip(other.bits.iter()).all(|(a, b)| a & !b == 0)
     }
 
     /// `for_each_cpu`: ascending order.
@@ -308,6 +335,29 @@ mod tests {
         assert!(CpuMask::parse_cpulist("3-1").is_err());
         assert!(CpuMask::parse_cpulist("x").is_err());
         assert!(CpuMask::parse_cpulist("5000").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matches_a_naive_set(a in proptest::collection::btree_set(0usize..MAX_CPUS, 0..40),
+                               b in proptest::collection::btree_set(0usize..MAX_CPUS, 0..40),
+                               start in 0usize..MAX_CPUS) {
+            let ma: CpuMask = a.iter().copied().collect();
+            let mb: CpuMask = b.iter().copied().collect();
+            let v = |m: CpuMask| m.iter().collect::<Vec<_>>();
+            proptest::prop_assert_eq!(v(ma.and(&mb)), a.intersection(&b).copied().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(v(ma.or(&mb)), a.union(&b).copied().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(v(ma.andnot(&mb)), a.difference(&b).copied().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(ma.intersects(&mb), a.intersection(&b).next().is_some());
+            proptest::prop_assert_eq!(ma.is_subset(&mb), a.is_subset(&b));
+            proptest::prop_assert_eq!(ma.weight(), a.len());
+            proptest::prop_assert_eq!(ma == mb, a == b);
+            let mut cleared = ma;
+            for &c in &a { cleared.clear(c); }
+            proptest::prop_assert!(cleared.is_empty() && cleared == CpuMask::new());
+            let wrap: Vec<usize> = a.range(start..).chain(a.range(..start)).copied().collect();
+            proptest::prop_assert_eq!(ma.iter_wrap(start).collect::<Vec<_>>(), wrap);
+        }
     }
 
     #[test]

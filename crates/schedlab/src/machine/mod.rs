@@ -222,6 +222,7 @@ struct Masks {
     llc: Vec<CpuMask>,
     package: Vec<CpuMask>,
     node: Vec<CpuMask>,
+    smt_present: bool,
 }
 
 /// Parts of a machine before validation (see [`Machine::new`]).
@@ -278,6 +279,7 @@ impl Machine {
             p.cpus.iter().map(|c| v[key(c)]).collect()
         };
         m.smt = group(&|c| c.core);
+        m.smt_present = m.smt.iter().any(|s| s.weight() > 1);
         m.cluster = group(&|c| c.cluster);
         m.llc = group(&|c| c.llc);
         m.package = group(&|c| c.package);
@@ -419,8 +421,9 @@ impl Machine {
         self.cpus.iter().any(|c| c.capacity_orig != c0)
     }
     /// True when some core has more than one hardware thread (`sched_smt_present`).
+    #[inline]
     pub fn has_smt(&self) -> bool {
-        self.masks.smt.iter().any(|m| m.weight() > 1)
+        self.masks.smt_present
     }
     /// Idle states of `cpu`, shallowest first.
     #[inline]
@@ -435,13 +438,14 @@ impl Machine {
     }
     /// Closest level two CPUs share, for migration cost accounting.
     pub fn shared_level(&self, a: usize, b: usize) -> SharedLevel {
+        let (x, y) = (&self.cpus[a], &self.cpus[b]);
         if a == b {
             SharedLevel::Same
-        } else if self.smt_mask(a).test(b) {
+        } else if x.core == y.core {
             SharedLevel::Smt
-        } else if self.llc_mask(a).test(b) {
+        } else if x.llc == y.llc {
             SharedLevel::Llc
-        } else if self.package_mask(a).test(b) {
+        } else if x.package == y.package {
             SharedLevel::Package
         } else {
             SharedLevel::Numa
