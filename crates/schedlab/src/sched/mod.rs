@@ -37,6 +37,10 @@ pub enum Event {
     WakeIpi { cpu: u32 },
     /// A task's hrtimer (nanosleep) expires (on the CPU that armed it).
     Timer { pid: Pid, gen: u32 },
+    /// The active-balance stopper runs on `cpu` (the busiest CPU), after the IPI.
+    ActiveBalance { cpu: u32 },
+    /// The nohz idle-balance kick IPI reaches `cpu` (`kick_ilb`).
+    IlbKick { cpu: u32 },
     /// A workload-owned event (run deadline, ...).
     Workload { id: u32, arg: u32 },
 }
@@ -56,6 +60,8 @@ pub enum WakeKind {
     Wakeup,
     Fork,
     Exec,
+    /// A migration by the load balancer (`load_balance`, active balance).
+    Balance,
 }
 
 /// Idle-search and placement functions whose calls, probes and cost are counted.

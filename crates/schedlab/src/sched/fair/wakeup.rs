@@ -19,7 +19,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     ) -> usize {
         let (cpu, reason) = match kind {
             WakeKind::Wakeup => (prev_cpu, "SIM_prev_cpu"),
-            WakeKind::Fork | WakeKind::Exec => (this_cpu, "SIM_parent_cpu"),
+            WakeKind::Fork | WakeKind::Exec | WakeKind::Balance => (this_cpu, "SIM_parent_cpu"),
         };
         self.emit(SchedEvent::Placement {
             pid,
