@@ -264,6 +264,7 @@ fn affinity_is_respected_under_balancing() {
 
 /// The longest time some CPU stayed idle while another CPU had two or more runnable
 /// tasks allowed on it, reconstructed from the event stream.
+#[allow(clippy::needless_range_loop)]
 fn longest_idle_while_overloaded(
     events: &[(SimTime, SchedEvent)],
     nr_cpus: usize,

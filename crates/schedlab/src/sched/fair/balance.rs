@@ -1502,14 +1502,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 match env.migration_type {
                     MigrationType::Load => {
                         let load = self.task_h_load(p);
-                        if self.feat.has(SchedFeat::LB_MIN)
+                        // LB_MIN skips tiny tasks while nothing failed; a task
+                        // over twice the imbalance waits for cache_nice_tries.
+                        let tiny = self.feat.has(SchedFeat::LB_MIN)
                             && load < 16
-                            && sd.nr_balance_failed == 0
-                        {
-                            false
-                        } else if load / 2 > env.imbalance as u64
-                            && sd.nr_balance_failed <= sd.cache_nice_tries
-                        {
+                            && sd.nr_balance_failed == 0;
+                        let too_big = load / 2 > env.imbalance as u64
+                            && sd.nr_balance_failed <= sd.cache_nice_tries;
+                        if tiny || too_big {
                             false
                         } else {
                             env.imbalance -= load as i64;
