@@ -379,19 +379,29 @@ proptest! {
         }
         let tick = Tunables::v5_6(n).tick_nsec();
         let mut s = sim(m, w);
-        let end = 400 * MS;
+        let end = 1_000 * MS;
         s.run(Some(end)).expect("run succeeds with --check");
         let (worst, since, cpu) =
             longest_idle_while_overloaded(&s.k.obs.events, n, &|_, _| true, end);
         if std::env::var_os("BALANCE_DEBUG").is_some() {
             eprintln!("n={n} hogs={hogs} sleepers={sleepers}: worst {worst} at {since} on cpu{cpu}");
         }
-        // The top domain spans n CPUs: max_interval 2n ms; the nohz kick needs a busy
-        // tick, the ILB an IPI and an idle exit; a cache-hot or running candidate
-        // costs a few failed passes (nr_balance_failed > cache_nice_tries, or active
-        // balance after cache_nice_tries + 3 failures).
-        let max_iv = 2 * n as u64 * MS;
-        let bound = 6 * max_iv + 6 * tick;
+        // The relevant intervals: an idle CPU balances when its next_balance is due,
+        // but the nohz ILB rewrites nohz.next_balance from the *other* idle CPUs it
+        // visited; one that pulled work became busy, so the next balance kick can
+        // wait for its lowest domain's busy interval (balance_interval x busy_factor,
+        // the interval doubled up to max_interval). On top: the top domain's
+        // max_interval a few times for cache-hot or running candidates
+        // (nr_balance_failed > cache_nice_tries, active balance after
+        // cache_nice_tries + 3 failures), and ticks for the kick and the IPI.
+        let k = &s.k;
+        let lowest_max = (0..n)
+            .filter_map(|c| k.topo.sd[c])
+            .map(|sd| k.topo.domains[sd].max_interval * k.topo.domains[sd].busy_factor as u64)
+            .max()
+            .unwrap_or(0);
+        let top_max = 2 * n as u64;
+        let bound = (lowest_max + 4 * top_max) * MS + 4 * tick;
         prop_assert!(
             worst <= bound,
             "cpu{} idle for {} ns from {} while another CPU had >= 2 runnable tasks (bound {})",

@@ -165,6 +165,9 @@ pub struct LbState {
     pub nr_load_balance: u64,
     /// Did the last `_nohz_idle_balance` pass complete (its return value)?
     pub last_pass_completed: bool,
+    /// The CPU running the balancer now (the nohz ILB balances for other CPUs): the
+    /// wakeup preemption after an attach is a local reschedule or an IPI from it.
+    pub balancing_cpu: usize,
 }
 
 impl LbState {
@@ -376,6 +379,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             CpuIdleType::NotIdle
         };
         self.update_blocked_averages(cpu);
+        self.lb.balancing_cpu = cpu;
         let probed = self.rebalance_domains(cpu, idle, q);
         let c = self.m.cost.balance_per_cpu * probed as u64;
         self.charge_balance(cpu, c, q);
@@ -469,6 +473,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let mut pulled = 0u32;
         let mut curr_cost = 0u64;
         let mig = self.tun.migration_cost_ns;
+        self.lb.balancing_cpu = cpu;
         let upd_next = |k: &Self, sd: SdId, nb: &mut u64| {
             let d = &k.topo.domains[sd];
             let next = d.last_balance
@@ -694,6 +699,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let mut probed = 0;
         let mut completed = false;
         self.lb.nohz.has_blocked = false;
+        self.lb.balancing_cpu = this;
         let mask: Vec<usize> = self.lb.nohz.idle_cpus_mask.iter().collect();
         'pass: {
             for bc in mask {
@@ -1058,6 +1064,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `attach_task`: enqueue on dst and check preemption (skipped when dst is the
     /// newidle CPU inside `schedule()`, which picks right after).
+    #[allow(clippy::too_many_arguments)]
     fn attach_task(
         &mut self,
         pid: Pid,
@@ -1065,6 +1072,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         dst: usize,
         reason: &'static str,
         newidle: bool,
+        from_cpu: usize,
         q: &mut EventQueue<Event>,
     ) {
         let now = self.now;
@@ -1078,7 +1086,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             reason,
         });
         if !newidle {
-            self.check_preempt_curr(dst, pid, 0, src, q);
+            self.check_preempt_curr(dst, pid, 0, from_cpu, q);
         }
     }
 
@@ -1231,7 +1239,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                         let reason = balance_reason(env.busiest_type, env.migration_type);
                         let newidle = idle == CpuIdleType::NewlyIdle;
                         for p in std::mem::take(&mut env.tasks) {
-                            self.attach_task(p, busiest, env.dst_cpu, reason, newidle, q);
+                            let from = self.lb.balancing_cpu;
+                            self.attach_task(p, busiest, env.dst_cpu, reason, newidle, from, q);
                         }
                         moved += cur;
                     }
@@ -1429,7 +1438,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.idle_entered = entered;
         }
         if let Some(p) = moved {
-            self.attach_task(p, src, target, "active_balance", false, q);
+            self.attach_task(p, src, target, "active_balance", false, src, q);
         }
     }
 
