@@ -73,16 +73,19 @@ pub enum Func {
     SelectIdleCpu,
     SelectIdleSmt,
     FindIdlestCpu,
+    /// One `load_balance` pass (probed = CPUs whose statistics were gathered).
+    LoadBalance,
 }
 
 impl Func {
-    pub const ALL: [Func; 6] = [
+    pub const ALL: [Func; 7] = [
         Func::SelectTaskRqFair,
         Func::SelectIdleSibling,
         Func::SelectIdleCore,
         Func::SelectIdleCpu,
         Func::SelectIdleSmt,
         Func::FindIdlestCpu,
+        Func::LoadBalance,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -92,6 +95,7 @@ impl Func {
             Func::SelectIdleCpu => "select_idle_cpu",
             Func::SelectIdleSmt => "select_idle_smt",
             Func::FindIdlestCpu => "find_idlest_cpu",
+            Func::LoadBalance => "load_balance",
         }
     }
 }

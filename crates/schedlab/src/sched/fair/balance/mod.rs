@@ -80,7 +80,7 @@ use crate::sched::topology::{
     SdId, SgId, SD_ASYM_CPUCAPACITY, SD_ASYM_PACKING, SD_BALANCE_NEWIDLE, SD_LOAD_BALANCE, SD_NUMA,
     SD_PREFER_SIBLING,
 };
-use crate::sched::{Event, Pid, SchedEvent, WakeKind};
+use crate::sched::{Event, Func, Pid, SchedEvent, WakeKind};
 use std::collections::VecDeque;
 
 /// `SCHED_CAPACITY_SCALE`.
@@ -1339,6 +1339,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
             }
         }
+        let cost_ns = self.m.cost.balance_per_cpu * env.probed as u64;
+        self.emit(SchedEvent::FuncCall {
+            func: Func::LoadBalance,
+            cpu: this_cpu,
+            probed: env.probed,
+            cost_ns,
+        });
         LbOutcome {
             moved,
             probed: env.probed,
