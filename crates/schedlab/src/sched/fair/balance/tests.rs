@@ -233,3 +233,109 @@ fn active_balance_moves_the_running_task_after_failures() {
     )));
     k.check_invariants().unwrap();
 }
+
+#[test]
+fn newidle_pulls_a_queued_task_before_going_idle() {
+    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
+    let mut q = EventQueue::default();
+    k.now = 10_000_000;
+    let all = *k.m.all_cpus();
+    queue_task(&mut k, 0, all);
+    queue_task(&mut k, 0, all);
+    let c = queue_task(&mut k, 1, all);
+    k.schedule(0, &mut q);
+    k.schedule(1, &mut q);
+    assert!(k.lb.rd.overload, "CPU 0 reached two runnable tasks");
+    let queued = *k.lb.rq[0].cfs_tasks.back().unwrap();
+    assert_ne!(Some(queued), k.rqs[0].curr);
+    // avg_idle starts at 2 x migration_cost >= migration_cost: the gate is open.
+    k.now += 1_000_000;
+    k.block_current(1, &mut q);
+    assert_eq!(k.tasks[c as usize].state, TaskState::Sleeping);
+    assert_eq!(k.rqs[1].curr, Some(queued), "pulled and picked at once");
+    assert_eq!(k.tasks[queued as usize].cpu, 1);
+    assert_eq!(k.rqs[1].idle_stamp, 0, "a pull clears idle_stamp");
+    let sd = domain(&k, 1, "MC");
+    let cost = k.m.cost.balance_per_cpu * 2;
+    assert_eq!(k.topo.domains[sd].max_newidle_lb_cost, cost);
+    assert!(k.obs.0.iter().any(|e| matches!(
+        e,
+        SchedEvent::FuncCall {
+            func: Func::LoadBalance,
+            cpu: 1,
+            probed: 2,
+            ..
+        }
+    )));
+    k.check_invariants().unwrap();
+}
+
+#[test]
+fn newidle_is_gated_by_avg_idle() {
+    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
+    let mut q = EventQueue::default();
+    k.now = 10_000_000;
+    let all = *k.m.all_cpus();
+    queue_task(&mut k, 0, all);
+    queue_task(&mut k, 0, all);
+    queue_task(&mut k, 1, all);
+    k.schedule(0, &mut q);
+    k.schedule(1, &mut q);
+    k.rqs[1].avg_idle = k.tun.migration_cost_ns - 1;
+    k.now += 1_000_000;
+    k.block_current(1, &mut q);
+    assert_eq!(k.rqs[1].curr, None, "no newidle pass: CPU 1 idles");
+    assert_eq!(k.rqs[0].nr_running, 2);
+    assert_eq!(k.lb.nr_load_balance, 0);
+    k.check_invariants().unwrap();
+}
+
+#[test]
+fn nohz_bookkeeping_and_ilb_kick() {
+    let mut k = kernel(presets::test_topology(1, 1, 4, 1));
+    let mut q = EventQueue::default();
+    // All CPUs start idle and tickless.
+    assert_eq!(k.lb.nohz.nr_cpus, 4);
+    assert_eq!(k.lb.nohz.idle_cpus_mask.weight(), 4);
+    let llc = k.topo.sd_llc_shared[0].unwrap();
+    assert_eq!(k.topo.shared[llc].nr_busy_cpus, 0);
+    k.now = 10_000_000;
+    let all = *k.m.all_cpus();
+    queue_task(&mut k, 0, all);
+    queue_task(&mut k, 0, all);
+    k.schedule(0, &mut q);
+    let mut q = EventQueue::default();
+    // The busy tick: CPU 0 leaves nohz, two runnable tasks -> kick the first idle
+    // CPU of the mask (CPU 1) with an IPI.
+    k.now = 12_000_000;
+    k.trigger_load_balance(0, &mut q);
+    assert_eq!(k.lb.nohz.nr_cpus, 3);
+    assert!(!k.lb.nohz.idle_cpus_mask.test(0));
+    assert_eq!(k.topo.shared[llc].nr_busy_cpus, 1);
+    assert_eq!(k.lb.rq[1].nohz_flags, NOHZ_KICK_MASK);
+    assert_eq!(k.lb.nohz.next_balance, k.jiffies() + 1);
+    let mut kicked = None;
+    while let Some((t, ev)) = q.pop() {
+        if let Event::IlbKick { cpu } = ev {
+            assert_eq!(cpu, 1);
+            assert_eq!(
+                t,
+                k.now + k.m.cost.ipi_latency_ns,
+                "first delivery after the IPI"
+            );
+            kicked = Some((t, ev));
+            break;
+        }
+    }
+    let (t, ev) = kicked.expect("ILB kicked");
+    // Delivery: CPU 1 first leaves its idle state (exit latency), then balances.
+    k.handle(t, ev, &mut q);
+    let (t2, ev2) = q.pop().expect("re-delivered after the idle exit");
+    assert!(t2 > t);
+    k.handle(t2, ev2, &mut q);
+    assert_eq!(k.lb.rq[1].nohz_flags, 0);
+    // The queued task went to one of the idle CPUs.
+    assert_eq!(k.rqs[0].nr_running, 1);
+    assert_eq!((1..4).map(|c| k.rqs[c].nr_running).sum::<u32>(), 1);
+    k.check_invariants().unwrap();
+}
