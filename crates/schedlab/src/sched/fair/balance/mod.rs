@@ -59,6 +59,38 @@
 //! idle balancing CPU (nohz ILB, newidle that found nothing) pays it by leaving idle
 //! later: its `exit_until` moves forward, delaying its next action.
 //!
+//! **Migration of a queued task** (`detach_task` / `attach_task`): dequeue with the
+//! migrating flag (vruntime made relative to the source's `min_vruntime`), then
+//! `set_task_cpu` (Migrate event, cache-refill work owed, `exec_start = 0`), whose
+//! `migrate_task_rq_fair` takes the task's PELT load out of the source cfs_rq at once
+//! (`detach_entity_cfs_rq`, as v5.6 does for `TASK_ON_RQ_MIGRATING`); the enqueue on
+//! the destination attaches it (`last_update_time = 0`) and checks wakeup preemption.
+//! Each migrated task emits `Placement { kind: Balance }` with the reason
+//! `balance:<busiest group_type>:<migration_type>` or `active_balance`; each
+//! `load_balance` call emits `FuncCall { func: LoadBalance }`. `cfs_tasks` is kept in
+//! MRU order (added at the head on enqueue, moved to the head when picked, unlinked on
+//! dequeue) and walked from the tail.
+//!
+//! **Active balance.** The stopper is an event on the busiest CPU after the IPI
+//! latency (and its idle exit, if any). It preempts the current task (which is put
+//! back and counts as not running), moves the first movable task from the tail of
+//! `cfs_tasks` to `push_cpu` — possibly the task that was running — and lets the CPU
+//! pick again.
+//!
+//! **nohz quirk kept.** `_nohz_idle_balance` sets `nohz.next_balance` from the *other*
+//! idle CPUs it visited; one that pulled work became busy and got a busy interval
+//! (× busy_factor), so the next balance kick can be that far away even though the ILB
+//! CPU's own balance was due sooner.
+//!
+//! **Hooks** elsewhere: `schedule()` calls `newidle_balance` when the pick
+//! finds nothing (then picks again if it pulled); `scheduler_tick` ends with
+//! `trigger_load_balance`; `enter_idle` calls `nohz_balance_enter_idle`;
+//! `enqueue/dequeue/pick_next_task_fair` maintain `cfs_tasks`, `rd.overload`,
+//! `rd.overutilized` and the misfit status; `migrate_task_rq_fair` detaches at once
+//! for a balancer migration; the kernel event loop hands `Event::ActiveBalance` and
+//! `Event::IlbKick` to `handle_balance_event`. A newidle pull skips the
+//! wakeup-preemption check (the CPU is inside `schedule()` and picks right after).
+//!
 //! **Gaps / simplifications.** No RT/DL/IRQ pressure, so `capacity_of ==
 //! capacity_orig` and `update_cpu_capacity` just restores it; no cgroups (no throttled
 //! pairs, `task_h_load = load_avg`); no NUMA balancing (`migrate_degrades_locality`
