@@ -53,6 +53,14 @@ fn one_placement_per_decision_on_several_machines() {
         for l in trace.lines() {
             let ev = l.split_whitespace().nth(1).unwrap();
             match ev {
+                "place" if field(l, "kind") == "balance" => {
+                    // Load-balancing migrations are not wakeup/fork placements.
+                    let r = field(l, "reason");
+                    assert!(
+                        r == "active_balance" || r.starts_with("balance:"),
+                        "{preset}: bad balance reason in `{l}`"
+                    );
+                }
                 "place" => {
                     place += 1;
                     let r = field(l, "reason");

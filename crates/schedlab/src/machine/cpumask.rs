@@ -51,7 +51,10 @@ impl Default for CpuMask {
 impl CpuMask {
     /// The empty mask (`cpumask_clear`).
     pub const fn new() -> Self {
-        CpuMask { bits: [0; WORDS], hi: 0 }
+        CpuMask {
+            bits: [0; WORDS],
+            hi: 0,
+        }
     }
 
     /// CPUs `0..n` (`cpumask_setall` on an `n`-CPU machine).
@@ -170,12 +173,18 @@ impl CpuMask {
     /// `cpumask_intersects`.
     pub fn intersects(&self, other: &CpuMask) -> bool {
         let n = self.hi.min(other.hi) as usize;
-        self.bits[..n].iter().zip(other.bits[..n].iter()).any(|(a, b)| a & b != 0)
+        self.bits[..n]
+            .iter()
+            .zip(other.bits[..n].iter())
+            .any(|(a, b)| a & b != 0)
     }
 
     /// `cpumask_subset`: every CPU of `self` is in `other`.
     pub fn is_subset(&self, other: &CpuMask) -> bool {
-        self.used().iter().zip(other.bits.iter()).all(|(a, b)| a & !b == 0)
+        self.used()
+            .iter()
+            .zip(other.bits.iter())
+            .all(|(a, b)| a & !b == 0)
     }
 
     /// `for_each_cpu`: ascending order.

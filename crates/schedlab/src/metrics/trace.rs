@@ -87,6 +87,7 @@ impl Observer<SchedEvent> for DecisionTrace {
                     WakeKind::Wakeup => "wake",
                     WakeKind::Fork => "fork",
                     WakeKind::Exec => "exec",
+                    WakeKind::Balance => "balance",
                 };
                 writeln!(
                     t,

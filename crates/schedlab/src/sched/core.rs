@@ -192,6 +192,8 @@ pub struct Kernel<O> {
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
     /// per-task state stays compact).
     allowed: Vec<CpuMask>,
+    /// Load-balancing state: root domain, nohz, per-rq balance fields (fair/balance.rs).
+    pub lb: crate::sched::fair::balance::LbState,
 }
 
 fn jiffies(now: SimTime, tick: u64) -> u64 {
@@ -268,6 +270,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             stats: TaskStats::default(),
         };
         let nr_cores = m.cpus.iter().map(|c| c.core).max().unwrap_or(0) + 1;
+        let (nr_cpus_lb, hz_lb) = (m.nr_cpus(), tun.hz);
         let sibs = (0..m.nr_cpus())
             .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
             .collect();
@@ -287,6 +290,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             sibs,
             stale_events: 0,
             allowed: vec![CpuMask::new()],
+            lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
         };
         // At the start every CPU sits in the idle loop, in the state the governor
         // picks with no history (the deepest one when no timer is pending).
@@ -606,7 +610,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `check_preempt_curr`: the idle task is always preempted; otherwise the fair
     /// class decides (`check_preempt_wakeup`).
-    fn check_preempt_curr(
+    pub(crate) fn check_preempt_curr(
         &mut self,
         cpu: usize,
         pid: Pid,
@@ -754,7 +758,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 _ => {}
             }
         }
-        let next = self.pick_next_task_fair(cpu, prev);
+        let mut next = self.pick_next_task_fair(cpu, prev);
+        if next.is_none() && self.newidle_balance(cpu, q) > 0 {
+            next = self.pick_next_task_fair(cpu, None);
+        }
         if next == prev {
             if next.is_some() {
                 // Same task keeps running (a yield or tick with no better candidate).
@@ -829,7 +836,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// Idle entry: the newidle path sets `idle_stamp`; the governor picks a state.
-    fn enter_idle(&mut self, cpu: usize) {
+    pub(crate) fn enter_idle(&mut self, cpu: usize) {
         let now = self.now;
         let predicted = self.predict_idle(cpu);
         let states = self.m.idle_states(cpu);
@@ -850,6 +857,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         // pick_next_task_idle -> set_next_task_idle -> update_idle_core.
         self.update_idle_core(cpu);
+        self.nohz_balance_enter_idle(cpu);
     }
 
     /// Menu-like prediction: the next timer on this CPU, capped by the recent typical
@@ -1100,6 +1108,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     self.try_to_wake_up(pid, 0, cpu, q);
                 }
             }
+            Event::ActiveBalance { .. } | Event::IlbKick { .. } => {
+                self.handle_balance_event(ev, q);
+            }
             Event::Workload { .. } => return Some(ev),
         }
         None
@@ -1108,12 +1119,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// An interrupt or IPI reaches `cpu`. An idle CPU inside a cpuidle state leaves
     /// it (`cpu_idle` exit) and is awake after the state's exit latency. Returns when
     /// the CPU can act (now, for a busy or already awake CPU).
-    fn begin_idle_exit(&mut self, cpu: usize) -> SimTime {
+    pub(crate) fn begin_idle_exit(&mut self, cpu: usize) -> SimTime {
         let now = self.now;
         if self.rqs[cpu].curr.is_none() {
             if let Some(s) = self.rqs[cpu].idle_state.take() {
                 let lat = self.m.idle_states(cpu)[s].exit_latency_ns;
-                self.rqs[cpu].exit_until = now + lat;
+                // Balance work charged to the idle CPU (fair/balance.rs) runs first.
+                self.rqs[cpu].exit_until = self.rqs[cpu].exit_until.max(now) + lat;
                 self.emit(SchedEvent::IdleExit { cpu });
             }
         }
@@ -1129,6 +1141,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         let c = self.m.cost.tick;
         self.charge(cpu, c, q);
+        self.trigger_load_balance(cpu, q);
     }
 
     /// `update_rq_clock`: advance the task and PELT clocks of `cpu` to `now`.

@@ -37,6 +37,10 @@ pub enum Event {
     WakeIpi { cpu: u32 },
     /// A task's hrtimer (nanosleep) expires (on the CPU that armed it).
     Timer { pid: Pid, gen: u32 },
+    /// The active-balance stopper runs on `cpu` (the busiest CPU), after the IPI.
+    ActiveBalance { cpu: u32 },
+    /// The nohz idle-balance kick IPI reaches `cpu` (`kick_ilb`).
+    IlbKick { cpu: u32 },
     /// A workload-owned event (run deadline, ...).
     Workload { id: u32, arg: u32 },
 }
@@ -56,6 +60,8 @@ pub enum WakeKind {
     Wakeup,
     Fork,
     Exec,
+    /// A migration by the load balancer (`load_balance`, active balance).
+    Balance,
 }
 
 /// Idle-search and placement functions whose calls, probes and cost are counted.
@@ -67,16 +73,19 @@ pub enum Func {
     SelectIdleCpu,
     SelectIdleSmt,
     FindIdlestCpu,
+    /// One `load_balance` pass (probed = CPUs whose statistics were gathered).
+    LoadBalance,
 }
 
 impl Func {
-    pub const ALL: [Func; 6] = [
+    pub const ALL: [Func; 7] = [
         Func::SelectTaskRqFair,
         Func::SelectIdleSibling,
         Func::SelectIdleCore,
         Func::SelectIdleCpu,
         Func::SelectIdleSmt,
         Func::FindIdlestCpu,
+        Func::LoadBalance,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -86,6 +95,7 @@ impl Func {
             Func::SelectIdleCpu => "select_idle_cpu",
             Func::SelectIdleSmt => "select_idle_smt",
             Func::FindIdlestCpu => "find_idlest_cpu",
+            Func::LoadBalance => "load_balance",
         }
     }
 }

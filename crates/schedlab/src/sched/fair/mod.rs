@@ -18,6 +18,7 @@
 //! path (`select_idle_sibling`) in [`idle`], the slow path (`find_idlest_cpu`) in
 //! [`idlest`].
 
+pub mod balance;
 pub mod entity;
 pub mod group;
 pub mod idle;
@@ -226,6 +227,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         rq.nr_running += 1;
         self.tasks[pid as usize].se.on_rq = true;
+        self.lb_enqueued(cpu, pid, flags & ENQUEUE_WAKEUP != 0);
     }
 
     /// `dequeue_task_fair` → `dequeue_entity`, then `util_est_dequeue`.
@@ -252,6 +254,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         rq.nr_running -= 1;
         self.tasks[pid as usize].se.on_rq = false;
+        self.lb_dequeued(cpu, pid);
         if flags & DEQUEUE_SLEEP == 0 {
             let mv = self.rqs[cpu].cfs.min_vruntime;
             let se = &mut self.tasks[pid as usize].se;
@@ -307,7 +310,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             &self.fair,
         );
         let Some(next) = picked else {
-            // No fair task: the newidle balance would run here (next issue).
+            // No fair task: schedule() runs newidle_balance next (fair/balance.rs).
             let rq = &mut self.rqs[cpu];
             pelt::update_idle_rq_clock_pelt(&mut rq.pelt, rq.cfs.avg.util_sum);
             return None;
@@ -321,6 +324,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let se = &mut self.tasks[next as usize].se;
         se.exec_start = now;
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
+        self.lb_picked(cpu, next);
         Some(next)
     }
 
@@ -493,7 +497,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let se = &mut self.tasks[pid as usize].se;
             se.vruntime = se.vruntime.wrapping_sub(mv);
         }
-        self.remove_entity_load_avg(old_cpu, pid);
+        if self.lb.migrating == Some(pid) {
+            // TASK_ON_RQ_MIGRATING (load balancing): detach at once.
+            self.detach_entity_cfs_rq(old_cpu, pid);
+        } else {
+            self.remove_entity_load_avg(old_cpu, pid);
+        }
         let se = &mut self.tasks[pid as usize].se;
         se.avg.last_update_time = 0;
         se.exec_start = 0;

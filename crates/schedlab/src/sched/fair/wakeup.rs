@@ -109,6 +109,8 @@ pub fn sd_flag_of(kind: WakeKind) -> u32 {
         WakeKind::Wakeup => SD_BALANCE_WAKE,
         WakeKind::Fork => SD_BALANCE_FORK,
         WakeKind::Exec => SD_BALANCE_EXEC,
+        // Load balancing moves tasks itself; it never asks select_task_rq_fair.
+        WakeKind::Balance => 0,
     }
 }
 
