@@ -3,7 +3,7 @@
 use crate::engine::Observer;
 use crate::experiment::Scenario;
 use crate::metrics::{FuncStats, Observers, Summary};
-use crate::sched::SchedEvent;
+use crate::sched::{Func, SchedEvent};
 use crate::workload::exec::{Sim, StopReason};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -168,12 +168,12 @@ impl RunResult {
                 migrations: c.migrations.clone(),
                 cpu_busy: c.busy_ns.iter().map(|&b| frac(b, now)).collect(),
                 idle_residency,
-                functions: c
-                    .functions
+                functions: Func::ALL
                     .iter()
-                    .map(|(f, s)| (f.name(), s.clone()))
+                    .filter(|&&f| c.functions[f as usize].calls > 0)
+                    .map(|&f| (f.name(), c.functions[f as usize].clone()))
                     .collect(),
-                placement_reasons: c.placement_reasons.clone(),
+                placement_reasons: c.placement_reasons(),
                 context_switches: c.switches,
                 wakeups: c.wakeups,
             },

@@ -142,8 +142,11 @@ pub struct Collector {
     pub runqueue_wait: LatencyHist,
     /// Migrations by shared level: smt, llc, package, numa.
     pub migrations: BTreeMap<&'static str, u64>,
-    pub placement_reasons: BTreeMap<&'static str, u64>,
-    pub functions: BTreeMap<Func, FuncStats>,
+    /// Placement reasons and their counts, in first-seen order (see
+    /// [`Collector::placement_reasons`]).
+    reasons: Vec<(&'static str, u64)>,
+    /// Per instrumented function, indexed by `Func as usize` (see [`Func::ALL`]).
+    pub functions: [FuncStats; Func::ALL.len()],
     pub busy_ns: Vec<u64>,
     busy_since: Vec<SimTime>,
     /// Per CPU, ns spent in each idle state.
@@ -168,8 +171,8 @@ impl Collector {
             .iter()
             .map(|l| (l.name(), 0))
             .collect(),
-            placement_reasons: BTreeMap::new(),
-            functions: BTreeMap::new(),
+            reasons: Vec::new(),
+            functions: Default::default(),
             busy_ns: vec![0; nr_cpus],
             busy_since: vec![NONE; nr_cpus],
             idle_residency: idle_states.iter().map(|&n| vec![0; n]).collect(),
@@ -194,6 +197,15 @@ impl Collector {
             );
         }
         &mut self.tasks[i]
+    }
+
+    /// Placement reasons and their counts, by name.
+    pub fn placement_reasons(&self) -> BTreeMap<&'static str, u64> {
+        let mut m = BTreeMap::new();
+        for &(r, n) in &self.reasons {
+            *m.entry(r).or_insert(0) += n;
+        }
+        m
     }
 
     /// Total runqueue wait of task `pid` so far.
@@ -265,7 +277,16 @@ impl Observer<SchedEvent> for Collector {
                 *self.migrations.entry(level.name()).or_insert(0) += 1;
             }
             SchedEvent::Placement { reason, .. } => {
-                *self.placement_reasons.entry(reason).or_insert(0) += 1;
+                // Reasons are a handful of static strings: a short scan, pointer
+                // equality first.
+                match self
+                    .reasons
+                    .iter_mut()
+                    .find(|(r, _)| std::ptr::eq(*r, reason) || *r == reason)
+                {
+                    Some((_, n)) => *n += 1,
+                    None => self.reasons.push((reason, 1)),
+                }
             }
             SchedEvent::FuncCall {
                 func,
@@ -273,7 +294,7 @@ impl Observer<SchedEvent> for Collector {
                 cost_ns,
                 ..
             } => {
-                let f = self.functions.entry(func).or_default();
+                let f = &mut self.functions[func as usize];
                 f.calls += 1;
                 f.cpus_probed += probed as u64;
                 f.cost_ns += cost_ns;
@@ -395,7 +416,7 @@ mod tests {
                 },
             );
         }
-        let f = &c.functions[&Func::SelectIdleCpu];
+        let f = &c.functions[Func::SelectIdleCpu as usize];
         assert_eq!((f.calls, f.cpus_probed, f.cost_ns), (3, 12, 120));
         let (m, sd) = f.probed_mean_std();
         assert!((m - 4.0).abs() < 1e-12);
