@@ -55,8 +55,9 @@
 //!
 //! **Gaps.** The idle task of each CPU is one shared simulator task, so wakeups issued
 //! from an idle CPU (timer interrupts) record no wakee flips for the waker (the
-//! kernel counts them on that CPU's swapper task); `PF_EXITING` is not modelled (sync
-//! depends on WF_SYNC only); `task_h_load` is computed from the current root
+//! kernel counts them on that CPU's swapper task); `PF_EXITING` is `Task::exiting`,
+//! set when a task starts exiting, so its sync wakeups are not sync here;
+//! `task_h_load` is computed from the current root
 //! `cfs_rq` load rather than the value cached once per jiffy; uclamp is not modelled
 //! (`uclamp_task_util` = `task_util_est`). EAS (`find_energy_efficient_cpu`) is a
 //! hook that finds nothing until issue 6.
@@ -187,7 +188,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// v5.6, run on `this_cpu` (the waker's or parent's CPU). Charges the modelled
     /// cost of the search to `this_cpu` and reports one `Placement` and one
     /// `FuncCall` for it. Deviations: see the module notes (no per-CPU swapper flips,
-    /// no PF_EXITING, EAS hook empty).
+    /// EAS hook empty).
     pub fn select_task_rq_fair(
         &mut self,
         pid: Pid,
