@@ -49,9 +49,10 @@
 //! in **unsigned 64-bit arithmetic** — a negative difference wraps and `min` takes the
 //! other term, or both wrap and the imbalance is huge (v5.6 has no guard).
 //!
-//! **Load signal.** v5.6 balances on `cfs_rq.runnable_load_avg` (`cpu_runnable_load`;
-//! the switch to `load_avg` is v5.7) and a task's `task_h_load` (its `load_avg` in our
-//! flat hierarchy).
+//! **Load signal.** v5.6 balances on `cpu_load` = the root cfs_rq's `load_avg`, blocked
+//! load included (the v5.5 rework, "Use load instead of runnable load in
+//! load_balance()", left `runnable_load_avg` to NUMA balancing), and on a task's
+//! `task_h_load` (its `load_avg` in our flat hierarchy).
 //!
 //! **Costs.** Each `load_balance` call costs `balance_per_cpu × CPUs whose statistics
 //! were gathered`; that is charged as kernel work to the balancing CPU and, for newidle,
@@ -265,11 +266,6 @@ pub struct LbOutcome {
 }
 
 impl<O: Observer<SchedEvent>> Kernel<O> {
-    /// `cpu_runnable_load` (v5.6): the runnable load of the root cfs_rq.
-    pub fn cpu_runnable_load(&self, cpu: usize) -> u64 {
-        self.rqs[cpu].cfs.avg.runnable_load_avg
-    }
-
     /// `check_cpu_capacity`: is the CPU's capacity reduced by other classes?
     fn check_cpu_capacity(&self, cpu: usize, imbalance_pct: u32) -> bool {
         let rq = &self.rqs[cpu];
@@ -851,7 +847,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         for i in grp.span.and(&env.cpus).iter() {
             env.probed += 1;
             let rq = &self.rqs[i];
-            s.group_load += self.cpu_runnable_load(i);
+            s.group_load += self.cpu_load(i);
             s.group_util += self.cpu_util(i);
             s.sum_h_nr_running += rq.cfs.h_nr_running;
             let nr = rq.nr_running;
@@ -992,7 +988,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
             match env.migration_type {
                 MigrationType::Load => {
-                    let l = self.cpu_runnable_load(i);
+                    let l = self.cpu_load(i);
                     if nr == 1
                         && l > env.imbalance as u64
                         && !self.check_cpu_capacity(i, d.imbalance_pct)
