@@ -70,18 +70,6 @@ pub fn cpumask_next_wrap(n: isize, mask: &CpuMask, start: usize, wrap: bool) -> 
     }
 }
 
-/// The `for_each_cpu_wrap(cpu, mask, start)` step: first CPU.
-#[inline]
-fn wrap_first(mask: &CpuMask, start: usize) -> Option<usize> {
-    cpumask_next_wrap(start as isize - 1, mask, start, false)
-}
-
-/// The `for_each_cpu_wrap(cpu, mask, start)` step: following CPU.
-#[inline]
-fn wrap_next(mask: &CpuMask, cur: usize, start: usize) -> Option<usize> {
-    cpumask_next_wrap(cur as isize, mask, start, true)
-}
-
 impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `sched_smt_present`.
     #[inline]
@@ -209,9 +197,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return (None, pr);
         }
         let mut cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
+        // `for_each_cpu_wrap` reads the live mask, from which each visited core's
+        // siblings are cleared. Bits are only ever removed, so walking a snapshot in
+        // the same order and skipping CPUs no longer in the live mask visits exactly
+        // the CPUs `cpumask_next_wrap` would, in the same order.
+        let walk = cpus;
         let mut found = None;
-        let mut core = wrap_first(&cpus, target);
-        while let Some(c) = core {
+        for c in walk.iter_wrap(target) {
+            if !cpus.test(c) {
+                continue;
+            }
             let mut idle = true;
             for s in self.m.smt_mask(c).iter() {
                 cpus.clear(s);
@@ -224,7 +219,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 found = Some(c);
                 break;
             }
-            core = wrap_next(&cpus, c, target);
         }
         if found.is_none() {
             self.set_idle_cores(target, false);
@@ -262,8 +256,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         let cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
         let mut found = None;
-        let mut cpu = wrap_first(&cpus, target);
-        while let Some(c) = cpu {
+        // The mask is not modified during this walk, so the snapshot iterator gives
+        // `for_each_cpu_wrap`'s order.
+        for c in cpus.iter_wrap(target) {
             nr -= 1;
             if nr == 0 {
                 // Budget exhausted: give up without updating avg_scan_cost.
@@ -275,7 +270,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 found = Some(c);
                 break;
             }
-            cpu = wrap_next(&cpus, c, target);
         }
         let time = pr.cost_ns + SIM_SELECT_IDLE_CPU_OVERHEAD_NS;
         let d = &mut self.topo.domains[this_sd];
@@ -330,4 +324,50 @@ pub fn sis_prop_nr(span_avg: u64, avg_cost: u64) -> i64 {
 pub fn avg_scan_cost_update(avg: u64, time: u64) -> u64 {
     let delta = (time.wrapping_sub(avg) as i64) / 8;
     avg.wrapping_add(delta as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpumask_next_wrap;
+    use crate::machine::CpuMask;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The scans walk `CpuMask::iter_wrap` over a snapshot and skip CPUs cleared
+        /// from the live mask meanwhile; this must visit exactly what the kernel's
+        /// `cpumask_next_wrap` on the live mask visits. Each visited CPU clears a
+        /// random set of "siblings" (as `select_idle_core` does).
+        #[test]
+        fn snapshot_walk_matches_live_next_wrap(
+            bits in proptest::collection::btree_set(0usize..200, 0..60),
+            start in 0usize..200,
+            clears in proptest::collection::vec(proptest::collection::vec(0usize..200, 0..4), 60),
+        ) {
+            let mask: CpuMask = bits.iter().copied().collect();
+            // Kernel order: the live mask, cpumask_next_wrap.
+            let mut live = mask;
+            let mut want = vec![];
+            let mut c = cpumask_next_wrap(start as isize - 1, &live, start, false);
+            while let Some(x) = c {
+                for &s in &clears[want.len() % clears.len()] {
+                    live.clear(s);
+                }
+                want.push(x);
+                c = cpumask_next_wrap(x as isize, &live, start, true);
+            }
+            // Snapshot iterator with skipping.
+            let mut live = mask;
+            let mut got = vec![];
+            for x in mask.iter_wrap(start) {
+                if !live.test(x) {
+                    continue;
+                }
+                for &s in &clears[got.len() % clears.len()] {
+                    live.clear(s);
+                }
+                got.push(x);
+            }
+            prop_assert_eq!(got, want);
+        }
+    }
 }
