@@ -300,27 +300,41 @@ impl<'a> CpuMaskIter<'a> {
     }
 }
 
-impl Iterator for CpuMaskIter<'_> {
-    type Item = usize;
-    #[inline]
-    fn next(&mut self) -> Option<usize> {
+impl CpuMaskIter<'_> {
+    /// Move to the next non-empty word, starting the wrapped pass over `0..start`
+    /// when the current pass is exhausted. Returns false at the end of the walk.
+    /// Kept out of line so that the common step of [`Iterator::next`] (take the
+    /// lowest remaining bit of the current word) inlines into the scans.
+    #[inline(never)]
+    fn refill(&mut self) -> bool {
         loop {
-            if self.cur != 0 {
-                let c = (self.w << 6) + self.cur.trailing_zeros() as usize;
-                self.cur &= self.cur - 1;
-                return Some(c);
-            }
             self.w += 1;
             if self.w < self.words.len() && self.w << 6 < self.end {
                 self.cur = self.load(self.w);
-                continue;
+            } else if let Some(start) = self.wrap.take() {
+                self.end = start;
+                self.w = 0;
+                self.cur = self.load(0);
+            } else {
+                return false;
             }
-            // Current pass done: start the wrapped pass over `0..start`, if any.
-            let start = self.wrap.take()?;
-            self.end = start;
-            self.w = 0;
-            self.cur = self.load(0);
+            if self.cur != 0 {
+                return true;
+            }
         }
+    }
+}
+
+impl Iterator for CpuMaskIter<'_> {
+    type Item = usize;
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        if self.cur == 0 && !self.refill() {
+            return None;
+        }
+        let c = (self.w << 6) + self.cur.trailing_zeros() as usize;
+        self.cur &= self.cur - 1;
+        Some(c)
     }
 }
 

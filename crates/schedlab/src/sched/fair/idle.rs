@@ -110,11 +110,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
-    #[inline]
-    fn idle_or_sched_idle(&self, cpu: usize) -> bool {
-        self.available_idle_cpu(cpu) || self.sched_idle_cpu(cpu)
-    }
-
     /// `select_idle_sibling(p, prev, target)` (kernel/sched/fair.c, v5.6) run on
     /// `this_cpu`. Returns the CPU, the placement reason and the (inclusive) probes.
     /// Deviation: the v5.7 per-CPU-kthread stacking check is absent (no kthreads).
