@@ -97,6 +97,22 @@ impl CpuMask {
         cpu < MAX_CPUS && self.bits[cpu >> 6] & (1u64 << (cpu & 63)) != 0
     }
 
+    /// Number of 64-bit words that may hold set bits (CPUs `64 × w ..`).
+    #[inline]
+    pub fn nr_words(&self) -> usize {
+        self.hi as usize
+    }
+
+    /// Word `w` of the bitmap: bit `i` is CPU `64 × w + i` (0 past the used words).
+    #[inline]
+    pub fn word(&self, w: usize) -> u64 {
+        if w < self.hi as usize {
+            self.bits[w]
+        } else {
+            0
+        }
+    }
+
     /// `cpumask_weight`.
     /// The words that may hold set bits.
     #[inline]

@@ -197,17 +197,11 @@ pub struct Kernel<O> {
     /// Per-CPU `(core, llc)` ids, a compact copy of [`Machine::cpus`] for
     /// the per-probe relation test of the idle scans ([`Kernel::probe_cost`]).
     cpu_ids: Vec<[u32; 2]>,
-    /// Per-CPU [`IDLE_CPU`] / [`SCHED_IDLE_CPU`] flags: the answers of `idle_cpu` and
-    /// `sched_idle_cpu`, kept in one byte per CPU so the idle scans do not read
-    /// whole runqueues. Refreshed by [`Kernel::sync_idle_flags`] wherever
-    /// `rq.curr`, `rq.nr_running`, `cfs.idle_h_nr_running` or `rq.wake_list` change.
-    idle_flags: Vec<u8>,
+    /// By core id: the CPUs of that core (the probe relation `Same | Smt`).
+    pub(crate) core_cpus: Vec<CpuMask>,
+    /// By LLC id: the CPUs of that LLC (the probe relation `Llc` and closer).
+    pub(crate) llc_cpus: Vec<CpuMask>,
 }
-
-/// [`Kernel::idle_flags`] bit: `idle_cpu(cpu)` holds.
-const IDLE_CPU: u8 = 1;
-/// [`Kernel::idle_flags`] bit: `sched_idle_cpu(cpu)` holds.
-const SCHED_IDLE_CPU: u8 = 2;
 
 fn jiffies(now: SimTime, tick: u64) -> u64 {
     now / tick
@@ -282,8 +276,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             timer_cpu: 0,
             stats: TaskStats::default(),
         };
-        let cpu_ids = m.cpus.iter().map(|c| [c.core as u32, c.llc as u32]).collect();
-        let idle_flags = vec![IDLE_CPU; m.nr_cpus()];
+        let cpu_ids = m
+            .cpus
+            .iter()
+            .map(|c| [c.core as u32, c.llc as u32])
+            .collect();
+        let mut core_cpus = vec![];
+        let mut llc_cpus = vec![];
+        for (cpu, c) in m.cpus.iter().enumerate() {
+            for (v, id) in [(&mut core_cpus, c.core), (&mut llc_cpus, c.llc)] {
+                if v.len() <= id {
+                    v.resize(id + 1, CpuMask::new());
+                }
+                v[id].set(cpu);
+            }
+        }
         let nr_cores = m.cpus.iter().map(|c| c.core).max().unwrap_or(0) + 1;
         let (nr_cpus_lb, hz_lb) = (m.nr_cpus(), tun.hz);
         let sibs = (0..m.nr_cpus())
@@ -307,7 +314,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             allowed: vec![CpuMask::new()],
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
             cpu_ids,
-            idle_flags,
+            core_cpus,
+            llc_cpus,
         };
         // At the start every CPU sits in the idle loop, in the state the governor
         // picks with no history (the deepest one when no timer is pending).
@@ -339,53 +347,28 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         &self.allowed[pid as usize]
     }
 
-    /// `idle_cpu` computed from the runqueue: running the idle task, nothing queued,
-    /// no pending wakeups.
-    fn idle_cpu_rq(&self, cpu: usize) -> bool {
-        let rq = &self.rqs[cpu];
-        rq.curr.is_none() && rq.nr_running == 0 && rq.wake_list.is_empty()
-    }
-
-    /// `sched_idle_cpu` computed from the runqueue: only SCHED_IDLE tasks queued.
-    fn sched_idle_cpu_rq(&self, cpu: usize) -> bool {
-        let rq = &self.rqs[cpu];
-        rq.nr_running > 0 && rq.nr_running == rq.cfs.idle_h_nr_running
-    }
-
-    /// Recompute `cpu`'s [`Kernel::idle_flags`] from its runqueue; called after
-    /// every change of `rq.curr`, `rq.nr_running`, `cfs.idle_h_nr_running` or
-    /// `rq.wake_list`.
-    #[inline]
-    pub(crate) fn sync_idle_flags(&mut self, cpu: usize) {
-        let mut f = 0;
-        if self.idle_cpu_rq(cpu) {
-            f |= IDLE_CPU;
-        }
-        if self.sched_idle_cpu_rq(cpu) {
-            f |= SCHED_IDLE_CPU;
-        }
-        self.idle_flags[cpu] = f;
-    }
-
-    /// `cpu`'s idle flags; debug builds check them against the runqueue.
-    #[inline]
-    fn idle_flags_of(&self, cpu: usize) -> u8 {
-        let f = self.idle_flags[cpu];
-        debug_assert_eq!(f & IDLE_CPU != 0, self.idle_cpu_rq(cpu), "cpu{cpu}");
-        debug_assert_eq!(f & SCHED_IDLE_CPU != 0, self.sched_idle_cpu_rq(cpu), "cpu{cpu}");
-        f
-    }
-
     /// `idle_cpu`: running the idle task, nothing queued, no pending wakeups.
     #[inline]
     pub fn idle_cpu(&self, cpu: usize) -> bool {
-        self.idle_flags_of(cpu) & IDLE_CPU != 0
+        let rq = &self.rqs[cpu];
+        rq.curr.is_none() && rq.nr_running == 0 && rq.wake_list.is_empty()
     }
 
     /// `available_idle_cpu(cpu) || sched_idle_cpu(cpu)`, the fast path's test.
     #[inline]
     pub fn idle_or_sched_idle(&self, cpu: usize) -> bool {
-        self.idle_flags_of(cpu) != 0
+        let rq = &self.rqs[cpu];
+        if rq.nr_running == 0 {
+            rq.curr.is_none() && rq.wake_list.is_empty()
+        } else {
+            rq.nr_running == rq.cfs.idle_h_nr_running
+        }
+    }
+
+    /// The ids of `cpu` in [`Kernel::core_cpus`] and [`Kernel::llc_cpus`].
+    #[inline]
+    pub(crate) fn cpu_ids(&self, cpu: usize) -> [u32; 2] {
+        self.cpu_ids[cpu]
     }
 
     /// Cost of one probe of `cpu`'s state by a search on `this_cpu`, by their
@@ -413,7 +396,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `sched_idle_cpu`: only SCHED_IDLE tasks queued.
     #[inline]
     pub fn sched_idle_cpu(&self, cpu: usize) -> bool {
-        self.idle_flags_of(cpu) & SCHED_IDLE_CPU != 0
+        let rq = &self.rqs[cpu];
+        rq.nr_running > 0 && rq.nr_running == rq.cfs.idle_h_nr_running
     }
 
     // ------------------------------------------------------------------
@@ -619,7 +603,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let rq = &mut self.rqs[cpu];
             let first = rq.wake_list.is_empty();
             rq.wake_list.push((pid, wake_flags));
-            self.sync_idle_flags(cpu);
             self.tasks[pid as usize].wake_pending = true;
             if first {
                 let lat = self.m.cost.ipi_latency_ns;
@@ -673,14 +656,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `sched_ttwu_pending`: the wakeup IPI arrived on `cpu`.
     fn ttwu_pending(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let mut list = std::mem::take(&mut self.rqs[cpu].wake_list);
-        self.sync_idle_flags(cpu);
         for &(pid, flags) in &list {
             self.tasks[pid as usize].wake_pending = false;
             self.ttwu_do_activate(cpu, pid, flags, cpu, q);
         }
         list.clear();
         if self.rqs[cpu].wake_list.is_empty() {
-            // Hands the (empty) buffer back for reuse: no idle-state change.
             self.rqs[cpu].wake_list = list;
         }
     }
@@ -857,7 +838,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         });
         let was_busy = prev.is_some();
         self.rqs[cpu].curr = next;
-        self.sync_idle_flags(cpu);
         let core = self.m.cpus[cpu].core;
         match (was_busy, next.is_some()) {
             (false, true) => self.core_busy[core] += 1,

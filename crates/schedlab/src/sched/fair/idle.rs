@@ -250,22 +250,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             nr = sis_prop_nr(span_avg, avg_cost);
         }
         let cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
-        let mut found = None;
-        // The mask is not modified during this walk, so the snapshot iterator gives
-        // `for_each_cpu_wrap`'s order.
-        for c in cpus.iter_wrap(target) {
-            nr -= 1;
-            if nr == 0 {
+        let end = self.scan_idle_cpu(&cpus, target, this_cpu, nr, &mut pr);
+        #[cfg(debug_assertions)]
+        {
+            let mut pr_ref = Probes::default();
+            let end_ref = self.scan_idle_cpu_ref(&cpus, target, this_cpu, nr, &mut pr_ref);
+            debug_assert_eq!((end, pr), (end_ref, pr_ref), "select_idle_cpu scan");
+        }
+        let found = match end {
+            ScanEnd::Exhausted => {
                 // Budget exhausted: give up without updating avg_scan_cost.
                 self.emit_func(Func::SelectIdleCpu, this_cpu, pr);
                 return (None, pr);
             }
-            self.probe(&mut pr, this_cpu, c);
-            if self.idle_or_sched_idle(c) {
-                found = Some(c);
-                break;
-            }
-        }
+            ScanEnd::Found(c) => Some(c),
+            ScanEnd::Done => None,
+        };
         let time = pr.cost_ns + SIM_SELECT_IDLE_CPU_OVERHEAD_NS;
         let d = &mut self.topo.domains[this_sd];
         d.avg_scan_cost = avg_scan_cost_update(d.avg_scan_cost, time);
@@ -300,6 +300,106 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         self.emit_func(Func::SelectIdleSmt, this_cpu, pr);
         (found, pr)
+    }
+}
+
+/// How a `select_idle_cpu` walk ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ScanEnd {
+    /// The first idle (or SCHED_IDLE-only) CPU in wrap order.
+    Found(usize),
+    /// `nr` reached 0 before the next probe.
+    Exhausted,
+    /// Every CPU of the mask probed, none idle.
+    Done,
+}
+
+impl<O: Observer<SchedEvent>> Kernel<O> {
+    /// The `select_idle_cpu` loop, a word of the mask at a time: walk `cpus` in
+    /// `for_each_cpu_wrap` order from `target`; before each CPU `nr -= 1` and stop
+    /// (exhausted) when it reaches 0; probe the CPU; stop at the first CPU that is
+    /// idle or SCHED_IDLE-only.
+    ///
+    /// The CPUs probed in one word are gathered in a bit set and charged at once:
+    /// their probe costs are summed by relation to `this_cpu` with three popcounts
+    /// (same core → smt, same LLC → llc, else remote), the same total as one
+    /// [`Kernel::probe`] per CPU. Debug builds check every scan against
+    /// [`Kernel::scan_idle_cpu_ref`], the per-CPU loop.
+    fn scan_idle_cpu(
+        &self,
+        cpus: &CpuMask,
+        target: usize,
+        this_cpu: usize,
+        mut nr: i64,
+        pr: &mut Probes,
+    ) -> ScanEnd {
+        let [core, llc] = self.cpu_ids(this_cpu);
+        let (smt_m, llc_m) = (&self.core_cpus[core as usize], &self.llc_cpus[llc as usize]);
+        let charge = |pr: &mut Probes, w: usize, set: u64| {
+            let smt = set & smt_m.word(w);
+            let near = set & llc_m.word(w) & !smt;
+            let far = set & !smt & !near;
+            let c = &self.m.cost;
+            pr.probed += set.count_ones();
+            pr.cost_ns += smt.count_ones() as u64 * c.probe_smt
+                + near.count_ones() as u64 * c.probe_llc
+                + far.count_ones() as u64 * c.probe_remote;
+        };
+        let (tw, tb) = (target >> 6, target & 63);
+        let n = cpus.nr_words();
+        // Wrap order as (word, bits kept) chunks: from target up, then below target.
+        let first = (tw..n).map(|w| (w, if w == tw { !0u64 << tb } else { !0 }));
+        let second = (0..(tw + 1).min(n)).map(|w| (w, if w == tw { (1u64 << tb) - 1 } else { !0 }));
+        for (w, keep) in first.chain(second) {
+            let bits = cpus.word(w) & keep;
+            if bits == 0 {
+                continue;
+            }
+            // Walk the word's CPUs in order, collecting the probed ones in `probed`.
+            let mut rest = bits;
+            let mut probed = 0u64;
+            while rest != 0 {
+                nr -= 1;
+                if nr == 0 {
+                    charge(pr, w, probed);
+                    return ScanEnd::Exhausted;
+                }
+                let low = rest & rest.wrapping_neg();
+                probed |= low;
+                rest ^= low;
+                let c = (w << 6) + low.trailing_zeros() as usize;
+                if self.idle_or_sched_idle(c) {
+                    charge(pr, w, probed);
+                    return ScanEnd::Found(c);
+                }
+            }
+            charge(pr, w, probed);
+        }
+        ScanEnd::Done
+    }
+
+    /// The reference per-CPU form of [`Kernel::scan_idle_cpu`] (the kernel's loop
+    /// as written), used to check it in debug builds.
+    #[cfg(debug_assertions)]
+    fn scan_idle_cpu_ref(
+        &self,
+        cpus: &CpuMask,
+        target: usize,
+        this_cpu: usize,
+        mut nr: i64,
+        pr: &mut Probes,
+    ) -> ScanEnd {
+        for c in cpus.iter_wrap(target) {
+            nr -= 1;
+            if nr == 0 {
+                return ScanEnd::Exhausted;
+            }
+            self.probe(pr, this_cpu, c);
+            if self.idle_or_sched_idle(c) {
+                return ScanEnd::Found(c);
+            }
+        }
+        ScanEnd::Done
     }
 }
 
