@@ -97,6 +97,22 @@ impl CpuMask {
         cpu < MAX_CPUS && self.bits[cpu >> 6] & (1u64 << (cpu & 63)) != 0
     }
 
+    /// Number of 64-bit words that may hold set bits (CPUs `64 × w ..`).
+    #[inline]
+    pub fn nr_words(&self) -> usize {
+        self.hi as usize
+    }
+
+    /// Word `w` of the bitmap: bit `i` is CPU `64 × w + i` (0 past the used words).
+    #[inline]
+    pub fn word(&self, w: usize) -> u64 {
+        if w < self.hi as usize {
+            self.bits[w]
+        } else {
+            0
+        }
+    }
+
     /// `cpumask_weight`.
     /// The words that may hold set bits.
     #[inline]
@@ -188,27 +204,18 @@ impl CpuMask {
     }
 
     /// `for_each_cpu`: ascending order.
+    #[inline]
     pub fn iter(&self) -> CpuMaskIter<'_> {
-        CpuMaskIter {
-            mask: self,
-            next: 0,
-            stop: MAX_CPUS,
-            wrapped: true,
-            start: 0,
-        }
+        CpuMaskIter::new(self.used(), 0, MAX_CPUS, None)
     }
 
     /// `for_each_cpu_wrap(cpu, mask, start)`: ascending from `start` (included when
     /// set), then wrapping round to the CPUs below `start`.
+    #[inline]
     pub fn iter_wrap(&self, start: usize) -> CpuMaskIter<'_> {
         let start = if start >= MAX_CPUS { 0 } else { start };
-        CpuMaskIter {
-            mask: self,
-            next: start,
-            stop: MAX_CPUS,
-            wrapped: start == 0,
-            start,
-        }
+        let wrap = if start == 0 { None } else { Some(start) };
+        CpuMaskIter::new(self.used(), start, MAX_CPUS, wrap)
     }
 
     /// Parse a kernel cpulist (`"0-3,8,10-11"`), as printed in sysfs.
@@ -260,32 +267,90 @@ impl FromIterator<usize> for CpuMask {
 }
 
 /// Iterator for [`CpuMask::iter`] and [`CpuMask::iter_wrap`].
+///
+/// It walks a snapshot of the mask a word at a time: `cur` holds the not yet
+/// visited bits of word `w` within the current pass `[lo, end)`, and each step
+/// takes its lowest bit. A wrapping walk makes a second pass over `[0, start)`.
 pub struct CpuMaskIter<'a> {
-    mask: &'a CpuMask,
-    next: usize,
-    stop: usize,
-    wrapped: bool,
-    start: usize,
+    /// The words that may hold set bits.
+    words: &'a [u64],
+    /// Index of the word whose remaining bits are in `cur`.
+    w: usize,
+    /// Remaining bits of word `w` inside the current pass.
+    cur: u64,
+    /// Exclusive upper CPU bound of the current pass.
+    end: usize,
+    /// `Some(start)`: a second pass over `0..start` is still to come.
+    wrap: Option<usize>,
+}
+
+impl<'a> CpuMaskIter<'a> {
+    #[inline]
+    fn new(words: &'a [u64], lo: usize, end: usize, wrap: Option<usize>) -> Self {
+        let w = lo >> 6;
+        let mut it = CpuMaskIter {
+            words,
+            w,
+            cur: 0,
+            end,
+            wrap,
+        };
+        it.cur = it.load(w) & (!0u64 << (lo & 63));
+        it
+    }
+
+    /// Word `w` of the mask, cut to the current pass's upper bound.
+    #[inline]
+    fn load(&self, w: usize) -> u64 {
+        let Some(&x) = self.words.get(w) else {
+            return 0;
+        };
+        let base = w << 6;
+        if base + 64 <= self.end {
+            x
+        } else if base >= self.end {
+            0
+        } else {
+            x & ((1u64 << (self.end - base)) - 1)
+        }
+    }
+}
+
+impl CpuMaskIter<'_> {
+    /// Move to the next non-empty word, starting the wrapped pass over `0..start`
+    /// when the current pass is exhausted. Returns false at the end of the walk.
+    /// Kept out of line so that the common step of [`Iterator::next`] (take the
+    /// lowest remaining bit of the current word) inlines into the scans.
+    #[inline(never)]
+    fn refill(&mut self) -> bool {
+        loop {
+            self.w += 1;
+            if self.w < self.words.len() && self.w << 6 < self.end {
+                self.cur = self.load(self.w);
+            } else if let Some(start) = self.wrap.take() {
+                self.end = start;
+                self.w = 0;
+                self.cur = self.load(0);
+            } else {
+                return false;
+            }
+            if self.cur != 0 {
+                return true;
+            }
+        }
+    }
 }
 
 impl Iterator for CpuMaskIter<'_> {
     type Item = usize;
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<usize> {
-        loop {
-            if let Some(c) = self.mask.next_from(self.next) {
-                if c < self.stop {
-                    self.next = c + 1;
-                    return Some(c);
-                }
-            }
-            if self.wrapped {
-                return None;
-            }
-            self.wrapped = true;
-            self.next = 0;
-            self.stop = self.start;
+        if self.cur == 0 && !self.refill() {
+            return None;
         }
+        let c = (self.w << 6) + self.cur.trailing_zeros() as usize;
+        self.cur &= self.cur - 1;
+        Some(c)
     }
 }
 

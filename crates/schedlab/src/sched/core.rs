@@ -194,6 +194,13 @@ pub struct Kernel<O> {
     allowed: Vec<CpuMask>,
     /// Load-balancing state: root domain, nohz, per-rq balance fields (fair/balance.rs).
     pub lb: crate::sched::fair::balance::LbState,
+    /// Per-CPU `(core, llc)` ids, a compact copy of [`Machine::cpus`] for
+    /// the per-probe relation test of the idle scans ([`Kernel::probe_cost`]).
+    cpu_ids: Vec<[u32; 2]>,
+    /// By core id: the CPUs of that core (the probe relation `Same | Smt`).
+    pub(crate) core_cpus: Vec<CpuMask>,
+    /// By LLC id: the CPUs of that LLC (the probe relation `Llc` and closer).
+    pub(crate) llc_cpus: Vec<CpuMask>,
 }
 
 fn jiffies(now: SimTime, tick: u64) -> u64 {
@@ -269,6 +276,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             timer_cpu: 0,
             stats: TaskStats::default(),
         };
+        let cpu_ids = m
+            .cpus
+            .iter()
+            .map(|c| [c.core as u32, c.llc as u32])
+            .collect();
+        let mut core_cpus = vec![];
+        let mut llc_cpus = vec![];
+        for (cpu, c) in m.cpus.iter().enumerate() {
+            for (v, id) in [(&mut core_cpus, c.core), (&mut llc_cpus, c.llc)] {
+                if v.len() <= id {
+                    v.resize(id + 1, CpuMask::new());
+                }
+                v[id].set(cpu);
+            }
+        }
         let nr_cores = m.cpus.iter().map(|c| c.core).max().unwrap_or(0) + 1;
         let (nr_cpus_lb, hz_lb) = (m.nr_cpus(), tun.hz);
         let sibs = (0..m.nr_cpus())
@@ -291,6 +313,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             stale_events: 0,
             allowed: vec![CpuMask::new()],
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
+            cpu_ids,
+            core_cpus,
+            llc_cpus,
         };
         // At the start every CPU sits in the idle loop, in the state the governor
         // picks with no history (the deepest one when no timer is pending).
@@ -327,6 +352,39 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     pub fn idle_cpu(&self, cpu: usize) -> bool {
         let rq = &self.rqs[cpu];
         rq.curr.is_none() && rq.nr_running == 0 && rq.wake_list.is_empty()
+    }
+
+    /// `available_idle_cpu(cpu) || sched_idle_cpu(cpu)`, the fast path's test.
+    #[inline]
+    pub fn idle_or_sched_idle(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        if rq.nr_running == 0 {
+            rq.curr.is_none() && rq.wake_list.is_empty()
+        } else {
+            rq.nr_running == rq.cfs.idle_h_nr_running
+        }
+    }
+
+    /// The ids of `cpu` in [`Kernel::core_cpus`] and [`Kernel::llc_cpus`].
+    #[inline]
+    pub(crate) fn cpu_ids(&self, cpu: usize) -> [u32; 2] {
+        self.cpu_ids[cpu]
+    }
+
+    /// Cost of one probe of `cpu`'s state by a search on `this_cpu`, by their
+    /// closest shared level ([`Machine::shared_level`], from the compact ids).
+    #[inline]
+    pub(crate) fn probe_cost(&self, this_cpu: usize, cpu: usize) -> u64 {
+        let c = &self.m.cost;
+        let (x, y) = (self.cpu_ids[this_cpu], self.cpu_ids[cpu]);
+        if x[0] == y[0] {
+            // Same CPU or SMT sibling.
+            c.probe_smt
+        } else if x[1] == y[1] {
+            c.probe_llc
+        } else {
+            c.probe_remote
+        }
     }
 
     /// `available_idle_cpu`: idle and (on bare metal) never a preempted vCPU.

@@ -70,18 +70,6 @@ pub fn cpumask_next_wrap(n: isize, mask: &CpuMask, start: usize, wrap: bool) -> 
     }
 }
 
-/// The `for_each_cpu_wrap(cpu, mask, start)` step: first CPU.
-#[inline]
-fn wrap_first(mask: &CpuMask, start: usize) -> Option<usize> {
-    cpumask_next_wrap(start as isize - 1, mask, start, false)
-}
-
-/// The `for_each_cpu_wrap(cpu, mask, start)` step: following CPU.
-#[inline]
-fn wrap_next(mask: &CpuMask, cur: usize, start: usize) -> Option<usize> {
-    cpumask_next_wrap(cur as isize, mask, start, true)
-}
-
 impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `sched_smt_present`.
     #[inline]
@@ -120,11 +108,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if all_idle {
             self.set_idle_cores(cpu, true);
         }
-    }
-
-    #[inline]
-    fn idle_or_sched_idle(&self, cpu: usize) -> bool {
-        self.available_idle_cpu(cpu) || self.sched_idle_cpu(cpu)
     }
 
     /// `select_idle_sibling(p, prev, target)` (kernel/sched/fair.c, v5.6) run on
@@ -209,9 +192,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return (None, pr);
         }
         let mut cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
+        // `for_each_cpu_wrap` reads the live mask, from which each visited core's
+        // siblings are cleared. Bits are only ever removed, so walking a snapshot in
+        // the same order and skipping CPUs no longer in the live mask visits exactly
+        // the CPUs `cpumask_next_wrap` would, in the same order.
+        let walk = cpus;
         let mut found = None;
-        let mut core = wrap_first(&cpus, target);
-        while let Some(c) = core {
+        for c in walk.iter_wrap(target) {
+            if !cpus.test(c) {
+                continue;
+            }
             let mut idle = true;
             for s in self.m.smt_mask(c).iter() {
                 cpus.clear(s);
@@ -224,7 +214,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 found = Some(c);
                 break;
             }
-            core = wrap_next(&cpus, c, target);
         }
         if found.is_none() {
             self.set_idle_cores(target, false);
@@ -261,22 +250,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             nr = sis_prop_nr(span_avg, avg_cost);
         }
         let cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
-        let mut found = None;
-        let mut cpu = wrap_first(&cpus, target);
-        while let Some(c) = cpu {
-            nr -= 1;
-            if nr == 0 {
+        let end = self.scan_idle_cpu(&cpus, target, this_cpu, nr, &mut pr);
+        #[cfg(debug_assertions)]
+        {
+            let mut pr_ref = Probes::default();
+            let end_ref = self.scan_idle_cpu_ref(&cpus, target, this_cpu, nr, &mut pr_ref);
+            debug_assert_eq!((end, pr), (end_ref, pr_ref), "select_idle_cpu scan");
+        }
+        let found = match end {
+            ScanEnd::Exhausted => {
                 // Budget exhausted: give up without updating avg_scan_cost.
                 self.emit_func(Func::SelectIdleCpu, this_cpu, pr);
                 return (None, pr);
             }
-            self.probe(&mut pr, this_cpu, c);
-            if self.idle_or_sched_idle(c) {
-                found = Some(c);
-                break;
-            }
-            cpu = wrap_next(&cpus, c, target);
-        }
+            ScanEnd::Found(c) => Some(c),
+            ScanEnd::Done => None,
+        };
         let time = pr.cost_ns + SIM_SELECT_IDLE_CPU_OVERHEAD_NS;
         let d = &mut self.topo.domains[this_sd];
         d.avg_scan_cost = avg_scan_cost_update(d.avg_scan_cost, time);
@@ -314,6 +303,106 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 }
 
+/// How a `select_idle_cpu` walk ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ScanEnd {
+    /// The first idle (or SCHED_IDLE-only) CPU in wrap order.
+    Found(usize),
+    /// `nr` reached 0 before the next probe.
+    Exhausted,
+    /// Every CPU of the mask probed, none idle.
+    Done,
+}
+
+impl<O: Observer<SchedEvent>> Kernel<O> {
+    /// The `select_idle_cpu` loop, a word of the mask at a time: walk `cpus` in
+    /// `for_each_cpu_wrap` order from `target`; before each CPU `nr -= 1` and stop
+    /// (exhausted) when it reaches 0; probe the CPU; stop at the first CPU that is
+    /// idle or SCHED_IDLE-only.
+    ///
+    /// The CPUs probed in one word are gathered in a bit set and charged at once:
+    /// their probe costs are summed by relation to `this_cpu` with three popcounts
+    /// (same core → smt, same LLC → llc, else remote), the same total as one
+    /// [`Kernel::probe`] per CPU. Debug builds check every scan against
+    /// [`Kernel::scan_idle_cpu_ref`], the per-CPU loop.
+    fn scan_idle_cpu(
+        &self,
+        cpus: &CpuMask,
+        target: usize,
+        this_cpu: usize,
+        mut nr: i64,
+        pr: &mut Probes,
+    ) -> ScanEnd {
+        let [core, llc] = self.cpu_ids(this_cpu);
+        let (smt_m, llc_m) = (&self.core_cpus[core as usize], &self.llc_cpus[llc as usize]);
+        let charge = |pr: &mut Probes, w: usize, set: u64| {
+            let smt = set & smt_m.word(w);
+            let near = set & llc_m.word(w) & !smt;
+            let far = set & !smt & !near;
+            let c = &self.m.cost;
+            pr.probed += set.count_ones();
+            pr.cost_ns += smt.count_ones() as u64 * c.probe_smt
+                + near.count_ones() as u64 * c.probe_llc
+                + far.count_ones() as u64 * c.probe_remote;
+        };
+        let (tw, tb) = (target >> 6, target & 63);
+        let n = cpus.nr_words();
+        // Wrap order as (word, bits kept) chunks: from target up, then below target.
+        let first = (tw..n).map(|w| (w, if w == tw { !0u64 << tb } else { !0 }));
+        let second = (0..(tw + 1).min(n)).map(|w| (w, if w == tw { (1u64 << tb) - 1 } else { !0 }));
+        for (w, keep) in first.chain(second) {
+            let bits = cpus.word(w) & keep;
+            if bits == 0 {
+                continue;
+            }
+            // Walk the word's CPUs in order, collecting the probed ones in `probed`.
+            let mut rest = bits;
+            let mut probed = 0u64;
+            while rest != 0 {
+                nr -= 1;
+                if nr == 0 {
+                    charge(pr, w, probed);
+                    return ScanEnd::Exhausted;
+                }
+                let low = rest & rest.wrapping_neg();
+                probed |= low;
+                rest ^= low;
+                let c = (w << 6) + low.trailing_zeros() as usize;
+                if self.idle_or_sched_idle(c) {
+                    charge(pr, w, probed);
+                    return ScanEnd::Found(c);
+                }
+            }
+            charge(pr, w, probed);
+        }
+        ScanEnd::Done
+    }
+
+    /// The reference per-CPU form of [`Kernel::scan_idle_cpu`] (the kernel's loop
+    /// as written), used to check it in debug builds.
+    #[cfg(debug_assertions)]
+    fn scan_idle_cpu_ref(
+        &self,
+        cpus: &CpuMask,
+        target: usize,
+        this_cpu: usize,
+        mut nr: i64,
+        pr: &mut Probes,
+    ) -> ScanEnd {
+        for c in cpus.iter_wrap(target) {
+            nr -= 1;
+            if nr == 0 {
+                return ScanEnd::Exhausted;
+            }
+            self.probe(pr, this_cpu, c);
+            if self.idle_or_sched_idle(c) {
+                return ScanEnd::Found(c);
+            }
+        }
+        ScanEnd::Done
+    }
+}
+
 /// The SIS_PROP scan budget `nr` from `span_avg = span_weight × avg_idle` and
 /// `avg_cost = avg_scan_cost + 1`: `span_avg / avg_cost` when `span_avg > 4 ×
 /// avg_cost`, else 4 (stored in an `int`, as the kernel does).
@@ -330,4 +419,50 @@ pub fn sis_prop_nr(span_avg: u64, avg_cost: u64) -> i64 {
 pub fn avg_scan_cost_update(avg: u64, time: u64) -> u64 {
     let delta = (time.wrapping_sub(avg) as i64) / 8;
     avg.wrapping_add(delta as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpumask_next_wrap;
+    use crate::machine::CpuMask;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The scans walk `CpuMask::iter_wrap` over a snapshot and skip CPUs cleared
+        /// from the live mask meanwhile; this must visit exactly what the kernel's
+        /// `cpumask_next_wrap` on the live mask visits. Each visited CPU clears a
+        /// random set of "siblings" (as `select_idle_core` does).
+        #[test]
+        fn snapshot_walk_matches_live_next_wrap(
+            bits in proptest::collection::btree_set(0usize..200, 0..60),
+            start in 0usize..200,
+            clears in proptest::collection::vec(proptest::collection::vec(0usize..200, 0..4), 60),
+        ) {
+            let mask: CpuMask = bits.iter().copied().collect();
+            // Kernel order: the live mask, cpumask_next_wrap.
+            let mut live = mask;
+            let mut want = vec![];
+            let mut c = cpumask_next_wrap(start as isize - 1, &live, start, false);
+            while let Some(x) = c {
+                for &s in &clears[want.len() % clears.len()] {
+                    live.clear(s);
+                }
+                want.push(x);
+                c = cpumask_next_wrap(x as isize, &live, start, true);
+            }
+            // Snapshot iterator with skipping.
+            let mut live = mask;
+            let mut got = vec![];
+            for x in mask.iter_wrap(start) {
+                if !live.test(x) {
+                    continue;
+                }
+                for &s in &clears[got.len() % clears.len()] {
+                    live.clear(s);
+                }
+                got.push(x);
+            }
+            prop_assert_eq!(got, want);
+        }
+    }
 }

@@ -63,7 +63,6 @@
 //! hook that finds nothing until issue 6.
 
 use crate::engine::{EventQueue, Observer};
-use crate::machine::SharedLevel;
 use crate::sched::core::Kernel;
 use crate::sched::fair::group::fits_capacity;
 use crate::sched::features::SchedFeat;
@@ -119,13 +118,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// Record one probe of `cpu`'s state by a search running on `this_cpu`.
     #[inline]
     pub(crate) fn probe(&self, pr: &mut Probes, this_cpu: usize, cpu: usize) {
-        let c = &self.m.cost;
         pr.probed += 1;
-        pr.cost_ns += match self.m.shared_level(this_cpu, cpu) {
-            SharedLevel::Same | SharedLevel::Smt => c.probe_smt,
-            SharedLevel::Llc => c.probe_llc,
-            SharedLevel::Package | SharedLevel::Numa => c.probe_remote,
-        };
+        pr.cost_ns += self.probe_cost(this_cpu, cpu);
     }
 
     #[inline]
