@@ -120,6 +120,50 @@ pub struct Task {
     pub stats: TaskStats,
 }
 
+impl Task {
+    /// A task in `TASK_NEW` on `cpu`, with no history (`__sched_fork`).
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        pid: Pid,
+        tgid: Pid,
+        parent: Option<Pid>,
+        name: &str,
+        policy: Policy,
+        nice: i32,
+        se: SchedEntity,
+        cpu: usize,
+        nr_cpus_allowed: u32,
+        now: SimTime,
+    ) -> Task {
+        Task {
+            pid,
+            tgid,
+            parent,
+            name: name.to_string(),
+            state: TaskState::New,
+            policy,
+            nice,
+            se,
+            cpu,
+            nr_cpus_allowed,
+            recent_used_cpu: cpu,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: None,
+            wake_pending: false,
+            exiting: false,
+            refill_work: 0,
+            seg: Segment::None,
+            timer_gen: 0,
+            timer_cpu: cpu,
+            stats: TaskStats {
+                start_ns: now,
+                ..TaskStats::default()
+            },
+        }
+    }
+}
+
 /// `struct rq`, the parts placement reads, plus the simulator's execution state.
 #[derive(Clone, Debug)]
 pub struct Rq {
@@ -253,29 +297,19 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
             })
             .collect();
-        let idle = Task {
-            pid: 0,
-            tgid: 0,
-            parent: None,
-            name: "swapper".into(),
-            state: TaskState::Dead,
-            policy: Policy::Normal,
-            nice: 0,
-            se: SchedEntity::default(),
-            cpu: 0,
-            nr_cpus_allowed: 0,
-            recent_used_cpu: 0,
-            wakee_flips: 0,
-            wakee_flip_decay_ts: 0,
-            last_wakee: None,
-            wake_pending: false,
-            exiting: false,
-            refill_work: 0,
-            seg: Segment::None,
-            timer_gen: 0,
-            timer_cpu: 0,
-            stats: TaskStats::default(),
-        };
+        let mut idle = Task::new(
+            0,
+            0,
+            None,
+            "swapper",
+            Policy::Normal,
+            0,
+            SchedEntity::default(),
+            0,
+            0,
+            0,
+        );
+        idle.state = TaskState::Dead;
         let cpu_ids = m
             .cpus
             .iter()
@@ -436,32 +470,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         };
         let cpu = parent.map(|p| self.tasks[p as usize].cpu).unwrap_or(0);
         self.allowed.push(allowed);
-        self.tasks.push(Task {
-            pid,
-            tgid,
-            parent,
-            name: name.to_string(),
-            state: TaskState::New,
-            policy,
-            nice,
-            se,
-            cpu,
-            nr_cpus_allowed: allowed.weight() as u32,
-            recent_used_cpu: cpu,
-            wakee_flips: 0,
-            wakee_flip_decay_ts: 0,
-            last_wakee: None,
-            wake_pending: false,
-            exiting: false,
-            refill_work: 0,
-            seg: Segment::None,
-            timer_gen: 0,
-            timer_cpu: cpu,
-            stats: TaskStats {
-                start_ns: self.now,
-                ..TaskStats::default()
-            },
-        });
+        let nr_allowed = allowed.weight() as u32;
+        self.tasks.push(Task::new(
+            pid, tgid, parent, name, policy, nice, se, cpu, nr_allowed, self.now,
+        ));
         pid
     }
 
