@@ -832,6 +832,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if next.is_none() && self.newidle_balance(cpu, q) > 0 {
             next = self.pick_next_task_fair(cpu, None);
         }
+        if next.is_none() {
+            // pick_next_task_fair's idle exit, after newidle_balance found nothing: a
+            // saturated rq's idle time is lost to PELT. (Doing this before the newidle
+            // pull, as an earlier version did, charged lost idle time to a CPU that
+            // then stayed busy, and `clock_pelt - lost_idle_time` could underflow.)
+            let rq = &mut self.rqs[cpu];
+            crate::sched::pelt::update_idle_rq_clock_pelt(&mut rq.pelt, rq.cfs.avg.util_sum);
+        }
         if next == prev {
             if next.is_some() {
                 // Same task keeps running (a yield or tick with no better candidate).

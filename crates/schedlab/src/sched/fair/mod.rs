@@ -310,9 +310,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             &self.fair,
         );
         let Some(next) = picked else {
-            // No fair task: schedule() runs newidle_balance next (fair/balance.rs).
-            let rq = &mut self.rqs[cpu];
-            pelt::update_idle_rq_clock_pelt(&mut rq.pelt, rq.cfs.avg.util_sum);
+            // No fair task: schedule() runs newidle_balance next (fair/balance.rs), and
+            // only if that pulls nothing does the CPU go idle
+            // (`update_idle_rq_clock_pelt`, in `schedule`).
             return None;
         };
         Self::clear_buddies(&mut self.rqs[cpu].cfs, next);
