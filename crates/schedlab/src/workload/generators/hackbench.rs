@@ -372,6 +372,25 @@ pub fn tool_output(kind: &str, ns: u64, loops: u64) -> String {
     }
 }
 
+/// The tool output for a finished run of workload `kind` built from `spec`, given
+/// the recorded elapsed time `ns`; `None` for other kinds.
+pub fn result_output(kind: &str, spec: &WorkloadSpec, ns: u64) -> Option<String> {
+    match kind {
+        "hackbench" | "perf-messaging" => Some(tool_output(kind, ns, 0)),
+        "perf-pipe" => {
+            let loops = match spec.programs.get(2).and_then(|p| p.ops.first()) {
+                Some(Op::Loop {
+                    count: LoopCount::Times(Dist::Const(n)),
+                    ..
+                }) => *n,
+                _ => 1,
+            };
+            Some(tool_output(kind, ns, loops))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
