@@ -366,7 +366,7 @@ pub fn tool_output(kind: &str, ns: u64, loops: u64) -> String {
             let us = ns / 1000;
             let loops = loops.max(1);
             let per = us as f64 / loops as f64;
-            let ops = if us > 0 { loops * 1_000_000 / us } else { 0 };
+            let ops = (loops * 1_000_000).checked_div(us).unwrap_or(0);
             format!("Total time: {t} [sec]\n\n{per:>14.6} usecs/op\n{ops:>14} ops/sec")
         }
     }
