@@ -252,12 +252,13 @@ pub fn pipe_spec(o: &PipeOpts) -> WorkloadSpec {
     ];
     let mut p = vec![Op::Mark { slot: 0 }];
     if o.threaded {
+        // Thread 0 is side A (reads first), thread 1 side B (writes first).
         p.push(Op::Fork {
-            prog: 1,
+            prog: 2,
             thread: true,
         });
         p.push(Op::Fork {
-            prog: 2,
+            prog: 1,
             thread: true,
         });
         p.push(Op::WaitChild);
