@@ -42,10 +42,24 @@ pub struct Scenario {
 }
 
 /// Workload kinds known to this build.
-pub const WORKLOAD_KINDS: &[(&str, &str)] = &[(
-    "tasks",
-    "generic task groups running behaviour programs written in the scenario",
-)];
+pub const WORKLOAD_KINDS: &[(&str, &str)] = &[
+    (
+        "tasks",
+        "generic task groups running behaviour programs written in the scenario",
+    ),
+    (
+        "hackbench",
+        "hackbench: groups of senders/receivers over sockets or pipes",
+    ),
+    (
+        "perf-messaging",
+        "perf bench sched messaging (hackbench structure)",
+    ),
+    (
+        "perf-pipe",
+        "perf bench sched pipe: two tasks ping-ponging over two pipes",
+    ),
+];
 
 /// Resolve `[machine]`: `preset = NAME` (or "host"), `file = PATH` (relative to the
 /// scenario), or `sysfs = DIR` (a sysfs snapshot).
@@ -180,6 +194,9 @@ impl Scenario {
             .to_string();
         let workload = match kind.as_str() {
             "tasks" => crate::workload::tasks::parse(&doc, &w, machine.nr_cpus())?,
+            k @ ("hackbench" | "perf-messaging" | "perf-pipe") => {
+                crate::workload::generators::hackbench::parse(k, &w)?
+            }
             k => {
                 return Err(w.err(
                     "kind",

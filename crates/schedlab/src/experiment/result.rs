@@ -44,6 +44,9 @@ pub struct WorkloadResult {
     pub stop_reason: StopReason,
     /// Every metric the programs recorded.
     pub metrics: BTreeMap<String, WorkloadMetric>,
+    /// The benchmark tool's own printed result (generator workloads only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_output: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -147,6 +150,13 @@ impl RunResult {
                 )
             })
             .collect();
+        let tool_output = metrics_time(&metrics).and_then(|ns| {
+            crate::workload::generators::hackbench::result_output(
+                &sc.workload_kind,
+                &sc.workload,
+                ns,
+            )
+        });
         RunResult {
             schema_version: super::SCHEMA_VERSION,
             scenario: sc.name.clone(),
@@ -181,6 +191,7 @@ impl RunResult {
                 kind: sc.workload_kind.clone(),
                 stop_reason: stop,
                 metrics,
+                tool_output,
             },
             tasks,
         }
@@ -290,6 +301,9 @@ impl RunResult {
         }
         if !self.workload.metrics.is_empty() {
             let _ = writeln!(s, "\nworkload `{}` metrics:", self.workload.kind);
+            if let Some(t) = &self.workload.tool_output {
+                let _ = writeln!(s, "{t}");
+            }
             for (name, m) in &self.workload.metrics {
                 if m.unit == "ns" {
                     let _ = writeln!(
@@ -309,4 +323,11 @@ impl RunResult {
         }
         s
     }
+}
+
+/// The generator's elapsed time (metric `time`, one sample), if recorded.
+fn metrics_time(m: &BTreeMap<String, WorkloadMetric>) -> Option<u64> {
+    m.get(crate::workload::generators::hackbench::TIME_METRIC)
+        .filter(|t| t.summary.count == 1)
+        .map(|t| t.summary.mean.round() as u64)
 }

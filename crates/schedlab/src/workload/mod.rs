@@ -9,6 +9,7 @@
 
 pub mod dist;
 pub mod exec;
+pub mod generators;
 pub mod ipc;
 pub mod program;
 pub mod tasks;

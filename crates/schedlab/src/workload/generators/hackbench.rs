@@ -1,0 +1,460 @@
+//! `hackbench`, `perf bench sched messaging` and `perf bench sched pipe`
+//! (`spec/workloads.md` §3.1–§3.3).
+//!
+//! **hackbench / perf-messaging.** The parent creates two channels of the data kind,
+//! `ready` and `wake`. For each of `G` groups it creates `F` receivers, then `F`
+//! senders (`fork` in process mode, `pthread_create` with `threads`/`thread`). Each
+//! child writes one byte to `ready` and then polls `wake`. The parent reads `2·F·G`
+//! bytes from `ready`, takes its start timestamp, writes one byte to `wake` (never
+//! consumed, so every poller sees it readable) and reaps every child; the elapsed
+//! time is the tool's result. A receiver reads `F·loops` messages of `datasize` bytes
+//! from its own channel; a sender does `loops` rounds writing one message to each of
+//! its group's `F` receiver channels. In process mode all senders of a group share
+//! the receiver's socket end: one channel per receiver.
+//!
+//! **perf-pipe.** Two pipes; worker 0 writes 4 bytes to pipe 0 and reads 4 bytes from
+//! pipe 1, worker 1 does the reverse, `loops` times. Process mode: the parent forks
+//! worker 1 and runs worker 0 itself, then `waitpid`s; threaded: the parent creates
+//! both workers as threads and joins them. Timed from before the task creation to
+//! after the wait; `usecs/op = time / loops`.
+//!
+//! Simplifications: the parent reads the `2·F·G` ready bytes as one `read` of that
+//! size (hackbench reads them one at a time); the unused socket ends each process
+//! closes are not modelled; the result is printed from simulated nanoseconds
+//! (`gettimeofday` has microsecond resolution).
+
+use crate::config::TableReader;
+use crate::error::InputError;
+use crate::workload::dist::Dist;
+use crate::workload::ipc::ChanKind;
+use crate::workload::program::{
+    ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec,
+};
+
+/// Options of hackbench / perf bench sched messaging.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessagingOpts {
+    pub groups: u32,
+    pub fds: u32,
+    pub loops: u32,
+    pub datasize: u32,
+    pub pipe: bool,
+    pub threads: bool,
+}
+
+impl MessagingOpts {
+    /// hackbench's defaults.
+    pub fn hackbench() -> Self {
+        MessagingOpts {
+            groups: 10,
+            fds: 20,
+            loops: 100,
+            datasize: 100,
+            pipe: false,
+            threads: false,
+        }
+    }
+}
+
+/// Options of perf bench sched pipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipeOpts {
+    pub loops: u32,
+    pub threaded: bool,
+}
+
+/// Name of the metric holding the tool's elapsed time (ns).
+pub const TIME_METRIC: &str = "time";
+
+fn c(k: u32, base: u32, count: u32) -> ObjRef {
+    ObjRef {
+        base,
+        count,
+        idx: IdxExpr::Const(k),
+    }
+}
+
+fn times(n: u64) -> LoopCount {
+    LoopCount::Times(Dist::Const(n))
+}
+
+fn parent_task(name: &str) -> TaskSpec {
+    TaskSpec {
+        name: name.into(),
+        prog: 0,
+        instance: 0,
+        cpus: None,
+        nice: 0,
+        policy: crate::sched::core::Policy::Normal,
+        start_ns: 0,
+        process: None,
+    }
+}
+
+/// The hackbench / perf-messaging workload. Programs: 0 = parent, then per group
+/// `g` a receiver (`1 + 2g`) and a sender (`2 + 2g`) program. Channels: `ready`
+/// (0), `wake` (1), `data[0..G·F]` (2..): receiver `j` of group `g` owns
+/// `data[g·F + j]`.
+pub fn messaging_spec(o: &MessagingOpts) -> WorkloadSpec {
+    let (g_n, f) = (o.groups, o.fds);
+    let kind = if o.pipe {
+        ChanKind::Pipe
+    } else {
+        ChanKind::UnixStream
+    };
+    let nr_data = g_n * f;
+    let mut spec = WorkloadSpec {
+        channels: vec![
+            ChanDecl {
+                name: "ready".into(),
+                kind,
+                count: 1,
+            },
+            ChanDecl {
+                name: "wake".into(),
+                kind,
+                count: 1,
+            },
+            ChanDecl {
+                name: "data".into(),
+                kind,
+                count: nr_data,
+            },
+        ],
+        ..WorkloadSpec::default()
+    };
+    let time = spec.metric(TIME_METRIC, "ns");
+    let ready = c(0, 0, 1);
+    let wake = c(0, 1, 1);
+    let children = 2 * f * g_n;
+    // Parent: create children, wait for all ready, mark, wake, reap, record.
+    let mut p = Vec::new();
+    for g in 0..g_n {
+        for _ in 0..f {
+            p.push(Op::Fork {
+                prog: 1 + 2 * g as usize,
+                thread: o.threads,
+            });
+        }
+        for _ in 0..f {
+            p.push(Op::Fork {
+                prog: 2 + 2 * g as usize,
+                thread: o.threads,
+            });
+        }
+    }
+    p.push(Op::Read {
+        ch: ready,
+        bytes: children,
+    });
+    p.push(Op::Mark { slot: 0 });
+    p.push(Op::Write { ch: wake, bytes: 1 });
+    let l = p.len();
+    p.push(Op::Loop {
+        count: times(children as u64),
+        end: l + 2,
+    });
+    p.push(Op::WaitChild);
+    p.push(Op::EndLoop { start: l });
+    p.push(Op::Record {
+        metric: time,
+        slot: 0,
+    });
+    p.push(Op::Exit);
+    spec.programs.push(Program {
+        name: "hackbench".into(),
+        ops: p,
+    });
+    for g in 0..g_n {
+        // Receiver j of group g is the parent's fork number g·2F + j; its channel is
+        // data[g·F + j] = (fork + (G−g)·F) mod G·F.
+        let own = ObjRef {
+            base: 2,
+            count: nr_data,
+            idx: IdxExpr::Instance {
+                div: 1,
+                add: (g_n - g) * f,
+            },
+        };
+        spec.programs.push(Program {
+            name: "receiver".into(),
+            ops: vec![
+                Op::Write {
+                    ch: ready,
+                    bytes: 1,
+                },
+                Op::Poll { ch: wake },
+                Op::Loop {
+                    count: times(f as u64 * o.loops as u64),
+                    end: 4,
+                },
+                Op::Read {
+                    ch: own,
+                    bytes: o.datasize,
+                },
+                Op::EndLoop { start: 2 },
+                Op::Exit,
+            ],
+        });
+        let mut s = vec![
+            Op::Write {
+                ch: ready,
+                bytes: 1,
+            },
+            Op::Poll { ch: wake },
+            Op::Loop {
+                count: times(o.loops as u64),
+                end: 3 + f as usize,
+            },
+        ];
+        for j in 0..f {
+            s.push(Op::Write {
+                ch: c(g * f + j, 2, nr_data),
+                bytes: o.datasize,
+            });
+        }
+        s.push(Op::EndLoop { start: 2 });
+        s.push(Op::Exit);
+        spec.programs.push(Program {
+            name: "sender".into(),
+            ops: s,
+        });
+    }
+    spec.tasks.push(parent_task("hackbench"));
+    spec
+}
+
+/// The perf bench sched pipe workload. Programs: 0 = parent, 1 = worker 0 (as a
+/// thread), 2 = worker 1. Channels: `pipe[0]`, `pipe[1]`.
+pub fn pipe_spec(o: &PipeOpts) -> WorkloadSpec {
+    let mut spec = WorkloadSpec {
+        channels: vec![ChanDecl {
+            name: "pipe".into(),
+            kind: ChanKind::Pipe,
+            count: 2,
+        }],
+        ..WorkloadSpec::default()
+    };
+    let time = spec.metric(TIME_METRIC, "ns");
+    let (p0, p1) = (c(0, 0, 2), c(1, 0, 2));
+    let n = times(o.loops as u64);
+    let w0 = [
+        Op::Loop { count: n, end: 3 },
+        Op::Write { ch: p0, bytes: 4 },
+        Op::Read { ch: p1, bytes: 4 },
+        Op::EndLoop { start: 0 },
+    ];
+    let w1 = [
+        Op::Loop { count: n, end: 3 },
+        Op::Read { ch: p0, bytes: 4 },
+        Op::Write { ch: p1, bytes: 4 },
+        Op::EndLoop { start: 0 },
+    ];
+    let mut p = vec![Op::Mark { slot: 0 }];
+    if o.threaded {
+        // Thread 0 is side A (reads first), thread 1 side B (writes first).
+        p.push(Op::Fork {
+            prog: 2,
+            thread: true,
+        });
+        p.push(Op::Fork {
+            prog: 1,
+            thread: true,
+        });
+        p.push(Op::WaitChild);
+        p.push(Op::WaitChild);
+    } else {
+        p.push(Op::Fork {
+            prog: 2,
+            thread: false,
+        });
+        // The loop indices of w0 shift by the ops before it.
+        let off = p.len();
+        for op in w0 {
+            p.push(match op {
+                Op::Loop { count, end } => Op::Loop {
+                    count,
+                    end: end + off,
+                },
+                Op::EndLoop { start } => Op::EndLoop { start: start + off },
+                o => o,
+            });
+        }
+        p.push(Op::WaitChild);
+    }
+    p.push(Op::Record {
+        metric: time,
+        slot: 0,
+    });
+    p.push(Op::Exit);
+    let mut w0v = w0.to_vec();
+    w0v.push(Op::Exit);
+    let mut w1v = w1.to_vec();
+    w1v.push(Op::Exit);
+    spec.programs = vec![
+        Program {
+            name: "sched-pipe".into(),
+            ops: p,
+        },
+        Program {
+            name: "worker0".into(),
+            ops: w0v,
+        },
+        Program {
+            name: "worker1".into(),
+            ops: w1v,
+        },
+    ];
+    spec.tasks.push(parent_task("sched-pipe"));
+    spec
+}
+
+fn pos(w: &TableReader<'_>, key: &'static str, def: u32) -> Result<u32, InputError> {
+    match w.int(key)? {
+        None => Ok(def),
+        Some(v) if v >= 1 && v <= u32::MAX as i64 => Ok(v as u32),
+        Some(v) => Err(w.err(
+            key,
+            format!("`{key}` must be a positive integer, found {v}"),
+        )),
+    }
+}
+
+/// Parse `[workload]` for kind `hackbench`, `perf-messaging` or `perf-pipe`.
+pub fn parse(kind: &str, w: &TableReader<'_>) -> Result<WorkloadSpec, InputError> {
+    match kind {
+        "hackbench" => {
+            let d = MessagingOpts::hackbench();
+            let o = MessagingOpts {
+                groups: pos(w, "groups", d.groups)?,
+                fds: pos(w, "fds", d.fds)?,
+                loops: pos(w, "loops", d.loops)?,
+                datasize: pos(w, "datasize", d.datasize)?,
+                pipe: w.bool("pipe")?.unwrap_or(false),
+                threads: w.bool("threads")?.unwrap_or(false),
+            };
+            Ok(messaging_spec(&o))
+        }
+        "perf-messaging" => {
+            let o = MessagingOpts {
+                groups: pos(w, "groups", 10)?,
+                fds: 20,
+                loops: pos(w, "loops", 100)?,
+                datasize: 100,
+                pipe: w.bool("pipe")?.unwrap_or(false),
+                threads: w.bool("thread")?.unwrap_or(false),
+            };
+            Ok(messaging_spec(&o))
+        }
+        _ => {
+            let o = PipeOpts {
+                loops: pos(w, "loops", 1_000_000)?,
+                threaded: w.bool("threaded")?.unwrap_or(false),
+            };
+            Ok(pipe_spec(&o))
+        }
+    }
+}
+
+/// The tool's printed result for elapsed time `ns` (`loops` is perf-pipe's count).
+pub fn tool_output(kind: &str, ns: u64, loops: u64) -> String {
+    let ms = ns / 1_000_000;
+    let t = format!("{}.{:03}", ms / 1000, ms % 1000);
+    match kind {
+        "hackbench" => format!("Time: {t}"),
+        "perf-messaging" => format!("Total time: {t} [sec]"),
+        _ => {
+            let us = ns / 1000;
+            let loops = loops.max(1);
+            let per = us as f64 / loops as f64;
+            let ops = (loops * 1_000_000).checked_div(us).unwrap_or(0);
+            format!("Total time: {t} [sec]\n\n{per:>14.6} usecs/op\n{ops:>14} ops/sec")
+        }
+    }
+}
+
+/// The tool output for a finished run of workload `kind` built from `spec`, given
+/// the recorded elapsed time `ns`; `None` for other kinds.
+pub fn result_output(kind: &str, spec: &WorkloadSpec, ns: u64) -> Option<String> {
+    match kind {
+        "hackbench" | "perf-messaging" => Some(tool_output(kind, ns, 0)),
+        "perf-pipe" => {
+            let loops = match spec.programs.get(2).and_then(|p| p.ops.first()) {
+                Some(Op::Loop {
+                    count: LoopCount::Times(Dist::Const(n)),
+                    ..
+                }) => *n,
+                _ => 1,
+            };
+            Some(tool_output(kind, ns, loops))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messaging_wiring() {
+        let o = MessagingOpts {
+            groups: 2,
+            fds: 3,
+            ..MessagingOpts::hackbench()
+        };
+        let s = messaging_spec(&o);
+        s.validate().unwrap();
+        assert_eq!(s.tasks.len(), 1);
+        let forks = s.programs[0]
+            .ops
+            .iter()
+            .filter(|o| matches!(o, Op::Fork { .. }))
+            .count();
+        assert_eq!(forks, 12);
+        assert_eq!(s.nr_channels(), 2 + 6);
+        // Receiver j of group g (fork number g*6 + j) owns data[g*3 + j].
+        for g in 0..2u32 {
+            let Op::Read { ch, .. } = s.programs[1 + 2 * g as usize].ops[3] else {
+                panic!("receiver read")
+            };
+            for j in 0..3 {
+                assert_eq!(ch.resolve(g * 6 + j), (2 + g * 3 + j) as usize);
+            }
+            let writes: Vec<usize> = s.programs[2 + 2 * g as usize]
+                .ops
+                .iter()
+                .filter_map(|o| match o {
+                    Op::Write { ch, bytes: 100 } => Some(ch.resolve(0)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                writes,
+                (0..3).map(|j| (2 + g * 3 + j) as usize).collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn pipe_valid() {
+        for threaded in [false, true] {
+            pipe_spec(&PipeOpts { loops: 5, threaded })
+                .validate()
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn output_format() {
+        assert_eq!(tool_output("hackbench", 1_234_567_890, 0), "Time: 1.234");
+        assert_eq!(
+            tool_output("perf-pipe", 2_000_000_000, 1_000_000)
+                .lines()
+                .nth(2)
+                .unwrap()
+                .trim(),
+            "2.000000 usecs/op"
+        );
+    }
+}
