@@ -299,7 +299,7 @@ fn real_main() -> Result<(), Failure> {
                 }
             }
             _ => {
-                for (k, d) in experiment::WORKLOAD_KINDS {
+                for (k, d) in experiment::workload_kinds() {
                     outln!("{k:<16} {d}");
                 }
             }

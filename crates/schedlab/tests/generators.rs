@@ -75,6 +75,10 @@ fn perf_tools_complete() {
             .unwrap()
             .starts_with("Total time: "));
     }
+    let r = run(&scenario("juno-r0", "kind = \"perf-pipe\"\nloops = 50\n").unwrap());
+    let per = r.workload.tool["usecs_per_op"];
+    let total = r.workload.tool["total_time_s"];
+    assert!((per - total * 1e6 / 50.0).abs() < 1.0, "{per} {total}");
     // perf-pipe: parent + one forked worker; threaded: parent + two threads.
     let r = run(&scenario("juno-r0", "kind = \"perf-pipe\"\nloops = 5\n").unwrap());
     assert_eq!(r.tasks.len(), 2);

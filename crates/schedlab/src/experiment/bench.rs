@@ -137,6 +137,7 @@ pub fn scenario(name: &str, machine: Machine, w: WorkloadSpec, duration_ms: f64)
         kernel_preset: k.name,
         features: k.features(),
         workload_kind: "tasks".into(),
+        tool: None,
         workload: w,
         duration_ns: Some((duration_ms * NSEC_PER_MSEC as f64) as u64),
         seed: 1,

@@ -20,9 +20,11 @@ use crate::sched::core::Kernel;
 use crate::sched::features::{Features, KernelPreset, Tunables};
 use crate::sched::topology::TopologyOpts;
 use crate::workload::exec::{Sim, SimError};
+use crate::workload::generators::{self, Tool};
 use crate::workload::ipc::ChanParams;
 use crate::workload::program::WorkloadSpec;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use result::{RunResult, SCHEMA_VERSION};
 
@@ -36,30 +38,22 @@ pub struct Scenario {
     pub tunables: Tunables,
     pub workload_kind: String,
     pub workload: WorkloadSpec,
+    /// The benchmark tool whose output a generator workload rebuilds.
+    pub tool: Option<Arc<dyn Tool>>,
     pub duration_ns: Option<u64>,
     pub seed: u64,
     pub runs: u32,
 }
 
-/// Workload kinds known to this build.
-pub const WORKLOAD_KINDS: &[(&str, &str)] = &[
-    (
+/// Workload kinds known to this build: `tasks` plus every generator.
+pub fn workload_kinds() -> Vec<(&'static str, &'static str)> {
+    let mut v = vec![(
         "tasks",
         "generic task groups running behaviour programs written in the scenario",
-    ),
-    (
-        "hackbench",
-        "hackbench: groups of senders/receivers over sockets or pipes",
-    ),
-    (
-        "perf-messaging",
-        "perf bench sched messaging (hackbench structure)",
-    ),
-    (
-        "perf-pipe",
-        "perf bench sched pipe: two tasks ping-ponging over two pipes",
-    ),
-];
+    )];
+    v.extend_from_slice(crate::workload::generators::GENERATORS);
+    v
+}
 
 /// Resolve `[machine]`: `preset = NAME` (or "host"), `file = PATH` (relative to the
 /// scenario), or `sysfs = DIR` (a sysfs snapshot).
@@ -192,16 +186,20 @@ impl Scenario {
             .str("kind")?
             .ok_or_else(|| w.err("kind", "`[workload]` needs `kind`"))?
             .to_string();
-        let workload = match kind.as_str() {
-            "tasks" => crate::workload::tasks::parse(&doc, &w, machine.nr_cpus())?,
-            k @ ("hackbench" | "perf-messaging" | "perf-pipe") => {
-                crate::workload::generators::hackbench::parse(k, &w)?
-            }
-            k => {
-                return Err(w.err(
-                    "kind",
-                    format!("unknown workload kind `{k}` (see `schedlab list workloads`)"),
-                ))
+        let (workload, tool) = if kind == "tasks" {
+            (
+                crate::workload::tasks::parse(&doc, &w, machine.nr_cpus())?,
+                None,
+            )
+        } else {
+            match generators::parse(&kind, &w, &machine)? {
+                Some(g) => (g.spec, Some(g.tool)),
+                None => {
+                    return Err(w.err(
+                        "kind",
+                        format!("unknown workload kind `{kind}` (see `schedlab list workloads`)"),
+                    ))
+                }
             }
         };
         w.finish()?;
@@ -226,6 +224,7 @@ impl Scenario {
         if let Some(s) = ov.seed {
             seed = s;
         }
+        let duration_ns = duration_ns.or(workload.duration_ns);
         root.finish()?;
         let name = doc
             .file
@@ -240,6 +239,7 @@ impl Scenario {
             tunables,
             workload_kind: kind,
             workload,
+            tool,
             duration_ns,
             seed,
             runs,

@@ -5,6 +5,7 @@ use crate::experiment::Scenario;
 use crate::metrics::{FuncStats, Observers, Summary};
 use crate::sched::{Func, SchedEvent};
 use crate::workload::exec::{Sim, StopReason};
+use crate::workload::generators::ToolInput;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -47,6 +48,9 @@ pub struct WorkloadResult {
     /// The benchmark tool's own printed result (generator workloads only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_output: Option<String>,
+    /// The numbers behind `tool_output`, by the tool's own names.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool: BTreeMap<String, f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -150,13 +154,17 @@ impl RunResult {
                 )
             })
             .collect();
-        let tool_output = metrics_time(&metrics).and_then(|ns| {
-            crate::workload::generators::hackbench::result_output(
-                &sc.workload_kind,
-                &sc.workload,
-                ns,
-            )
+        let report = sc.tool.as_ref().and_then(|t| {
+            t.report(&ToolInput {
+                metrics: &sc.workload.metrics,
+                hists: &sim.metrics.hists,
+                sim_time_ns: now,
+            })
         });
+        let (tool_output, tool) = match report {
+            Some(r) => (Some(r.text), r.values),
+            None => (None, BTreeMap::new()),
+        };
         RunResult {
             schema_version: super::SCHEMA_VERSION,
             scenario: sc.name.clone(),
@@ -192,6 +200,7 @@ impl RunResult {
                 stop_reason: stop,
                 metrics,
                 tool_output,
+                tool,
             },
             tasks,
         }
@@ -323,11 +332,4 @@ impl RunResult {
         }
         s
     }
-}
-
-/// The generator's elapsed time (metric `time`, one sample), if recorded.
-fn metrics_time(m: &BTreeMap<String, WorkloadMetric>) -> Option<u64> {
-    m.get(crate::workload::generators::hackbench::TIME_METRIC)
-        .filter(|t| t.summary.count == 1)
-        .map(|t| t.summary.mean.round() as u64)
 }

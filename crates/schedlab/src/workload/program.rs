@@ -189,6 +189,9 @@ pub struct WorkloadSpec {
     pub barriers: Vec<u32>,
     pub condvars: u32,
     pub metrics: Vec<MetricDecl>,
+    /// The tool's own time limit (e.g. sysbench `--time`, rt-app `global.duration`):
+    /// the run stops then unless the scenario's `[run] duration_ms` says otherwise.
+    pub duration_ns: Option<u64>,
 }
 
 impl WorkloadSpec {

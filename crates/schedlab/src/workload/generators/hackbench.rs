@@ -23,6 +23,7 @@
 //! closes are not modelled; the result is printed from simulated nanoseconds
 //! (`gettimeofday` has microsecond resolution).
 
+use super::{pos, secs_ms, Generated, Tool, ToolInput, ToolResult};
 use crate::config::TableReader;
 use crate::error::InputError;
 use crate::workload::dist::Dist;
@@ -30,6 +31,8 @@ use crate::workload::ipc::ChanKind;
 use crate::workload::program::{
     ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec,
 };
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Options of hackbench / perf bench sched messaging.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -309,20 +312,9 @@ pub fn pipe_spec(o: &PipeOpts) -> WorkloadSpec {
     spec
 }
 
-fn pos(w: &TableReader<'_>, key: &'static str, def: u32) -> Result<u32, InputError> {
-    match w.int(key)? {
-        None => Ok(def),
-        Some(v) if v >= 1 && v <= u32::MAX as i64 => Ok(v as u32),
-        Some(v) => Err(w.err(
-            key,
-            format!("`{key}` must be a positive integer, found {v}"),
-        )),
-    }
-}
-
 /// Parse `[workload]` for kind `hackbench`, `perf-messaging` or `perf-pipe`.
-pub fn parse(kind: &str, w: &TableReader<'_>) -> Result<WorkloadSpec, InputError> {
-    match kind {
+pub fn parse(kind: &str, w: &TableReader<'_>) -> Result<Generated, InputError> {
+    let (spec, tool) = match kind {
         "hackbench" => {
             let d = MessagingOpts::hackbench();
             let o = MessagingOpts {
@@ -333,7 +325,7 @@ pub fn parse(kind: &str, w: &TableReader<'_>) -> Result<WorkloadSpec, InputError
                 pipe: w.bool("pipe")?.unwrap_or(false),
                 threads: w.bool("threads")?.unwrap_or(false),
             };
-            Ok(messaging_spec(&o))
+            (messaging_spec(&o), HackbenchTool::Hackbench)
         }
         "perf-messaging" => {
             let o = MessagingOpts {
@@ -344,51 +336,65 @@ pub fn parse(kind: &str, w: &TableReader<'_>) -> Result<WorkloadSpec, InputError
                 pipe: w.bool("pipe")?.unwrap_or(false),
                 threads: w.bool("thread")?.unwrap_or(false),
             };
-            Ok(messaging_spec(&o))
+            (messaging_spec(&o), HackbenchTool::PerfMessaging)
         }
         _ => {
             let o = PipeOpts {
                 loops: pos(w, "loops", 1_000_000)?,
                 threaded: w.bool("threaded")?.unwrap_or(false),
             };
-            Ok(pipe_spec(&o))
+            (pipe_spec(&o), HackbenchTool::PerfPipe { loops: o.loops })
         }
+    };
+    Ok(Generated {
+        spec,
+        tool: Arc::new(tool),
+    })
+}
+
+/// How hackbench, perf bench sched messaging and perf bench sched pipe print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HackbenchTool {
+    Hackbench,
+    PerfMessaging,
+    PerfPipe { loops: u32 },
+}
+
+impl HackbenchTool {
+    /// The tool's printed result and its numbers for elapsed time `ns`.
+    pub fn result(&self, ns: u64) -> ToolResult {
+        let t = secs_ms(ns);
+        let secs = ns as f64 / 1e9;
+        let mut values = BTreeMap::new();
+        let text = match *self {
+            HackbenchTool::Hackbench => {
+                values.insert("time_s".to_string(), secs);
+                format!("Time: {t}")
+            }
+            HackbenchTool::PerfMessaging => {
+                values.insert("total_time_s".to_string(), secs);
+                format!("Total time: {t} [sec]")
+            }
+            HackbenchTool::PerfPipe { loops } => {
+                let us = ns / 1000;
+                let loops = u64::from(loops.max(1));
+                let per = us as f64 / loops as f64;
+                let ops = (loops * 1_000_000).checked_div(us).unwrap_or(0);
+                values.insert("total_time_s".to_string(), secs);
+                values.insert("usecs_per_op".to_string(), per);
+                values.insert("ops_per_sec".to_string(), ops as f64);
+                format!("Total time: {t} [sec]\n\n{per:>14.6} usecs/op\n{ops:>14} ops/sec")
+            }
+        };
+        ToolResult { text, values }
     }
 }
 
-/// The tool's printed result for elapsed time `ns` (`loops` is perf-pipe's count).
-pub fn tool_output(kind: &str, ns: u64, loops: u64) -> String {
-    let ms = ns / 1_000_000;
-    let t = format!("{}.{:03}", ms / 1000, ms % 1000);
-    match kind {
-        "hackbench" => format!("Time: {t}"),
-        "perf-messaging" => format!("Total time: {t} [sec]"),
-        _ => {
-            let us = ns / 1000;
-            let loops = loops.max(1);
-            let per = us as f64 / loops as f64;
-            let ops = (loops * 1_000_000).checked_div(us).unwrap_or(0);
-            format!("Total time: {t} [sec]\n\n{per:>14.6} usecs/op\n{ops:>14} ops/sec")
-        }
-    }
-}
-
-/// The tool output for a finished run of workload `kind` built from `spec`, given
-/// the recorded elapsed time `ns`; `None` for other kinds.
-pub fn result_output(kind: &str, spec: &WorkloadSpec, ns: u64) -> Option<String> {
-    match kind {
-        "hackbench" | "perf-messaging" => Some(tool_output(kind, ns, 0)),
-        "perf-pipe" => {
-            let loops = match spec.programs.get(2).and_then(|p| p.ops.first()) {
-                Some(Op::Loop {
-                    count: LoopCount::Times(Dist::Const(n)),
-                    ..
-                }) => *n,
-                _ => 1,
-            };
-            Some(tool_output(kind, ns, loops))
-        }
-        _ => None,
+impl Tool for HackbenchTool {
+    /// Printed once the parent has reaped every child (one `time` sample).
+    fn report(&self, input: &ToolInput<'_>) -> Option<ToolResult> {
+        let h = input.hist(TIME_METRIC).filter(|h| h.count() == 1)?;
+        Some(self.result(h.mean().round() as u64))
     }
 }
 
@@ -447,13 +453,14 @@ mod tests {
 
     #[test]
     fn output_format() {
-        assert_eq!(tool_output("hackbench", 1_234_567_890, 0), "Time: 1.234");
         assert_eq!(
-            tool_output("perf-pipe", 2_000_000_000, 1_000_000)
-                .lines()
-                .nth(2)
-                .unwrap()
-                .trim(),
+            HackbenchTool::Hackbench.result(1_234_567_890).text,
+            "Time: 1.234"
+        );
+        let pipe = HackbenchTool::PerfPipe { loops: 1_000_000 }.result(2_000_000_000);
+        assert_eq!(pipe.values["ops_per_sec"], 500_000.0);
+        assert_eq!(
+            pipe.text.lines().nth(2).unwrap().trim(),
             "2.000000 usecs/op"
         );
     }

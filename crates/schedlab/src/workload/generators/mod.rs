@@ -2,13 +2,112 @@
 //! behaviour programs (`spec/workloads.md` §3).
 //!
 //! A generator reads the tool's options from `[workload]` (long option names, dashes
-//! turned into underscores) and emits a [`WorkloadSpec`](crate::workload::program::WorkloadSpec)
-//! whose programs follow the tool's own code path: who creates which file
-//! descriptors, who forks whom, who waits for whom, and where the tool takes its
-//! timestamps. The tool's printed result is rebuilt from the recorded metric by
-//! [`hackbench::tool_output`].
+//! turned into underscores) and emits a [`WorkloadSpec`] whose programs follow the
+//! tool's own code path: who creates which file descriptors, who forks whom, who
+//! waits for whom, and where the tool takes its timestamps. The programs record the
+//! tool's raw measurements as workload metrics; the generator's [`Tool`] turns them
+//! back into the tool's printed result (and the numbers behind it, which go into the
+//! result JSON under `workload.tool`), so a simulated number can sit beside a real one.
 //!
-//! [`hackbench`] covers `hackbench`, `perf bench sched messaging` (the same program)
-//! and `perf bench sched pipe`.
+//! Every generator registers here: its kind name and one-line description in
+//! [`GENERATORS`] and its parser in [`parse`].
 
 pub mod hackbench;
+
+use crate::config::TableReader;
+use crate::error::InputError;
+use crate::machine::Machine;
+use crate::metrics::LatencyHist;
+use crate::workload::program::{MetricDecl, WorkloadSpec};
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+/// Generator kinds known to this build, with a one-line description each.
+pub const GENERATORS: &[(&str, &str)] = &[
+    (
+        "hackbench",
+        "hackbench: groups of senders/receivers over sockets or pipes",
+    ),
+    (
+        "perf-messaging",
+        "perf bench sched messaging (hackbench structure)",
+    ),
+    (
+        "perf-pipe",
+        "perf bench sched pipe: two tasks ping-ponging over two pipes",
+    ),
+];
+
+/// What a finished run hands to a tool's report.
+#[derive(Clone, Copy, Debug)]
+pub struct ToolInput<'a> {
+    /// The workload's declared metrics, index-aligned with `hists`.
+    pub metrics: &'a [MetricDecl],
+    pub hists: &'a [LatencyHist],
+    /// Simulated time at the end of the run (ns).
+    pub sim_time_ns: u64,
+}
+
+impl<'a> ToolInput<'a> {
+    /// The histogram of metric `name`, if declared.
+    pub fn hist(&self, name: &str) -> Option<&'a LatencyHist> {
+        self.metrics
+            .iter()
+            .position(|m| m.name == name)
+            .map(|i| &self.hists[i])
+    }
+}
+
+/// A tool's result: its printed lines and the numbers behind them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolResult {
+    pub text: String,
+    pub values: BTreeMap<String, f64>,
+}
+
+/// How a benchmark tool reports: rebuilds the tool's output from the metrics its
+/// programs recorded. `None` when the run ended before the tool would have printed
+/// (e.g. a fixed-work tool stopped by the scenario's duration).
+pub trait Tool: Debug + Send + Sync {
+    fn report(&self, input: &ToolInput<'_>) -> Option<ToolResult>;
+}
+
+/// A generated workload and its tool.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    pub spec: WorkloadSpec,
+    pub tool: Arc<dyn Tool>,
+}
+
+/// Parse `[workload]` of generator kind `kind` on machine `m`; `Ok(None)` when
+/// `kind` is not a generator.
+pub fn parse(
+    kind: &str,
+    w: &TableReader<'_>,
+    m: &Machine,
+) -> Result<Option<Generated>, InputError> {
+    let _ = m;
+    Ok(Some(match kind {
+        "hackbench" | "perf-messaging" | "perf-pipe" => hackbench::parse(kind, w)?,
+        _ => return Ok(None),
+    }))
+}
+
+/// Read a positive integer option `key` (default `def`).
+pub fn pos(w: &TableReader<'_>, key: &'static str, def: u32) -> Result<u32, InputError> {
+    match w.int(key)? {
+        None => Ok(def),
+        Some(v) if v >= 1 && v <= u32::MAX as i64 => Ok(v as u32),
+        Some(v) => Err(w.err(
+            key,
+            format!("`{key}` must be a positive integer, found {v}"),
+        )),
+    }
+}
+
+/// `ns` as the `S.mmm` seconds most tools print (truncated to milliseconds).
+pub fn secs_ms(ns: u64) -> String {
+    let ms = ns / 1_000_000;
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
