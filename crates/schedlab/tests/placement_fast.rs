@@ -110,6 +110,7 @@ fn select_idle_core_counts_siblings_outside_the_affinity() {
     // Without the hint the scan does not run.
     busy(&mut k, 7);
     k.rqs[7].nr_running = 0;
+    k.sync_idle_bits(7);
     let (cpu, pr) = k.select_idle_core(p, sd, 2, 0);
     assert_eq!((cpu, pr.probed), (None, 0));
 }
@@ -122,6 +123,7 @@ fn idle_core_hint_set_when_a_cpu_goes_idle_with_idle_siblings() {
     k.update_idle_core(0);
     assert!(!k.test_idle_cores(0, true), "sibling 1 busy: no hint");
     k.rqs[1].nr_running = 0;
+    k.sync_idle_bits(1);
     k.update_idle_core(0);
     assert!(k.test_idle_cores(0, false), "all siblings idle: hint set");
     // The hint is per LLC: every CPU of the LLC sees it.

@@ -105,6 +105,7 @@ fn wakeup_stats_exclude_the_task_and_keep_the_avg_load_quirk() {
     k.rqs[2].nr_running = 2;
     k.rqs[2].cfs.h_nr_running = 2;
     k.rqs[2].cfs.avg.load_avg = 1000;
+    k.sync_idle_bits(2);
     let mut pr = Probes::default();
     let s = k.update_sg_wakeup_stats(d, g[1], p, 0, &mut pr);
     // task_h_load = 300 × 1000 / 1001 = 299; group load = 1000 - 299 = 701.
@@ -120,6 +121,7 @@ fn wakeup_stats_exclude_the_task_and_keep_the_avg_load_quirk() {
         k.rqs[c].cfs.h_nr_running = 2;
         k.rqs[c].cfs.avg.load_avg = 2048;
         k.rqs[c].cfs.avg.util_avg = 1024;
+        k.sync_idle_bits(c);
     }
     let s = k.update_sg_wakeup_stats(d, g[2], p, 0, &mut pr);
     assert_eq!(s.group_type, GroupType::Overloaded);
@@ -134,8 +136,10 @@ fn wakeup_stats_exclude_the_task_and_keep_the_avg_load_quirk() {
     // idle_cpu_without: curr must be idle or p, and no pending wakeups.
     assert!(k.idle_cpu_without(3, p));
     k.rqs[3].curr = Some(p);
+    k.sync_idle_bits(3);
     assert!(k.idle_cpu_without(3, p));
     k.rqs[3].curr = Some(n);
+    k.sync_idle_bits(3);
     assert!(!k.idle_cpu_without(3, p));
 }
 

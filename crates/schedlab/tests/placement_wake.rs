@@ -21,6 +21,7 @@ fn waker(k: &mut Kernel<Rec>, cpu: usize) -> Pid {
     k.tasks[w as usize].cpu = cpu;
     k.rqs[cpu].curr = Some(w);
     k.rqs[cpu].nr_running = 1;
+    k.sync_idle_bits(cpu);
     w
 }
 
@@ -126,6 +127,7 @@ fn wake_affine_idle_rules() {
     busy(&mut k, 0);
     assert_eq!(k.wake_affine_idle(0, 5, true, &mut pr), Some(0));
     k.rqs[0].nr_running = 2;
+    k.sync_idle_bits(0);
     assert_eq!(k.wake_affine_idle(0, 5, true, &mut pr), None);
 }
 

@@ -245,6 +245,12 @@ pub struct Kernel<O> {
     pub(crate) core_cpus: Vec<CpuMask>,
     /// By LLC id: the CPUs of that LLC (the probe relation `Llc` and closer).
     pub(crate) llc_cpus: Vec<CpuMask>,
+    /// CPUs for which [`Kernel::idle_cpu`] holds, kept in step with the runqueue
+    /// fields it reads ([`Kernel::sync_idle_bits`]), so the idle scans test a word
+    /// of CPUs at a time instead of reading each runqueue.
+    idle_cpus: CpuMask,
+    /// CPUs for which [`Kernel::idle_or_sched_idle`] holds.
+    sis_idle_cpus: CpuMask,
 }
 
 fn jiffies(now: SimTime, tick: u64) -> u64 {
@@ -350,7 +356,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             cpu_ids,
             core_cpus,
             llc_cpus,
+            idle_cpus: CpuMask::new(),
+            sis_idle_cpus: CpuMask::new(),
         };
+        for cpu in 0..k.m.nr_cpus() {
+            k.sync_idle_bits(cpu);
+        }
         // At the start every CPU sits in the idle loop, in the state the governor
         // picks with no history (the deepest one when no timer is pending).
         for cpu in 0..k.m.nr_cpus() {
@@ -384,6 +395,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `idle_cpu`: running the idle task, nothing queued, no pending wakeups.
     #[inline]
     pub fn idle_cpu(&self, cpu: usize) -> bool {
+        debug_assert_eq!(
+            self.idle_cpus.test(cpu),
+            self.idle_cpu_rq(cpu),
+            "idle mask out of step for CPU {cpu} (a runqueue field written without sync_idle_bits?)"
+        );
+        self.idle_cpus.test(cpu)
+    }
+
+    /// `idle_cpu` read from the runqueue itself.
+    #[inline]
+    fn idle_cpu_rq(&self, cpu: usize) -> bool {
         let rq = &self.rqs[cpu];
         rq.curr.is_none() && rq.nr_running == 0 && rq.wake_list.is_empty()
     }
@@ -391,12 +413,52 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `available_idle_cpu(cpu) || sched_idle_cpu(cpu)`, the fast path's test.
     #[inline]
     pub fn idle_or_sched_idle(&self, cpu: usize) -> bool {
+        debug_assert_eq!(
+            self.sis_idle_cpus.test(cpu),
+            self.idle_or_sched_idle_rq(cpu),
+            "idle mask out of step for CPU {cpu} (a runqueue field written without sync_idle_bits?)"
+        );
+        self.sis_idle_cpus.test(cpu)
+    }
+
+    #[inline]
+    fn idle_or_sched_idle_rq(&self, cpu: usize) -> bool {
         let rq = &self.rqs[cpu];
         if rq.nr_running == 0 {
             rq.curr.is_none() && rq.wake_list.is_empty()
         } else {
             rq.nr_running == rq.cfs.idle_h_nr_running
         }
+    }
+
+    /// Bring `cpu`'s bits in the idle masks in step with its runqueue (`curr`,
+    /// `nr_running`, `cfs.idle_h_nr_running`, `wake_list`). Called wherever those
+    /// change; code (or a test) that writes them directly must call it too — debug
+    /// builds check every read against the runqueue.
+    #[inline]
+    pub fn sync_idle_bits(&mut self, cpu: usize) {
+        if self.idle_cpu_rq(cpu) {
+            self.idle_cpus.set(cpu);
+        } else {
+            self.idle_cpus.clear(cpu);
+        }
+        if self.idle_or_sched_idle_rq(cpu) {
+            self.sis_idle_cpus.set(cpu);
+        } else {
+            self.sis_idle_cpus.clear(cpu);
+        }
+    }
+
+    /// CPUs that are `idle_cpu`.
+    #[inline]
+    pub(crate) fn idle_mask(&self) -> &CpuMask {
+        &self.idle_cpus
+    }
+
+    /// CPUs that are `available_idle_cpu || sched_idle_cpu`.
+    #[inline]
+    pub(crate) fn sis_idle_mask(&self) -> &CpuMask {
+        &self.sis_idle_cpus
     }
 
     /// The ids of `cpu` in [`Kernel::core_cpus`] and [`Kernel::llc_cpus`].
@@ -615,6 +677,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let rq = &mut self.rqs[cpu];
             let first = rq.wake_list.is_empty();
             rq.wake_list.push((pid, wake_flags));
+            self.sync_idle_bits(cpu);
             self.tasks[pid as usize].wake_pending = true;
             if first {
                 let lat = self.m.cost.ipi_latency_ns;
@@ -668,6 +731,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `sched_ttwu_pending`: the wakeup IPI arrived on `cpu`.
     fn ttwu_pending(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let mut list = std::mem::take(&mut self.rqs[cpu].wake_list);
+        self.sync_idle_bits(cpu);
         for &(pid, flags) in &list {
             self.tasks[pid as usize].wake_pending = false;
             self.ttwu_do_activate(cpu, pid, flags, cpu, q);
@@ -676,6 +740,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.rqs[cpu].wake_list.is_empty() {
             self.rqs[cpu].wake_list = list;
         }
+        self.sync_idle_bits(cpu);
     }
 
     /// `check_preempt_curr`: the idle task is always preempted; otherwise the fair
@@ -858,6 +923,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         });
         let was_busy = prev.is_some();
         self.rqs[cpu].curr = next;
+        self.sync_idle_bits(cpu);
         let core = self.m.cpus[cpu].core;
         match (was_busy, next.is_some()) {
             (false, true) => self.core_busy[core] += 1,

@@ -37,12 +37,14 @@ pub fn kernel_with(m: Machine, feat: Features) -> Kernel<Rec> {
 /// Make `cpu` busy: one runnable (non-idle-policy) task counted on it.
 pub fn busy(k: &mut Kernel<Rec>, cpu: usize) {
     k.rqs[cpu].nr_running = 1;
+    k.sync_idle_bits(cpu);
 }
 
 /// Make `cpu` run only SCHED_IDLE tasks.
 pub fn sched_idle(k: &mut Kernel<Rec>, cpu: usize) {
     k.rqs[cpu].nr_running = 1;
     k.rqs[cpu].cfs.idle_h_nr_running = 1;
+    k.sync_idle_bits(cpu);
 }
 
 /// A sleeping task last run on `prev`, allowed on `allowed`.

@@ -100,11 +100,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if !self.sched_smt_present() || self.test_idle_cores(cpu, true) {
             return;
         }
+        let idle = self.idle_mask();
         let all_idle = self
             .m
             .smt_mask(cpu)
             .iter()
-            .all(|s| s == cpu || self.available_idle_cpu(s));
+            .all(|s| s == cpu || idle.test(s));
         if all_idle {
             self.set_idle_cores(cpu, true);
         }
@@ -320,21 +321,24 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// (exhausted) when it reaches 0; probe the CPU; stop at the first CPU that is
     /// idle or SCHED_IDLE-only.
     ///
-    /// The CPUs probed in one word are gathered in a bit set and charged at once:
-    /// their probe costs are summed by relation to `this_cpu` with three popcounts
-    /// (same core → smt, same LLC → llc, else remote), the same total as one
-    /// [`Kernel::probe`] per CPU. Debug builds check every scan against
-    /// [`Kernel::scan_idle_cpu_ref`], the per-CPU loop.
+    /// Within one word the walk needs no per-CPU step: the idle test is the
+    /// word of [`Kernel::sis_idle_mask`], the CPUs probed are those up to the first
+    /// idle one (or the first `nr − 1` left in the budget), and their probe costs
+    /// are summed by relation to `this_cpu` with three popcounts (same core → smt,
+    /// same LLC → llc, else remote), the same total as one [`Kernel::probe`] per
+    /// CPU. Debug builds check every scan against [`Kernel::scan_idle_cpu_ref`],
+    /// the per-CPU loop.
     fn scan_idle_cpu(
         &self,
         cpus: &CpuMask,
         target: usize,
         this_cpu: usize,
-        mut nr: i64,
+        nr: i64,
         pr: &mut Probes,
     ) -> ScanEnd {
         let [core, llc] = self.cpu_ids(this_cpu);
         let (smt_m, llc_m) = (&self.core_cpus[core as usize], &self.llc_cpus[llc as usize]);
+        let idle_m = self.sis_idle_mask();
         let charge = |pr: &mut Probes, w: usize, set: u64| {
             let smt = set & smt_m.word(w);
             let near = set & llc_m.word(w) & !smt;
@@ -345,6 +349,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 + near.count_ones() as u64 * c.probe_llc
                 + far.count_ones() as u64 * c.probe_remote;
         };
+        // CPUs that may still be probed before `nr` reaches 0 (an `nr` that starts
+        // at 0 or below never reaches 0 counting down: no bound).
+        let mut budget: u64 = if nr >= 1 { (nr - 1) as u64 } else { u64::MAX };
         let (tw, tb) = (target >> 6, target & 63);
         let n = cpus.nr_words();
         // Wrap order as (word, bits kept) chunks: from target up, then below target.
@@ -355,25 +362,33 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             if bits == 0 {
                 continue;
             }
-            // Walk the word's CPUs in order, collecting the probed ones in `probed`.
-            let mut rest = bits;
-            let mut probed = 0u64;
-            while rest != 0 {
-                nr -= 1;
-                if nr == 0 {
-                    charge(pr, w, probed);
-                    return ScanEnd::Exhausted;
+            let idle = bits & idle_m.word(w);
+            // The CPUs this word would have probed had the budget no end: up to and
+            // including the first idle one, or all of them.
+            let upto = if idle != 0 {
+                let low = idle & idle.wrapping_neg();
+                bits & (low | (low - 1))
+            } else {
+                bits
+            };
+            let k = upto.count_ones() as u64;
+            if k > budget {
+                // The budget runs out inside this word: the first `budget` CPUs.
+                let mut probed = 0u64;
+                let mut rest = bits;
+                for _ in 0..budget {
+                    let low = rest & rest.wrapping_neg();
+                    probed |= low;
+                    rest ^= low;
                 }
-                let low = rest & rest.wrapping_neg();
-                probed |= low;
-                rest ^= low;
-                let c = (w << 6) + low.trailing_zeros() as usize;
-                if self.idle_or_sched_idle(c) {
-                    charge(pr, w, probed);
-                    return ScanEnd::Found(c);
-                }
+                charge(pr, w, probed);
+                return ScanEnd::Exhausted;
             }
-            charge(pr, w, probed);
+            charge(pr, w, upto);
+            if idle != 0 {
+                return ScanEnd::Found((w << 6) + idle.trailing_zeros() as usize);
+            }
+            budget -= k;
         }
         ScanEnd::Done
     }

@@ -226,6 +226,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.cfs.idle_h_nr_running += 1;
         }
         rq.nr_running += 1;
+        self.sync_idle_bits(cpu);
         self.tasks[pid as usize].se.on_rq = true;
         self.lb_enqueued(cpu, pid, flags & ENQUEUE_WAKEUP != 0);
     }
@@ -253,6 +254,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.cfs.idle_h_nr_running -= 1;
         }
         rq.nr_running -= 1;
+        self.sync_idle_bits(cpu);
         self.tasks[pid as usize].se.on_rq = false;
         self.lb_dequeued(cpu, pid);
         if flags & DEQUEUE_SLEEP == 0 {
