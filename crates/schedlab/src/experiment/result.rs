@@ -293,19 +293,26 @@ impl RunResult {
             .collect();
         let _ = writeln!(s, "placement reasons: {}", reasons.join(" "));
         if !self.metrics.functions.is_empty() {
-            let _ = writeln!(
+            let skips = self.metrics.functions.values().any(|f| f.cpus_skipped > 0);
+            let _ = write!(
                 s,
                 "\n{:<22} {:>10} {:>16} {:>20}",
                 "function", "calls", "CPUs probed/call", "charged ns/call"
             );
+            let _ = writeln!(s, "{}", if skips { "   CPUs skipped/call" } else { "" });
             for (name, f) in &self.metrics.functions {
                 let (pm, ps) = f.probed_mean_std();
                 let (cm, cs) = f.cost_mean_std();
-                let _ = writeln!(
+                let _ = write!(
                     s,
                     "{:<22} {:>10} {:>8.2} ± {:<6.2} {:>10.1} ± {:<8.1}",
                     name, f.calls, pm, ps, cm, cs
                 );
+                if skips {
+                    let per = f.cpus_skipped as f64 / f.calls.max(1) as f64;
+                    let _ = write!(s, " {per:>12.2}");
+                }
+                let _ = writeln!(s);
             }
         }
         if !self.workload.metrics.is_empty() {

@@ -97,11 +97,19 @@ pub struct Summary {
     pub max: u64,
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 /// Calls, probes and charged cost of one instrumented function.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct FuncStats {
     pub calls: u64,
     pub cpus_probed: u64,
+    /// CPUs not probed because an earlier scan of the same wakeup saw them busy
+    /// (`IDLE_CPU_MASK`, seed 000).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cpus_skipped: u64,
     pub cost_ns: u64,
     #[serde(skip)]
     pub probed_sq: u128,
@@ -292,10 +300,12 @@ impl Observer<SchedEvent> for Collector {
                 func,
                 probed,
                 cost_ns,
+                skipped,
                 ..
             } => {
                 let f = &mut self.functions[func as usize];
                 f.calls += 1;
+                f.cpus_skipped += skipped as u64;
                 f.cpus_probed += probed as u64;
                 f.cost_ns += cost_ns;
                 f.probed_sq += (probed as u128) * (probed as u128);
@@ -413,6 +423,7 @@ mod tests {
                     cpu: 0,
                     probed: p,
                     cost_ns: ns,
+                    skipped: 0,
                 },
             );
         }

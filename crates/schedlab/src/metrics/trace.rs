@@ -111,13 +111,16 @@ impl Observer<SchedEvent> for DecisionTrace {
                 cpu,
                 probed,
                 cost_ns,
-            } => {
-                writeln!(
-                    t,
-                    "{now} func {} cpu={cpu} probed={probed} cost_ns={cost_ns}",
-                    func.name()
-                )
-            }
+                skipped,
+            } => write!(
+                t,
+                "{now} func {} cpu={cpu} probed={probed} cost_ns={cost_ns}",
+                func.name()
+            )
+            .and_then(|()| match skipped {
+                0 => writeln!(t),
+                n => writeln!(t, " skipped={n}"),
+            }),
         };
         self.lines += 1;
     }

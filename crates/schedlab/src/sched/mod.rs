@@ -151,5 +151,8 @@ pub enum SchedEvent {
         cpu: usize,
         probed: u32,
         cost_ns: u64,
+        /// CPUs the call did not have to probe because an earlier scan of the same
+        /// wakeup had seen them busy (seed 000, `IDLE_CPU_MASK`).
+        skipped: u32,
     },
 }

@@ -156,12 +156,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let Some(sd) = self.topo.sd_llc[target] else {
             return (target, reason::AFFINE_FALLBACK);
         };
-        let (i, p) = self.select_idle_core(pid, sd, target, this_cpu);
+        let (i, p, seen) = self.select_idle_core_mask(pid, sd, target, this_cpu);
         pr.add(p);
         if let Some(i) = i {
             return (i, reason::IDLE_CORE);
         }
-        let (i, p) = self.select_idle_cpu(pid, sd, target, this_cpu);
+        let (i, p) = self.select_idle_cpu_in(pid, sd, target, this_cpu, seen.as_ref());
         pr.add(p);
         if let Some(i) = i {
             return (i, reason::IDLE_CPU);
@@ -187,12 +187,29 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         target: usize,
         this_cpu: usize,
     ) -> (Option<usize>, Probes) {
+        let (found, pr, _) = self.select_idle_core_mask(pid, sd, target, this_cpu);
+        (found, pr)
+    }
+
+    /// [`Kernel::select_idle_core`], also returning, with `IDLE_CPU_MASK` (seed
+    /// 000) and after a fruitless scan, the scan's mask: `span(sd) ∩ p.allowed`
+    /// without every CPU it found not `available_idle`, for `select_idle_cpu`.
+    fn select_idle_core_mask(
+        &mut self,
+        pid: Pid,
+        sd: usize,
+        target: usize,
+        this_cpu: usize,
+    ) -> (Option<usize>, Probes, Option<CpuMask>) {
         let mut pr = Probes::default();
         if !self.sched_smt_present() || !self.test_idle_cores(target, false) {
             self.emit_func(Func::SelectIdleCore, this_cpu, pr);
-            return (None, pr);
+            return (None, pr, None);
         }
         let mut cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
+        // Seed 000: the per-CPU `select_idle_mask`, which outlives the core scan.
+        let keep_mask = self.feat.has(SchedFeat::IDLE_CPU_MASK);
+        let mut not_busy = cpus;
         // `for_each_cpu_wrap` reads the live mask, from which each visited core's
         // siblings are cleared. Bits are only ever removed, so walking a snapshot in
         // the same order and skipping CPUs no longer in the live mask visits exactly
@@ -209,6 +226,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.probe(&mut pr, this_cpu, s);
                 if !self.available_idle_cpu(s) {
                     idle = false;
+                    not_busy.clear(s);
                 }
             }
             if idle {
@@ -220,7 +238,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             self.set_idle_cores(target, false);
         }
         self.emit_func(Func::SelectIdleCore, this_cpu, pr);
-        (found, pr)
+        let seen = (keep_mask && found.is_none()).then_some(not_busy);
+        (found, pr, seen)
     }
 
     /// `select_idle_cpu(p, sd, target)` (kernel/sched/fair.c, v5.6): a scan of
@@ -233,6 +252,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         sd: usize,
         target: usize,
         this_cpu: usize,
+    ) -> (Option<usize>, Probes) {
+        self.select_idle_cpu_in(pid, sd, target, this_cpu, None)
+    }
+
+    /// [`Kernel::select_idle_cpu`] over `seen` when the core scan left one
+    /// (`IDLE_CPU_MASK`), else over `span(sd) ∩ p.allowed`. The CPUs left out are
+    /// never visited, so they cost neither a probe nor a unit of the `nr` budget;
+    /// they are counted as skipped.
+    fn select_idle_cpu_in(
+        &mut self,
+        pid: Pid,
+        sd: usize,
+        target: usize,
+        this_cpu: usize,
+        seen: Option<&CpuMask>,
     ) -> (Option<usize>, Probes) {
         let mut pr = Probes::default();
         let Some(this_sd) = self.topo.sd_llc[this_cpu] else {
@@ -250,11 +284,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let span_avg = self.topo.domains[sd].span_weight as u64 * avg_idle;
             nr = sis_prop_nr(span_avg, avg_cost);
         }
-        let cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
+        let cpus = match seen {
+            Some(m) => {
+                let full = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
+                pr.skipped = (full.weight() - m.weight()) as u32;
+                *m
+            }
+            None => self.topo.domains[sd].span.and(self.cpus_allowed(pid)),
+        };
         let end = self.scan_idle_cpu(&cpus, target, this_cpu, nr, &mut pr);
         #[cfg(debug_assertions)]
         {
-            let mut pr_ref = Probes::default();
+            let mut pr_ref = Probes {
+                skipped: pr.skipped,
+                ..Probes::default()
+            };
             let end_ref = self.scan_idle_cpu_ref(&cpus, target, this_cpu, nr, &mut pr_ref);
             debug_assert_eq!((end, pr), (end_ref, pr_ref), "select_idle_cpu scan");
         }

@@ -77,6 +77,9 @@ use crate::sched::{Event, Func, Pid, SchedEvent, WakeKind, WF_SYNC};
 pub struct Probes {
     pub probed: u32,
     pub cost_ns: u64,
+    /// CPUs left out of a scan because an earlier scan of the same wakeup saw them
+    /// busy (`IDLE_CPU_MASK`).
+    pub skipped: u32,
 }
 
 impl Probes {
@@ -84,6 +87,7 @@ impl Probes {
     pub fn add(&mut self, o: Probes) {
         self.probed += o.probed;
         self.cost_ns += o.cost_ns;
+        self.skipped += o.skipped;
     }
 }
 
@@ -129,6 +133,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             cpu,
             probed: pr.probed,
             cost_ns: pr.cost_ns,
+            skipped: pr.skipped,
         });
     }
 

@@ -1363,6 +1363,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             cpu: this_cpu,
             probed: env.probed,
             cost_ns,
+            skipped: 0,
         });
         LbOutcome {
             moved,
