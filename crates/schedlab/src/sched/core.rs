@@ -251,6 +251,8 @@ pub struct Kernel<O> {
     idle_cpus: CpuMask,
     /// CPUs for which [`Kernel::idle_or_sched_idle`] holds.
     sis_idle_cpus: CpuMask,
+    /// Seed 003's per-group busy counts and per-CPU rotor (fair/smt_balance.rs).
+    pub smtb: crate::sched::fair::smt_balance::SmtBalance,
 }
 
 fn jiffies(now: SimTime, tick: u64) -> u64 {
@@ -336,6 +338,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let sibs = (0..m.nr_cpus())
             .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
             .collect();
+        let smtb = crate::sched::fair::smt_balance::SmtBalance::new(&topo, m.nr_cpus());
         let mut k = Kernel {
             m,
             topo,
@@ -358,6 +361,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             llc_cpus,
             idle_cpus: CpuMask::new(),
             sis_idle_cpus: CpuMask::new(),
+            smtb,
         };
         for cpu in 0..k.m.nr_cpus() {
             k.sync_idle_bits(cpu);
@@ -926,8 +930,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.sync_idle_bits(cpu);
         let core = self.m.cpus[cpu].core;
         match (was_busy, next.is_some()) {
-            (false, true) => self.core_busy[core] += 1,
-            (true, false) => self.core_busy[core] -= 1,
+            (false, true) => {
+                self.core_busy[core] += 1;
+                self.smt_util(cpu, 0, 1);
+            }
+            (true, false) => {
+                self.core_busy[core] -= 1;
+                self.smt_util(cpu, 1, 0);
+            }
             _ => {}
         }
         match next {
@@ -1377,7 +1387,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 ));
             }
         }
-        Ok(())
+        self.check_smt_utilization()
     }
 }
 

@@ -75,10 +75,12 @@ pub enum Func {
     FindIdlestCpu,
     /// One `load_balance` pass (probed = CPUs whose statistics were gathered).
     LoadBalance,
+    /// Seed 003's `smt_balance` (inclusive of its `select_idle_smt`).
+    SmtBalance,
 }
 
 impl Func {
-    pub const ALL: [Func; 7] = [
+    pub const ALL: [Func; 8] = [
         Func::SelectTaskRqFair,
         Func::SelectIdleSibling,
         Func::SelectIdleCore,
@@ -86,6 +88,7 @@ impl Func {
         Func::SelectIdleSmt,
         Func::FindIdlestCpu,
         Func::LoadBalance,
+        Func::SmtBalance,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -96,6 +99,7 @@ impl Func {
             Func::SelectIdleSmt => "select_idle_smt",
             Func::FindIdlestCpu => "find_idlest_cpu",
             Func::LoadBalance => "load_balance",
+            Func::SmtBalance => "smt_balance",
         }
     }
 }

@@ -16,6 +16,10 @@
 //! | 6 | `select_idle_smt`: an idle allowed SMT sibling of target | `idle_smt` |
 //! | 7 | target | `affine_fallback` |
 //!
+//! With `SMT_BALANCE` (seed 003) on an SMT machine, steps 4–6 are replaced by
+//! `smt_balance` (fair/smt_balance.rs, reason `smt_balance`); with `IDLE_CPU_MASK`
+//! (seed 000) step 5 walks only the CPUs step 4 did not find busy.
+//!
 //! **SIS_PROP budget** (`select_idle_cpu`), all from the *waker's* CPU:
 //! `avg_idle = rq(this).avg_idle / 512`, `avg_cost = sd_llc(this).avg_scan_cost + 1`;
 //! `nr = span_weight × avg_idle / avg_cost` if `span_weight × avg_idle > 4 × avg_cost`,
@@ -156,6 +160,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let Some(sd) = self.topo.sd_llc[target] else {
             return (target, reason::AFFINE_FALLBACK);
         };
+        if self.feat.has(SchedFeat::SMT_BALANCE) && self.sched_smt_present() {
+            // Seed 003 replaces the three scans.
+            let (c, why, p) = self.smt_balance(pid, sd, target, this_cpu);
+            pr.add(p);
+            return (c, why);
+        }
         let (i, p, seen) = self.select_idle_core_mask(pid, sd, target, this_cpu);
         pr.add(p);
         if let Some(i) = i {

@@ -99,6 +99,8 @@ pub mod reason {
     pub const IDLE_CORE: &str = "idle_core";
     pub const IDLE_CPU: &str = "idle_cpu";
     pub const IDLE_SMT: &str = "idle_smt";
+    /// Seed 003: an idle CPU found in the core `smt_balance` chose.
+    pub const SMT_BALANCE: &str = "smt_balance";
     /// No search ran or none found anything: the initial target is kept.
     pub const AFFINE_FALLBACK: &str = "affine_fallback";
     pub const SLOW_PATH: &str = "slow_path";
