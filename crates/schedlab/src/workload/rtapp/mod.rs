@@ -578,7 +578,7 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
     for (name, _, tn) in tasks_obj.members {
         let path = format!("tasks.{name}");
         let t = Obj::new(&src, tn, &path)?;
-        t.no_duplicates()?;
+        t.no_duplicates_events()?;
         let instances = t
             .int("instance", "an integer 0..=4096", 0, 4096)?
             .unwrap_or(1) as u32;
@@ -656,8 +656,14 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
                 )
             }
         };
-        // Events were consumed by `events`; mark the remaining attributes read.
         t.finish()?;
+        if loops.is_none() && phases.iter().all(|p| p.loops == Some(0)) {
+            return Err(src.err(
+                tn.pos,
+                &path,
+                "loops forever over phases that all have `loop: 0` (nothing to do)",
+            ));
+        }
         tasks.push(TaskDef {
             name: name.clone(),
             instances,
