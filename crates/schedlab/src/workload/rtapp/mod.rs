@@ -1220,3 +1220,115 @@ pub fn parse(w: &TableReader<'_>, m: &Machine) -> Result<Generated, InputError> 
         tool: Arc::new(RtAppTool { threads }),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::presets;
+
+    fn juno() -> Machine {
+        presets::preset("juno-r0").unwrap()
+    }
+
+    fn file(text: &str) -> RtAppFile {
+        parse_file(text, Path::new("t.json"), &juno()).unwrap()
+    }
+
+    #[test]
+    fn defaults_and_loops() {
+        let f = file(
+            r#"{"tasks": {
+                "a": {"run0": 10},
+                "b": {"loop": 3, "instance": 2, "delay": 5, "priority": -3, "run0": 10},
+                "c": {"phases": {"x": {"run0": 1}, "y": {"loop": -1, "sleep0": 1}}}
+            }}"#,
+        );
+        assert_eq!(f.calibration, Calibration::Cpu(0));
+        assert_eq!(f.duration_s, None);
+        let (a, b, c) = (&f.tasks[0], &f.tasks[1], &f.tasks[2]);
+        // Without `phases`: the body is one phase run once, its loop forever by default.
+        assert_eq!((a.loops, a.phases[0].loops), (Some(1), None));
+        assert_eq!((b.loops, b.phases[0].loops), (Some(1), Some(3)));
+        assert_eq!((b.instances, b.delay_us, b.nice), (2, 5, -3));
+        // With `phases`: the phase list repeats forever by default, phases once.
+        assert_eq!(c.loops, None);
+        let names: Vec<_> = c.phases.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["x", "y"]);
+        assert_eq!((c.phases[0].loops, c.phases[1].loops), (Some(1), None));
+    }
+
+    #[test]
+    fn run_is_calibrated_on_the_named_cpu() {
+        let m = juno();
+        // CPU0 is an A53 (446): 1000 µs there is 1000·446/1024 µs of reference work.
+        let f = file(
+            r#"{"global": {"calibration": "CPU0"}, "tasks": {"a": {"loop": 1, "run0": 1000}}}"#,
+        );
+        let (spec, _) = build(&f, &m);
+        assert!(spec.programs[0]
+            .ops
+            .contains(&Op::Compute(Dist::Const(1_000_000 * 446 / 1024))));
+        // ns-per-loop: whole loops only.
+        let f =
+            file(r#"{"global": {"calibration": 300}, "tasks": {"a": {"loop": 1, "run0": 1000}}}"#);
+        let (spec, _) = build(&f, &m);
+        assert!(spec.programs[0]
+            .ops
+            .contains(&Op::Compute(Dist::Const(1_000_000 / 300 * 300))));
+    }
+
+    #[test]
+    fn objects_are_shared_by_name_and_unique_timers_per_thread() {
+        let f = file(
+            r#"{"tasks": {
+                "a": {"instance": 2, "loop": 1, "barrier0": "b", "timer0": {"ref": "unique", "period": 10},
+                      "timer1": {"ref": "tick", "period": 10}, "lock0": "m", "unlock0": "m"},
+                "b": {"instance": 3, "loop": 1, "barrier0": "b", "barrier1": "b",
+                      "timer0": {"ref": "tick", "period": 10, "mode": "absolute"}, "lock0": "m", "unlock0": "m"}
+            }}"#,
+        );
+        let (spec, threads) = build(&f, &juno());
+        spec.validate().unwrap();
+        // One barrier of 2 + 3 parties (b names it twice but counts once).
+        assert_eq!(spec.barriers, [5]);
+        assert_eq!(spec.mutexes, 1);
+        // Shared `tick` + one unique timer per instance of a.
+        assert_eq!(spec.timers, 3);
+        assert_eq!(spec.tasks.len(), 5);
+        assert_eq!(spec.tasks[1].name, "a-1");
+        assert_eq!(threads.len(), 5);
+        // An absolute event makes the shared timer absolute for every user.
+        let mut uses: BTreeMap<u32, Vec<bool>> = BTreeMap::new();
+        for o in spec.programs.iter().flat_map(|p| &p.ops) {
+            if let Op::Timer { t, absolute, .. } = o {
+                uses.entry(t.base).or_default().push(*absolute);
+            }
+        }
+        let counts: Vec<usize> = uses.values().map(Vec::len).collect();
+        assert_eq!(counts, [1, 5, 1], "{uses:?}");
+        assert_eq!(uses[&0], [false]);
+        assert!(uses[&1].iter().all(|&a| a), "{uses:?}");
+    }
+
+    #[test]
+    fn duration_and_fork_programs() {
+        let f = file(
+            r#"{"global": {"duration": 2}, "tasks": {
+                "p": {"loop": 1, "fork0": "k"},
+                "k": {"instance": 0, "loop": 1, "delay": 10, "timer0": {"ref": "unique", "period": 5}}
+            }}"#,
+        );
+        let (spec, threads) = build(&f, &juno());
+        assert_eq!(spec.duration_ns, Some(2_000_000_000));
+        // Program 0 is k's fork copy; only p starts.
+        assert_eq!(spec.programs[0].name, "k");
+        assert_eq!(spec.tasks.len(), 1);
+        assert!(spec.programs[1].ops.contains(&Op::Fork {
+            prog: 0,
+            thread: true
+        }));
+        // k's unique timers (the delay and `unique`) are per fork number.
+        assert_eq!(spec.timers, 2 * FORK_UNIQUE_SLOTS);
+        assert_eq!(threads[0].name, "k");
+    }
+}
