@@ -293,7 +293,7 @@ fn malformed_files_are_errors_with_json_paths_and_lines() {
         ),
         (
             "{\"tasks\": {\"t\": {\"run0\": -5}}}",
-            "x.json:1: tasks.t.run0: expected a non-negative integer (µs), found -5",
+            "x.json:1: tasks.t.run0: expected a non-negative integer (µs) up to 10^12, found -5",
         ),
         (
             "{\"tasks\": {\"t\": {\"run0\": 5},\n\"t\": {\"run0\": 6}}}",
@@ -318,7 +318,7 @@ fn malformed_files_are_errors_with_json_paths_and_lines() {
         ),
         (
             "{\"tasks\": {\"t\": {\"fork0\": \"nope\"}}}",
-            "x.json:1: tasks.t: fork of unknown task \"nope\"",
+            "x.json:1: tasks.t.fork0: fork of unknown task \"nope\"",
         ),
         (
             "{\"tasks\": {\"t\": {\"timer0\": {\"period\": 10, \"mode\": \"sideways\"}}}}",
@@ -366,13 +366,21 @@ fn malformed_files_are_errors_with_json_paths_and_lines() {
         ),
         (
             "{\"tasks\": {\"t\": {\"barrier0\": \"b\"}, \"u\": {\"instance\": 0, \"fork0\": \"t\"}}}",
-            "x.json:1: tasks.u: task \"t\" uses a barrier and cannot be forked",
+            "x.json:1: tasks.u.fork0: task \"t\" uses a barrier and cannot be forked",
         ),
         (
             "{\"tasks\": {\"t\": {\"phases\": {\"a\": 5}}}}",
             "x.json:1: tasks.t.phases.a: expected an object, found 5",
         ),
         ("[1, 2]", "x.json:1: expected an object, found an array"),
+        (
+            "{\"tasks\": {\"t\": {\"instance\": 0, \"run0\": 5}}}",
+            "x.json:1: tasks: no thread starts (every `instance` is 0)",
+        ),
+        (
+            "{\"tasks\": {\"t\": {\"sleep0\": 1000000000001}}}",
+            "x.json:1: tasks.t.sleep0: expected a non-negative integer (µs) up to 10^12, found 1000000000001",
+        ),
         (
             "{\"tasks\": {\"t\": {\"phases\": {\"a\": {\"run0\": 5, \"loop\": 0}}}}}",
             "x.json:1: tasks.t: loops forever over phases that all have `loop: 0` (nothing to do)",
@@ -419,7 +427,9 @@ fn scenario_level_errors() {
     let e = scenario("quad", tmp.to_str().unwrap(), "").unwrap_err();
     std::fs::remove_file(&tmp).ok();
     assert!(
-        e.ends_with(".json:2: tasks.t.run0: expected a non-negative integer (µs), found \"x\""),
+        e.ends_with(
+            ".json:2: tasks.t.run0: expected a non-negative integer (µs) up to 10^12, found \"x\""
+        ),
         "{e}"
     );
 }
@@ -532,7 +542,7 @@ fn file_strategy() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     /// Random well-formed files parse, and the run never panics: it completes, or is
     /// stopped by the duration (a thread may wait forever on a lost signal or an
@@ -559,6 +569,33 @@ proptest! {
             // else must be a workload error (e.g. waiting on a condvar without
             // holding its mutex cannot happen here), never an invariant violation.
             Err(e) => prop_assert!(false, "{e}\n{text}"),
+        }
+    }
+}
+
+proptest! {
+    /// Any text (JSON-ish noise, or a valid file cut or spliced at random) is parsed
+    /// to a file or an error, never a panic.
+    #[test]
+    fn arbitrary_text_never_panics(
+        noise in "[{}\\[\\]\":,0-9a-z_ \\-./*\n]{0,120}",
+        cut in 0usize..2000,
+        splice in "[{}\\[\\]\":,0-9a-z \\-]{0,8}",
+    ) {
+        let m = presets::preset("juno-r0").unwrap();
+        let _ = rtapp::parse_file(&noise, Path::new("n.json"), &m);
+        for f in ["timer-absolute.json", "condvar.json", "misc.json", "fork.json"] {
+            let text = std::fs::read_to_string(dir().join(f)).unwrap();
+            let mut at = cut.min(text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            let _ = rtapp::parse_file(&text[..at], Path::new("n.json"), &m);
+            let spliced = format!("{}{splice}{}", &text[..at], &text[at..]);
+            if let Ok(f) = rtapp::parse_file(&spliced, Path::new("n.json"), &m) {
+                let (spec, _) = rtapp::build(&f, &m);
+                prop_assert!(spec.validate().is_ok());
+            }
         }
     }
 }

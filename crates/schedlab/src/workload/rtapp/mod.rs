@@ -66,6 +66,8 @@ pub const MEM_NS_PER_10_BYTES: u64 = 1;
 pub const RUNTIME_CHUNK_US: u64 = 32;
 /// Timer slots kept per `unique` timer of a forked task.
 pub const FORK_UNIQUE_SLOTS: u32 = 16;
+/// Largest µs or byte value accepted (~11.6 days): keeps every ns product in u64.
+pub const MAX_VALUE: i64 = 1_000_000_000_000;
 /// Name of the phase of a task without a `phases` object.
 pub const SINGLE_PHASE: &str = "phase0";
 
@@ -363,12 +365,12 @@ fn event(src: &Src<'_>, key: &str, n: &JNode, path: &str) -> Result<Event, Input
     let p = child(path, key);
     let us = |what: &str| -> Result<u64, InputError> {
         match n.val {
-            JVal::Int(i) if i >= 0 => Ok(i as u64),
+            JVal::Int(i) if (0..=MAX_VALUE).contains(&i) => Ok(i as u64),
             _ => Err(src.err(
                 n.pos,
                 &p,
                 format!(
-                    "expected a non-negative integer ({what}), found {}",
+                    "expected a non-negative integer ({what}) up to 10^12, found {}",
                     n.val.describe()
                 ),
             )),
@@ -403,7 +405,7 @@ fn event(src: &Src<'_>, key: &str, n: &JNode, path: &str) -> Result<Event, Input
             o.no_duplicates()?;
             let name = o.str("ref")?.unwrap_or("unknown").to_string();
             let period = o
-                .int("period", "a positive integer (µs)", 1, i64::MAX / 1000)?
+                .int("period", "a positive integer (µs)", 1, MAX_VALUE)?
                 .ok_or_else(|| src.err(n.pos, &p, "a timer needs `period` (µs)"))?;
             let absolute = match o.str("mode")? {
                 None | Some("relative") => false,
@@ -462,12 +464,17 @@ const PHASE_ATTRS: &[&str] = &[
 ];
 
 /// Events of an object, in file order; other keys must be known attributes.
-fn events(o: &Obj<'_>) -> Result<Vec<Event>, InputError> {
+/// Fork events are also listed in `forks` as (target, offset, JSON path).
+fn events(o: &Obj<'_>, forks: &mut Vec<(String, usize, String)>) -> Result<Vec<Event>, InputError> {
     let mut ev = Vec::new();
     for (i, (k, kpos, n)) in o.members.iter().enumerate() {
         if event_word(k).is_some() {
             o.used.borrow_mut().push(i);
-            ev.push(event(o.src, k, n, &o.path)?);
+            let e = event(o.src, k, n, &o.path)?;
+            if let Event::Fork(t) = &e {
+                forks.push((t.clone(), n.pos, child(&o.path, k)));
+            }
+            ev.push(e);
         } else if !PHASE_ATTRS.contains(&k.as_str())
             && !matches!(k.as_str(), "instance" | "delay" | "phases")
         {
@@ -575,6 +582,7 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
     tasks_obj.no_duplicates()?;
     top.finish()?;
     let mut tasks = Vec::new();
+    let mut forks = Vec::new();
     for (name, _, tn) in tasks_obj.members {
         let path = format!("tasks.{name}");
         let t = Obj::new(&src, tn, &path)?;
@@ -583,7 +591,7 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
             .int("instance", "an integer 0..=4096", 0, 4096)?
             .unwrap_or(1) as u32;
         let delay_us = t
-            .int("delay", "a non-negative integer (µs)", 0, i64::MAX / 1000)?
+            .int("delay", "a non-negative integer (µs)", 0, MAX_VALUE)?
             .unwrap_or(0) as u64;
         let cpus_t = cpus(&t, nr_cpus)?;
         let pol = policy(&t, def_policy)?;
@@ -624,7 +632,7 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
                     }
                     let (pmin, pmax) = (util(&p, "util_min")?, util(&p, "util_max")?);
                     ignored(&p)?;
-                    let ev = events(&p)?;
+                    let ev = events(&p, &mut forks)?;
                     phases.push(Phase {
                         name: pname.clone(),
                         loops,
@@ -642,7 +650,7 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
             None => {
                 t.no_duplicates_events()?;
                 let loops = loop_count(&t, None)?;
-                let ev = events(&t)?;
+                let ev = events(&t, &mut forks)?;
                 (
                     Some(1),
                     vec![Phase {
@@ -680,32 +688,29 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
     if tasks.is_empty() {
         return Err(src.err(tasks_node.pos, "tasks", "no tasks"));
     }
+    if tasks.iter().all(|t| t.instances == 0) {
+        return Err(src.err(
+            tasks_node.pos,
+            "tasks",
+            "no thread starts (every `instance` is 0)",
+        ));
+    }
     // Cross-references: fork targets exist and do not use barriers.
-    for t in &tasks {
-        for p in &t.phases {
-            for e in &p.events {
-                if let Event::Fork(target) = e {
-                    let Some(ft) = tasks.iter().find(|x| &x.name == target) else {
-                        return Err(src.err(
-                            tasks_node.pos,
-                            &format!("tasks.{}", t.name),
-                            format!("fork of unknown task {target:?}"),
-                        ));
-                    };
-                    if ft
-                        .phases
-                        .iter()
-                        .flat_map(|p| &p.events)
-                        .any(|e| matches!(e, Event::Barrier(_)))
-                    {
-                        return Err(src.err(
-                            tasks_node.pos,
-                            &format!("tasks.{}", t.name),
-                            format!("task {target:?} uses a barrier and cannot be forked"),
-                        ));
-                    }
-                }
-            }
+    for (target, pos, path) in &forks {
+        let Some(ft) = tasks.iter().find(|x| &x.name == target) else {
+            return Err(src.err(*pos, path, format!("fork of unknown task {target:?}")));
+        };
+        if ft
+            .phases
+            .iter()
+            .flat_map(|p| &p.events)
+            .any(|e| matches!(e, Event::Barrier(_)))
+        {
+            return Err(src.err(
+                *pos,
+                path,
+                format!("task {target:?} uses a barrier and cannot be forked"),
+            ));
         }
     }
     Ok(RtAppFile {
