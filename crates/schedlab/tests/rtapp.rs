@@ -325,6 +325,10 @@ fn malformed_files_are_errors_with_json_paths_and_lines() {
             "x.json:1: tasks.t.timer0.mode: expected \"relative\" or \"absolute\", found \"sideways\"",
         ),
         (
+            "{\"tasks\": {\"t\": {\"timer0\": {\"period\": 5000000000}}}}",
+            "x.json:1: tasks.t.timer0.period: expected a positive integer (µs), found 5000000000",
+        ),
+        (
             "{\"tasks\": {\"t\": {\"timer0\": {\"ref\": \"a\"}}}}",
             "x.json:1: tasks.t.timer0: a timer needs `period` (µs)",
         ),

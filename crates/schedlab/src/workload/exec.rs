@@ -20,7 +20,7 @@ use crate::sched::{Event, Pid, SchedEvent, WF_SYNC};
 use crate::workload::ipc::{
     Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Outcome, ReadOutcome, Wake,
 };
-use crate::workload::program::{LoopCount, Op, WorkloadSpec};
+use crate::workload::program::{LoopCount, Op, WorkloadSpec, NO_METRIC};
 
 /// Workload event ids (`Event::Workload { id, .. }`).
 const EV_START_TASK: u32 = 1;
@@ -805,17 +805,17 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             // ---- rt-app ops ----
             Op::Timer {
                 t,
-                period,
-                offset,
+                period_us,
+                offset_us,
                 absolute,
-                lat,
-                slack,
+                metrics,
             } => {
+                let lat = (metrics != NO_METRIC).then_some(metrics as usize);
                 if st.phase == 2 {
                     // Woken at (or after) the expiry: the lateness rt-app logs.
                     if let Some(m) = lat {
                         let l = self.k.now.saturating_sub(st.timer_exp);
-                        self.metrics.hists[m as usize].record(l);
+                        self.metrics.hists[m].record(l);
                     }
                     next!()
                 }
@@ -827,10 +827,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
                 let i = t.resolve(inst);
                 let now = self.k.now;
-                let exp = self.timers[i].unwrap_or(st.t_start + offset) + period;
+                let exp = self.timers[i].unwrap_or(st.t_start + offset_us as u64 * 1000)
+                    + period_us as u64 * 1000;
                 self.timers[i] = Some(exp);
-                if let Some(m) = slack {
-                    self.metrics.hists[m as usize].record(exp.saturating_sub(now));
+                if let Some(m) = lat {
+                    self.metrics.hists[m + 1].record(exp.saturating_sub(now));
                 }
                 if now < exp {
                     st.timer_exp = exp;
@@ -842,7 +843,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     self.timers[i] = Some(now);
                 }
                 if let Some(m) = lat {
-                    self.metrics.hists[m as usize].record(0);
+                    self.metrics.hists[m].record(0);
                 }
                 next!()
             }

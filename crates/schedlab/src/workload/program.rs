@@ -140,19 +140,19 @@ pub enum Op {
     },
 
     // ---- rt-app ops (workload/rtapp) ----
-    /// rt-app `timer`: advance periodic timer `t` by `period` ns and sleep until that
+    /// rt-app `timer`: advance periodic timer `t` by `period_us` and sleep until that
     /// absolute expiry if it is still in the future (`clock_nanosleep(TIMER_ABSTIME)`).
-    /// An unused timer starts at the task's start time + `offset`. When the expiry
+    /// An unused timer starts at the task's start time + `offset_us`. When the expiry
     /// has already passed the task does not sleep, and unless `absolute` the chain
-    /// restarts from now. Records the wakeup lateness (0 when not sleeping) in `lat`
-    /// and the slack (expiry − arrival, 0 when late) in `slack`.
+    /// restarts from now. Records the wakeup lateness (0 when not sleeping) in metric
+    /// `metrics` and the slack (expiry − arrival, 0 when late) in `metrics + 1`, unless
+    /// `metrics` is [`NO_METRIC`]. (µs and one metric index keep `Op` at 40 bytes.)
     Timer {
         t: ObjRef,
-        period: u64,
-        offset: u64,
+        period_us: u32,
+        offset_us: u32,
         absolute: bool,
-        lat: Option<u32>,
-        slack: Option<u32>,
+        metrics: u32,
     },
     /// `sched_setaffinity` to [`WorkloadSpec::masks`]`[mask]` (free when unchanged).
     SetAffinity {
@@ -164,6 +164,9 @@ pub enum Op {
         max: u16,
     },
 }
+
+/// "Record nothing" for ops with an optional metric index (`Op::Timer`).
+pub const NO_METRIC: u32 = u32::MAX;
 
 /// A named program.
 #[derive(Clone, Debug, PartialEq)]
@@ -267,6 +270,11 @@ impl WorkloadSpec {
                     }
                     Op::Timer { t, .. } if t.base + t.count > self.timers || t.count == 0 => {
                         return Err(format!("program `{}` uses an undeclared timer", p.name));
+                    }
+                    Op::Timer { metrics, .. }
+                        if *metrics != NO_METRIC && *metrics as usize + 1 >= self.metrics.len() =>
+                    {
+                        return Err(format!("program `{}`: timer metrics undeclared", p.name));
                     }
                     Op::SetAffinity { mask } if *mask as usize >= self.masks.len() => {
                         return Err(format!("program `{}` uses an unknown cpu mask", p.name));

@@ -53,7 +53,9 @@ use crate::machine::{CpuMask, Machine};
 use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::generators::{Generated, Tool, ToolInput, ToolResult};
-use crate::workload::program::{IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec};
+use crate::workload::program::{
+    IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, NO_METRIC,
+};
 use json::{JNode, JVal};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -405,7 +407,7 @@ fn event(src: &Src<'_>, key: &str, n: &JNode, path: &str) -> Result<Event, Input
             o.no_duplicates()?;
             let name = o.str("ref")?.unwrap_or("unknown").to_string();
             let period = o
-                .int("period", "a positive integer (µs)", 1, MAX_VALUE)?
+                .int("period", "a positive integer (µs)", 1, u32::MAX as i64)?
                 .ok_or_else(|| src.err(n.pos, &p, "a timer needs `period` (µs)"))?;
             let absolute = match o.str("mode")? {
                 None | Some("relative") => false,
@@ -591,7 +593,12 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
             .int("instance", "an integer 0..=4096", 0, 4096)?
             .unwrap_or(1) as u32;
         let delay_us = t
-            .int("delay", "a non-negative integer (µs)", 0, MAX_VALUE)?
+            .int(
+                "delay",
+                "a non-negative integer (µs) up to 2^32 - 1",
+                0,
+                u32::MAX as i64,
+            )?
             .unwrap_or(0) as u64;
         let cpus_t = cpus(&t, nr_cpus)?;
         let pol = policy(&t, def_policy)?;
@@ -851,11 +858,10 @@ impl Builder<'_> {
             let d = unique_ref(self, "\0delay");
             ops.push(Op::Timer {
                 t: d,
-                period: t.delay_us * 1000,
-                offset: 0,
+                period_us: t.delay_us as u32,
+                offset_us: 0,
                 absolute: true,
-                lat: None,
-                slack: None,
+                metrics: NO_METRIC,
             });
         }
         let mut tm = ThreadMetrics {
@@ -876,8 +882,16 @@ impl Builder<'_> {
             };
             let loops_m = self.spec.metric(&pm.loops, "count");
             let period_m = self.spec.metric(&pm.period, "ns");
-            let lat_m = pm.wu_lat.as_ref().map(|n| self.spec.metric(n, "ns") as u32);
-            let slack_m = pm.slack.as_ref().map(|n| self.spec.metric(n, "ns") as u32);
+            // wu_lat and slack are declared together: Op::Timer finds slack at +1.
+            let timer_m = match (&pm.wu_lat, &pm.slack) {
+                (Some(l), Some(s)) => {
+                    let m = self.spec.metric(l, "ns");
+                    let s = self.spec.metric(s, "ns");
+                    debug_assert_eq!(s, m + 1);
+                    m as u32
+                }
+                _ => NO_METRIC,
+            };
             tm.phases.push(pm);
             let start = ops.len();
             ops.push(Op::Syscall); // placeholder for the phase loop
@@ -924,11 +938,10 @@ impl Builder<'_> {
                         };
                         ops.push(Op::Timer {
                             t: tref,
-                            period: period_us * 1000,
-                            offset: t.delay_us * 1000,
+                            period_us: *period_us as u32,
+                            offset_us: t.delay_us as u32,
                             absolute: abs,
-                            lat: lat_m,
-                            slack: slack_m,
+                            metrics: timer_m,
                         });
                     }
                     Event::Lock(n) => {
