@@ -41,7 +41,15 @@
 //!   start; the two differ only when threads with different delays share a timer).
 //! * A barrier's parties are the instances of all tasks naming it (rt-app counts a
 //!   task once per event naming it). Forked threads share their task's metrics and
-//!   `unique` timers are kept per fork number (modulo 16).
+//!   `unique` timers are kept per fork number of the forking thread (modulo 16).
+//! * Threads are created one after the other at t = 0 by the scenario's launcher
+//!   (fork placement), not released by a start barrier.
+//! * `suspend X` / `resume X` use the condvar and mutex named X (rt-app's parser
+//!   takes the value as the name; by convention it is the suspended thread's).
+//! * A per-phase `cpus` change that leaves the current CPU re-places the thread
+//!   through `select_task_rq` (see `Op::SetAffinity`).
+//! * Duplicate keys are errors, except repeated event keys inside a phase, which
+//!   are kept in order (rt-app's `workgen` renames them).
 //! * All events stop when the duration expires (the run ends); rt-app's final
 //!   unlocks are not needed.
 
