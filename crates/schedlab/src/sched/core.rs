@@ -396,6 +396,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         &self.allowed[pid as usize]
     }
 
+    /// Replace the affinity mask of `pid` (the mask half of `sched_setaffinity`; the
+    /// caller moves a task whose CPU is no longer allowed). `mask` must intersect the
+    /// machine's CPUs.
+    pub fn set_cpus_allowed(&mut self, pid: Pid, mask: &CpuMask) {
+        let allowed = mask.and(self.m.all_cpus());
+        assert!(!allowed.is_empty(), "set_cpus_allowed: empty affinity");
+        self.tasks[pid as usize].nr_cpus_allowed = allowed.weight() as u32;
+        self.allowed[pid as usize] = allowed;
+    }
+
     /// `idle_cpu`: running the idle task, nothing queued, no pending wakeups.
     #[inline]
     pub fn idle_cpu(&self, cpu: usize) -> bool {

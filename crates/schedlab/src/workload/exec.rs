@@ -20,7 +20,7 @@ use crate::sched::{Event, Pid, SchedEvent, WF_SYNC};
 use crate::workload::ipc::{
     Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Outcome, ReadOutcome, Wake,
 };
-use crate::workload::program::{LoopCount, Op, WorkloadSpec};
+use crate::workload::program::{LoopCount, Op, WorkloadSpec, NO_METRIC};
 
 /// Workload event ids (`Event::Workload { id, .. }`).
 const EV_START_TASK: u32 = 1;
@@ -44,6 +44,11 @@ struct ProgState {
     children_alive: u32,
     zombies: u32,
     waiting_child: bool,
+    // rt-app ops: the task's start time (its timers' reference), the expiry an
+    // `Op::Timer` sleeps until, and the last uclamp request.
+    t_start: SimTime,
+    timer_exp: SimTime,
+    uclamp: (u16, u16),
 }
 
 /// Why a run stopped.
@@ -122,6 +127,8 @@ pub struct Sim<O> {
     mutexes: Vec<Mutex>,
     barriers: Vec<Barrier>,
     conds: Vec<CondVar>,
+    /// Next expiry of each periodic timer (`Op::Timer`), `None` until first used.
+    timers: Vec<Option<SimTime>>,
     pub metrics: WorkloadMetrics,
     wakes: Vec<Wake>,
     streams: RngStreams,
@@ -164,6 +171,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             mutexes: (0..spec.mutexes).map(|_| Mutex::default()).collect(),
             barriers: spec.barriers.iter().map(|&n| Barrier::new(n)).collect(),
             conds: (0..spec.condvars).map(|_| CondVar::default()).collect(),
+            timers: vec![None; spec.timers as usize],
             spec,
             st: Vec::new(),
             chans,
@@ -296,6 +304,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             children_alive: 0,
             zombies: 0,
             waiting_child: false,
+            t_start: self.k.now,
+            timer_exp: 0,
+            uclamp: (0, 1024),
         }));
         self.alive += 1;
     }
@@ -434,7 +445,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Fork { thread: false, .. } => c.fork,
             Op::Exit => c.exit,
             Op::Yield => c.yield_,
-            Op::Mark { .. } | Op::Record { .. } => c.gtod,
+            Op::Mark { .. } | Op::Record { .. } | Op::Timer { .. } => c.gtod,
+            Op::SetAffinity { .. } | Op::SetUclamp { .. } => c.syscall,
             Op::Compute(_)
             | Op::Spin(_)
             | Op::Sleep(_)
@@ -657,6 +669,14 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     self.k.block_current(cpu, &mut self.q);
                     return true;
                 }
+                if st.phase == 2 {
+                    // Woken by a signal: the re-executed wait returns (and the condvar
+                    // forgets the wakeup; otherwise this task's next wait would find
+                    // it and never be queued). Phase 3: re-take the mutex.
+                    let r = self.conds[cv.resolve(inst)].wait(pid);
+                    debug_assert_eq!(r, Outcome::Done, "condvar wait woken without a signal");
+                    st.phase = 3;
+                }
                 match self.mutexes[m.resolve(inst)].lock(pid) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
@@ -780,6 +800,80 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::Count { metric } => {
                 self.metrics.hists[metric].record(1);
+                next!()
+            }
+            // ---- rt-app ops ----
+            Op::Timer {
+                t,
+                period_us,
+                offset_us,
+                absolute,
+                metrics,
+            } => {
+                let lat = (metrics != NO_METRIC).then_some(metrics as usize);
+                if st.phase == 2 {
+                    // Woken at (or after) the expiry: the lateness rt-app logs.
+                    if let Some(m) = lat {
+                        let l = self.k.now.saturating_sub(st.timer_exp);
+                        self.metrics.hists[m].record(l);
+                    }
+                    next!()
+                }
+                pay!();
+                if self.k.rqs[cpu].kernel_work > 0 {
+                    // Finish the pending kernel work (a wakeup just issued) first.
+                    self.k.set_segment(cpu, Segment::Work(0), &mut self.q);
+                    return true;
+                }
+                let i = t.resolve(inst);
+                let now = self.k.now;
+                let exp = self.timers[i].unwrap_or(st.t_start + offset_us as u64 * 1000)
+                    + period_us as u64 * 1000;
+                self.timers[i] = Some(exp);
+                if let Some(m) = lat {
+                    self.metrics.hists[m + 1].record(exp.saturating_sub(now));
+                }
+                if now < exp {
+                    st.timer_exp = exp;
+                    st.phase = 2;
+                    self.k.sleep_current(cpu, exp - now, &mut self.q);
+                    return true;
+                }
+                if !absolute {
+                    self.timers[i] = Some(now);
+                }
+                if let Some(m) = lat {
+                    self.metrics.hists[m].record(0);
+                }
+                next!()
+            }
+            Op::SetAffinity { mask } => {
+                if st.phase == 2 {
+                    next!()
+                }
+                let m = self.spec.masks[mask as usize];
+                if *self.k.cpus_allowed(pid) == m {
+                    next!()
+                }
+                pay!();
+                self.k.set_cpus_allowed(pid, &m);
+                if m.test(cpu) {
+                    next!()
+                }
+                // Off an allowed CPU: the task leaves this CPU and is placed again
+                // through select_task_rq (SIM_: the kernel's migration_cpu_stop moves
+                // it to the first allowed CPU without a wakeup).
+                st.phase = 2;
+                self.k.block_current(cpu, &mut self.q);
+                self.k.try_to_wake_up(pid, 0, cpu, &mut self.q);
+                true
+            }
+            Op::SetUclamp { min, max } => {
+                if st.uclamp == (min, max) {
+                    next!()
+                }
+                pay!();
+                st.uclamp = (min, max);
                 next!()
             }
         }

@@ -12,4 +12,5 @@ pub mod exec;
 pub mod generators;
 pub mod ipc;
 pub mod program;
+pub mod rtapp;
 pub mod tasks;

@@ -138,7 +138,35 @@ pub enum Op {
     Count {
         metric: usize,
     },
+
+    // ---- rt-app ops (workload/rtapp) ----
+    /// rt-app `timer`: advance periodic timer `t` by `period_us` and sleep until that
+    /// absolute expiry if it is still in the future (`clock_nanosleep(TIMER_ABSTIME)`).
+    /// An unused timer starts at the task's start time + `offset_us`. When the expiry
+    /// has already passed the task does not sleep, and unless `absolute` the chain
+    /// restarts from now. Records the wakeup lateness (0 when not sleeping) in metric
+    /// `metrics` and the slack (expiry − arrival, 0 when late) in `metrics + 1`, unless
+    /// `metrics` is [`NO_METRIC`]. (µs and one metric index keep `Op` at 40 bytes.)
+    Timer {
+        t: ObjRef,
+        period_us: u32,
+        offset_us: u32,
+        absolute: bool,
+        metrics: u32,
+    },
+    /// `sched_setaffinity` to [`WorkloadSpec::masks`]`[mask]` (free when unchanged).
+    SetAffinity {
+        mask: u32,
+    },
+    /// A uclamp request (`sched_setattr`), recorded only: the kernel has no uclamp.
+    SetUclamp {
+        min: u16,
+        max: u16,
+    },
 }
+
+/// "Record nothing" for ops with an optional metric index (`Op::Timer`).
+pub const NO_METRIC: u32 = u32::MAX;
 
 /// A named program.
 #[derive(Clone, Debug, PartialEq)]
@@ -192,6 +220,10 @@ pub struct WorkloadSpec {
     /// The tool's own time limit (e.g. sysbench `--time`, rt-app `global.duration`):
     /// the run stops then unless the scenario's `[run] duration_ms` says otherwise.
     pub duration_ns: Option<u64>,
+    /// Periodic timer objects (`Op::Timer`).
+    pub timers: u32,
+    /// Affinity masks used by `Op::SetAffinity`.
+    pub masks: Vec<CpuMask>,
 }
 
 impl WorkloadSpec {
@@ -235,6 +267,17 @@ impl WorkloadSpec {
                     }
                     Op::Fork { prog, .. } if *prog >= self.programs.len() => {
                         return Err(format!("program `{}` forks unknown program {prog}", p.name));
+                    }
+                    Op::Timer { t, .. } if t.base + t.count > self.timers || t.count == 0 => {
+                        return Err(format!("program `{}` uses an undeclared timer", p.name));
+                    }
+                    Op::Timer { metrics, .. }
+                        if *metrics != NO_METRIC && *metrics as usize + 1 >= self.metrics.len() =>
+                    {
+                        return Err(format!("program `{}`: timer metrics undeclared", p.name));
+                    }
+                    Op::SetAffinity { mask } if *mask as usize >= self.masks.len() => {
+                        return Err(format!("program `{}` uses an unknown cpu mask", p.name));
                     }
                     _ => {}
                 }

@@ -37,6 +37,10 @@ pub const GENERATORS: &[(&str, &str)] = &[
         "perf-pipe",
         "perf bench sched pipe: two tasks ping-ponging over two pipes",
     ),
+    (
+        "rtapp",
+        "rt-app: threads described by an rt-app JSON file (`file`)",
+    ),
 ];
 
 /// What a finished run hands to a tool's report.
@@ -90,6 +94,7 @@ pub fn parse(
     let _ = m;
     Ok(Some(match kind {
         "hackbench" | "perf-messaging" | "perf-pipe" => hackbench::parse(kind, w)?,
+        "rtapp" => crate::workload::rtapp::parse(w, m)?,
         _ => return Ok(None),
     }))
 }

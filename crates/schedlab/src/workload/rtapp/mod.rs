@@ -1,0 +1,1360 @@
+//! rt-app JSON workloads (`spec/workloads.md` §4): `[workload] kind = "rtapp"`,
+//! `file = "x.json"` (relative to the scenario file).
+//!
+//! **What rt-app does.** rt-app reads a JSON description of threads and plays it.
+//! Each task object (key = name) starts `instance` identical threads, released
+//! together at a common `t_zero`. A thread sleeps until `t_zero + delay`, then runs
+//! its `phases` in order, the whole list `loop` times (forever by default); each
+//! phase repeats its own `loop` times. A phase is an ordered list of *events*, keys
+//! matched by prefix (`run0`, `run1`, ...): `run` burns a calibrated amount of CPU
+//! work (so it lasts longer on a slower CPU), `runtime` burns for a wall time in
+//! 32 µs chunks, `sleep` is a relative `clock_nanosleep`, `timer` an absolute one on
+//! a periodic expiry chain (shared by name between threads unless the name starts
+//! with `unique`), and `lock`/`unlock`/`wait`/`signal`/`broad`/`sync`/`barrier`/
+//! `suspend`/`resume` are pthread mutexes, condition variables and a barrier built
+//! on them. Threads wake each other only through those objects (futex wakeups) and
+//! through timers. `fork` creates a new thread running another task's definition.
+//! rt-app logs one line per phase iteration per thread (timestamps, run time,
+//! period, slack, wakeup latency `wu_lat`).
+//!
+//! **How it is modelled.** The file is read with a small order-preserving JSON
+//! reader ([`json`]), validated into a task list ([`parse_file`]), and every thread
+//! becomes a behaviour program ([`build`]): `run` → `compute`, `runtime` → `spin`,
+//! `sleep` → `sleep`, `timer` → the periodic [`Op::Timer`], the pthread objects →
+//! the glibc mutex / condvar / barrier models, `fork` → a thread `spawn`, per-phase
+//! `cpus` → [`Op::SetAffinity`] at each phase iteration, `util_min`/`util_max` →
+//! [`Op::SetUclamp`]. Each phase iteration takes rt-app's two timestamps (`now()`)
+//! and records its period, and counts itself. `global.duration` becomes the
+//! workload's own time limit. The tool ([`RtAppTool`]) prints a per-thread summary
+//! of the logs rt-app would have written.
+//!
+//! **Simplifications** (also in `docs/scenarios.md` §4c and `docs/kernel-mapping.md`):
+//! * Only fair policies (SCHED_OTHER / BATCH / IDLE, `priority` = nice); RT and
+//!   deadline policies, per-phase policy changes and task groups are rejected.
+//! * `runtime` spins until the first 32 µs multiple ≥ the value (the chunk
+//!   boundaries of a reference-speed CPU); on a slower CPU rt-app's chunks are
+//!   longer, so it may overshoot by more.
+//! * `mem` and `iorun` are CPU work of 0.1 ns per byte at reference capacity
+//!   (10 GB/s memset); `iorun` adds one system call (the write to `/dev/null`).
+//! * `uclamp` requests are recorded only: the simulated kernel has no uclamp.
+//! * A timer starts its chain at the first use (rt-app initialises it at thread
+//!   start; the two differ only when threads with different delays share a timer).
+//! * A barrier's parties are the instances of all tasks naming it (rt-app counts a
+//!   task once per event naming it). Forked threads share their task's metrics and
+//!   `unique` timers are kept per fork number of the forking thread (modulo 16).
+//! * Threads are created one after the other at t = 0 by the scenario's launcher
+//!   (fork placement), not released by a start barrier.
+//! * `suspend X` / `resume X` use the condvar and mutex named X (rt-app's parser
+//!   takes the value as the name; by convention it is the suspended thread's).
+//! * A per-phase `cpus` change that leaves the current CPU re-places the thread
+//!   through `select_task_rq` (see `Op::SetAffinity`).
+//! * Duplicate keys are errors, except repeated event keys inside a phase, which
+//!   are kept in order (rt-app's `workgen` renames them).
+//! * All events stop when the duration expires (the run ends); rt-app's final
+//!   unlocks are not needed.
+
+pub mod json;
+
+use crate::config::TableReader;
+use crate::error::{line_of, InputError};
+use crate::machine::{CpuMask, Machine};
+use crate::sched::core::Policy;
+use crate::workload::dist::Dist;
+use crate::workload::generators::{Generated, Tool, ToolInput, ToolResult};
+use crate::workload::program::{
+    IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, NO_METRIC,
+};
+use json::{JNode, JVal};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Reference work of `mem`/`iorun`: ns per 10 bytes (10 GB/s at capacity 1024).
+pub const MEM_NS_PER_10_BYTES: u64 = 1;
+/// `runtime` busy-loop chunk (µs).
+pub const RUNTIME_CHUNK_US: u64 = 32;
+/// Timer slots kept per `unique` timer of a forked task.
+pub const FORK_UNIQUE_SLOTS: u32 = 16;
+/// Largest µs or byte value accepted (~11.6 days): keeps every ns product in u64.
+pub const MAX_VALUE: i64 = 1_000_000_000_000;
+/// Name of the phase of a task without a `phases` object.
+pub const SINGLE_PHASE: &str = "phase0";
+
+/// Where `run` is calibrated (`global.calibration`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Calibration {
+    /// `"CPUn"`: `run X` is X µs of work on CPU n at its maximum frequency.
+    Cpu(usize),
+    /// An integer ns per loop, taken on the fastest CPU (as LISA does).
+    NsPerLoop(u64),
+}
+
+/// An rt-app event.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    Run(u64),
+    Runtime(u64),
+    Sleep(u64),
+    Timer {
+        name: String,
+        unique: bool,
+        period_us: u64,
+        absolute: bool,
+    },
+    Lock(String),
+    Unlock(String),
+    Wait {
+        cond: String,
+        mutex: String,
+    },
+    Signal(String),
+    Broad(String),
+    Sync {
+        cond: String,
+        mutex: String,
+    },
+    Barrier(String),
+    Suspend(String),
+    Resume(String),
+    Yield,
+    Fork(String),
+    Mem(u64),
+    Iorun(u64),
+}
+
+/// A phase: `loops` iterations (`None`: forever) of its events.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phase {
+    pub name: String,
+    pub loops: Option<u64>,
+    pub cpus: Option<CpuMask>,
+    pub util_min: Option<u16>,
+    pub util_max: Option<u16>,
+    pub events: Vec<Event>,
+}
+
+/// A task object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskDef {
+    pub name: String,
+    pub instances: u32,
+    pub delay_us: u64,
+    /// Repetitions of the phase list (`None`: forever).
+    pub loops: Option<u64>,
+    pub phases: Vec<Phase>,
+    pub cpus: Option<CpuMask>,
+    pub policy: Policy,
+    pub nice: i32,
+    pub util_min: Option<u16>,
+    pub util_max: Option<u16>,
+}
+
+/// A validated rt-app file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RtAppFile {
+    /// `global.duration` in seconds (`None`: until every thread is done).
+    pub duration_s: Option<u64>,
+    pub calibration: Calibration,
+    pub tasks: Vec<TaskDef>,
+}
+
+// ---------------------------------------------------------------------------------
+// Reading the JSON tree.
+// ---------------------------------------------------------------------------------
+
+/// Error context: the file and its text.
+struct Src<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Src<'_> {
+    fn err(&self, pos: usize, path: &str, msg: impl std::fmt::Display) -> InputError {
+        let m = if path.is_empty() {
+            msg.to_string()
+        } else {
+            format!("{path}: {msg}")
+        };
+        InputError::in_file(self.file, Some(line_of(self.text, pos)), m)
+    }
+}
+
+/// An object being read: rejects duplicate and unknown keys.
+struct Obj<'a> {
+    src: &'a Src<'a>,
+    path: String,
+    pos: usize,
+    members: &'a [(String, usize, JNode)],
+    used: std::cell::RefCell<Vec<usize>>,
+}
+
+fn child(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+impl<'a> Obj<'a> {
+    fn new(src: &'a Src<'a>, node: &'a JNode, path: &str) -> Result<Obj<'a>, InputError> {
+        let JVal::Object(members) = &node.val else {
+            return Err(src.err(
+                node.pos,
+                path,
+                format!("expected an object, found {}", node.val.describe()),
+            ));
+        };
+        Ok(Obj {
+            src,
+            path: path.to_string(),
+            pos: node.pos,
+            members,
+            used: Default::default(),
+        })
+    }
+
+    /// Reject duplicate keys (strict JSON; `workgen` would rename them).
+    fn no_duplicates(&self) -> Result<(), InputError> {
+        for (i, (k, kpos, _)) in self.members.iter().enumerate() {
+            if self.members[..i].iter().any(|(k2, _, _)| k2 == k) {
+                return Err(self.src.err(
+                    *kpos,
+                    &child(&self.path, k),
+                    "duplicate key (number repeated events: run0, run1, ...)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, key: &str) -> Option<&'a JNode> {
+        let i = self.members.iter().position(|(k, _, _)| k == key)?;
+        self.used.borrow_mut().push(i);
+        Some(&self.members[i].2)
+    }
+
+    fn err(&self, n: &JNode, key: &str, msg: impl std::fmt::Display) -> InputError {
+        self.src.err(n.pos, &child(&self.path, key), msg)
+    }
+
+    fn int(&self, key: &str, what: &str, lo: i64, hi: i64) -> Result<Option<i64>, InputError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(n) => match n.val {
+                JVal::Int(i) if (lo..=hi).contains(&i) => Ok(Some(i)),
+                _ => Err(self.err(
+                    n,
+                    key,
+                    format!("expected {what}, found {}", n.val.describe()),
+                )),
+            },
+        }
+    }
+
+    fn str(&self, key: &str) -> Result<Option<&'a str>, InputError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(n) => match &n.val {
+                JVal::Str(s) => Ok(Some(s.as_str())),
+                v => Err(self.err(n, key, format!("expected a string, found {}", v.describe()))),
+            },
+        }
+    }
+
+    fn finish(&self) -> Result<(), InputError> {
+        let used = self.used.borrow();
+        for (i, (k, kpos, _)) in self.members.iter().enumerate() {
+            if !used.contains(&i) {
+                return Err(self.src.err(*kpos, &child(&self.path, k), "unknown key"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `loop` value: a negative count means forever.
+fn loop_count(o: &Obj<'_>, def: Option<u64>) -> Result<Option<u64>, InputError> {
+    Ok(
+        match o.int("loop", "an integer (-1 = forever)", i64::MIN, i64::MAX)? {
+            None => def,
+            Some(i) if i < 0 => None,
+            Some(i) => Some(i as u64),
+        },
+    )
+}
+
+fn cpus(o: &Obj<'_>, nr_cpus: usize) -> Result<Option<CpuMask>, InputError> {
+    let Some(n) = o.get("cpus") else {
+        return Ok(None);
+    };
+    let what = format!("an array of CPU numbers 0..{}", nr_cpus - 1);
+    let JVal::Array(a) = &n.val else {
+        return Err(o.err(
+            n,
+            "cpus",
+            format!("expected {what}, found {}", n.val.describe()),
+        ));
+    };
+    let mut m = CpuMask::new();
+    for (i, c) in a.iter().enumerate() {
+        match c.val {
+            JVal::Int(k) if k >= 0 && (k as usize) < nr_cpus => m.set(k as usize),
+            _ => {
+                return Err(o.src.err(
+                    c.pos,
+                    &format!("{}.cpus[{i}]", o.path),
+                    format!(
+                        "expected a CPU number 0..{} of this machine, found {}",
+                        nr_cpus - 1,
+                        c.val.describe()
+                    ),
+                ))
+            }
+        }
+    }
+    if m.is_empty() {
+        return Err(o.err(n, "cpus", "empty CPU list"));
+    }
+    Ok(Some(m))
+}
+
+fn util(o: &Obj<'_>, key: &str) -> Result<Option<u16>, InputError> {
+    Ok(
+        match o.int(key, "an integer 0..=1024 (-1 = unset)", -1, 1024)? {
+            None | Some(-1) => None,
+            Some(v) => Some(v as u16),
+        },
+    )
+}
+
+fn policy(o: &Obj<'_>, def: Policy) -> Result<Policy, InputError> {
+    let Some(n) = o.get("policy") else {
+        return Ok(def);
+    };
+    policy_value(o.src, n, &child(&o.path, "policy"))
+}
+
+fn policy_value(src: &Src<'_>, n: &JNode, path: &str) -> Result<Policy, InputError> {
+    match &n.val {
+        JVal::Str(s) => match s.as_str() {
+            "SCHED_OTHER" => Ok(Policy::Normal),
+            "SCHED_BATCH" => Ok(Policy::Batch),
+            "SCHED_IDLE" => Ok(Policy::Idle),
+            "SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE" => Err(src.err(
+                n.pos,
+                path,
+                format!("{s} is not modelled (the simulator has the fair class only)"),
+            )),
+            _ => Err(src.err(
+                n.pos,
+                path,
+                format!(
+                    "unknown policy {s:?} (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE)"
+                ),
+            )),
+        },
+        v => Err(src.err(n.pos, path, format!("expected a policy name, found {}", v.describe()))),
+    }
+}
+
+/// Event kinds by key prefix, longest first where one is a prefix of another.
+const EVENT_WORDS: &[&str] = &[
+    "runtime", "run", "sleep", "timer", "lock", "unlock", "wait", "signal", "broad", "sync",
+    "barrier", "suspend", "resume", "yield", "fork", "memrun", "mem", "iorun", "sem_post",
+    "sem_wait",
+];
+
+fn event_word(key: &str) -> Option<&'static str> {
+    EVENT_WORDS.iter().copied().find(|w| key.starts_with(w))
+}
+
+fn event(src: &Src<'_>, key: &str, n: &JNode, path: &str) -> Result<Event, InputError> {
+    let word = event_word(key).expect("caller checked the prefix");
+    let p = child(path, key);
+    let us = |what: &str| -> Result<u64, InputError> {
+        match n.val {
+            JVal::Int(i) if (0..=MAX_VALUE).contains(&i) => Ok(i as u64),
+            _ => Err(src.err(
+                n.pos,
+                &p,
+                format!(
+                    "expected a non-negative integer ({what}) up to 10^12, found {}",
+                    n.val.describe()
+                ),
+            )),
+        }
+    };
+    let name = || -> Result<String, InputError> {
+        match &n.val {
+            JVal::Str(s) => Ok(s.clone()),
+            v => Err(src.err(
+                n.pos,
+                &p,
+                format!("expected a resource name (string), found {}", v.describe()),
+            )),
+        }
+    };
+    let pair = || -> Result<(String, String), InputError> {
+        let o = Obj::new(src, n, &p)?;
+        o.no_duplicates()?;
+        let c = o.str("ref")?.unwrap_or("unknown").to_string();
+        let m = o.str("mutex")?.unwrap_or("unknown").to_string();
+        o.finish()?;
+        Ok((c, m))
+    };
+    Ok(match word {
+        "run" => Event::Run(us("µs")?),
+        "runtime" => Event::Runtime(us("µs")?),
+        "sleep" => Event::Sleep(us("µs")?),
+        "mem" => Event::Mem(us("bytes")?),
+        "iorun" => Event::Iorun(us("bytes")?),
+        "timer" => {
+            let o = Obj::new(src, n, &p)?;
+            o.no_duplicates()?;
+            let name = o.str("ref")?.unwrap_or("unknown").to_string();
+            let period = o
+                .int("period", "a positive integer (µs)", 1, u32::MAX as i64)?
+                .ok_or_else(|| src.err(n.pos, &p, "a timer needs `period` (µs)"))?;
+            let absolute = match o.str("mode")? {
+                None | Some("relative") => false,
+                Some("absolute") => true,
+                Some(m) => {
+                    let mn = o.get("mode").expect("present");
+                    return Err(o.err(
+                        mn,
+                        "mode",
+                        format!("expected \"relative\" or \"absolute\", found {m:?}"),
+                    ));
+                }
+            };
+            o.finish()?;
+            Event::Timer {
+                unique: name.starts_with("unique"),
+                name,
+                period_us: period as u64,
+                absolute,
+            }
+        }
+        "lock" => Event::Lock(name()?),
+        "unlock" => Event::Unlock(name()?),
+        "signal" => Event::Signal(name()?),
+        "broad" => Event::Broad(name()?),
+        "barrier" => Event::Barrier(name()?),
+        "suspend" => Event::Suspend(name()?),
+        "resume" => Event::Resume(name()?),
+        "fork" => Event::Fork(name()?),
+        "yield" => Event::Yield,
+        "wait" => {
+            let (cond, mutex) = pair()?;
+            Event::Wait { cond, mutex }
+        }
+        "sync" => {
+            let (cond, mutex) = pair()?;
+            Event::Sync { cond, mutex }
+        }
+        w => return Err(src.err(n.pos, &p, format!("the `{w}` event is not supported yet"))),
+    })
+}
+
+/// Keys of a phase (or of a task without `phases`) that are not events.
+const PHASE_ATTRS: &[&str] = &[
+    "loop",
+    "cpus",
+    "util_min",
+    "util_max",
+    "policy",
+    "priority",
+    "dl-runtime",
+    "dl-period",
+    "dl-deadline",
+    "nodes_membind",
+    "taskgroup",
+];
+
+/// Events of an object, in file order; other keys must be known attributes.
+/// Fork events are also listed in `forks` as (target, offset, JSON path).
+fn events(o: &Obj<'_>, forks: &mut Vec<(String, usize, String)>) -> Result<Vec<Event>, InputError> {
+    let mut ev = Vec::new();
+    for (i, (k, kpos, n)) in o.members.iter().enumerate() {
+        if event_word(k).is_some() {
+            o.used.borrow_mut().push(i);
+            let e = event(o.src, k, n, &o.path)?;
+            if let Event::Fork(t) = &e {
+                forks.push((t.clone(), n.pos, child(&o.path, k)));
+            }
+            ev.push(e);
+        } else if !PHASE_ATTRS.contains(&k.as_str())
+            && !matches!(k.as_str(), "instance" | "delay" | "phases")
+        {
+            return Err(o.src.err(
+                *kpos,
+                &child(&o.path, k),
+                "unknown key (not an rt-app event or attribute)",
+            ));
+        }
+    }
+    if ev.is_empty() {
+        return Err(o
+            .src
+            .err(o.pos, &o.path, "no events (a phase needs at least one)"));
+    }
+    Ok(ev)
+}
+
+/// Attributes rt-app accepts that the simulator ignores (read so `finish` passes).
+fn ignored(o: &Obj<'_>) -> Result<(), InputError> {
+    for k in ["dl-runtime", "dl-period", "dl-deadline"] {
+        o.int(k, "an integer (µs)", 0, i64::MAX)?;
+    }
+    if let Some(n) = o.get("nodes_membind") {
+        if !matches!(n.val, JVal::Array(_)) {
+            return Err(o.err(n, "nodes_membind", "expected an array of NUMA nodes"));
+        }
+    }
+    if let Some(n) = o.get("taskgroup") {
+        return Err(o.err(n, "taskgroup", "task groups (cgroups) are not modelled"));
+    }
+    Ok(())
+}
+
+/// Parse the text of an rt-app file for a machine of `m`.
+pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, InputError> {
+    let src = Src { file, text };
+    let root = json::parse(text).map_err(|e| src.err(e.pos, "", format!("JSON: {}", e.msg)))?;
+    let top = Obj::new(&src, &root, "")?;
+    top.no_duplicates()?;
+    let nr_cpus = m.nr_cpus();
+    let mut duration_s = None;
+    let mut calibration = Calibration::Cpu(0);
+    let mut def_policy = Policy::Normal;
+    if let Some(g) = top.get("global") {
+        let g = Obj::new(&src, g, "global")?;
+        g.no_duplicates()?;
+        if let Some(d) = g.int(
+            "duration",
+            "an integer number of seconds (-1 = none)",
+            i64::MIN,
+            1 << 32,
+        )? {
+            duration_s = (d > 0).then_some(d as u64);
+        }
+        if let Some(n) = g.get("calibration") {
+            calibration = match &n.val {
+                JVal::Int(i) if *i > 0 => Calibration::NsPerLoop(*i as u64),
+                JVal::Str(s) if s.starts_with("CPU") => match s[3..].parse::<usize>() {
+                    Ok(c) if c < nr_cpus => Calibration::Cpu(c),
+                    _ => {
+                        return Err(g.err(
+                            n,
+                            "calibration",
+                            format!("{s:?} is not a CPU of this {nr_cpus}-CPU machine"),
+                        ))
+                    }
+                },
+                v => {
+                    return Err(g.err(
+                        n,
+                        "calibration",
+                        format!(
+                            "expected \"CPUn\" or a positive ns-per-loop integer, found {}",
+                            v.describe()
+                        ),
+                    ))
+                }
+            };
+        }
+        if let Some(n) = g.get("default_policy") {
+            def_policy = policy_value(&src, n, "global.default_policy")?;
+        }
+        for k in [
+            "pi_enabled",
+            "lock_pages",
+            "logdir",
+            "log_basename",
+            "log_size",
+            "ftrace",
+            "gnuplot",
+            "io_device",
+            "mem_buffer_size",
+            "cumulative_slack",
+        ] {
+            g.get(k);
+        }
+        g.finish()?;
+    }
+    top.get("resources");
+    let tasks_node = top
+        .get("tasks")
+        .ok_or_else(|| src.err(0, "", "missing the `tasks` object"))?;
+    let tasks_obj = Obj::new(&src, tasks_node, "tasks")?;
+    tasks_obj.no_duplicates()?;
+    top.finish()?;
+    let mut tasks = Vec::new();
+    let mut forks = Vec::new();
+    for (name, _, tn) in tasks_obj.members {
+        let path = format!("tasks.{name}");
+        let t = Obj::new(&src, tn, &path)?;
+        t.no_duplicates_events()?;
+        let instances = t
+            .int("instance", "an integer 0..=4096", 0, 4096)?
+            .unwrap_or(1) as u32;
+        let delay_us = t
+            .int(
+                "delay",
+                "a non-negative integer (µs) up to 2^32 - 1",
+                0,
+                u32::MAX as i64,
+            )?
+            .unwrap_or(0) as u64;
+        let cpus_t = cpus(&t, nr_cpus)?;
+        let pol = policy(&t, def_policy)?;
+        let nice = t
+            .int("priority", "a nice value -20..=19 (fair policies)", -20, 19)?
+            .unwrap_or(0) as i32;
+        let (umin, umax) = (util(&t, "util_min")?, util(&t, "util_max")?);
+        ignored(&t)?;
+        let (loops, phases) = match t.get("phases") {
+            Some(pn) => {
+                let po = Obj::new(&src, pn, &child(&path, "phases"))?;
+                po.no_duplicates()?;
+                let mut phases = Vec::new();
+                for (pname, _, pnode) in po.members {
+                    let pp = format!("{path}.phases.{pname}");
+                    let p = Obj::new(&src, pnode, &pp)?;
+                    p.no_duplicates_events()?;
+                    let loops = loop_count(&p, Some(1))?;
+                    let pc = cpus(&p, nr_cpus)?;
+                    if let Some(n) = p.get("policy") {
+                        if policy_value(&src, n, &child(&pp, "policy"))? != pol {
+                            return Err(p.err(
+                                n,
+                                "policy",
+                                "per-phase policy changes are not modelled",
+                            ));
+                        }
+                    }
+                    if let Some(pr) = p.int("priority", "a nice value -20..=19", -20, 19)? {
+                        if pr as i32 != nice {
+                            let n = p.get("priority").expect("present");
+                            return Err(p.err(
+                                n,
+                                "priority",
+                                "per-phase priority changes are not modelled",
+                            ));
+                        }
+                    }
+                    let (pmin, pmax) = (util(&p, "util_min")?, util(&p, "util_max")?);
+                    ignored(&p)?;
+                    let ev = events(&p, &mut forks)?;
+                    phases.push(Phase {
+                        name: pname.clone(),
+                        loops,
+                        cpus: pc,
+                        util_min: pmin,
+                        util_max: pmax,
+                        events: ev,
+                    });
+                }
+                if phases.is_empty() {
+                    return Err(src.err(pn.pos, &child(&path, "phases"), "no phases"));
+                }
+                (loop_count(&t, None)?, phases)
+            }
+            None => {
+                t.no_duplicates_events()?;
+                let loops = loop_count(&t, None)?;
+                let ev = events(&t, &mut forks)?;
+                (
+                    Some(1),
+                    vec![Phase {
+                        name: SINGLE_PHASE.into(),
+                        loops,
+                        cpus: None,
+                        util_min: None,
+                        util_max: None,
+                        events: ev,
+                    }],
+                )
+            }
+        };
+        t.finish()?;
+        if loops.is_none() && phases.iter().all(|p| p.loops == Some(0)) {
+            return Err(src.err(
+                tn.pos,
+                &path,
+                "loops forever over phases that all have `loop: 0` (nothing to do)",
+            ));
+        }
+        tasks.push(TaskDef {
+            name: name.clone(),
+            instances,
+            delay_us,
+            loops,
+            phases,
+            cpus: cpus_t,
+            policy: pol,
+            nice,
+            util_min: umin,
+            util_max: umax,
+        });
+    }
+    if tasks.is_empty() {
+        return Err(src.err(tasks_node.pos, "tasks", "no tasks"));
+    }
+    if tasks.iter().all(|t| t.instances == 0) {
+        return Err(src.err(
+            tasks_node.pos,
+            "tasks",
+            "no thread starts (every `instance` is 0)",
+        ));
+    }
+    // Cross-references: fork targets exist and do not use barriers.
+    for (target, pos, path) in &forks {
+        let Some(ft) = tasks.iter().find(|x| &x.name == target) else {
+            return Err(src.err(*pos, path, format!("fork of unknown task {target:?}")));
+        };
+        if ft
+            .phases
+            .iter()
+            .flat_map(|p| &p.events)
+            .any(|e| matches!(e, Event::Barrier(_)))
+        {
+            return Err(src.err(
+                *pos,
+                path,
+                format!("task {target:?} uses a barrier and cannot be forked"),
+            ));
+        }
+    }
+    Ok(RtAppFile {
+        duration_s,
+        calibration,
+        tasks,
+    })
+}
+
+impl Obj<'_> {
+    /// In an object holding events, duplicate event keys are kept in file order, as
+    /// rt-app's `workgen` does by renaming them; duplicate attributes are errors.
+    fn no_duplicates_events(&self) -> Result<(), InputError> {
+        for (i, (k, kpos, _)) in self.members.iter().enumerate() {
+            if event_word(k).is_none() && self.members[..i].iter().any(|(k2, _, _)| k2 == k) {
+                return Err(self.src.err(*kpos, &child(&self.path, k), "duplicate key"));
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Building the behaviour programs.
+// ---------------------------------------------------------------------------------
+
+/// Metric names of one thread (or of all forks of one task).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ThreadMetrics {
+    pub name: String,
+    /// Per phase: (phase name, loops metric, period metric, wu_lat, slack).
+    pub phases: Vec<PhaseMetrics>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PhaseMetrics {
+    pub phase: String,
+    pub loops: String,
+    pub period: String,
+    /// Only for phases with a timer.
+    pub wu_lat: Option<String>,
+    pub slack: Option<String>,
+}
+
+struct Builder<'a> {
+    f: &'a RtAppFile,
+    m: &'a Machine,
+    spec: WorkloadSpec,
+    mutexes: BTreeMap<String, u32>,
+    conds: BTreeMap<String, u32>,
+    barriers: BTreeMap<String, u32>,
+    timers: BTreeMap<String, u32>,
+    /// Shared timers in absolute mode (any event saying so makes the timer absolute).
+    absolute: BTreeMap<String, bool>,
+    masks: Vec<CpuMask>,
+    threads: Vec<ThreadMetrics>,
+    /// Program index of each task's fork copy.
+    fork_prog: BTreeMap<String, usize>,
+}
+
+fn cref(i: u32) -> ObjRef {
+    ObjRef {
+        base: i,
+        count: 1,
+        idx: IdxExpr::Const(0),
+    }
+}
+
+impl Builder<'_> {
+    fn obj(map: &mut BTreeMap<String, u32>, counter: &mut u32, name: &str) -> ObjRef {
+        let n = *map.entry(name.to_string()).or_insert_with(|| {
+            *counter += 1;
+            *counter - 1
+        });
+        cref(n)
+    }
+    fn mutex(&mut self, n: &str) -> ObjRef {
+        Self::obj(&mut self.mutexes, &mut self.spec.mutexes, n)
+    }
+    fn cond(&mut self, n: &str) -> ObjRef {
+        Self::obj(&mut self.conds, &mut self.spec.condvars, n)
+    }
+    fn new_timers(&mut self, count: u32) -> u32 {
+        self.spec.timers += count;
+        self.spec.timers - count
+    }
+    fn mask(&mut self, m: CpuMask) -> u32 {
+        if let Some(i) = self.masks.iter().position(|x| *x == m) {
+            return i as u32;
+        }
+        self.masks.push(m);
+        self.masks.len() as u32 - 1
+    }
+
+    /// Reference work (ns) of `run X`.
+    fn run_ns(&self, us: u64) -> u64 {
+        match self.f.calibration {
+            Calibration::Cpu(c) => us * 1000 * self.m.cpus[c].capacity_orig as u64 / 1024,
+            Calibration::NsPerLoop(npl) => us * 1000 / npl * npl,
+        }
+    }
+
+    /// The program of one thread of `t`: an initial instance (`forked` false) or the
+    /// copy run by forked threads.
+    fn program(&mut self, t: &TaskDef, tname: &str, forked: bool) -> Program {
+        let mut ops = Vec::new();
+        let all = *self.m.all_cpus();
+        let def_mask = t.cpus.unwrap_or(all);
+        let phase_cpus = t.phases.iter().any(|p| p.cpus.is_some());
+        let has_util = t.util_min.is_some()
+            || t.util_max.is_some()
+            || t.phases
+                .iter()
+                .any(|p| p.util_min.is_some() || p.util_max.is_some());
+        // Unique timers of this thread (forked copies: one slot per fork number).
+        let mut unique: BTreeMap<String, ObjRef> = BTreeMap::new();
+        let mut unique_ref = |b: &mut Self, name: &str| -> ObjRef {
+            *unique.entry(name.to_string()).or_insert_with(|| {
+                if forked {
+                    let base = b.new_timers(FORK_UNIQUE_SLOTS);
+                    ObjRef {
+                        base,
+                        count: FORK_UNIQUE_SLOTS,
+                        idx: IdxExpr::Instance { div: 1, add: 0 },
+                    }
+                } else {
+                    cref(b.new_timers(1))
+                }
+            })
+        };
+        if has_util {
+            ops.push(Op::SetUclamp {
+                min: t.util_min.unwrap_or(0),
+                max: t.util_max.unwrap_or(1024),
+            });
+        }
+        if t.delay_us > 0 {
+            let d = unique_ref(self, "\0delay");
+            ops.push(Op::Timer {
+                t: d,
+                period_us: t.delay_us as u32,
+                offset_us: 0,
+                absolute: true,
+                metrics: NO_METRIC,
+            });
+        }
+        let mut tm = ThreadMetrics {
+            name: tname.to_string(),
+            phases: Vec::new(),
+        };
+        let outer = ops.len();
+        ops.push(Op::Syscall); // placeholder for the task loop
+        for p in &t.phases {
+            let pre = format!("{tname}/{}/", p.name);
+            let has_timer = p.events.iter().any(|e| matches!(e, Event::Timer { .. }));
+            let pm = PhaseMetrics {
+                phase: p.name.clone(),
+                loops: format!("{pre}loops"),
+                period: format!("{pre}period"),
+                wu_lat: has_timer.then(|| format!("{pre}wu_lat")),
+                slack: has_timer.then(|| format!("{pre}slack")),
+            };
+            let loops_m = self.spec.metric(&pm.loops, "count");
+            let period_m = self.spec.metric(&pm.period, "ns");
+            // wu_lat and slack are declared together: Op::Timer finds slack at +1.
+            let timer_m = match (&pm.wu_lat, &pm.slack) {
+                (Some(l), Some(s)) => {
+                    let m = self.spec.metric(l, "ns");
+                    let s = self.spec.metric(s, "ns");
+                    debug_assert_eq!(s, m + 1);
+                    m as u32
+                }
+                _ => NO_METRIC,
+            };
+            tm.phases.push(pm);
+            let start = ops.len();
+            ops.push(Op::Syscall); // placeholder for the phase loop
+            if phase_cpus {
+                let mk = self.mask(p.cpus.unwrap_or(def_mask));
+                ops.push(Op::SetAffinity { mask: mk });
+            }
+            if has_util && (p.util_min.is_some() || p.util_max.is_some()) {
+                ops.push(Op::SetUclamp {
+                    min: p.util_min.or(t.util_min).unwrap_or(0),
+                    max: p.util_max.or(t.util_max).unwrap_or(1024),
+                });
+            }
+            ops.push(Op::Mark { slot: 0 });
+            for e in &p.events {
+                match e {
+                    Event::Run(us) => ops.push(Op::Compute(Dist::Const(self.run_ns(*us)))),
+                    Event::Runtime(us) => {
+                        let chunks = us.div_ceil(RUNTIME_CHUNK_US).max(1);
+                        ops.push(Op::Spin(Dist::Const(chunks * RUNTIME_CHUNK_US * 1000)));
+                    }
+                    Event::Sleep(us) => ops.push(Op::Sleep(Dist::Const(us * 1000))),
+                    Event::Timer {
+                        name,
+                        unique: u,
+                        period_us,
+                        absolute,
+                    } => {
+                        let (tref, abs) = if *u {
+                            let key = format!("{}\0{name}", t.name);
+                            (
+                                unique_ref(self, name),
+                                self.absolute.get(&key).copied().unwrap_or(*absolute),
+                            )
+                        } else {
+                            let n = *self.timers.entry(name.clone()).or_insert_with(|| {
+                                self.spec.timers += 1;
+                                self.spec.timers - 1
+                            });
+                            (
+                                cref(n),
+                                self.absolute.get(name).copied().unwrap_or(*absolute),
+                            )
+                        };
+                        ops.push(Op::Timer {
+                            t: tref,
+                            period_us: *period_us as u32,
+                            offset_us: t.delay_us as u32,
+                            absolute: abs,
+                            metrics: timer_m,
+                        });
+                    }
+                    Event::Lock(n) => {
+                        let m = self.mutex(n);
+                        ops.push(Op::Lock(m));
+                    }
+                    Event::Unlock(n) => {
+                        let m = self.mutex(n);
+                        ops.push(Op::Unlock(m));
+                    }
+                    Event::Wait { cond, mutex } => {
+                        let (c, m) = (self.cond(cond), self.mutex(mutex));
+                        ops.push(Op::CondWait { c, m });
+                    }
+                    Event::Signal(n) => {
+                        let c = self.cond(n);
+                        ops.push(Op::CondSignal(c));
+                    }
+                    Event::Broad(n) => {
+                        let c = self.cond(n);
+                        ops.push(Op::CondBroadcast(c));
+                    }
+                    Event::Sync { cond, mutex } => {
+                        let (c, m) = (self.cond(cond), self.mutex(mutex));
+                        ops.push(Op::CondSignal(c));
+                        ops.push(Op::CondWait { c, m });
+                    }
+                    Event::Barrier(n) => {
+                        let b = cref(self.barriers[n.as_str()]);
+                        ops.push(Op::Barrier(b));
+                    }
+                    Event::Suspend(n) => {
+                        let (c, m) = (self.cond(n), self.mutex(n));
+                        ops.push(Op::Lock(m));
+                        ops.push(Op::CondWait { c, m });
+                        ops.push(Op::Unlock(m));
+                    }
+                    Event::Resume(n) => {
+                        let (c, m) = (self.cond(n), self.mutex(n));
+                        ops.push(Op::Lock(m));
+                        ops.push(Op::CondBroadcast(c));
+                        ops.push(Op::Unlock(m));
+                    }
+                    Event::Yield => ops.push(Op::Yield),
+                    Event::Fork(target) => ops.push(Op::Fork {
+                        prog: self.fork_prog[target.as_str()],
+                        thread: true,
+                    }),
+                    Event::Mem(b) => {
+                        ops.push(Op::Compute(Dist::Const(b / 10 * MEM_NS_PER_10_BYTES)))
+                    }
+                    Event::Iorun(b) => {
+                        ops.push(Op::Syscall);
+                        ops.push(Op::Compute(Dist::Const(b / 10 * MEM_NS_PER_10_BYTES)));
+                    }
+                }
+            }
+            ops.push(Op::Record {
+                metric: period_m,
+                slot: 0,
+            });
+            ops.push(Op::Count { metric: loops_m });
+            let end = ops.len();
+            ops[start] = Op::Loop {
+                count: count(p.loops),
+                end,
+            };
+            ops.push(Op::EndLoop { start });
+        }
+        let end = ops.len();
+        ops[outer] = Op::Loop {
+            count: count(t.loops),
+            end,
+        };
+        ops.push(Op::EndLoop { start: outer });
+        ops.push(Op::Exit);
+        if !self.threads.iter().any(|x| x.name == tname) {
+            self.threads.push(tm);
+        }
+        Program {
+            name: tname.to_string(),
+            ops,
+        }
+    }
+}
+
+fn count(c: Option<u64>) -> LoopCount {
+    match c {
+        None => LoopCount::Forever,
+        Some(n) => LoopCount::Times(Dist::Const(n)),
+    }
+}
+
+/// Thread name of instance `i` of a task with `n` instances.
+pub fn thread_name(task: &str, i: u32, n: u32) -> String {
+    if n == 1 {
+        task.to_string()
+    } else {
+        format!("{task}-{i}")
+    }
+}
+
+/// Build the workload of a validated file on machine `m`.
+pub fn build(f: &RtAppFile, m: &Machine) -> (WorkloadSpec, Vec<ThreadMetrics>) {
+    let mut b = Builder {
+        f,
+        m,
+        spec: WorkloadSpec {
+            duration_ns: f.duration_s.map(|s| s * 1_000_000_000),
+            ..WorkloadSpec::default()
+        },
+        mutexes: BTreeMap::new(),
+        conds: BTreeMap::new(),
+        barriers: BTreeMap::new(),
+        timers: BTreeMap::new(),
+        absolute: BTreeMap::new(),
+        masks: Vec::new(),
+        threads: Vec::new(),
+        fork_prog: BTreeMap::new(),
+    };
+    // Barriers: parties = instances of every task naming them.
+    let mut parties: BTreeMap<&str, u32> = BTreeMap::new();
+    for t in &f.tasks {
+        let mut named: Vec<&str> = Vec::new();
+        for p in &t.phases {
+            for e in &p.events {
+                match e {
+                    Event::Barrier(n) if !named.contains(&n.as_str()) => named.push(n),
+                    Event::Timer {
+                        name,
+                        unique,
+                        absolute: true,
+                        ..
+                    } => {
+                        let key = if *unique {
+                            format!("{}\0{name}", t.name)
+                        } else {
+                            name.clone()
+                        };
+                        b.absolute.insert(key, true);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for n in named {
+            *parties.entry(n).or_insert(0) += t.instances;
+        }
+    }
+    for (n, p) in parties {
+        b.barriers
+            .insert(n.to_string(), b.spec.barriers.len() as u32);
+        // A barrier no started thread reaches (instance 0) never blocks anyone.
+        b.spec.barriers.push(p.max(1));
+    }
+    // Fork copies first (programs may fork each other), then the initial threads.
+    let forked: Vec<&TaskDef> = f
+        .tasks
+        .iter()
+        .filter(|t| {
+            f.tasks.iter().any(|x| {
+                x.phases
+                    .iter()
+                    .flat_map(|p| &p.events)
+                    .any(|e| matches!(e, Event::Fork(n) if *n == t.name))
+            })
+        })
+        .collect();
+    for (i, t) in forked.iter().enumerate() {
+        b.fork_prog.insert(t.name.clone(), i);
+        b.spec.programs.push(Program {
+            name: t.name.clone(),
+            ops: Vec::new(),
+        });
+    }
+    for (i, t) in forked.iter().enumerate() {
+        let p = b.program(t, &t.name, true);
+        b.spec.programs[i] = p;
+    }
+    for t in &f.tasks {
+        for i in 0..t.instances {
+            let name = thread_name(&t.name, i, t.instances);
+            let p = b.program(t, &name, false);
+            b.spec.programs.push(p);
+            b.spec.tasks.push(TaskSpec {
+                name,
+                prog: b.spec.programs.len() - 1,
+                instance: i,
+                cpus: t.cpus,
+                nice: t.nice,
+                policy: t.policy,
+                start_ns: 0,
+                process: Some(0),
+            });
+        }
+    }
+    b.spec.masks = b.masks;
+    (b.spec, b.threads)
+}
+
+// ---------------------------------------------------------------------------------
+// The tool.
+// ---------------------------------------------------------------------------------
+
+/// rt-app's report: a summary of the per-thread logs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RtAppTool {
+    pub threads: Vec<ThreadMetrics>,
+}
+
+fn us(ns: f64) -> f64 {
+    (ns / 10.0).round() / 100.0
+}
+
+impl Tool for RtAppTool {
+    fn report(&self, input: &ToolInput<'_>) -> Option<ToolResult> {
+        let mut text = String::new();
+        let mut values = BTreeMap::new();
+        let _ = writeln!(
+            text,
+            "{:<16} {:>8} {:>14} {:>14} {:>14}",
+            "# thread", "loops", "wu_lat mean", "wu_lat max", "slack mean"
+        );
+        for t in &self.threads {
+            let mut loops = 0;
+            let (mut lat_sum, mut lat_n, mut lat_max) = (0u128, 0u64, 0u64);
+            let (mut sl_sum, mut sl_n) = (0u128, 0u64);
+            for p in &t.phases {
+                if let Some(h) = input.hist(&p.loops) {
+                    loops += h.count();
+                }
+                if let Some(h) = p.wu_lat.as_deref().and_then(|n| input.hist(n)) {
+                    lat_sum += h.sum;
+                    lat_n += h.count();
+                    if h.count() > 0 && h.sum > 0 {
+                        lat_max = lat_max.max(h.hist.max());
+                    }
+                }
+                if let Some(h) = p.slack.as_deref().and_then(|n| input.hist(n)) {
+                    sl_sum += h.sum;
+                    sl_n += h.count();
+                }
+            }
+            let mean = |s: u128, n: u64| if n == 0 { 0.0 } else { s as f64 / n as f64 };
+            let (lm, sm) = (us(mean(lat_sum, lat_n)), us(mean(sl_sum, sl_n)));
+            let lx = us(lat_max as f64);
+            values.insert(format!("{}.loops", t.name), loops as f64);
+            if lat_n > 0 {
+                values.insert(format!("{}.wu_lat_mean_us", t.name), lm);
+                values.insert(format!("{}.wu_lat_max_us", t.name), lx);
+                values.insert(format!("{}.slack_mean_us", t.name), sm);
+                let _ = writeln!(
+                    text,
+                    "{:<16} {:>8} {:>11.2} us {:>11.2} us {:>11.2} us",
+                    t.name, loops, lm, lx, sm
+                );
+            } else {
+                let _ = writeln!(
+                    text,
+                    "{:<16} {:>8} {:>14} {:>14} {:>14}",
+                    t.name, loops, "-", "-", "-"
+                );
+            }
+        }
+        Some(ToolResult { text, values })
+    }
+}
+
+/// Parse `[workload] kind = "rtapp"`: `file` (the rt-app JSON, relative to the
+/// scenario file).
+pub fn parse(w: &TableReader<'_>, m: &Machine) -> Result<Generated, InputError> {
+    let rel = w
+        .str("file")?
+        .ok_or_else(|| w.err("file", "an `rtapp` workload needs `file` (the rt-app JSON)"))?;
+    let base: PathBuf = w
+        .doc
+        .file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let path = base.join(rel);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        w.err(
+            "file",
+            format!("cannot read rt-app file {}: {e}", path.display()),
+        )
+    })?;
+    let f = parse_file(&text, &path, m)?;
+    let (spec, threads) = build(&f, m);
+    spec.validate()
+        .map_err(|e| InputError::in_file(&path, None, format!("internal: {e}")))?;
+    Ok(Generated {
+        spec,
+        tool: Arc::new(RtAppTool { threads }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::presets;
+
+    fn juno() -> Machine {
+        presets::preset("juno-r0").unwrap()
+    }
+
+    fn file(text: &str) -> RtAppFile {
+        parse_file(text, Path::new("t.json"), &juno()).unwrap()
+    }
+
+    #[test]
+    fn defaults_and_loops() {
+        let f = file(
+            r#"{"tasks": {
+                "a": {"run0": 10},
+                "b": {"loop": 3, "instance": 2, "delay": 5, "priority": -3, "run0": 10},
+                "c": {"phases": {"x": {"run0": 1}, "y": {"loop": -1, "sleep0": 1}}}
+            }}"#,
+        );
+        assert_eq!(f.calibration, Calibration::Cpu(0));
+        assert_eq!(f.duration_s, None);
+        let (a, b, c) = (&f.tasks[0], &f.tasks[1], &f.tasks[2]);
+        // Without `phases`: the body is one phase run once, its loop forever by default.
+        assert_eq!((a.loops, a.phases[0].loops), (Some(1), None));
+        assert_eq!((b.loops, b.phases[0].loops), (Some(1), Some(3)));
+        assert_eq!((b.instances, b.delay_us, b.nice), (2, 5, -3));
+        // With `phases`: the phase list repeats forever by default, phases once.
+        assert_eq!(c.loops, None);
+        let names: Vec<_> = c.phases.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["x", "y"]);
+        assert_eq!((c.phases[0].loops, c.phases[1].loops), (Some(1), None));
+    }
+
+    #[test]
+    fn run_is_calibrated_on_the_named_cpu() {
+        let m = juno();
+        // CPU0 is an A53 (446): 1000 µs there is 1000·446/1024 µs of reference work.
+        let f = file(
+            r#"{"global": {"calibration": "CPU0"}, "tasks": {"a": {"loop": 1, "run0": 1000}}}"#,
+        );
+        let (spec, _) = build(&f, &m);
+        assert!(spec.programs[0]
+            .ops
+            .contains(&Op::Compute(Dist::Const(1_000_000 * 446 / 1024))));
+        // ns-per-loop: whole loops only.
+        let f =
+            file(r#"{"global": {"calibration": 300}, "tasks": {"a": {"loop": 1, "run0": 1000}}}"#);
+        let (spec, _) = build(&f, &m);
+        assert!(spec.programs[0]
+            .ops
+            .contains(&Op::Compute(Dist::Const(1_000_000 / 300 * 300))));
+    }
+
+    #[test]
+    fn objects_are_shared_by_name_and_unique_timers_per_thread() {
+        let f = file(
+            r#"{"tasks": {
+                "a": {"instance": 2, "loop": 1, "barrier0": "b", "timer0": {"ref": "unique", "period": 10},
+                      "timer1": {"ref": "tick", "period": 10}, "lock0": "m", "unlock0": "m"},
+                "b": {"instance": 3, "loop": 1, "barrier0": "b", "barrier1": "b",
+                      "timer0": {"ref": "tick", "period": 10, "mode": "absolute"}, "lock0": "m", "unlock0": "m"}
+            }}"#,
+        );
+        let (spec, threads) = build(&f, &juno());
+        spec.validate().unwrap();
+        // One barrier of 2 + 3 parties (b names it twice but counts once).
+        assert_eq!(spec.barriers, [5]);
+        assert_eq!(spec.mutexes, 1);
+        // Shared `tick` + one unique timer per instance of a.
+        assert_eq!(spec.timers, 3);
+        assert_eq!(spec.tasks.len(), 5);
+        assert_eq!(spec.tasks[1].name, "a-1");
+        assert_eq!(threads.len(), 5);
+        // An absolute event makes the shared timer absolute for every user.
+        let mut uses: BTreeMap<u32, Vec<bool>> = BTreeMap::new();
+        for o in spec.programs.iter().flat_map(|p| &p.ops) {
+            if let Op::Timer { t, absolute, .. } = o {
+                uses.entry(t.base).or_default().push(*absolute);
+            }
+        }
+        let counts: Vec<usize> = uses.values().map(Vec::len).collect();
+        assert_eq!(counts, [1, 5, 1], "{uses:?}");
+        assert_eq!(uses[&0], [false]);
+        assert!(uses[&1].iter().all(|&a| a), "{uses:?}");
+    }
+
+    #[test]
+    fn duration_and_fork_programs() {
+        let f = file(
+            r#"{"global": {"duration": 2}, "tasks": {
+                "p": {"loop": 1, "fork0": "k"},
+                "k": {"instance": 0, "loop": 1, "delay": 10, "timer0": {"ref": "unique", "period": 5}}
+            }}"#,
+        );
+        let (spec, threads) = build(&f, &juno());
+        assert_eq!(spec.duration_ns, Some(2_000_000_000));
+        // Program 0 is k's fork copy; only p starts.
+        assert_eq!(spec.programs[0].name, "k");
+        assert_eq!(spec.tasks.len(), 1);
+        assert!(spec.programs[1].ops.contains(&Op::Fork {
+            prog: 0,
+            thread: true
+        }));
+        // k's unique timers (the delay and `unique`) are per fork number.
+        assert_eq!(spec.timers, 2 * FORK_UNIQUE_SLOTS);
+        assert_eq!(threads[0].name, "k");
+    }
+}
