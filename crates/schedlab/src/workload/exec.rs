@@ -10,7 +10,8 @@
 //! kernel's sync or non-sync flavour). A task blocked in a call re-executes it when
 //! woken, as the kernel's wait loops do.
 //!
-//! The run ends when every task has exited, when the scenario's duration elapses, or
+//! The run ends when every task has exited (daemon tasks, the background load, are
+//! not waited for), when the scenario's duration elapses, or
 //! with an error when tasks are left blocked with nothing left that could wake them.
 
 use crate::engine::{EventQueue, Observer, RngStream, RngStreams, SimTime};
@@ -44,6 +45,8 @@ struct ProgState {
     children_alive: u32,
     zombies: u32,
     waiting_child: bool,
+    /// Not counted in `alive` (background load, `WorkloadSpec::daemons`).
+    daemon: bool,
 }
 
 /// Why a run stopped.
@@ -274,7 +277,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         self.st.iter().flatten().count() >= self.spec.tasks.len()
     }
 
-    fn new_state(&mut self, pid: Pid, prog: usize, instance: u32, stream: String) {
+    fn new_state(&mut self, pid: Pid, prog: usize, instance: u32, stream: String, daemon: bool) {
         let i = pid as usize;
         if self.st.len() <= i {
             self.st.resize_with(i + 1, || None);
@@ -296,8 +299,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             children_alive: 0,
             zombies: 0,
             waiting_child: false,
+            daemon,
         }));
-        self.alive += 1;
+        if !daemon {
+            self.alive += 1;
+        }
     }
 
     fn start_task(&mut self, i: usize) {
@@ -321,7 +327,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         if let Some(tg) = tgid {
             self.k.tasks[pid as usize].tgid = tg;
         }
-        self.new_state(pid, spec.prog, spec.instance, spec.name.clone());
+        let daemon = self.spec.daemons.contains(&i);
+        self.new_state(pid, spec.prog, spec.instance, spec.name.clone(), daemon);
         self.k.wake_up_new_task(pid, &mut self.q);
     }
 
@@ -689,7 +696,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 st.nfork += 1;
                 st.children_alive += 1;
                 let stream = format!("{}/{}", st.stream, st.nfork);
-                self.new_state(child, prog, st.nfork - 1, stream);
+                self.new_state(child, prog, st.nfork - 1, stream, st.daemon);
                 self.k.wake_up_new_task(child, &mut self.q);
                 next!()
             }
@@ -725,7 +732,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                         }
                     }
                 }
-                self.alive -= 1;
+                if !st.daemon {
+                    self.alive -= 1;
+                }
                 st.pc = usize::MAX / 2;
                 self.k.exit_current(cpu, &mut self.q);
                 true

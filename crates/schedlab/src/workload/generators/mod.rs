@@ -12,7 +12,11 @@
 //! Every generator registers here: its kind name and one-line description in
 //! [`GENERATORS`] and its parser in [`parse`].
 
+pub mod background;
+pub mod forkbench;
 pub mod hackbench;
+pub mod tpcc;
+pub mod uperf;
 
 use crate::config::TableReader;
 use crate::error::InputError;
@@ -36,6 +40,15 @@ pub const GENERATORS: &[(&str, &str)] = &[
     (
         "perf-pipe",
         "perf bench sched pipe: two tasks ping-ponging over two pipes",
+    ),
+    (
+        "uperf-pingpong",
+        "uperf pingpong profile: master/slave thread pairs over loopback TCP",
+    ),
+    ("forkbench", "forkbench: serial fork, child exit, wait"),
+    (
+        "tpcc-proxy",
+        "TPC-C proxy (estimate): closed-loop OLTP users with group commit",
     ),
 ];
 
@@ -90,6 +103,9 @@ pub fn parse(
     let _ = m;
     Ok(Some(match kind {
         "hackbench" | "perf-messaging" | "perf-pipe" => hackbench::parse(kind, w)?,
+        "uperf-pingpong" => uperf::parse(w, m)?,
+        "forkbench" => forkbench::parse(w, m)?,
+        "tpcc-proxy" => tpcc::parse(w)?,
         _ => return Ok(None),
     }))
 }
