@@ -583,6 +583,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::FutexWait { f, expected } => {
                 if st.phase == 2 {
+                    // Woken: forget the wakeup, or this task's next wait would return
+                    // at once.
+                    self.futex.forget_woken(pid);
                     next!()
                 }
                 pay!();
@@ -663,6 +666,14 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     st.phase = 2;
                     self.k.block_current(cpu, &mut self.q);
                     return true;
+                }
+                if st.phase == 2 {
+                    // Woken by a signal: the re-executed wait returns (and the condvar
+                    // forgets the wakeup; otherwise this task's next wait would find
+                    // it and never be queued). Phase 3: re-take the mutex.
+                    let r = self.conds[cv.resolve(inst)].wait(pid);
+                    debug_assert_eq!(r, Outcome::Done, "condvar wait woken without a signal");
+                    st.phase = 3;
                 }
                 match self.mutexes[m.resolve(inst)].lock(pid) {
                     Outcome::Done => next!(),
