@@ -446,3 +446,33 @@ proptest! {
         prop_assert!(r.workload.tool_output.is_some());
     }
 }
+
+#[test]
+fn shipped_scenarios_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    for (file, stop) in [
+        ("uperf-pingpong.toml", StopReason::Duration),
+        ("forkbench.toml", StopReason::Completed),
+        ("tpcc-proxy.toml", StopReason::Duration),
+        ("background.toml", StopReason::Completed),
+    ] {
+        let sc = Scenario::load(&dir.join(file), &Overrides::default())
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let r = run_with(&sc, false);
+        assert_eq!(r.workload.stop_reason, stop, "{file}");
+        assert!(r.workload.tool_output.is_some(), "{file}");
+    }
+    // Seed 000's set-up: 44 spinners, one on the first CPU of each POWER9 core, beside
+    // perf-messaging's 40 processes and its parent.
+    let sc = Scenario::load(&dir.join("background.toml"), &Overrides::default()).unwrap();
+    assert_eq!(sc.workload.daemons.len(), 44);
+    assert_eq!(sc.workload.tasks.len(), 45);
+    let mut cores: Vec<usize> = sc
+        .workload
+        .daemons
+        .iter()
+        .map(|&i| sc.workload.tasks[i].cpus.unwrap().first().unwrap())
+        .collect();
+    cores.dedup();
+    assert_eq!(cores, (0..44).map(|c| 4 * c).collect::<Vec<_>>());
+}
