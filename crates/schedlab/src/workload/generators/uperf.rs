@@ -22,7 +22,8 @@
 //! ([`WorkloadSpec::duration_ns`] = `duration`).
 //!
 //! **Output.** uperf's master prints, after the run, the aggregate summary line of
-//! `print_summary()` (uperf `src/print.c`): `%-6s ` name, the bytes moved in 8
+//! `print_summary()` (uperf `src/print.c`): `%-6s ` name (`Total`, uperf's aggregate
+//! statistic), the bytes moved in 8
 //! columns with 1024-based auto units (`B`, `KB`, `MB`, `GB`, ...; the buffer limit
 //! of 8 characters truncates e.g. `173.99GB` to `173.99G`, as uperf does), `/%.2f(s) =
 //! `, the throughput in 12 columns with 1000-based bit units (`49.47Gb/s`), then
