@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use schedlab::config::Doc;
 use schedlab::experiment::{self, Overrides, RunOpts, RunResult, Scenario};
 use schedlab::machine::presets;
-use schedlab::workload::exec::StopReason;
+use schedlab::workload::exec::{SimError, StopReason};
 use schedlab::workload::generators::GENERATORS;
 use std::path::Path;
 
@@ -266,6 +266,42 @@ fn background_placements() {
     let r = run(&sc);
     assert_eq!(r.workload.stop_reason, StopReason::Completed);
     assert_eq!(r.tasks.len(), 6);
+}
+
+#[test]
+fn deadlock_beside_spinners_is_reported() {
+    // A reader of a pipe nobody writes, beside spinners that keep the CPUs busy: the
+    // event queue never drains, yet the run stops with the deadlock error (checked
+    // every 10 ms), not at the 1 s safety limit.
+    let text = "[machine]\npreset = \"juno-r0\"\n[run]\nduration_ms = 1000\n[workload]\n\
+        kind = \"tasks\"\n[[workload.channel]]\nname = \"p\"\nkind = \"pipe\"\n\
+        [[workload.task]]\nname = \"stuck\"\nprogram = [{ op = \"compute\", work = \"1ms\" }, \
+        { op = \"read\", chan = \"p\", bytes = 1 }]\n\
+        [workload.background]\nspinners = 2\n";
+    let doc = Doc::parse(text, Path::new("t.toml")).unwrap();
+    let sc = Scenario::from_doc(doc, &Overrides::default()).unwrap();
+    let e = experiment::run(&sc, 1, 0, &RunOpts::default()).unwrap_err();
+    match e {
+        SimError::Deadlock {
+            t_ns,
+            blocked,
+            detail,
+        } => {
+            assert_eq!(blocked, 1);
+            assert!(detail.starts_with("stuck"), "{detail}");
+            assert!(t_ns <= 30_000_000, "{t_ns}");
+        }
+        e => panic!("{e}"),
+    }
+    // Timed sleeps beside spinners are not a deadlock.
+    let text = text.replace(
+        "{ op = \"read\", chan = \"p\", bytes = 1 }",
+        "{ op = \"sleep\", time = \"40ms\" }",
+    );
+    let doc = Doc::parse(&text, Path::new("t.toml")).unwrap();
+    let sc = Scenario::from_doc(doc, &Overrides::default()).unwrap();
+    let r = run(&sc);
+    assert_eq!(r.workload.stop_reason, StopReason::Completed);
 }
 
 #[test]

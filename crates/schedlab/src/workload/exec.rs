@@ -11,7 +11,7 @@
 //! woken, as the kernel's wait loops do.
 //!
 //! The run ends when every task has exited (daemon tasks, the background load, are
-//! not waited for), when the scenario's duration elapses, or
+//! not waited for; beside them a deadlock is looked for every 10 ms), when the scenario's duration elapses, or
 //! with an error when tasks are left blocked with nothing left that could wake them.
 
 use crate::engine::{EventQueue, Observer, RngStream, RngStreams, SimTime};
@@ -26,6 +26,10 @@ use crate::workload::program::{LoopCount, Op, WorkloadSpec};
 /// Workload event ids (`Event::Workload { id, .. }`).
 const EV_START_TASK: u32 = 1;
 const EV_STOP: u32 = 2;
+
+/// With daemon tasks (background spinners) the event queue never drains, so a
+/// deadlock of the other tasks is looked for every 10 ms of simulated time instead.
+const DAEMON_CHECK_NS: SimTime = 10_000_000;
 
 /// Interpreter state of one task.
 struct ProgState {
@@ -131,6 +135,7 @@ pub struct Sim<O> {
     alive: u32,
     pub check: bool,
     stop_at: Option<SimTime>,
+    next_daemon_check: SimTime,
     stopped: Option<StopReason>,
     /// A program error found while executing an op.
     fail: Option<SimError>,
@@ -179,6 +184,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             alive: 0,
             check: false,
             stop_at: None,
+            next_daemon_check: 0,
             stopped: None,
             fail: None,
         }
@@ -248,6 +254,12 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             if self.alive == 0 && self.all_started() {
                 return Ok(StopReason::Completed);
             }
+            if !self.spec.daemons.is_empty() && now >= self.next_daemon_check {
+                self.next_daemon_check = now + DAEMON_CHECK_NS;
+                if let Some(e) = self.deadlock_beside_daemons() {
+                    return Err(e);
+                }
+            }
         }
         let blocked: Vec<&str> = self
             .k
@@ -267,6 +279,71 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             detail.push_str(", ...");
         }
         Err(SimError::Deadlock {
+            t_ns: self.k.now,
+            blocked: blocked.len(),
+            detail,
+        })
+    }
+
+    /// A deadlock of the non-daemon tasks while daemons keep running: every live
+    /// non-daemon task sleeps (no wakeup in flight) in an op only another task can
+    /// end (no timer), and the daemons only compute, so nothing can wake them.
+    fn deadlock_beside_daemons(&self) -> Option<SimError> {
+        if !self.all_started() {
+            return None;
+        }
+        let pure = self.spec.daemons.iter().all(|&i| {
+            self.spec.programs[self.spec.tasks[i].prog]
+                .ops
+                .iter()
+                .all(|o| {
+                    matches!(
+                        o,
+                        Op::Compute(_) | Op::Spin(_) | Op::Loop { .. } | Op::EndLoop { .. }
+                    )
+                })
+        });
+        if !pure {
+            return None;
+        }
+        let mut blocked = Vec::new();
+        for (pid, st) in self.st.iter().enumerate() {
+            let Some(st) = st else { continue };
+            let t = &self.k.tasks[pid];
+            if st.daemon || t.state == TaskState::Dead {
+                continue;
+            }
+            if t.state != TaskState::Sleeping {
+                return None;
+            }
+            match self.spec.programs[st.prog].ops.get(st.pc) {
+                Some(
+                    Op::Read { .. }
+                    | Op::Write { .. }
+                    | Op::Poll { .. }
+                    | Op::FutexWait { .. }
+                    | Op::Lock(_)
+                    | Op::Barrier(_)
+                    | Op::CondWait { .. }
+                    | Op::WaitChild,
+                ) => blocked.push(t.name.as_str()),
+                _ => return None,
+            }
+        }
+        if blocked.is_empty() {
+            return None;
+        }
+        let mut detail = blocked
+            .iter()
+            .take(8)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if blocked.len() > 8 {
+            detail.push_str(", ...");
+        }
+        detail.push_str("; only background spinners still run");
+        Some(SimError::Deadlock {
             t_ns: self.k.now,
             blocked: blocked.len(),
             detail,

@@ -24,9 +24,10 @@
 //!   exactly one per listed CPU.
 //!
 //! Spinners are *daemon* tasks ([`WorkloadSpec::daemons`]): a fixed-work benchmark
-//! still completes when its own tasks have exited. A workload that deadlocks beside
-//! spinners is not detected (the spinners keep the system busy): it runs until the
-//! scenario's `[run] duration_ms`, if any.
+//! still completes when its own tasks have exited. Since the spinners keep the event
+//! queue busy forever, the interpreter looks for a deadlock of the other tasks every
+//! 10 ms of simulated time (all of them asleep in ops only another task can end) and
+//! stops with the usual deadlock error.
 //!
 //! Simplifications: pinning is from the start (the seed's threads were probably
 //! started before the benchmark and pinned, or not, by hand; pinning is an
