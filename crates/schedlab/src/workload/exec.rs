@@ -35,6 +35,8 @@ const DAEMON_CHECK_NS: SimTime = 10_000_000;
 struct ProgState {
     prog: usize,
     instance: u32,
+    /// Not counted in `alive` (background load, `WorkloadSpec::daemons`).
+    daemon: bool,
     pc: usize,
     phase: u8,
     retry: bool,
@@ -49,8 +51,6 @@ struct ProgState {
     children_alive: u32,
     zombies: u32,
     waiting_child: bool,
-    /// Not counted in `alive` (background load, `WorkloadSpec::daemons`).
-    daemon: bool,
 }
 
 /// Why a run stopped.
@@ -363,6 +363,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         self.st[i] = Some(Box::new(ProgState {
             prog,
             instance,
+            daemon,
             pc: 0,
             phase: 0,
             retry: false,
@@ -376,7 +377,6 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             children_alive: 0,
             zombies: 0,
             waiting_child: false,
-            daemon,
         }));
         if !daemon {
             self.alive += 1;
