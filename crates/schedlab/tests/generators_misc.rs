@@ -467,6 +467,8 @@ proptest! {
             0 => {
                 prop_assert_eq!(r.workload.stop_reason, StopReason::Duration);
                 uperf_conserved(&r, u64::from(1 + a % 3));
+                let ops = count(&r, "master_reads") + count(&r, "master_writes");
+                prop_assert_eq!(r.workload.tool["bytes"], (ops * u64::from(1 + b % 65536)) as f64);
             }
             1 => {
                 prop_assert_eq!(r.workload.stop_reason, StopReason::Completed);
@@ -477,6 +479,8 @@ proptest! {
                 if count(&r, "txns") > 0 {
                     prop_assert!(count(&r, "log_writes") > 0);
                 }
+                // Every transaction counted got exactly one response.
+                prop_assert_eq!(count(&r, "response_time"), count(&r, "txns"));
             }
         }
         prop_assert!(r.workload.tool_output.is_some());
