@@ -186,7 +186,8 @@ impl Scenario {
             .str("kind")?
             .ok_or_else(|| w.err("kind", "`[workload]` needs `kind`"))?
             .to_string();
-        let (workload, tool) = if kind == "tasks" {
+        let background = generators::background::parse(&w, &machine)?;
+        let (mut workload, tool) = if kind == "tasks" {
             (
                 crate::workload::tasks::parse(&doc, &w, machine.nr_cpus())?,
                 None,
@@ -203,6 +204,9 @@ impl Scenario {
             }
         };
         w.finish()?;
+        if let Some(bg) = &background {
+            generators::background::append(&mut workload, bg, &machine);
+        }
 
         let mut duration_ns = None;
         let mut seed = 1;

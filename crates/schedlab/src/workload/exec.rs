@@ -10,7 +10,8 @@
 //! kernel's sync or non-sync flavour). A task blocked in a call re-executes it when
 //! woken, as the kernel's wait loops do.
 //!
-//! The run ends when every task has exited, when the scenario's duration elapses, or
+//! The run ends when every task has exited (daemon tasks, the background load, are
+//! not waited for; beside them a deadlock is looked for every 10 ms), when the scenario's duration elapses, or
 //! with an error when tasks are left blocked with nothing left that could wake them.
 
 use crate::engine::{EventQueue, Observer, RngStream, RngStreams, SimTime};
@@ -26,10 +27,16 @@ use crate::workload::program::{LoopCount, Op, WorkloadSpec, NO_METRIC};
 const EV_START_TASK: u32 = 1;
 const EV_STOP: u32 = 2;
 
+/// With daemon tasks (background spinners) the event queue never drains, so a
+/// deadlock of the other tasks is looked for every 10 ms of simulated time instead.
+const DAEMON_CHECK_NS: SimTime = 10_000_000;
+
 /// Interpreter state of one task.
 struct ProgState {
     prog: usize,
     instance: u32,
+    /// Not counted in `alive` (background load, `WorkloadSpec::daemons`).
+    daemon: bool,
     pc: usize,
     phase: u8,
     retry: bool,
@@ -135,6 +142,7 @@ pub struct Sim<O> {
     alive: u32,
     pub check: bool,
     stop_at: Option<SimTime>,
+    next_daemon_check: SimTime,
     stopped: Option<StopReason>,
     /// A program error found while executing an op.
     fail: Option<SimError>,
@@ -184,6 +192,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             alive: 0,
             check: false,
             stop_at: None,
+            next_daemon_check: 0,
             stopped: None,
             fail: None,
         }
@@ -253,6 +262,12 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             if self.alive == 0 && self.all_started() {
                 return Ok(StopReason::Completed);
             }
+            if !self.spec.daemons.is_empty() && now >= self.next_daemon_check {
+                self.next_daemon_check = now + DAEMON_CHECK_NS;
+                if let Some(e) = self.deadlock_beside_daemons() {
+                    return Err(e);
+                }
+            }
         }
         let blocked: Vec<&str> = self
             .k
@@ -278,11 +293,76 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         })
     }
 
+    /// A deadlock of the non-daemon tasks while daemons keep running: every live
+    /// non-daemon task sleeps (no wakeup in flight) in an op only another task can
+    /// end (no timer), and the daemons only compute, so nothing can wake them.
+    fn deadlock_beside_daemons(&self) -> Option<SimError> {
+        if !self.all_started() {
+            return None;
+        }
+        let pure = self.spec.daemons.iter().all(|&i| {
+            self.spec.programs[self.spec.tasks[i].prog]
+                .ops
+                .iter()
+                .all(|o| {
+                    matches!(
+                        o,
+                        Op::Compute(_) | Op::Spin(_) | Op::Loop { .. } | Op::EndLoop { .. }
+                    )
+                })
+        });
+        if !pure {
+            return None;
+        }
+        let mut blocked = Vec::new();
+        for (pid, st) in self.st.iter().enumerate() {
+            let Some(st) = st else { continue };
+            let t = &self.k.tasks[pid];
+            if st.daemon || t.state == TaskState::Dead {
+                continue;
+            }
+            if t.state != TaskState::Sleeping {
+                return None;
+            }
+            match self.spec.programs[st.prog].ops.get(st.pc) {
+                Some(
+                    Op::Read { .. }
+                    | Op::Write { .. }
+                    | Op::Poll { .. }
+                    | Op::FutexWait { .. }
+                    | Op::Lock(_)
+                    | Op::Barrier(_)
+                    | Op::CondWait { .. }
+                    | Op::WaitChild,
+                ) => blocked.push(t.name.as_str()),
+                _ => return None,
+            }
+        }
+        if blocked.is_empty() {
+            return None;
+        }
+        let mut detail = blocked
+            .iter()
+            .take(8)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if blocked.len() > 8 {
+            detail.push_str(", ...");
+        }
+        detail.push_str("; only background spinners still run");
+        Some(SimError::Deadlock {
+            t_ns: self.k.now,
+            blocked: blocked.len(),
+            detail,
+        })
+    }
+
     fn all_started(&self) -> bool {
         self.st.iter().flatten().count() >= self.spec.tasks.len()
     }
 
-    fn new_state(&mut self, pid: Pid, prog: usize, instance: u32, stream: String) {
+    fn new_state(&mut self, pid: Pid, prog: usize, instance: u32, stream: String, daemon: bool) {
         let i = pid as usize;
         if self.st.len() <= i {
             self.st.resize_with(i + 1, || None);
@@ -291,6 +371,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         self.st[i] = Some(Box::new(ProgState {
             prog,
             instance,
+            daemon,
             pc: 0,
             phase: 0,
             retry: false,
@@ -308,7 +389,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             timer_exp: 0,
             uclamp: (0, 1024),
         }));
-        self.alive += 1;
+        if !daemon {
+            self.alive += 1;
+        }
     }
 
     fn start_task(&mut self, i: usize) {
@@ -332,7 +415,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         if let Some(tg) = tgid {
             self.k.tasks[pid as usize].tgid = tg;
         }
-        self.new_state(pid, spec.prog, spec.instance, spec.name.clone());
+        let daemon = self.spec.daemons.contains(&i);
+        self.new_state(pid, spec.prog, spec.instance, spec.name.clone(), daemon);
         self.k.wake_up_new_task(pid, &mut self.q);
     }
 
@@ -588,6 +672,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::FutexWait { f, expected } => {
                 if st.phase == 2 {
+                    // Woken: forget the wakeup, or this task's next wait would return
+                    // at once.
+                    self.futex.forget_woken(pid);
                     next!()
                 }
                 pay!();
@@ -709,7 +796,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 st.nfork += 1;
                 st.children_alive += 1;
                 let stream = format!("{}/{}", st.stream, st.nfork);
-                self.new_state(child, prog, st.nfork - 1, stream);
+                self.new_state(child, prog, st.nfork - 1, stream, st.daemon);
                 self.k.wake_up_new_task(child, &mut self.q);
                 next!()
             }
@@ -745,7 +832,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                         }
                     }
                 }
-                self.alive -= 1;
+                if !st.daemon {
+                    self.alive -= 1;
+                }
                 st.pc = usize::MAX / 2;
                 self.k.exit_current(cpu, &mut self.q);
                 true

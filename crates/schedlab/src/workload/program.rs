@@ -210,6 +210,10 @@ pub struct MetricDecl {
 pub struct WorkloadSpec {
     pub programs: Vec<Program>,
     pub tasks: Vec<TaskSpec>,
+    /// Indices into `tasks` of daemon-like tasks (background load): they run like any
+    /// other task but the run completes without waiting for them (nor for children
+    /// they fork).
+    pub daemons: Vec<usize>,
     pub channels: Vec<ChanDecl>,
     pub futexes: u32,
     pub mutexes: u32,
@@ -285,6 +289,9 @@ impl WorkloadSpec {
             if !stack.is_empty() {
                 return Err(format!("program `{}`: unclosed loop", p.name));
             }
+        }
+        if let Some(&d) = self.daemons.iter().find(|&&d| d >= self.tasks.len()) {
+            return Err(format!("daemon task index {d} out of range"));
         }
         for t in &self.tasks {
             if t.prog >= self.programs.len() {

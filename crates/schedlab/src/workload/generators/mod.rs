@@ -12,7 +12,11 @@
 //! Every generator registers here: its kind name and one-line description in
 //! [`GENERATORS`] and its parser in [`parse`].
 
+pub mod background;
+pub mod forkbench;
 pub mod hackbench;
+pub mod tpcc;
+pub mod uperf;
 
 use crate::config::TableReader;
 use crate::error::InputError;
@@ -40,6 +44,15 @@ pub const GENERATORS: &[(&str, &str)] = &[
     (
         "rtapp",
         "rt-app: threads described by an rt-app JSON file (`file`)",
+    ),
+    (
+        "uperf-pingpong",
+        "uperf pingpong profile: master/slave thread pairs over loopback TCP",
+    ),
+    ("forkbench", "forkbench: serial fork, child exit, wait"),
+    (
+        "tpcc-proxy",
+        "TPC-C proxy (estimate): closed-loop OLTP users with group commit",
     ),
 ];
 
@@ -91,10 +104,12 @@ pub fn parse(
     w: &TableReader<'_>,
     m: &Machine,
 ) -> Result<Option<Generated>, InputError> {
-    let _ = m;
     Ok(Some(match kind {
         "hackbench" | "perf-messaging" | "perf-pipe" => hackbench::parse(kind, w)?,
         "rtapp" => crate::workload::rtapp::parse(w, m)?,
+        "uperf-pingpong" => uperf::parse(w, m)?,
+        "forkbench" => forkbench::parse(w, m)?,
+        "tpcc-proxy" => tpcc::parse(w)?,
         _ => return Ok(None),
     }))
 }

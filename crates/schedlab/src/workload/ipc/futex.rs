@@ -105,6 +105,12 @@ impl FutexTable {
         futex_wake_queue(&mut self.queues[addr], n, &mut self.woken, wakes)
     }
 
+    /// A waiter woken by [`FutexTable::futex_wake`] that does not re-execute its wait
+    /// drops the wakeup here (so its next wait is not satisfied by it).
+    pub fn forget_woken(&mut self, pid: Pid) {
+        take_woken(&mut self.woken, pid);
+    }
+
     /// Tasks sleeping on `addr`.
     pub fn waiters(&self, addr: usize) -> usize {
         self.check(addr);

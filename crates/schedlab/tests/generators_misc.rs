@@ -1,0 +1,520 @@
+//! uperf-pingpong, forkbench, tpcc-proxy and background spinners end to end; every
+//! registered generator on every machine preset; random option sets never deadlock
+//! and conserve messages.
+
+use proptest::prelude::*;
+use schedlab::config::Doc;
+use schedlab::experiment::{self, Overrides, RunOpts, RunResult, Scenario};
+use schedlab::machine::presets;
+use schedlab::workload::exec::{SimError, StopReason};
+use schedlab::workload::generators::GENERATORS;
+use std::path::Path;
+
+fn scenario(machine: &str, body: &str) -> Result<Scenario, String> {
+    let text = format!(
+        "[machine]\npreset = \"{machine}\"\n[kernel]\npreset = \"v5.6\"\n[run]\nseed = 3\n[workload]\n{body}"
+    );
+    let doc = Doc::parse(&text, Path::new("t.toml")).map_err(|e| e.to_string())?;
+    Scenario::from_doc(doc, &Overrides::default()).map_err(|e| e.to_string())
+}
+
+fn run_with(sc: &Scenario, check: bool) -> RunResult {
+    let opts = RunOpts {
+        check,
+        ..Default::default()
+    };
+    experiment::run(sc, sc.seed, 0, &opts)
+        .unwrap_or_else(|e| panic!("{}: {e}", sc.workload_kind))
+        .0
+}
+
+fn run(sc: &Scenario) -> RunResult {
+    run_with(sc, true)
+}
+
+fn count(r: &RunResult, metric: &str) -> u64 {
+    r.workload.metrics[metric].summary.count
+}
+
+/// Master reads/writes and slave writes/reads alternate on each connection with one
+/// message in flight, so over `t` connections each counter trails the previous one
+/// in `slave_writes ≥ master_reads ≥ master_writes ≥ slave_reads ≥ slave_writes − t`
+/// by at most `t`.
+fn uperf_conserved(r: &RunResult, t: u64) {
+    let sw = count(r, "slave_writes");
+    let mr = count(r, "master_reads");
+    let mw = count(r, "master_writes");
+    let sr = count(r, "slave_reads");
+    assert!(
+        sw >= mr && sw - mr <= t,
+        "slave writes {sw} master reads {mr}"
+    );
+    assert!(mr >= mw && mr - mw <= t, "master reads {mr} writes {mw}");
+    assert!(
+        mw >= sr && mw - sr <= t,
+        "master writes {mw} slave reads {sr}"
+    );
+    assert!(sw - sr <= t, "slave writes {sw} reads {sr}");
+}
+
+#[test]
+fn uperf_pingpong_runs_for_its_duration() {
+    let sc = scenario(
+        "juno-r0",
+        "kind = \"uperf-pingpong\"\nnthreads = 2\nduration = 0.003\n",
+    )
+    .unwrap();
+    assert_eq!(sc.duration_ns, Some(3_000_000));
+    let r = run(&sc);
+    assert_eq!(r.workload.stop_reason, StopReason::Duration);
+    assert_eq!(r.sim_time_ns, 3_000_000);
+    // 2 masters + 2 slaves.
+    assert_eq!(r.tasks.len(), 4);
+    uperf_conserved(&r, 2);
+    // Throughput as uperf computes it: master flowops × size × 8 / elapsed.
+    let ops = count(&r, "master_reads") + count(&r, "master_writes");
+    assert!(ops > 10, "only {ops} ops in 3 ms");
+    let t = &r.workload.tool;
+    assert_eq!(t["bytes"], (ops * 8192) as f64);
+    let gbps = (ops * 8192 * 8) as f64 / 3e-3 / 1e9;
+    assert!((t["throughput_gbps"] - gbps).abs() < 1e-9);
+    assert!((t["ops_per_sec"] - ops as f64 / 3e-3).abs() < 1e-6);
+    let out = r.workload.tool_output.as_deref().unwrap();
+    assert!(out.starts_with("Starting 2 threads running profile:pingpong"));
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.starts_with("Total ") && last.ends_with("op/s"),
+        "{last}"
+    );
+    assert!(
+        last.contains("/0.00(s) = ") && last.contains("b/s"),
+        "{last}"
+    );
+}
+
+#[test]
+fn uperf_single_pair_is_exact_pingpong() {
+    let sc = scenario(
+        "xeon-e5-40",
+        "kind = \"uperf-pingpong\"\nsize = 16384\nduration = 0.002\n",
+    )
+    .unwrap();
+    let r = run(&sc);
+    uperf_conserved(&r, 1);
+    assert_eq!(r.workload.tool["bytes"] as u64 % 16384, 0);
+}
+
+#[test]
+fn forkbench_completes_and_reports_per_fork_time() {
+    let sc = scenario("juno-r0", "kind = \"forkbench\"\nforks = 5\n").unwrap();
+    let r = run(&sc);
+    assert_eq!(r.workload.stop_reason, StopReason::Completed);
+    // The parent and its five children, every one exited.
+    assert_eq!(r.tasks.len(), 6);
+    assert!(r.tasks.iter().all(|t| t.exit_ns.is_some()));
+    let time = &r.workload.metrics["time"].summary;
+    assert_eq!(time.count, 1);
+    // forkbench: microseconds elapsed (truncated), divided by the fork count.
+    let us = time.mean as u64 / 1000;
+    assert_eq!(r.workload.tool["usecs_per_fork"], (us / 5) as f64);
+    assert_eq!(
+        r.workload.tool_output.as_deref().unwrap().lines().next(),
+        Some(format!("Time: {} microseconds.", us / 5).as_str())
+    );
+    // Each fork costs at least C_FORK + C_EXIT of work.
+    let m = presets::preset("juno-r0").unwrap();
+    assert!(time.mean as u64 >= 5 * (m.cost.fork + m.cost.exit));
+}
+
+#[test]
+fn forkbench_heap_makes_forks_slower() {
+    let t = |heap: &str| {
+        let sc = scenario(
+            "juno-r0",
+            &format!("kind = \"forkbench\"\nforks = 4\nheap = {heap}\n"),
+        )
+        .unwrap();
+        run(&sc).workload.metrics["time"].summary.mean
+    };
+    let (small, big) = (t("0"), t("16777216"));
+    // 16 MiB = 4096 pages: faulting them in costs ≥ 4096 × 500 ns ≈ 2 ms alone.
+    assert!(big > small + 2e6, "{small} {big}");
+}
+
+#[test]
+fn tpcc_proxy_group_commit() {
+    let sc = scenario(
+        "xeon-e5-40",
+        "kind = \"tpcc-proxy\"\nusers = 6\nthink_us = 100\nduration = 0.03\n",
+    )
+    .unwrap();
+    let r = run(&sc);
+    assert_eq!(r.workload.stop_reason, StopReason::Duration);
+    // 6 drivers + 6 shadows + LGWR.
+    assert_eq!(r.tasks.len(), 13);
+    let txns = count(&r, "txns");
+    let logw = count(&r, "log_writes");
+    assert!(txns > 0 && logw > 0, "{txns} {logw}");
+    // One response time per transaction.
+    assert_eq!(count(&r, "response_time"), txns);
+    let t = &r.workload.tool;
+    assert!((t["tpm"] - txns as f64 * 60.0 / 0.03).abs() < 1e-6);
+    assert!(r
+        .workload
+        .tool_output
+        .as_deref()
+        .unwrap()
+        .starts_with("TPC-C proxy"));
+    // LGWR woke several users per write at least once: more transactions than log
+    // writes needs a batch > 1 (6 users, 100-500 us log writes, ~1 ms per txn).
+    assert!(txns > logw, "{txns} transactions, {logw} log writes");
+}
+
+#[test]
+fn tpcc_proxy_single_user_one_log_write_per_commit() {
+    // One user: every commit posts LGWR once and waits for that write, so log writes
+    // and transactions match (the last write may finish before its transaction is
+    // counted). Also a regression test for the wakeup bookkeeping of condvar and futex
+    // waits that sleep in a loop (a stale wakeup used to hang the second commit or
+    // return LGWR's next wait at once).
+    let sc = scenario(
+        "juno-r0",
+        "kind = \"tpcc-proxy\"\nusers = 1\nthink_us = 100\nduration = 0.03\n",
+    )
+    .unwrap();
+    let r = run(&sc);
+    let txns = count(&r, "txns");
+    let logw = count(&r, "log_writes");
+    assert!(txns >= 5, "{txns}");
+    assert!(logw == txns || logw == txns + 1, "{txns} {logw}");
+}
+
+#[test]
+fn background_spinners_do_not_hold_up_completion() {
+    // hackbench with one spinner pinned to each core's first CPU.
+    let sc = scenario(
+        "xeon-e5-40",
+        "kind = \"hackbench\"\ngroups = 1\nfds = 2\nloops = 3\n\
+         [workload.background]\nplacement = \"core\"\n",
+    )
+    .unwrap();
+    assert_eq!(sc.workload.daemons.len(), 20);
+    let r = run(&sc);
+    assert_eq!(r.workload.stop_reason, StopReason::Completed);
+    // Parent + 4 children + 20 spinners.
+    assert_eq!(r.tasks.len(), 25);
+    let m = presets::preset("xeon-e5-40").unwrap();
+    let spin: Vec<_> = r
+        .tasks
+        .iter()
+        .filter(|t| t.name.starts_with("spinner-"))
+        .collect();
+    assert_eq!(spin.len(), 20);
+    for t in &spin {
+        assert!(t.exit_ns.is_none());
+        assert_eq!(t.migrations, 0, "{} is pinned", t.name);
+    }
+    // Pinned to the first CPU of distinct cores.
+    let cpus: Vec<usize> = sc
+        .workload
+        .tasks
+        .iter()
+        .filter_map(|t| t.cpus.map(|c| c.first().unwrap()))
+        .collect();
+    assert_eq!(cpus.len(), 20);
+    for (i, &c) in cpus.iter().enumerate() {
+        assert_eq!(m.smt_mask(c).first(), Some(c));
+        assert!(cpus[..i].iter().all(|&d| !m.smt_mask(d).test(c)));
+    }
+    assert!(r.workload.tool_output.unwrap().starts_with("Time: "));
+}
+
+#[test]
+fn background_placements() {
+    let sc = scenario(
+        "juno-r0",
+        "kind = \"forkbench\"\nforks = 3\n[workload.background]\nspinners = 3\nplacement = \"cpus\"\ncpus = [1, 2]\n",
+    )
+    .unwrap();
+    let pins: Vec<usize> = sc
+        .workload
+        .daemons
+        .iter()
+        .map(|&i| sc.workload.tasks[i].cpus.unwrap().first().unwrap())
+        .collect();
+    assert_eq!(pins, vec![1, 2, 1]);
+    assert_eq!(run(&sc).workload.stop_reason, StopReason::Completed);
+    // A cpulist string works too; one spinner per listed CPU by default.
+    let sc = scenario(
+        "juno-r0",
+        "kind = \"forkbench\"\nforks = 3\n[workload.background]\nplacement = \"cpus\"\ncpus = \"3-5\"\n",
+    )
+    .unwrap();
+    assert_eq!(sc.workload.daemons.len(), 3);
+    // Free spinners beside a generic tasks workload.
+    let sc = scenario(
+        "juno-r0",
+        "kind = \"tasks\"\n[[workload.task]]\nname = \"w\"\ncount = 2\nprogram = [{ op = \"compute\", work = \"2ms\" }]\n\
+         [workload.background]\nspinners = 4\n",
+    )
+    .unwrap();
+    assert!(sc
+        .workload
+        .daemons
+        .iter()
+        .all(|&i| sc.workload.tasks[i].cpus.is_none()));
+    let r = run(&sc);
+    assert_eq!(r.workload.stop_reason, StopReason::Completed);
+    assert_eq!(r.tasks.len(), 6);
+}
+
+#[test]
+fn deadlock_beside_spinners_is_reported() {
+    // A reader of a pipe nobody writes, beside spinners that keep the CPUs busy: the
+    // event queue never drains, yet the run stops with the deadlock error (checked
+    // every 10 ms), not at the 1 s safety limit.
+    let text = "[machine]\npreset = \"juno-r0\"\n[run]\nduration_ms = 1000\n[workload]\n\
+        kind = \"tasks\"\n[[workload.channel]]\nname = \"p\"\nkind = \"pipe\"\n\
+        [[workload.task]]\nname = \"stuck\"\nprogram = [{ op = \"compute\", work = \"1ms\" }, \
+        { op = \"read\", chan = \"p\", bytes = 1 }]\n\
+        [workload.background]\nspinners = 2\n";
+    let doc = Doc::parse(text, Path::new("t.toml")).unwrap();
+    let sc = Scenario::from_doc(doc, &Overrides::default()).unwrap();
+    let e = experiment::run(&sc, 1, 0, &RunOpts::default()).unwrap_err();
+    match e {
+        SimError::Deadlock {
+            t_ns,
+            blocked,
+            detail,
+        } => {
+            assert_eq!(blocked, 1);
+            assert!(detail.starts_with("stuck"), "{detail}");
+            assert!(t_ns <= 30_000_000, "{t_ns}");
+        }
+        e => panic!("{e}"),
+    }
+    // Timed sleeps beside spinners are not a deadlock.
+    let text = text.replace(
+        "{ op = \"read\", chan = \"p\", bytes = 1 }",
+        "{ op = \"sleep\", time = \"40ms\" }",
+    );
+    let doc = Doc::parse(&text, Path::new("t.toml")).unwrap();
+    let sc = Scenario::from_doc(doc, &Overrides::default()).unwrap();
+    let r = run(&sc);
+    assert_eq!(r.workload.stop_reason, StopReason::Completed);
+}
+
+#[test]
+fn bad_options_name_the_key() {
+    let cases = [
+        ("kind = \"uperf-pingpong\"\nnthreads = 0\n", "nthreads"),
+        ("kind = \"uperf-pingpong\"\nduration = -1\n", "duration"),
+        ("kind = \"uperf-pingpong\"\nsize = \"8k\"\n", "size"),
+        (
+            "kind = \"uperf-pingpong\"\nprotocol = \"udp\"\n",
+            "protocol",
+        ),
+        ("kind = \"forkbench\"\nforks = 0\n", "forks"),
+        ("kind = \"forkbench\"\nheap = -5\n", "heap"),
+        (
+            "kind = \"tpcc-proxy\"\ncpu_min_us = 50\ncpu_max_us = 10\n",
+            "cpu_max_us",
+        ),
+        ("kind = \"tpcc-proxy\"\nusers = 0\n", "users"),
+        (
+            "kind = \"tpcc-proxy\"\nlog_max_us = 0\nlog_min_us = 0\n",
+            "log_max_us",
+        ),
+        ("kind = \"tpcc-proxy\"\nthink_us = 1.5\n", "think_us"),
+        (
+            "kind = \"forkbench\"\n[workload.background]\nplacement = \"socket\"\n",
+            "placement",
+        ),
+        (
+            "kind = \"forkbench\"\n[workload.background]\nplacement = \"free\"\n",
+            "spinners",
+        ),
+        (
+            "kind = \"forkbench\"\n[workload.background]\nplacement = \"core\"\nspinners = 7\n",
+            "spinners",
+        ),
+        (
+            "kind = \"forkbench\"\n[workload.background]\nplacement = \"cpus\"\ncpus = [6]\n",
+            "cpus",
+        ),
+        (
+            "kind = \"forkbench\"\n[workload.background]\nplacement = \"cpus\"\n",
+            "cpus",
+        ),
+        (
+            "kind = \"forkbench\"\n[workload.background]\nspinners = 1\ncpus = [1]\n",
+            "cpus",
+        ),
+        (
+            "kind = \"forkbench\"\n[workload.background]\nspinners = 1\nhogs = 2\n",
+            "hogs",
+        ),
+    ];
+    for (body, key) in cases {
+        let e = scenario("juno-r0", body).expect_err(body);
+        assert!(e.contains(key), "{body}: {e}");
+        // Located at a line of the file.
+        assert!(e.contains("t.toml:"), "{body}: {e}");
+    }
+}
+
+/// Small options per generator kind: keep every run tiny. A kind registered in
+/// `GENERATORS` without a row here fails `every_generator_on_every_preset`; add one.
+const SMALL: &[(&str, &str)] = &[
+    ("hackbench", "groups = 1\nfds = 2\nloops = 2\n"),
+    ("perf-messaging", "groups = 1\nloops = 1\n"),
+    ("perf-pipe", "loops = 20\n"),
+    ("uperf-pingpong", "nthreads = 2\nduration = 0.0005\n"),
+    ("forkbench", "forks = 3\nheap = 65536\n"),
+    ("tpcc-proxy", "users = 2\nthink_us = 50\nduration = 0.002\n"),
+    // Relative to the crate directory (the scenario text has no directory).
+    ("rtapp", "file = \"tests/rtapp/timer.json\"\n"),
+];
+
+#[test]
+fn every_generator_on_every_preset() {
+    for (kind, _) in GENERATORS {
+        let Some((_, opts)) = SMALL.iter().find(|(k, _)| k == kind) else {
+            panic!("generator `{kind}` has no small-options row in SMALL: add one");
+        };
+        for (machine, _) in presets::preset_names() {
+            let sc = scenario(machine, &format!("kind = \"{kind}\"\n{opts}"))
+                .unwrap_or_else(|e| panic!("{kind} on {machine}: {e}"));
+            let check = sc.machine.nr_cpus() <= 64;
+            let r = run_with(&sc, check);
+            assert!(
+                matches!(
+                    r.workload.stop_reason,
+                    StopReason::Completed | StopReason::Duration
+                ),
+                "{kind} on {machine}"
+            );
+            if r.workload.stop_reason == StopReason::Duration {
+                assert_eq!(Some(r.sim_time_ns), sc.duration_ns, "{kind} on {machine}");
+            }
+            assert!(
+                r.workload.tool_output.is_some(),
+                "{kind} on {machine}: no tool output"
+            );
+        }
+    }
+}
+
+/// One random option set of one of this file's generators, with or without spinners.
+fn body(kind: u8, a: u32, b: u32, c: u32, spin: u32, core: bool) -> String {
+    let mut s = match kind {
+        0 => format!(
+            "kind = \"uperf-pingpong\"\nnthreads = {}\nsize = {}\nduration = {}\n",
+            1 + a % 3,
+            1 + b % 65536,
+            0.0005 + f64::from(c % 4) * 0.0005
+        ),
+        1 => format!(
+            "kind = \"forkbench\"\nforks = {}\nheap = {}\n",
+            1 + a % 8,
+            u64::from(b % 4) * 65536 + u64::from(c % 3)
+        ),
+        _ => format!(
+            "kind = \"tpcc-proxy\"\nusers = {}\nthink_us = {}\ncpu_min_us = {}\ncpu_max_us = {}\n\
+             latches = {}\nreads = {}\nread_min_us = 0\nread_max_us = {}\nlog_min_us = 1\n\
+             log_max_us = {}\nduration = 0.004\n",
+            1 + a % 4,
+            b % 300,
+            c % 50,
+            c % 50 + b % 200,
+            a % 3,
+            b % 3,
+            c % 100,
+            1 + a % 200
+        ),
+    };
+    if spin > 0 {
+        s.push_str(&format!(
+            "[workload.background]\nspinners = {spin}\nplacement = \"{}\"\n",
+            if core { "core" } else { "free" }
+        ));
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
+
+    /// Random small option sets end Completed (fixed work) or Duration (timed tools),
+    /// never in a deadlock or another error; uperf conserves messages; forkbench forks
+    /// exactly `forks` children; every proxy transaction was released by a log write.
+    #[test]
+    fn random_options_never_deadlock(
+        kind in 0u8..3,
+        a in any::<u32>(),
+        b in any::<u32>(),
+        c in any::<u32>(),
+        spin in 0u32..3,
+        core in any::<bool>(),
+        xeon in any::<bool>(),
+    ) {
+        let machine = if xeon { "xeon-e5-40" } else { "juno-r0" };
+        let text = body(kind, a, b, c, spin, core);
+        let sc = scenario(machine, &text).unwrap();
+        let r = experiment::run(&sc, sc.seed, 0, &RunOpts { check: true, ..Default::default() })
+            .map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?
+            .0;
+        let spinners = spin as usize;
+        match kind {
+            0 => {
+                prop_assert_eq!(r.workload.stop_reason, StopReason::Duration);
+                uperf_conserved(&r, u64::from(1 + a % 3));
+                let ops = count(&r, "master_reads") + count(&r, "master_writes");
+                prop_assert_eq!(r.workload.tool["bytes"], (ops * u64::from(1 + b % 65536)) as f64);
+            }
+            1 => {
+                prop_assert_eq!(r.workload.stop_reason, StopReason::Completed);
+                prop_assert_eq!(r.tasks.len(), 1 + (1 + a % 8) as usize + spinners);
+            }
+            _ => {
+                prop_assert_eq!(r.workload.stop_reason, StopReason::Duration);
+                if count(&r, "txns") > 0 {
+                    prop_assert!(count(&r, "log_writes") > 0);
+                }
+                // Every transaction counted got exactly one response.
+                prop_assert_eq!(count(&r, "response_time"), count(&r, "txns"));
+            }
+        }
+        prop_assert!(r.workload.tool_output.is_some());
+    }
+}
+
+#[test]
+fn shipped_scenarios_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    for (file, stop) in [
+        ("uperf-pingpong.toml", StopReason::Duration),
+        ("forkbench.toml", StopReason::Completed),
+        ("tpcc-proxy.toml", StopReason::Duration),
+        ("background.toml", StopReason::Completed),
+    ] {
+        let sc = Scenario::load(&dir.join(file), &Overrides::default())
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let r = run_with(&sc, false);
+        assert_eq!(r.workload.stop_reason, stop, "{file}");
+        assert!(r.workload.tool_output.is_some(), "{file}");
+    }
+    // Seed 000's set-up: 44 spinners, one on the first CPU of each POWER9 core, beside
+    // perf-messaging's 40 processes and its parent.
+    let sc = Scenario::load(&dir.join("background.toml"), &Overrides::default()).unwrap();
+    assert_eq!(sc.workload.daemons.len(), 44);
+    assert_eq!(sc.workload.tasks.len(), 45);
+    let mut cores: Vec<usize> = sc
+        .workload
+        .daemons
+        .iter()
+        .map(|&i| sc.workload.tasks[i].cpus.unwrap().first().unwrap())
+        .collect();
+    cores.dedup();
+    assert_eq!(cores, (0..44).map(|c| 4 * c).collect::<Vec<_>>());
+}
