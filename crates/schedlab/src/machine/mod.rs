@@ -156,6 +156,9 @@ pub struct CostTable {
     pub probe_remote: u64,
     /// Load balancing: per CPU whose statistics are gathered.
     pub balance_per_cpu: u64,
+    /// `select_task_rq_fair`: per sched domain its walk examines (a cache-hot
+    /// pointer chase and flag test; seed 002 saves some of these walks).
+    pub domain_visit: u64,
 }
 
 impl Default for CostTable {
@@ -190,6 +193,7 @@ impl Default for CostTable {
             probe_llc: 25,
             probe_remote: 60,
             balance_per_cpu: 40,
+            domain_visit: 4,
         }
     }
 }

@@ -159,6 +159,7 @@ pub fn cost_arm_big() -> CostTable {
         probe_llc: 40,
         probe_remote: 100,
         balance_per_cpu: 80,
+        domain_visit: 6,
     }
 }
 
@@ -195,6 +196,7 @@ pub fn cost_arm_little() -> CostTable {
         probe_llc: 60,
         probe_remote: 150,
         balance_per_cpu: 150,
+        domain_visit: 10,
     }
 }
 
@@ -234,6 +236,7 @@ pub fn cost_power9() -> CostTable {
         probe_llc: 25,
         probe_remote: 70,
         balance_per_cpu: 45,
+        domain_visit: 5,
     }
 }
 

@@ -44,7 +44,7 @@ use crate::sched::fair::entity::{CfsRq, FairParams, LoadWeight, SchedEntity};
 use crate::sched::features::{Features, SchedFeat, Tunables};
 use crate::sched::pelt::PeltClock;
 use crate::sched::topology::{SchedTopology, TopologyOpts};
-use crate::sched::{Event, Pid, PrevState, SchedEvent, WakeKind, WF_FORK, WF_MIGRATED};
+use crate::sched::{Event, Pid, PrevState, SchedEvent, WF_FORK, WF_MIGRATED, WF_TTWU};
 
 /// Scheduling policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -572,7 +572,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             child: pid,
             cpu: this_cpu,
         });
-        let cpu = self.select_task_rq(pid, this_cpu, WakeKind::Fork, 0, this_cpu, q);
+        let cpu = self.select_task_rq(pid, this_cpu, WF_FORK, this_cpu, q);
         self.tasks[pid as usize].cpu = cpu;
         self.tasks[pid as usize].timer_cpu = cpu;
         self.rq_update_clock(cpu, now);
@@ -679,7 +679,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             t.timer_gen = t.timer_gen.wrapping_add(1);
         }
         self.remove_timer(pid);
-        let cpu = self.select_task_rq(pid, prev_cpu, WakeKind::Wakeup, wake_flags, waker_cpu, q);
+        wake_flags |= WF_TTWU;
+        let cpu = self.select_task_rq(pid, prev_cpu, wake_flags, waker_cpu, q);
         if cpu != prev_cpu {
             wake_flags |= WF_MIGRATED;
             self.set_task_cpu(pid, cpu, true);
@@ -806,14 +807,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         &mut self,
         pid: Pid,
         prev_cpu: usize,
-        kind: WakeKind,
         wake_flags: u32,
         this_cpu: usize,
         q: &mut EventQueue<Event>,
     ) -> usize {
         let t = &self.tasks[pid as usize];
+        let kind = crate::sched::wake_kind_of(wake_flags);
         let cpu = if t.nr_cpus_allowed > 1 {
-            self.select_task_rq_fair(pid, prev_cpu, kind, wake_flags, this_cpu, q)
+            self.select_task_rq_fair(pid, prev_cpu, wake_flags, this_cpu, q)
         } else {
             let c = self.allowed[pid as usize]
                 .first()

@@ -292,6 +292,12 @@ pub struct SchedTopology {
     pub sd_llc_shared: Vec<Option<usize>>,
     pub sd_numa: Vec<Option<SdId>>,
     pub sd_asym_packing: Vec<Option<SdId>>,
+    /// Seed 002's shortcut pointers: the highest contiguous domain with
+    /// SD_BALANCE_WAKE, _FORK, _EXEC (`sd_balance_{wake,fork,exec}`), cached at
+    /// build time so a non-affine placement needs no domain walk.
+    pub sd_balance_wake: Vec<Option<SdId>>,
+    pub sd_balance_fork: Vec<Option<SdId>>,
+    pub sd_balance_exec: Vec<Option<SdId>>,
     pub sd_asym_cpucapacity: Vec<Option<SdId>>,
     /// The `sched_asym_cpucapacity` static key.
     pub asym_cpucapacity: bool,
@@ -763,6 +769,9 @@ impl SchedTopology {
             sd_llc_shared: vec![None; n],
             sd_numa: vec![None; n],
             sd_asym_packing: vec![None; n],
+            sd_balance_wake: vec![None; n],
+            sd_balance_fork: vec![None; n],
+            sd_balance_exec: vec![None; n],
             sd_asym_cpucapacity: vec![None; n],
             asym_cpucapacity: asym_tl.is_some(),
             max_cpu_capacity: m
@@ -785,6 +794,7 @@ impl SchedTopology {
             topo.sd_asym_packing[cpu] = topo.highest_flag_domain(cpu, SD_ASYM_PACKING);
             topo.sd_asym_cpucapacity[cpu] = topo.lowest_flag_domain(cpu, SD_ASYM_CPUCAPACITY);
         }
+        topo.update_balance_shortcuts();
         topo
     }
 
@@ -802,6 +812,16 @@ impl SchedTopology {
 
     /// `highest_flag_domain`: the highest domain of the unbroken run of domains
     /// carrying `flag`, starting from the base.
+    /// Recompute seed 002's `sd_balance_*` shortcuts from the domain flags (done at
+    /// build; call again after editing flags by hand).
+    pub fn update_balance_shortcuts(&mut self) {
+        for cpu in 0..self.sd.len() {
+            self.sd_balance_wake[cpu] = self.highest_flag_domain(cpu, SD_BALANCE_WAKE);
+            self.sd_balance_fork[cpu] = self.highest_flag_domain(cpu, SD_BALANCE_FORK);
+            self.sd_balance_exec[cpu] = self.highest_flag_domain(cpu, SD_BALANCE_EXEC);
+        }
+    }
+
     pub fn highest_flag_domain(&self, cpu: usize, flag: u32) -> Option<SdId> {
         let mut h = None;
         for d in self.domains_of(cpu) {

@@ -70,7 +70,7 @@ use crate::sched::pelt;
 use crate::sched::topology::{
     SD_BALANCE_EXEC, SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_LOAD_BALANCE, SD_WAKE_AFFINE,
 };
-use crate::sched::{Event, Func, Pid, SchedEvent, WakeKind, WF_SYNC};
+use crate::sched::{wake_kind_of, Event, Func, Pid, SchedEvent, WakeKind, WF_SYNC, WF_TTWU};
 
 /// CPUs probed by one call of a search function and their modelled cost (ns).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -107,6 +107,17 @@ pub mod reason {
     pub const SINGLE_CPU: &str = "single_cpu";
     /// Reserved for `find_energy_efficient_cpu` (issue 6).
     pub const EAS: &str = "eas";
+}
+
+/// What the domain walk of `select_task_rq_fair` found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DomainWalk {
+    /// The slow-path domain (`find_idlest_cpu` from here), if any.
+    pub sd: Option<usize>,
+    /// The lowest SD_WAKE_AFFINE domain spanning prev (when `want_affine`).
+    pub affine: Option<usize>,
+    /// Domains examined (a cached shortcut pointer counts as one), for the cost.
+    pub visited: u32,
 }
 
 /// The `sd_flag` of a placement kind.
@@ -185,21 +196,23 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
-    /// `select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags)`, kernel/sched/fair.c,
-    /// v5.6, run on `this_cpu` (the waker's or parent's CPU). Charges the modelled
-    /// cost of the search to `this_cpu` and reports one `Placement` and one
-    /// `FuncCall` for it. Deviations: see the module notes (no per-CPU swapper flips,
-    /// EAS hook empty).
+    /// `select_task_rq_fair(p, prev_cpu, wake_flags)` with seed 002's structure, run
+    /// on `this_cpu` (the waker's or parent's CPU): the kind of placement comes from
+    /// `WF_TTWU` / `WF_FORK` / `WF_EXEC`; the domain walk is
+    /// [`Kernel::wakeup_domain_walk`] (v5.6's combined walk with `LEGACY_SD_FLAG`).
+    /// Charges the modelled cost of the search (probes and domain visits) to
+    /// `this_cpu` and reports one `Placement` and one `FuncCall` for it. Deviations:
+    /// see the module notes (no per-CPU swapper flips, EAS hook empty).
     pub fn select_task_rq_fair(
         &mut self,
         pid: Pid,
         prev_cpu: usize,
-        kind: WakeKind,
         wake_flags: u32,
         this_cpu: usize,
         q: &mut EventQueue<Event>,
     ) -> usize {
-        let sd_flag = sd_flag_of(kind);
+        let kind = wake_kind_of(wake_flags);
+        let ttwu = wake_flags & WF_TTWU != 0;
         let cpu = this_cpu;
         let mut new_cpu = prev_cpu;
         let mut want_affine = false;
@@ -210,7 +223,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             wake_flags & WF_SYNC != 0 && !current.is_some_and(|c| self.tasks[c as usize].exiting);
         let mut pr = Probes::default();
 
-        if sd_flag & SD_BALANCE_WAKE != 0 {
+        if ttwu {
             self.record_wakee(pid, current);
             if let Some(c) = self.find_energy_efficient_cpu(pid, prev_cpu) {
                 self.finish_placement(pid, kind, prev_cpu, c, reason::EAS, cpu, pr, q);
@@ -221,33 +234,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 && self.cpus_allowed(pid).test(cpu);
         }
 
-        let mut sd = None;
-        for tmp in self.topo.domains_of(cpu) {
-            let d = &self.topo.domains[tmp];
-            if !d.has(SD_LOAD_BALANCE) {
-                break;
-            }
-            if want_affine && d.has(SD_WAKE_AFFINE) && d.span.test(prev_cpu) {
-                if cpu != prev_cpu {
-                    new_cpu = self.wake_affine(tmp, pid, cpu, prev_cpu, sync, current, &mut pr);
-                }
-                sd = None;
-                break;
-            }
-            if d.has(sd_flag) {
-                sd = Some(tmp);
-            } else if !want_affine {
-                break;
+        let walk = self.wakeup_domain_walk(cpu, prev_cpu, kind, want_affine);
+        pr.cost_ns += walk.visited as u64 * self.m.cost.domain_visit;
+        if let Some(tmp) = walk.affine {
+            if cpu != prev_cpu {
+                new_cpu = self.wake_affine(tmp, pid, cpu, prev_cpu, sync, current, &mut pr);
             }
         }
 
         let why;
-        if let Some(sd) = sd {
-            let (c, p2) = self.find_idlest_cpu(sd, pid, cpu, prev_cpu, sd_flag);
+        if let Some(sd) = walk.sd {
+            let (c, p2) = self.find_idlest_cpu(sd, pid, cpu, prev_cpu, sd_flag_of(kind));
             pr.add(p2);
             new_cpu = c;
             why = reason::SLOW_PATH;
-        } else if sd_flag & SD_BALANCE_WAKE != 0 {
+        } else if ttwu {
             let (c, r, p2) = self.select_idle_sibling(pid, prev_cpu, new_cpu, cpu);
             pr.add(p2);
             new_cpu = c;
@@ -262,6 +263,73 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         self.finish_placement(pid, kind, prev_cpu, new_cpu, why, cpu, pr, q);
         new_cpu
+    }
+
+    /// The domain walk of `select_task_rq_fair` on `cpu` (no side effects).
+    ///
+    /// Seed 002 (patches 8–9, the default): the slow-path domain is the cached
+    /// `sd_balance_{wake,fork,exec}[cpu]` (the highest *contiguous* domain with the
+    /// kind's flag; one pointer load); when `want_affine`, the walk goes up only to
+    /// the lowest SD_WAKE_AFFINE domain spanning `prev_cpu`, which, if found, wins
+    /// over the slow path.
+    ///
+    /// `LEGACY_SD_FLAG` (v5.6): one walk bottom-up that stops at a domain without
+    /// SD_LOAD_BALANCE, takes the affine domain as above, remembers the *last*
+    /// domain with `sd_flag`, and (not `want_affine`) stops at the first domain
+    /// without it. The two agree except when `want_affine`, no affine domain spans
+    /// `prev_cpu`, and the flagged domains are not contiguous from the bottom: v5.6
+    /// then keeps the last flagged domain across the gap, seed 002 the top of the
+    /// bottom run (spec `kernel-placement.md` §11(c)).
+    pub fn wakeup_domain_walk(
+        &self,
+        cpu: usize,
+        prev_cpu: usize,
+        kind: WakeKind,
+        want_affine: bool,
+    ) -> DomainWalk {
+        let spans_prev_affine = |tmp: usize| {
+            let d = &self.topo.domains[tmp];
+            d.has(SD_WAKE_AFFINE) && d.span.test(prev_cpu)
+        };
+        let mut w = DomainWalk::default();
+        if self.feat.has(SchedFeat::LEGACY_SD_FLAG) {
+            let sd_flag = sd_flag_of(kind);
+            for tmp in self.topo.domains_of(cpu) {
+                w.visited += 1;
+                let d = &self.topo.domains[tmp];
+                if !d.has(SD_LOAD_BALANCE) {
+                    break;
+                }
+                if want_affine && spans_prev_affine(tmp) {
+                    w.affine = Some(tmp);
+                    w.sd = None;
+                    return w;
+                }
+                if d.has(sd_flag) {
+                    w.sd = Some(tmp);
+                } else if !want_affine {
+                    break;
+                }
+            }
+            return w;
+        }
+        w.sd = match kind {
+            WakeKind::Wakeup => self.topo.sd_balance_wake[cpu],
+            WakeKind::Fork => self.topo.sd_balance_fork[cpu],
+            WakeKind::Exec | WakeKind::Balance => self.topo.sd_balance_exec[cpu],
+        };
+        w.visited = 1;
+        if want_affine {
+            for tmp in self.topo.domains_of(cpu) {
+                w.visited += 1;
+                if spans_prev_affine(tmp) {
+                    w.affine = Some(tmp);
+                    w.sd = None;
+                    break;
+                }
+            }
+        }
+        w
     }
 
     #[allow(clippy::too_many_arguments)]
