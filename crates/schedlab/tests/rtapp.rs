@@ -313,8 +313,8 @@ fn malformed_files_are_errors_with_json_paths_and_lines() {
         ),
         ("{\"global\": {}}", "x.json:1: missing the `tasks` object"),
         (
-            "{\"tasks\": {\"t\": {\"run0\": 5,\n}}}",
-            "x.json:2: JSON: expected a string key",
+            "{\"tasks\": {\"t\": {\"run0\": 5,\n\"run1\" 6}}}",
+            "x.json:2: JSON: Expected colon after the string or word in object property",
         ),
         (
             "{\"tasks\": {\"t\": {\"fork0\": \"nope\"}}}",

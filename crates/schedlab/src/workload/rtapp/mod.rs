@@ -17,8 +17,8 @@
 //! rt-app logs one line per phase iteration per thread (timestamps, run time,
 //! period, slack, wakeup latency `wu_lat`).
 //!
-//! **How it is modelled.** The file is read with a small order-preserving JSON
-//! reader ([`json`]), validated into a task list ([`parse_file`]), and every thread
+//! **How it is modelled.** The file is parsed by the `jsonc-parser` crate, whose
+//! syntax tree keeps keys in order, duplicates and positions ([`json`]), validated into a task list ([`parse_file`]), and every thread
 //! becomes a behaviour program ([`build`]): `run` → `compute`, `runtime` → `spin`,
 //! `sleep` → `sleep`, `timer` → the periodic [`Op::Timer`], the pthread objects →
 //! the glibc mutex / condvar / barrier models, `fork` → a thread `spawn`, per-phase
