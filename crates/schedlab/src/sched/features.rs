@@ -68,6 +68,8 @@ sched_features! {
     UTIL_EST_FASTUP = true, "v5.5", "util_est ewma jumps up at once when util rises.";
     LEGACY_SD_FLAG = true, "v5.6 (NO_: seed 002)", "select_task_rq_fair's combined sd_flag domain walk of v5.6; NO_LEGACY_SD_FLAG is seed 002's split walk with cached sd_balance_* pointers (Valentin Schneider, v2, March 2020).";
     SMT_BALANCE = false, "seed 003", "select_idle_sibling compares the target's core with one pseudo-random core per level by busy-CPU counts and searches one core only (Subhra Mazumdar, RFC v3, Jan 2018); SMT machines only.";
+    SIS_MERGED = false, "v5.12", "One pass looks for an idle core while remembering the first idle CPU; SIS_AVG_CPU and the final select_idle_smt are gone (Mel Gorman).";
+    SIS_UTIL = false, "v6.0", "select_idle_cpu's budget is the LLC's nr_idle_scan, refreshed by load balancing from the LLC's utilization (Chen Yu).";
     IDLE_CPU_MASK = false, "seed 000", "After a fruitless select_idle_core, select_idle_cpu scans only the CPUs it did not see busy (Parth Shah, RFC, July 2019).";
 }
 

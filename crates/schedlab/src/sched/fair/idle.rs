@@ -166,6 +166,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             pr.add(p);
             return (c, why);
         }
+        if self.feat.has(SchedFeat::SIS_MERGED) {
+            // v5.12: one merged scan replaces the three (fair/sis_successors.rs).
+            let (r, p) = self.select_idle_cpu_merged(pid, sd, target, this_cpu);
+            pr.add(p);
+            return r.unwrap_or((target, reason::AFFINE_FALLBACK));
+        }
         let (i, p, seen) = self.select_idle_core_mask(pid, sd, target, this_cpu);
         pr.add(p);
         if let Some(i) = i {
@@ -293,6 +299,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.feat.has(SchedFeat::SIS_PROP) {
             let span_avg = self.topo.domains[sd].span_weight as u64 * avg_idle;
             nr = sis_prop_nr(span_avg, avg_cost);
+        }
+        if self.feat.has(SchedFeat::SIS_UTIL) {
+            // v6.0's budget on the v5.6 scan (fair/sis_successors.rs).
+            if let Some(n) = self.sis_util_nr(target) {
+                nr = n;
+                if nr == 1 {
+                    self.emit_func(Func::SelectIdleCpu, this_cpu, pr);
+                    return (None, pr);
+                }
+            }
         }
         let cpus = match seen {
             Some(m) => {

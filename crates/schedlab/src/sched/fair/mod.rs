@@ -23,6 +23,7 @@ pub mod entity;
 pub mod group;
 pub mod idle;
 pub mod idlest;
+pub mod sis_successors;
 pub mod smt_balance;
 pub mod wakeup;
 

@@ -897,6 +897,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let groups = self.topo.domains[env.sd].groups.clone();
         let asym = self.topo.domains[env.sd].has(SD_ASYM_CPUCAPACITY);
         let mut sg_status = 0;
+        let mut sum_util = 0;
         let mut sds = SdLbStats {
             busiest: None,
             busiest_view: None,
@@ -927,7 +928,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
             sds.total_load += v.sgs.group_load;
             sds.total_capacity += v.sgs.group_capacity;
+            sum_util += v.sgs.group_util;
         }
+        self.update_idle_cpu_scan(
+            env.sd,
+            env.dst_cpu,
+            env.idle == CpuIdleType::NewlyIdle,
+            sum_util,
+        );
         let d = &self.topo.domains[env.sd];
         sds.prefer_sibling = d
             .child
