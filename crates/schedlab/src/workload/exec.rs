@@ -20,7 +20,9 @@ use crate::sched::{Event, Pid, SchedEvent, WF_SYNC};
 use crate::workload::ipc::{
     Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Outcome, ReadOutcome, Wake,
 };
-use crate::workload::program::{LoopCount, Op, WorkloadSpec};
+use crate::workload::program::{
+    LoopCount, Op, WorkloadSpec, FUTEX_BLOCKED, FUTEX_RUNNING, NR_REGS, SPIN_POLL_NS,
+};
 
 /// Workload event ids (`Event::Workload { id, .. }`).
 const EV_START_TASK: u32 = 1;
@@ -37,7 +39,9 @@ struct ProgState {
     prepaid: bool,
     got: u32,
     loops: Vec<(usize, u64)>,
-    marks: [SimTime; 4],
+    marks: [SimTime; NR_REGS],
+    /// Items taken by the last `Splice`, walked newest first by `LoopCount::Each`.
+    batch: Vec<u64>,
     rng: RngStream,
     stream: String,
     nfork: u32,
@@ -123,6 +127,11 @@ pub struct Sim<O> {
     barriers: Vec<Barrier>,
     conds: Vec<CondVar>,
     pub metrics: WorkloadMetrics,
+    /// Shared words, lock-free lists and spin-lock holders (`WorkloadSpec::words`,
+    /// `lists`, `spinlocks`).
+    pub words: Vec<u64>,
+    lists: Vec<Vec<u64>>,
+    spin_holder: Vec<Option<Pid>>,
     wakes: Vec<Wake>,
     streams: RngStreams,
     alive: u32,
@@ -164,6 +173,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             mutexes: (0..spec.mutexes).map(|_| Mutex::default()).collect(),
             barriers: spec.barriers.iter().map(|&n| Barrier::new(n)).collect(),
             conds: (0..spec.condvars).map(|_| CondVar::default()).collect(),
+            words: vec![0; spec.words as usize],
+            lists: vec![Vec::new(); spec.lists as usize],
+            spin_holder: vec![None; spec.spinlocks as usize],
             spec,
             st: Vec::new(),
             chans,
@@ -289,7 +301,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             prepaid: false,
             got: 0,
             loops: Vec::new(),
-            marks: [0; 4],
+            marks: [0; NR_REGS],
+            batch: Vec::new(),
             rng,
             stream,
             nfork: 0,
@@ -434,7 +447,21 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Fork { thread: false, .. } => c.fork,
             Op::Exit => c.exit,
             Op::Yield => c.yield_,
-            Op::Mark { .. } | Op::Record { .. } => c.gtod,
+            Op::Mark { .. } | Op::Record { .. } | Op::Elapsed { .. } => c.gtod,
+            // Memory operations are free; a post or an await enters the kernel only
+            // on one of its paths, so it pays its futex cost itself.
+            Op::Store { .. }
+            | Op::Load { .. }
+            | Op::FetchAdd { .. }
+            | Op::SetReg { .. }
+            | Op::AddWord { .. }
+            | Op::RecordReg { .. }
+            | Op::Push { .. }
+            | Op::Splice { .. }
+            | Op::FutexPost { .. }
+            | Op::FutexAwait { .. }
+            | Op::SpinLock { .. }
+            | Op::SpinUnlock { .. } => return None,
             Op::Compute(_)
             | Op::Spin(_)
             | Op::Sleep(_)
@@ -526,7 +553,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Write { ch, bytes } => {
-                let i = ch.resolve(inst);
+                let i = ch.resolve_at(inst, &st.marks, cpu);
                 pay!();
                 let r = self.chans[i].write(pid, bytes, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -540,7 +567,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::Read { ch, bytes } => {
-                let i = ch.resolve(inst);
+                let i = ch.resolve_at(inst, &st.marks, cpu);
                 pay!();
                 let r = self.chans[i].read(pid, bytes - st.got, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -565,7 +592,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::Poll { ch } => {
                 pay!();
-                let i = ch.resolve(inst);
+                let i = ch.resolve_at(inst, &st.marks, cpu);
                 match self.chans[i].poll_readable(pid) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
@@ -579,7 +606,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     next!()
                 }
                 pay!();
-                let addr = self.futex_addr[f.resolve(inst)];
+                let addr = self.futex_addr[f.resolve_at(inst, &st.marks, cpu)];
                 match self.futex.futex_wait(pid, addr, expected) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
@@ -591,22 +618,22 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::FutexWake { f, n } => {
                 pay!();
-                let addr = self.futex_addr[f.resolve(inst)];
+                let addr = self.futex_addr[f.resolve_at(inst, &st.marks, cpu)];
                 self.futex.futex_wake(addr, n, &mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
             Op::FutexSet { f, val } => {
-                let addr = self.futex_addr[f.resolve(inst)];
+                let addr = self.futex_addr[f.resolve_at(inst, &st.marks, cpu)];
                 self.futex.set(addr, val);
                 next!()
             }
             Op::Lock(m) => {
-                if self.mutexes[m.resolve(inst)].holder() == Some(pid) {
+                if self.mutexes[m.resolve_at(inst, &st.marks, cpu)].holder() == Some(pid) {
                     return self.bad_program(pid, "locks a mutex it already holds (self-deadlock)");
                 }
                 pay!();
-                match self.mutexes[m.resolve(inst)].lock(pid) {
+                match self.mutexes[m.resolve_at(inst, &st.marks, cpu)].lock(pid) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
                         self.k.charge(cpu, self.k.m.cost.futex_wait, &mut self.q);
@@ -616,11 +643,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::Unlock(m) => {
-                if self.mutexes[m.resolve(inst)].holder() != Some(pid) {
+                if self.mutexes[m.resolve_at(inst, &st.marks, cpu)].holder() != Some(pid) {
                     return self.bad_program(pid, "unlocks a mutex it does not hold");
                 }
                 pay!();
-                self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
+                self.mutexes[m.resolve_at(inst, &st.marks, cpu)].unlock(pid, &mut self.wakes);
                 if !self.wakes.is_empty() {
                     self.k.charge(cpu, self.k.m.cost.futex_wake, &mut self.q);
                 }
@@ -629,7 +656,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::Barrier(b) => {
                 pay!();
-                let r = self.barriers[b.resolve(inst)].arrive(pid, st.retry, &mut self.wakes);
+                let r = self.barriers[b.resolve_at(inst, &st.marks, cpu)].arrive(
+                    pid,
+                    st.retry,
+                    &mut self.wakes,
+                );
                 self.do_wakes(cpu);
                 match r {
                     Outcome::Done => next!(),
@@ -643,21 +674,21 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::CondWait { c: cv, m } => {
                 // phase 1: register and release the mutex; phase 2: woken, re-lock.
                 if st.phase <= 1 {
-                    if self.mutexes[m.resolve(inst)].holder() != Some(pid) {
+                    if self.mutexes[m.resolve_at(inst, &st.marks, cpu)].holder() != Some(pid) {
                         return self.bad_program(
                             pid,
                             "waits on a condition variable without holding its mutex",
                         );
                     }
                     pay!();
-                    self.conds[cv.resolve(inst)].wait(pid);
-                    self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
+                    self.conds[cv.resolve_at(inst, &st.marks, cpu)].wait(pid);
+                    self.mutexes[m.resolve_at(inst, &st.marks, cpu)].unlock(pid, &mut self.wakes);
                     self.do_wakes(cpu);
                     st.phase = 2;
                     self.k.block_current(cpu, &mut self.q);
                     return true;
                 }
-                match self.mutexes[m.resolve(inst)].lock(pid) {
+                match self.mutexes[m.resolve_at(inst, &st.marks, cpu)].lock(pid) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
                         self.k.block_current(cpu, &mut self.q);
@@ -667,13 +698,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::CondSignal(cv) => {
                 pay!();
-                self.conds[cv.resolve(inst)].signal(&mut self.wakes);
+                self.conds[cv.resolve_at(inst, &st.marks, cpu)].signal(&mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
             Op::CondBroadcast(cv) => {
                 pay!();
-                self.conds[cv.resolve(inst)].broadcast(&mut self.wakes);
+                self.conds[cv.resolve_at(inst, &st.marks, cpu)].broadcast(&mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
@@ -747,6 +778,20 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 let n = match count {
                     LoopCount::Forever => u64::MAX,
                     LoopCount::Times(d) => d.sample(&mut st.rng),
+                    LoopCount::Each { slot } => {
+                        let n = st.batch.len() as u64;
+                        if let Some(v) = st.batch.pop() {
+                            st.marks[slot as usize] = v;
+                        }
+                        n
+                    }
+                    LoopCount::While { deadline, ticket } => {
+                        if self.loop_cond(st, deadline, ticket) {
+                            u64::MAX
+                        } else {
+                            0
+                        }
+                    }
                 };
                 if n == 0 {
                     st.pc = end + 1;
@@ -757,9 +802,28 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::EndLoop { start } => {
-                let top = st.loops.last_mut().expect("EndLoop without Loop");
-                top.1 -= 1;
-                if top.1 > 0 {
+                let again = match self.spec.programs[st.prog].ops[start] {
+                    Op::Loop {
+                        count: LoopCount::While { deadline, ticket },
+                        ..
+                    } => self.loop_cond(st, deadline, ticket),
+                    Op::Loop {
+                        count: LoopCount::Each { slot },
+                        ..
+                    } => match st.batch.pop() {
+                        Some(v) => {
+                            st.marks[slot as usize] = v;
+                            true
+                        }
+                        None => false,
+                    },
+                    _ => {
+                        let top = st.loops.last_mut().expect("EndLoop without Loop");
+                        top.1 -= 1;
+                        top.1 > 0
+                    }
+                };
+                if again {
                     st.pc = start + 1;
                     st.phase = 0;
                     return false;
@@ -782,6 +846,149 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 self.metrics.hists[metric].record(1);
                 next!()
             }
+            Op::Store { w, slot } => {
+                let i = w.resolve_at(inst, &st.marks, cpu);
+                self.words[i] = st.marks[slot as usize];
+                next!()
+            }
+            Op::Load { slot, w } => {
+                let i = w.resolve_at(inst, &st.marks, cpu);
+                st.marks[slot as usize] = self.words[i];
+                next!()
+            }
+            Op::FetchAdd { w, slot, add } => {
+                let i = w.resolve_at(inst, &st.marks, cpu);
+                st.marks[slot as usize] = self.words[i];
+                self.words[i] = self.words[i].wrapping_add(add);
+                next!()
+            }
+            Op::SetReg { slot, val } => {
+                st.marks[slot as usize] = val;
+                next!()
+            }
+            Op::AddWord { slot, w } => {
+                let i = w.resolve_at(inst, &st.marks, cpu);
+                let r = &mut st.marks[slot as usize];
+                *r = r.wrapping_add(self.words[i]);
+                next!()
+            }
+            Op::Elapsed { slot } => {
+                pay!();
+                let r = &mut st.marks[slot as usize];
+                *r = self.k.now.saturating_sub(*r);
+                next!()
+            }
+            Op::RecordReg { metric, slot, div } => {
+                let v = st.marks[slot as usize] / div.max(1);
+                self.metrics.hists[metric].record(v);
+                next!()
+            }
+            Op::Push { l, item } => {
+                let i = l.resolve_at(inst, &st.marks, cpu);
+                let v = item.eval(inst, &st.marks, cpu);
+                self.lists[i].push(v);
+                next!()
+            }
+            Op::Splice { l } => {
+                let i = l.resolve_at(inst, &st.marks, cpu);
+                st.batch.append(&mut self.lists[i]);
+                next!()
+            }
+            Op::FutexPost { f } => {
+                let addr = self.futex_addr[f.resolve_at(inst, &st.marks, cpu)];
+                if st.phase == 0 {
+                    if self.futex.get(addr) != FUTEX_BLOCKED {
+                        next!()
+                    }
+                    self.futex.set(addr, FUTEX_RUNNING);
+                }
+                let mut ph = st.phase;
+                let r = self.cost(cpu, &mut ph, self.k.m.cost.futex_wake);
+                st.phase = ph;
+                if r {
+                    return true;
+                }
+                self.futex.futex_wake(addr, 1, &mut self.wakes);
+                self.do_wakes(cpu);
+                next!()
+            }
+            Op::FutexAwait { f } => {
+                // phase 0: check; 1: the futex_wait cost ran; 2: woken, check again.
+                let addr = self.futex_addr[f.resolve_at(inst, &st.marks, cpu)];
+                if st.phase != 1 {
+                    if self.futex.get(addr) == FUTEX_RUNNING {
+                        self.futex.set(addr, FUTEX_BLOCKED);
+                        next!()
+                    }
+                    st.phase = 0;
+                }
+                let mut ph = st.phase;
+                let r = self.cost(cpu, &mut ph, self.k.m.cost.futex_wait);
+                st.phase = ph;
+                if r {
+                    return true;
+                }
+                match self.futex.futex_wait(pid, addr, FUTEX_BLOCKED) {
+                    // The word changed before the call slept (EAGAIN): check again.
+                    Outcome::Done => {
+                        st.phase = 0;
+                        false
+                    }
+                    Outcome::Block => {
+                        st.phase = 2;
+                        self.k.block_current(cpu, &mut self.q);
+                        true
+                    }
+                }
+            }
+            Op::SpinLock { l, slot } => {
+                let i = l.resolve_at(inst, &st.marks, cpu);
+                match self.spin_holder[i] {
+                    None => {
+                        self.spin_holder[i] = Some(pid);
+                        st.marks[slot as usize] = (i - l.base as usize) as u64;
+                        next!()
+                    }
+                    Some(h) if h == pid => {
+                        self.bad_program(pid, "spins on a spin lock it already holds")
+                    }
+                    Some(_) => {
+                        let until = self.k.now + SPIN_POLL_NS;
+                        self.k.set_segment(cpu, Segment::Spin(until), &mut self.q);
+                        true
+                    }
+                }
+            }
+            Op::SpinUnlock { l } => {
+                let i = l.resolve_at(inst, &st.marks, cpu);
+                if self.spin_holder[i] != Some(pid) {
+                    return self.bad_program(pid, "releases a spin lock it does not hold");
+                }
+                self.spin_holder[i] = None;
+                next!()
+            }
         }
+    }
+
+    /// The condition of a `LoopCount::While` loop, checked before each iteration.
+    fn loop_cond(
+        &mut self,
+        st: &ProgState,
+        deadline: Option<(u8, u64)>,
+        ticket: Option<(u32, u64)>,
+    ) -> bool {
+        if let Some((slot, ns)) = deadline {
+            if self.k.now >= st.marks[slot as usize].saturating_add(ns) {
+                return false;
+            }
+        }
+        if let Some((w, limit)) = ticket {
+            let t = self.words[w as usize];
+            self.words[w as usize] = t + 1;
+            if t >= limit {
+                return false;
+            }
+        }
+        true
     }
 }
