@@ -13,6 +13,8 @@
 //! [`GENERATORS`] and its parser in [`parse`].
 
 pub mod hackbench;
+pub mod schbench;
+pub mod sysbench;
 
 use crate::config::TableReader;
 use crate::error::InputError;
@@ -36,6 +38,22 @@ pub const GENERATORS: &[(&str, &str)] = &[
     (
         "perf-pipe",
         "perf bench sched pipe: two tasks ping-ponging over two pipes",
+    ),
+    (
+        "schbench",
+        "schbench (2016-2020): message threads waking spinning workers",
+    ),
+    (
+        "schbench-new",
+        "schbench (2023+): wakeup and request latency, RPS",
+    ),
+    (
+        "sysbench-threads",
+        "sysbench threads: lock/yield/unlock events on shared mutexes",
+    ),
+    (
+        "sysbench-cpu",
+        "sysbench cpu: prime-counting events, optional pinned groups",
     ),
 ];
 
@@ -90,6 +108,8 @@ pub fn parse(
     let _ = m;
     Ok(Some(match kind {
         "hackbench" | "perf-messaging" | "perf-pipe" => hackbench::parse(kind, w)?,
+        "schbench" | "schbench-new" => schbench::parse(kind, w, m)?,
+        "sysbench-threads" | "sysbench-cpu" => sysbench::parse(kind, w, m)?,
         _ => return Ok(None),
     }))
 }
