@@ -47,3 +47,16 @@ fn sysbench_smoke() {
         println!("{:?}", r.workload.tool);
     }
 }
+
+#[test]
+fn adrestia_smoke() {
+    for body in [
+        "kind = \"adrestia\"\nloops = 50\n",
+        "kind = \"adrestia\"\nloops = 20\nthreads = 3\ntest = \"periodic\"\n",
+    ] {
+        let sc = scenario("hikey960", body).unwrap();
+        let r = run(&sc);
+        println!("{}", r.workload.tool_output.as_deref().unwrap());
+        println!("{:?} {:?}", r.workload.stop_reason, r.workload.tool);
+    }
+}

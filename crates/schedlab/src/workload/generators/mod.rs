@@ -12,6 +12,7 @@
 //! Every generator registers here: its kind name and one-line description in
 //! [`GENERATORS`] and its parser in [`parse`].
 
+pub mod adrestia;
 pub mod hackbench;
 pub mod schbench;
 pub mod sysbench;
@@ -110,6 +111,7 @@ pub fn parse(
         "hackbench" | "perf-messaging" | "perf-pipe" => hackbench::parse(kind, w)?,
         "schbench" | "schbench-new" => schbench::parse(kind, w, m)?,
         "sysbench-threads" | "sysbench-cpu" => sysbench::parse(kind, w, m)?,
+        "adrestia" => adrestia::parse(w)?,
         _ => return Ok(None),
     }))
 }
