@@ -589,8 +589,7 @@ impl SchbenchTool {
     }
 
     fn new_block(
-        text: &mut String,
-        values: &mut BTreeMap<String, f64>,
+        out: &mut ToolResult,
         title: &str,
         key: &str,
         runtime_s: u32,
@@ -598,6 +597,7 @@ impl SchbenchTool {
         plist: &[f64],
         star: f64,
     ) {
+        let (text, values) = (&mut out.text, &mut out.values);
         let _ = writeln!(
             text,
             "{title} runtime {runtime_s} (s) ({} total samples)",
@@ -623,11 +623,9 @@ impl SchbenchTool {
         runtime_s: u32,
         sim_time_ns: u64,
     ) -> ToolResult {
-        let mut text = String::new();
-        let mut values = BTreeMap::new();
+        let mut out = ToolResult::default();
         Self::new_block(
-            &mut text,
-            &mut values,
+            &mut out,
             "Wakeup Latencies percentiles (usec)",
             "wakeup_us",
             runtime_s,
@@ -636,8 +634,7 @@ impl SchbenchTool {
             99.0,
         );
         Self::new_block(
-            &mut text,
-            &mut values,
+            &mut out,
             "Request Latencies percentiles (usec)",
             "request_us",
             runtime_s,
@@ -661,8 +658,7 @@ impl SchbenchTool {
             rps.add(c, 1);
         }
         Self::new_block(
-            &mut text,
-            &mut values,
+            &mut out,
             "RPS percentiles (requests)",
             "rps",
             runtime_s,
@@ -671,9 +667,9 @@ impl SchbenchTool {
             50.0,
         );
         let avg = total as f64 / (sim_time_ns as f64 / 1e9).max(1e-9);
-        let _ = write!(text, "average rps: {avg:.2}");
-        values.insert("average_rps".into(), avg);
-        ToolResult { text, values }
+        let _ = write!(out.text, "average rps: {avg:.2}");
+        out.values.insert("average_rps".into(), avg);
+        out
     }
 }
 

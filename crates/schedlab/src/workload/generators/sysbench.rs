@@ -320,7 +320,9 @@ fn cpus(w: &TableReader<'_>, m: &Machine) -> Result<Option<CpuMask>, InputError>
         return Ok(None);
     };
     let mask = match &n.val {
-        Val::Str(s) => CpuMask::parse_cpulist(s).map_err(|e| w.err("cpus", e))?,
+        Val::Str(s) => {
+            CpuMask::parse_cpulist(s).map_err(|e| w.err("cpus", format!("`cpus`: {e}")))?
+        }
         Val::Array(a) => {
             let mut mk = CpuMask::new();
             for x in a {
