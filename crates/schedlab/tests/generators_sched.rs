@@ -779,3 +779,76 @@ fn spin_lock_of_the_current_cpu() {
     assert!((850_000..50_000_000).contains(&w), "{w}");
     assert!(s.metrics.hists[free].hist.max() < SPIN_POLL_NS);
 }
+
+#[test]
+fn vocabulary_is_writable_in_tasks_workloads() {
+    // Three workers share a global limit of 10 events (a ticket word); each event
+    // takes a lock index from a shared counter, records it, and posts/awaits
+    // nothing. A fourth task pushes its instance on a list, splices it back and
+    // stores each item's value into word[item].
+    let body = r#"kind = "tasks"
+[[workload.word]]
+name = "w"
+count = 4
+[[workload.list]]
+name = "l"
+[[workload.spinlock]]
+name = "pcl"
+count = 8
+[[workload.futex]]
+name = "f"
+[[workload.task]]
+name = "worker"
+count = 3
+program = [
+  { op = "loop", count = "while", ticket = "w[0]", limit = 10, body = [
+      { op = "fetch_add", word = "w[1]", reg = 2 },
+      { op = "spin_lock", spinlock = "pcl[cpu]", reg = 3 },
+      { op = "compute", work = "10us" },
+      { op = "spin_unlock", spinlock = "pcl[r3]" },
+      { op = "count", metric = "events" },
+  ] },
+]
+[[workload.task]]
+name = "lister"
+program = [
+  { op = "push", list = "l", item = 3 },
+  { op = "push", list = "l", item = "i+2" },
+  { op = "splice", list = "l" },
+  { op = "set_reg", reg = 1, value = 7 },
+  { op = "loop", count = "each", reg = 2, body = [
+      { op = "store", word = "w[r2]", reg = 1 },
+  ] },
+  { op = "futex_post", futex = "f" },
+  { op = "futex_set", futex = "f", value = 1 },
+  { op = "futex_await", futex = "f" },
+  { op = "mark", slot = 5 },
+  { op = "loop", count = "while", until = "1ms", reg = 5, body = [
+      { op = "compute", work = "100us" },
+      { op = "count", metric = "ticks" },
+  ] },
+]
+"#;
+    let sc = scenario("juno-r0", body).unwrap();
+    let (s, stop) = {
+        let mut s = experiment::build(&sc, 1, 0, &opts());
+        let stop = s.run(None).unwrap();
+        (s, stop)
+    };
+    assert_eq!(stop, StopReason::Completed);
+    assert_eq!(hist(&sc, &s, "events").count(), 10);
+    // 10 tickets granted, 3 refused; 10 lock-counter values taken.
+    assert_eq!(s.words[0], 13);
+    assert_eq!(s.words[1], 10);
+    // The lister's items 3 and 2 (instance 0 + 2) were stored the value 7.
+    assert_eq!(&s.words[2..4], &[7, 7]);
+    // A 1 ms deadline over 100 µs computes (on whatever CPU): at least one round.
+    assert!(hist(&sc, &s, "ticks").count() >= 1);
+    // Bad references name the key.
+    let e = scenario(
+        "juno-r0",
+        "kind = \"tasks\"\n[[workload.word]]\nname = \"w\"\n[[workload.task]]\nname = \"t\"\nprogram = [{ op = \"load\", word = \"w[r9]\" }]\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("t.toml:13") && e.contains("w[r9]"), "{e}");
+}

@@ -259,15 +259,18 @@ fn build(m: u32, t: u32, runtime_s: u32, v: Version, nr_cpus: usize) -> Workload
             ..
         } = v
         {
-            let d = if jitter_ns == 0 {
-                Dist::Const(sleep_ns)
-            } else {
-                Dist::Uniform {
-                    lo: sleep_ns,
-                    hi: sleep_ns + jitter_ns - 1,
-                }
-            };
-            p.push(Op::Sleep(d));
+            // `-s 0` skips the usleep altogether.
+            if sleep_ns > 0 {
+                let d = if jitter_ns == 0 {
+                    Dist::Const(sleep_ns)
+                } else {
+                    Dist::Uniform {
+                        lo: sleep_ns,
+                        hi: sleep_ns + jitter_ns - 1,
+                    }
+                };
+                p.push(Op::Sleep(d));
+            }
         }
         let end = p.len();
         p.push(Op::EndLoop { start: top });
@@ -324,7 +327,9 @@ fn build(m: u32, t: u32, runtime_s: u32, v: Version, nr_cpus: usize) -> Workload
         {
             let percpu = obj(0, nr_cpus as u32, IdxExpr::Cpu);
             w.push(Op::Mark { slot: R_REQ });
-            w.push(Op::Sleep(Dist::Const(sleep_ns)));
+            if sleep_ns > 0 {
+                w.push(Op::Sleep(Dist::Const(sleep_ns)));
+            }
             if lock {
                 w.push(Op::SpinLock {
                     l: percpu,
