@@ -942,22 +942,31 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::SpinLock { l, slot } => {
-                let i = l.resolve_at(inst, &st.marks, cpu);
-                match self.spin_holder[i] {
-                    None => {
-                        self.spin_holder[i] = Some(pid);
-                        st.marks[slot as usize] = (i - l.base as usize) as u64;
-                        next!()
+                // phase 0: pick the lock (e.g. of the CPU the task is on now);
+                // phase 1: spin on that lock until a trylock succeeds, then check the
+                // index again (a task that migrated while spinning releases the lock
+                // and starts over, as schbench's lock_this_cpu does).
+                let base = l.base as usize;
+                if st.phase == 0 {
+                    let i = l.resolve_at(inst, &st.marks, cpu);
+                    if self.spin_holder[i] == Some(pid) {
+                        return self.bad_program(pid, "spins on a spin lock it already holds");
                     }
-                    Some(h) if h == pid => {
-                        self.bad_program(pid, "spins on a spin lock it already holds")
-                    }
-                    Some(_) => {
-                        let until = self.k.now + SPIN_POLL_NS;
-                        self.k.set_segment(cpu, Segment::Spin(until), &mut self.q);
-                        true
-                    }
+                    st.marks[slot as usize] = (i - base) as u64;
+                    st.phase = 1;
                 }
+                let i = base + st.marks[slot as usize] as usize;
+                if self.spin_holder[i].is_some() {
+                    let until = self.k.now + SPIN_POLL_NS;
+                    self.k.set_segment(cpu, Segment::Spin(until), &mut self.q);
+                    return true;
+                }
+                if l.resolve_at(inst, &st.marks, cpu) != i {
+                    st.phase = 0;
+                    return false;
+                }
+                self.spin_holder[i] = Some(pid);
+                next!()
             }
             Op::SpinUnlock { l } => {
                 let i = l.resolve_at(inst, &st.marks, cpu);

@@ -42,7 +42,8 @@ pub enum IdxExpr {
     /// [`Op::FetchAdd`], an item of a spliced list, a lock index).
     Reg(u8),
     /// The CPU the task is running on at the moment the op executes (what
-    /// `sched_getcpu()` returns), re-read at every attempt of a retried op.
+    /// `sched_getcpu()` returns); a `SpinLock` reads it when it picks its lock and
+    /// again once it has taken it.
     Cpu,
 }
 
@@ -251,10 +252,12 @@ pub enum Op {
     FutexAwait {
         f: ObjRef,
     },
-    /// Busy-wait on spin lock `l` (trylock, spin [`SPIN_POLL_NS`], retry; the index
-    /// is resolved at every attempt, so `IdxExpr::Cpu` means the lock of the CPU the
-    /// task is on *now*). The element taken, relative to `l.base`, goes in
-    /// `reg[slot]`.
+    /// Take spin lock `l`: resolve the element (with `IdxExpr::Cpu`, the lock of the
+    /// CPU the task is on), spin on it (trylock, spin [`SPIN_POLL_NS`] of wall time,
+    /// retry) until it is free, take it, and resolve the element again: if it
+    /// changed (the task migrated meanwhile), release it and start over, as
+    /// schbench's `lock_this_cpu` does. The element, relative to `l.base`, goes in
+    /// `reg[slot]` (also while spinning).
     SpinLock {
         l: ObjRef,
         slot: u8,
