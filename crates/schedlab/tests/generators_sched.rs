@@ -128,22 +128,39 @@ fn schbench_one_worker_by_hand() {
 }
 
 #[test]
-fn schbench_batches_are_conserved() {
-    // Two message threads of three workers: every worker cycle pushes the worker
-    // once, and the message thread posts every worker it spliced, so after a run
-    // cut in the middle, no worker has been lost: every worker is either on its
-    // message thread's list, blocked in its futex wait, or running.
+fn schbench_no_worker_is_lost() {
+    // Two message threads of three workers that reply at once (-s 0): a worker
+    // left off its message thread's batch, or posted while not yet asleep and
+    // then put to sleep, would never run again. So every worker must keep
+    // getting CPU time: compare each worker's runtime at 30 ms and at 60 ms.
     let sc = on(
         two_cpus(),
-        "kind = \"schbench\"\nmessage_threads = 2\nthreads = 3\ncputime = 500\nsleeptime = 500\nruntime = 1\n",
+        "kind = \"schbench\"\nmessage_threads = 2\nthreads = 3\ncputime = 200\nsleeptime = 0\nruntime = 1\n",
     );
-    let (s, _) = sim(&sc, Some(30_000_000));
-    assert_eq!(s.k.tasks.len() - 1, 1 + 2 + 6);
-    let h = hist(&sc, &s, "wakeup_latency");
-    // Each of the 6 workers records one sample per cycle of ≥ 1 ms (spin 0.5 ms +
-    // sleep 0.5 ms) after its first spin, and two CPUs carry 6 spinners.
-    assert!(h.count() > 0 && h.count() <= 6 * 30, "{}", h.count());
-    assert!(report(&sc, &s).is_some());
+    let at = |ms: u64| {
+        let mut sc = sc.clone();
+        sc.duration_ns = Some(ms * 1_000_000);
+        run(&sc)
+    };
+    let (a, b) = (at(30), at(60));
+    let workers = |r: &experiment::result::RunResult| -> Vec<(u32, u64)> {
+        r.tasks
+            .iter()
+            .filter(|t| t.name.starts_with("worker"))
+            .map(|t| (t.pid, t.runtime_ns))
+            .collect()
+    };
+    let (wa, wb) = (workers(&a), workers(&b));
+    assert_eq!(b.tasks.len(), 1 + 2 + 6);
+    assert_eq!(wa.len(), 6);
+    for (x, y) in wa.iter().zip(&wb) {
+        assert_eq!(x.0, y.0);
+        // 30 ms of 6 spinners sharing two CPUs: about 10 ms each.
+        assert!(y.1 >= x.1 + 5_000_000, "worker {} stalled: {x:?} {y:?}", x.0);
+    }
+    // One sample per completed cycle of 200 µs of spinning: at most 6 × 60 / 0.2.
+    let n = b.workload.metrics["wakeup_latency"].summary.count;
+    assert!(n > 6 && n <= 6 * 300, "{n}");
 }
 
 #[test]

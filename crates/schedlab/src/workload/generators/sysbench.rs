@@ -6,7 +6,7 @@
 //! by all workers. Before each event a worker checks the time limit (`time`) and
 //! claims the event against the global event limit (`events`); an event takes
 //! `lock_idx = (global counter++) mod thread_locks` and repeats `thread_yields`
-//! times {lock mutex[lock_idx]; `sched_yield()`; unlock}: the lock is held across
+//! times {`lock(mutex[lock_idx])`; `sched_yield()`; `unlock`}: the lock is held across
 //! the yield, so workers whose counters collide modulo the lock count convoy behind
 //! the holder. The main thread joins the workers; `total time` runs from the barrier
 //! to the last join.
