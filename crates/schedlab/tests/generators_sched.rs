@@ -156,7 +156,11 @@ fn schbench_no_worker_is_lost() {
     for (x, y) in wa.iter().zip(&wb) {
         assert_eq!(x.0, y.0);
         // 30 ms of 6 spinners sharing two CPUs: about 10 ms each.
-        assert!(y.1 >= x.1 + 5_000_000, "worker {} stalled: {x:?} {y:?}", x.0);
+        assert!(
+            y.1 >= x.1 + 5_000_000,
+            "worker {} stalled: {x:?} {y:?}",
+            x.0
+        );
     }
     // One sample per completed cycle of 200 µs of spinning: at most 6 × 60 / 0.2.
     let n = b.workload.metrics["wakeup_latency"].summary.count;
@@ -343,6 +347,27 @@ fn adrestia_rounds_and_tasks() {
         }
     }
     assert_eq!(r.values["single_us"], ((v[18] + 500) / 1000) as f64);
+}
+
+#[test]
+fn adrestia_prints_finished_tests_only() {
+    // A run cut before its end prints only the tests that finished (single runs
+    // first; periodic rounds are slower, each with a 10 µs sleep + slack).
+    let sc = on(two_cpus(), "kind = \"adrestia\"\nloops = 200\n");
+    let (s, stop) = sim(&sc, None);
+    assert_eq!(stop, StopReason::Completed);
+    assert_eq!(hist(&sc, &s, "single_round_sum").count(), 200);
+    let full = report(&sc, &s).unwrap();
+    assert_eq!(full.text.lines().count(), 2);
+    let (s2, stop2) = sim(&sc, Some(s.k.now * 95 / 100));
+    assert_eq!(stop2, StopReason::Duration);
+    let r = report(&sc, &s2).unwrap();
+    assert_eq!(r.text.lines().count(), 1);
+    assert!(r.text.starts_with("wakeup cost (single): "));
+    assert_eq!(r.values["single_us"], full.values["single_us"]);
+    // Cut before the single test ends: nothing printed.
+    let (s3, _) = sim(&sc, Some(1_000));
+    assert!(report(&sc, &s3).is_none());
 }
 
 #[test]

@@ -274,6 +274,7 @@ pub fn parse(w: &TableReader<'_>) -> Result<Generated, InputError> {
         spec: spec(&o),
         tool: Arc::new(AdrestiaTool {
             threads: o.threads,
+            loops: o.loops,
             arrival: o.arrival,
         }),
     })
@@ -302,23 +303,35 @@ pub fn p90_us(h: &LatencyHist, workers: u32) -> Option<u64> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AdrestiaTool {
     pub threads: u32,
+    pub loops: u32,
     pub arrival: u32,
 }
 
 impl Tool for AdrestiaTool {
-    /// One line per test that finished all its rounds.
+    /// One line per test that finished all its rounds (the tool prints each test's
+    /// line when it ends); `None` when none did.
     fn report(&self, input: &ToolInput<'_>) -> Option<ToolResult> {
         let mut lines = Vec::new();
         let mut values = BTreeMap::new();
-        if let Some(h) = input.hist(SINGLE_METRIC) {
+        let single_rounds = u64::from(self.loops) * u64::from(self.threads);
+        if let Some(h) = input
+            .hist(SINGLE_METRIC)
+            .filter(|h| h.count() == single_rounds)
+        {
             let v = p90_us(h, 1)?;
             lines.push(format!("wakeup cost (single): {v}us"));
             values.insert("single_us".to_string(), v as f64);
         }
-        if let Some(h) = input.hist(PERIODIC_METRIC) {
+        if let Some(h) = input
+            .hist(PERIODIC_METRIC)
+            .filter(|h| h.count() == u64::from(self.loops))
+        {
             let v = p90_us(h, self.threads)?;
             lines.push(format!("wakeup cost (periodic, {}us): {v}us", self.arrival));
             values.insert("periodic_us".to_string(), v as f64);
+        }
+        if lines.is_empty() {
+            return None;
         }
         Some(ToolResult {
             text: lines.join("\n"),
