@@ -436,6 +436,20 @@ fn bad_options_name_the_key() {
 // -------------------------------------------------------------------------------
 
 #[test]
+fn generators_are_listed() {
+    let kinds: Vec<&str> = experiment::workload_kinds().iter().map(|k| k.0).collect();
+    for k in [
+        "schbench",
+        "schbench-new",
+        "adrestia",
+        "sysbench-threads",
+        "sysbench-cpu",
+    ] {
+        assert!(kinds.contains(&k), "{k} not listed");
+    }
+}
+
+#[test]
 fn every_generator_runs_on_every_preset() {
     let bodies = [
         "kind = \"schbench\"\nmessage_threads = 1\nthreads = 2\ncputime = 300\nsleeptime = 300\nruntime = 1\n",

@@ -56,6 +56,10 @@ pub const GENERATORS: &[(&str, &str)] = &[
         "sysbench-cpu",
         "sysbench cpu: prime-counting events, optional pinned groups",
     ),
+    (
+        "adrestia",
+        "adrestia: wakeup cost of pipe-woken threads, single and periodic",
+    ),
 ];
 
 /// What a finished run hands to a tool's report.
