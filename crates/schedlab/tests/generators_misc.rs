@@ -374,6 +374,23 @@ const SMALL: &[(&str, &str)] = &[
     ("tpcc-proxy", "users = 2\nthink_us = 50\nduration = 0.002\n"),
     // Relative to the crate directory (the scenario text has no directory).
     ("rtapp", "file = \"tests/rtapp/timer.json\"\n"),
+    (
+        "schbench",
+        "message_threads = 1\nthreads = 2\ncputime = 300\nsleeptime = 300\nruntime = 1\n",
+    ),
+    (
+        "schbench-new",
+        "threads = 2\noperations = 1\ncache_footprint = 24\nruntime = 1\n",
+    ),
+    ("adrestia", "threads = 2\nloops = 3\n"),
+    (
+        "sysbench-threads",
+        "threads = 2\nthread_yields = 5\ntime = 0.002\n",
+    ),
+    (
+        "sysbench-cpu",
+        "threads = 2\nevents = 4\ncpu_max_prime = 500\n",
+    ),
 ];
 
 #[test]
@@ -383,8 +400,10 @@ fn every_generator_on_every_preset() {
             panic!("generator `{kind}` has no small-options row in SMALL: add one");
         };
         for (machine, _) in presets::preset_names() {
-            let sc = scenario(machine, &format!("kind = \"{kind}\"\n{opts}"))
+            let mut sc = scenario(machine, &format!("kind = \"{kind}\"\n{opts}"))
                 .unwrap_or_else(|e| panic!("{kind} on {machine}: {e}"));
+            // Time-limited tools (schbench's whole seconds) run 5 ms here.
+            sc.duration_ns = sc.duration_ns.map(|d| d.min(5_000_000));
             let check = sc.machine.nr_cpus() <= 64;
             let r = run_with(&sc, check);
             assert!(

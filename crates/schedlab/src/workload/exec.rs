@@ -21,7 +21,9 @@ use crate::sched::{Event, Pid, SchedEvent, WF_SYNC};
 use crate::workload::ipc::{
     Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Outcome, ReadOutcome, Wake,
 };
-use crate::workload::program::{LoopCount, Op, WorkloadSpec, NO_METRIC};
+use crate::workload::program::{
+    LoopCount, Op, WorkloadSpec, FUTEX_BLOCKED, FUTEX_RUNNING, NO_METRIC, NR_REGS, SPIN_POLL_NS,
+};
 
 /// Workload event ids (`Event::Workload { id, .. }`).
 const EV_START_TASK: u32 = 1;
@@ -44,7 +46,9 @@ struct ProgState {
     prepaid: bool,
     got: u32,
     loops: Vec<(usize, u64)>,
-    marks: [SimTime; 4],
+    marks: [SimTime; NR_REGS],
+    /// Items taken by the last `Splice`, walked newest first by `LoopCount::Each`.
+    batch: Vec<u64>,
     rng: RngStream,
     stream: String,
     nfork: u32,
@@ -137,6 +141,11 @@ pub struct Sim<O> {
     /// Next expiry of each periodic timer (`Op::Timer`), `None` until first used.
     timers: Vec<Option<SimTime>>,
     pub metrics: WorkloadMetrics,
+    /// Shared words, lock-free lists and spin-lock holders (`WorkloadSpec::words`,
+    /// `lists`, `spinlocks`).
+    pub words: Vec<u64>,
+    lists: Vec<Vec<u64>>,
+    spin_holder: Vec<Option<Pid>>,
     wakes: Vec<Wake>,
     streams: RngStreams,
     alive: u32,
@@ -180,6 +189,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             barriers: spec.barriers.iter().map(|&n| Barrier::new(n)).collect(),
             conds: (0..spec.condvars).map(|_| CondVar::default()).collect(),
             timers: vec![None; spec.timers as usize],
+            words: vec![0; spec.words as usize],
+            lists: vec![Vec::new(); spec.lists as usize],
+            spin_holder: vec![None; spec.spinlocks as usize],
             spec,
             st: Vec::new(),
             chans,
@@ -378,7 +390,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             prepaid: false,
             got: 0,
             loops: Vec::new(),
-            marks: [0; 4],
+            marks: [0; NR_REGS],
+            batch: Vec::new(),
             rng,
             stream,
             nfork: 0,
@@ -529,8 +542,22 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Fork { thread: false, .. } => c.fork,
             Op::Exit => c.exit,
             Op::Yield => c.yield_,
-            Op::Mark { .. } | Op::Record { .. } | Op::Timer { .. } => c.gtod,
+            Op::Mark { .. } | Op::Record { .. } | Op::Timer { .. } | Op::Elapsed { .. } => c.gtod,
             Op::SetAffinity { .. } | Op::SetUclamp { .. } => c.syscall,
+            // Memory operations are free; a post or an await enters the kernel only
+            // on one of its paths, so it pays its futex cost itself.
+            Op::Store { .. }
+            | Op::Load { .. }
+            | Op::FetchAdd { .. }
+            | Op::SetReg { .. }
+            | Op::AddWord { .. }
+            | Op::RecordReg { .. }
+            | Op::Push { .. }
+            | Op::Splice { .. }
+            | Op::FutexPost { .. }
+            | Op::FutexAwait { .. }
+            | Op::SpinLock { .. }
+            | Op::SpinUnlock { .. } => return None,
             Op::Compute(_)
             | Op::Spin(_)
             | Op::Sleep(_)
@@ -622,7 +649,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::Write { ch, bytes } => {
-                let i = ch.resolve(inst);
+                let i = ch.resolve_at(inst, &st.marks, cpu);
                 pay!();
                 let r = self.chans[i].write(pid, bytes, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -636,7 +663,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::Read { ch, bytes } => {
-                let i = ch.resolve(inst);
+                let i = ch.resolve_at(inst, &st.marks, cpu);
                 pay!();
                 let r = self.chans[i].read(pid, bytes - st.got, st.retry, &mut self.wakes);
                 self.do_wakes(cpu);
@@ -661,7 +688,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::Poll { ch } => {
                 pay!();
-                let i = ch.resolve(inst);
+                let i = ch.resolve_at(inst, &st.marks, cpu);
                 match self.chans[i].poll_readable(pid) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
@@ -678,7 +705,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     next!()
                 }
                 pay!();
-                let addr = self.futex_addr[f.resolve(inst)];
+                let addr = self.futex_addr[f.resolve_at(inst, &st.marks, cpu)];
                 match self.futex.futex_wait(pid, addr, expected) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
@@ -690,22 +717,22 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::FutexWake { f, n } => {
                 pay!();
-                let addr = self.futex_addr[f.resolve(inst)];
+                let addr = self.futex_addr[f.resolve_at(inst, &st.marks, cpu)];
                 self.futex.futex_wake(addr, n, &mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
             Op::FutexSet { f, val } => {
-                let addr = self.futex_addr[f.resolve(inst)];
+                let addr = self.futex_addr[f.resolve_at(inst, &st.marks, cpu)];
                 self.futex.set(addr, val);
                 next!()
             }
             Op::Lock(m) => {
-                if self.mutexes[m.resolve(inst)].holder() == Some(pid) {
+                if self.mutexes[m.resolve_at(inst, &st.marks, cpu)].holder() == Some(pid) {
                     return self.bad_program(pid, "locks a mutex it already holds (self-deadlock)");
                 }
                 pay!();
-                match self.mutexes[m.resolve(inst)].lock(pid) {
+                match self.mutexes[m.resolve_at(inst, &st.marks, cpu)].lock(pid) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
                         self.k.charge(cpu, self.k.m.cost.futex_wait, &mut self.q);
@@ -715,11 +742,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             Op::Unlock(m) => {
-                if self.mutexes[m.resolve(inst)].holder() != Some(pid) {
+                if self.mutexes[m.resolve_at(inst, &st.marks, cpu)].holder() != Some(pid) {
                     return self.bad_program(pid, "unlocks a mutex it does not hold");
                 }
                 pay!();
-                self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
+                self.mutexes[m.resolve_at(inst, &st.marks, cpu)].unlock(pid, &mut self.wakes);
                 if !self.wakes.is_empty() {
                     self.k.charge(cpu, self.k.m.cost.futex_wake, &mut self.q);
                 }
@@ -728,7 +755,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::Barrier(b) => {
                 pay!();
-                let r = self.barriers[b.resolve(inst)].arrive(pid, st.retry, &mut self.wakes);
+                let r = self.barriers[b.resolve_at(inst, &st.marks, cpu)].arrive(
+                    pid,
+                    st.retry,
+                    &mut self.wakes,
+                );
                 self.do_wakes(cpu);
                 match r {
                     Outcome::Done => next!(),
@@ -742,15 +773,15 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::CondWait { c: cv, m } => {
                 // phase 1: register and release the mutex; phase 2: woken, re-lock.
                 if st.phase <= 1 {
-                    if self.mutexes[m.resolve(inst)].holder() != Some(pid) {
+                    if self.mutexes[m.resolve_at(inst, &st.marks, cpu)].holder() != Some(pid) {
                         return self.bad_program(
                             pid,
                             "waits on a condition variable without holding its mutex",
                         );
                     }
                     pay!();
-                    self.conds[cv.resolve(inst)].wait(pid);
-                    self.mutexes[m.resolve(inst)].unlock(pid, &mut self.wakes);
+                    self.conds[cv.resolve_at(inst, &st.marks, cpu)].wait(pid);
+                    self.mutexes[m.resolve_at(inst, &st.marks, cpu)].unlock(pid, &mut self.wakes);
                     self.do_wakes(cpu);
                     st.phase = 2;
                     self.k.block_current(cpu, &mut self.q);
@@ -760,11 +791,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     // Woken by a signal: the re-executed wait returns (and the condvar
                     // forgets the wakeup; otherwise this task's next wait would find
                     // it and never be queued). Phase 3: re-take the mutex.
-                    let r = self.conds[cv.resolve(inst)].wait(pid);
+                    let r = self.conds[cv.resolve_at(inst, &st.marks, cpu)].wait(pid);
                     debug_assert_eq!(r, Outcome::Done, "condvar wait woken without a signal");
                     st.phase = 3;
                 }
-                match self.mutexes[m.resolve(inst)].lock(pid) {
+                match self.mutexes[m.resolve_at(inst, &st.marks, cpu)].lock(pid) {
                     Outcome::Done => next!(),
                     Outcome::Block => {
                         self.k.block_current(cpu, &mut self.q);
@@ -774,13 +805,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::CondSignal(cv) => {
                 pay!();
-                self.conds[cv.resolve(inst)].signal(&mut self.wakes);
+                self.conds[cv.resolve_at(inst, &st.marks, cpu)].signal(&mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
             Op::CondBroadcast(cv) => {
                 pay!();
-                self.conds[cv.resolve(inst)].broadcast(&mut self.wakes);
+                self.conds[cv.resolve_at(inst, &st.marks, cpu)].broadcast(&mut self.wakes);
                 self.do_wakes(cpu);
                 next!()
             }
@@ -856,6 +887,20 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 let n = match count {
                     LoopCount::Forever => u64::MAX,
                     LoopCount::Times(d) => d.sample(&mut st.rng),
+                    LoopCount::Each { slot } => {
+                        let n = st.batch.len() as u64;
+                        if let Some(v) = st.batch.pop() {
+                            st.marks[slot as usize] = v;
+                        }
+                        n
+                    }
+                    LoopCount::While { deadline, ticket } => {
+                        if self.loop_cond(st, deadline, ticket) {
+                            u64::MAX
+                        } else {
+                            0
+                        }
+                    }
                 };
                 if n == 0 {
                     st.pc = end + 1;
@@ -866,9 +911,28 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!()
             }
             Op::EndLoop { start } => {
-                let top = st.loops.last_mut().expect("EndLoop without Loop");
-                top.1 -= 1;
-                if top.1 > 0 {
+                let again = match self.spec.programs[st.prog].ops[start] {
+                    Op::Loop {
+                        count: LoopCount::While { deadline, ticket },
+                        ..
+                    } => self.loop_cond(st, deadline, ticket),
+                    Op::Loop {
+                        count: LoopCount::Each { slot },
+                        ..
+                    } => match st.batch.pop() {
+                        Some(v) => {
+                            st.marks[slot as usize] = v;
+                            true
+                        }
+                        None => false,
+                    },
+                    _ => {
+                        let top = st.loops.last_mut().expect("EndLoop without Loop");
+                        top.1 -= 1;
+                        top.1 > 0
+                    }
+                };
+                if again {
                     st.pc = start + 1;
                     st.phase = 0;
                     return false;
@@ -965,6 +1029,158 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 st.uclamp = (min, max);
                 next!()
             }
+            Op::Store { w, slot } => {
+                let i = w.resolve_at(inst, &st.marks, cpu);
+                self.words[i] = st.marks[slot as usize];
+                next!()
+            }
+            Op::Load { slot, w } => {
+                let i = w.resolve_at(inst, &st.marks, cpu);
+                st.marks[slot as usize] = self.words[i];
+                next!()
+            }
+            Op::FetchAdd { w, slot, add } => {
+                let i = w.resolve_at(inst, &st.marks, cpu);
+                st.marks[slot as usize] = self.words[i];
+                self.words[i] = self.words[i].wrapping_add(add);
+                next!()
+            }
+            Op::SetReg { slot, val } => {
+                st.marks[slot as usize] = val;
+                next!()
+            }
+            Op::AddWord { slot, w } => {
+                let i = w.resolve_at(inst, &st.marks, cpu);
+                let r = &mut st.marks[slot as usize];
+                *r = r.wrapping_add(self.words[i]);
+                next!()
+            }
+            Op::Elapsed { slot } => {
+                pay!();
+                let r = &mut st.marks[slot as usize];
+                *r = self.k.now.saturating_sub(*r);
+                next!()
+            }
+            Op::RecordReg { metric, slot, div } => {
+                let v = st.marks[slot as usize] / div.max(1);
+                self.metrics.hists[metric].record(v);
+                next!()
+            }
+            Op::Push { l, item } => {
+                let i = l.resolve_at(inst, &st.marks, cpu);
+                let v = item.eval(inst, &st.marks, cpu);
+                self.lists[i].push(v);
+                next!()
+            }
+            Op::Splice { l } => {
+                let i = l.resolve_at(inst, &st.marks, cpu);
+                st.batch.append(&mut self.lists[i]);
+                next!()
+            }
+            Op::FutexPost { f } => {
+                let addr = self.futex_addr[f.resolve_at(inst, &st.marks, cpu)];
+                if st.phase == 0 {
+                    if self.futex.get(addr) != FUTEX_BLOCKED {
+                        next!()
+                    }
+                    self.futex.set(addr, FUTEX_RUNNING);
+                }
+                let mut ph = st.phase;
+                let r = self.cost(cpu, &mut ph, self.k.m.cost.futex_wake);
+                st.phase = ph;
+                if r {
+                    return true;
+                }
+                self.futex.futex_wake(addr, 1, &mut self.wakes);
+                self.do_wakes(cpu);
+                next!()
+            }
+            Op::FutexAwait { f } => {
+                // phase 0: check; 1: the futex_wait cost ran; 2: woken, check again.
+                let addr = self.futex_addr[f.resolve_at(inst, &st.marks, cpu)];
+                if st.phase != 1 {
+                    if self.futex.get(addr) == FUTEX_RUNNING {
+                        self.futex.set(addr, FUTEX_BLOCKED);
+                        next!()
+                    }
+                    st.phase = 0;
+                }
+                let mut ph = st.phase;
+                let r = self.cost(cpu, &mut ph, self.k.m.cost.futex_wait);
+                st.phase = ph;
+                if r {
+                    return true;
+                }
+                match self.futex.futex_wait(pid, addr, FUTEX_BLOCKED) {
+                    // The word changed before the call slept (EAGAIN): check again.
+                    Outcome::Done => {
+                        st.phase = 0;
+                        false
+                    }
+                    Outcome::Block => {
+                        st.phase = 2;
+                        self.k.block_current(cpu, &mut self.q);
+                        true
+                    }
+                }
+            }
+            Op::SpinLock { l, slot } => {
+                // phase 0: pick the lock (e.g. of the CPU the task is on now);
+                // phase 1: spin on that lock until a trylock succeeds, then check the
+                // index again (a task that migrated while spinning releases the lock
+                // and starts over, as schbench's lock_this_cpu does).
+                let base = l.base as usize;
+                if st.phase == 0 {
+                    let i = l.resolve_at(inst, &st.marks, cpu);
+                    if self.spin_holder[i] == Some(pid) {
+                        return self.bad_program(pid, "spins on a spin lock it already holds");
+                    }
+                    st.marks[slot as usize] = (i - base) as u64;
+                    st.phase = 1;
+                }
+                let i = base + st.marks[slot as usize] as usize;
+                if self.spin_holder[i].is_some() {
+                    let until = self.k.now + SPIN_POLL_NS;
+                    self.k.set_segment(cpu, Segment::Spin(until), &mut self.q);
+                    return true;
+                }
+                if l.resolve_at(inst, &st.marks, cpu) != i {
+                    st.phase = 0;
+                    return false;
+                }
+                self.spin_holder[i] = Some(pid);
+                next!()
+            }
+            Op::SpinUnlock { l } => {
+                let i = l.resolve_at(inst, &st.marks, cpu);
+                if self.spin_holder[i] != Some(pid) {
+                    return self.bad_program(pid, "releases a spin lock it does not hold");
+                }
+                self.spin_holder[i] = None;
+                next!()
+            }
         }
+    }
+
+    /// The condition of a `LoopCount::While` loop, checked before each iteration.
+    fn loop_cond(
+        &mut self,
+        st: &ProgState,
+        deadline: Option<(u8, u64)>,
+        ticket: Option<(u32, u64)>,
+    ) -> bool {
+        if let Some((slot, ns)) = deadline {
+            if self.k.now >= st.marks[slot as usize].saturating_add(ns) {
+                return false;
+            }
+        }
+        if let Some((w, limit)) = ticket {
+            let t = self.words[w as usize];
+            self.words[w as usize] = t + 1;
+            if t >= limit {
+                return false;
+            }
+        }
+        true
     }
 }

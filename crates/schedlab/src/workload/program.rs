@@ -38,25 +38,78 @@ pub enum IdxExpr {
         div: u32,
         add: u32,
     },
+    /// The value held in the task's register `slot` (a counter taken with
+    /// [`Op::FetchAdd`], an item of a spliced list, a lock index).
+    Reg(u8),
+    /// The CPU the task is running on at the moment the op executes (what
+    /// `sched_getcpu()` returns); a `SpinLock` reads it when it picks its lock and
+    /// again once it has taken it.
+    Cpu,
 }
 
 impl ObjRef {
     /// Global object index for a task instance (wraps modulo the array size).
+    /// Registers and the current CPU read as 0: use [`ObjRef::resolve_at`] at run time.
     #[inline]
     pub fn resolve(&self, instance: u32) -> usize {
-        let i = match self.idx {
-            IdxExpr::Const(k) => k,
-            IdxExpr::Instance { div, add } => instance / div + add,
-        };
-        (self.base + i % self.count) as usize
+        self.resolve_at(instance, &[0; NR_REGS], 0)
+    }
+
+    /// Global object index for a task instance with registers `regs`, running on `cpu`
+    /// (wraps modulo the array size).
+    #[inline]
+    pub fn resolve_at(&self, instance: u32, regs: &[u64; NR_REGS], cpu: usize) -> usize {
+        let i = self.idx.eval(instance, regs, cpu) % u64::from(self.count);
+        self.base as usize + i as usize
     }
 }
+
+impl IdxExpr {
+    /// The expression's value (not wrapped to an array).
+    #[inline]
+    pub fn eval(&self, instance: u32, regs: &[u64; NR_REGS], cpu: usize) -> u64 {
+        match *self {
+            IdxExpr::Const(k) => u64::from(k),
+            IdxExpr::Instance { div, add } => u64::from(instance / div + add),
+            IdxExpr::Reg(r) => regs[r as usize],
+            IdxExpr::Cpu => cpu as u64,
+        }
+    }
+}
+
+/// Number of per-task registers (timestamp slots of `Mark`/`Record`, and the values
+/// the shared-word, list and lock ops move around).
+pub const NR_REGS: usize = 8;
+
+/// Value of a futex word whose owner is (about to be) blocked in [`Op::FutexAwait`].
+pub const FUTEX_BLOCKED: i64 = 0;
+/// Value of a futex word that has been posted ([`Op::FutexPost`]).
+pub const FUTEX_RUNNING: i64 = 1;
+
+/// Polling period of a task spinning on a held [`Op::SpinLock`] (ns): the simulated
+/// spinner retries its trylock this often, so it acquires a released lock up to this
+/// much later than a real one would.
+pub const SPIN_POLL_NS: u64 = 1_000;
 
 /// How many times a loop runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LoopCount {
     Forever,
     Times(Dist),
+    /// Once per item of the batch the last [`Op::Splice`] took, newest item first (a
+    /// lock-free list is a stack), with the item in register `slot`.
+    Each {
+        slot: u8,
+    },
+    /// A condition checked before every iteration (the loop ends when it fails):
+    /// `deadline = (slot, ns)` runs while `now < reg[slot] + ns` (a tool's time
+    /// limit); `ticket = (word, limit)` then takes a ticket with an atomic
+    /// fetch-and-add of 1 on shared word `word` and runs while it is below `limit` (a
+    /// global event limit shared by threads).
+    While {
+        deadline: Option<(u8, u64)>,
+        ticket: Option<(u32, u64)>,
+    },
 }
 
 /// One operation of a behaviour program.
@@ -163,6 +216,81 @@ pub enum Op {
         min: u16,
         max: u16,
     },
+    // ---- Shared words, registers, lock-free lists, post/wait, spin locks ----
+    // (schbench, adrestia, sysbench: plain user-space memory operations, free unless
+    // they read the clock or enter the kernel.)
+    /// `word[w] = reg[slot]`: a store to shared memory.
+    Store {
+        w: ObjRef,
+        slot: u8,
+    },
+    /// `reg[slot] = word[w]`: a load from shared memory.
+    Load {
+        slot: u8,
+        w: ObjRef,
+    },
+    /// `reg[slot] = word[w]; word[w] += add`, atomically (`__sync_fetch_and_add`).
+    FetchAdd {
+        w: ObjRef,
+        slot: u8,
+        add: u64,
+    },
+    /// `reg[slot] = val`.
+    SetReg {
+        slot: u8,
+        val: u64,
+    },
+    /// `reg[slot] += word[w]`.
+    AddWord {
+        slot: u8,
+        w: ObjRef,
+    },
+    /// `reg[slot] = now() − reg[slot]` (costs `C_GTOD`): the time since a timestamp
+    /// another task stored.
+    Elapsed {
+        slot: u8,
+    },
+    /// Record `reg[slot] / div` in `metric`.
+    RecordReg {
+        metric: usize,
+        slot: u8,
+        div: u64,
+    },
+    /// Push `item` on lock-free list `l` (a cmpxchg prepend).
+    Push {
+        l: ObjRef,
+        item: IdxExpr,
+    },
+    /// Take every item of list `l` at once (an xchg of the head) into the task's
+    /// private batch, walked by [`LoopCount::Each`].
+    Splice {
+        l: ObjRef,
+    },
+    /// Post futex word `f`: if it is [`FUTEX_BLOCKED`], set it [`FUTEX_RUNNING`] and
+    /// `futex_wake` one waiter (`C_FUTEX_WAKE`); otherwise nothing (free).
+    FutexPost {
+        f: ObjRef,
+    },
+    /// Wait for a post on futex word `f`: if it is [`FUTEX_RUNNING`], set it
+    /// [`FUTEX_BLOCKED`] and go on (free); otherwise `futex_wait(f, FUTEX_BLOCKED)`
+    /// (`C_FUTEX_WAIT`) and check again.
+    FutexAwait {
+        f: ObjRef,
+    },
+    /// Take spin lock `l`: resolve the element (with `IdxExpr::Cpu`, the lock of the
+    /// CPU the task is on), spin on it (trylock, spin [`SPIN_POLL_NS`] of wall time,
+    /// retry) until it is free, take it, and resolve the element again: if it
+    /// changed (the task migrated meanwhile), release it and start over, as
+    /// schbench's `lock_this_cpu` does. The element, relative to `l.base`, goes in
+    /// `reg[slot]` (also while spinning).
+    SpinLock {
+        l: ObjRef,
+        slot: u8,
+    },
+    /// Release spin lock `l` (held by this task).
+    SpinUnlock {
+        l: ObjRef,
+    },
 }
 
 /// "Record nothing" for ops with an optional metric index (`Op::Timer`).
@@ -221,6 +349,12 @@ pub struct WorkloadSpec {
     pub barriers: Vec<u32>,
     pub condvars: u32,
     pub metrics: Vec<MetricDecl>,
+    /// Shared 64-bit words ([`Op::Store`], [`Op::Load`], ...), all zero at start.
+    pub words: u32,
+    /// Lock-free lists ([`Op::Push`], [`Op::Splice`]).
+    pub lists: u32,
+    /// Spin locks ([`Op::SpinLock`]).
+    pub spinlocks: u32,
     /// The tool's own time limit (e.g. sysbench `--time`, rt-app `global.duration`):
     /// the run stops then unless the scenario's `[run] duration_ms` says otherwise.
     pub duration_ns: Option<u64>,
@@ -285,6 +419,8 @@ impl WorkloadSpec {
                     }
                     _ => {}
                 }
+                self.check_regs_and_objects(op)
+                    .map_err(|e| format!("program `{}`, op {i}: {e}", p.name))?;
             }
             if !stack.is_empty() {
                 return Err(format!("program `{}`: unclosed loop", p.name));
@@ -299,5 +435,76 @@ impl WorkloadSpec {
             }
         }
         Ok(())
+    }
+
+    /// Register slots in range, and references to the shared-word, list and
+    /// spin-lock arrays inside the declared counts.
+    fn check_regs_and_objects(&self, op: &Op) -> Result<(), String> {
+        let reg = |r: u8| {
+            if (r as usize) < NR_REGS {
+                Ok(())
+            } else {
+                Err(format!("register {r} out of range (0..{NR_REGS})"))
+            }
+        };
+        let idx = |e: &IdxExpr| match *e {
+            IdxExpr::Reg(r) => reg(r),
+            _ => Ok(()),
+        };
+        let obj = |o: &ObjRef, n: u32, what: &str| {
+            if o.count == 0 || o.base + o.count > n {
+                return Err(format!(
+                    "{what} reference {}..{} beyond the {n} declared",
+                    o.base,
+                    o.base + o.count
+                ));
+            }
+            idx(&o.idx)
+        };
+        match op {
+            Op::Mark { slot } | Op::Record { slot, .. } => reg(*slot),
+            Op::SetReg { slot, .. } | Op::Elapsed { slot } | Op::RecordReg { slot, .. } => {
+                reg(*slot)
+            }
+            Op::Store { w, slot }
+            | Op::Load { slot, w }
+            | Op::FetchAdd { w, slot, .. }
+            | Op::AddWord { slot, w } => {
+                reg(*slot)?;
+                obj(w, self.words, "shared word")
+            }
+            Op::Push { l, item } => {
+                idx(item)?;
+                obj(l, self.lists, "list")
+            }
+            Op::Splice { l } => obj(l, self.lists, "list"),
+            Op::FutexPost { f } | Op::FutexAwait { f } => obj(f, self.futexes, "futex"),
+            Op::SpinLock { l, slot } => {
+                reg(*slot)?;
+                obj(l, self.spinlocks, "spin lock")
+            }
+            Op::SpinUnlock { l } => obj(l, self.spinlocks, "spin lock"),
+            Op::Lock(m) | Op::Unlock(m) => idx(&m.idx),
+            Op::Loop {
+                count: LoopCount::Each { slot },
+                ..
+            } => reg(*slot),
+            Op::Loop {
+                count: LoopCount::While { deadline, ticket },
+                ..
+            } => {
+                if let Some((r, _)) = deadline {
+                    reg(*r)?;
+                }
+                match ticket {
+                    Some((w, _)) if *w >= self.words => Err(format!(
+                        "ticket word {w} beyond the {} declared",
+                        self.words
+                    )),
+                    _ => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
     }
 }

@@ -35,7 +35,7 @@ use crate::sched::core::Policy;
 use crate::workload::dist::{parse_dist, Dist, Unit};
 use crate::workload::ipc::ChanKind;
 use crate::workload::program::{
-    ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec,
+    ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, NR_REGS,
 };
 use std::collections::BTreeMap;
 
@@ -63,6 +63,9 @@ struct Objects {
     mutexes: BTreeMap<String, (u32, u32)>,
     barriers: BTreeMap<String, (u32, u32)>,
     condvars: BTreeMap<String, (u32, u32)>,
+    words: BTreeMap<String, (u32, u32)>,
+    lists: BTreeMap<String, (u32, u32)>,
+    spinlocks: BTreeMap<String, (u32, u32)>,
 }
 
 struct Ctx<'a> {
@@ -82,6 +85,16 @@ fn parse_ref(s: &str, arrays: &BTreeMap<String, (u32, u32)>, what: &str) -> Resu
             let inner: String = inner.chars().filter(|c| !c.is_whitespace()).collect();
             let idx = if let Ok(k) = inner.parse::<u32>() {
                 IdxExpr::Const(k)
+            } else if inner == "cpu" {
+                IdxExpr::Cpu
+            } else if let Some(r) = inner.strip_prefix('r').and_then(|r| r.parse::<u8>().ok()) {
+                if r as usize >= NR_REGS {
+                    return Err(format!(
+                        "register `r{r}` in `{s}` out of range (r0 ..= r{})",
+                        NR_REGS - 1
+                    ));
+                }
+                IdxExpr::Reg(r)
             } else if let Some(rest) = inner.strip_prefix('i') {
                 let (div, add) = match rest {
                     "" => (1, 0),
@@ -115,7 +128,7 @@ fn parse_ref(s: &str, arrays: &BTreeMap<String, (u32, u32)>, what: &str) -> Resu
                 IdxExpr::Instance { div, add }
             } else {
                 return Err(format!(
-                    "bad index `{inner}` in `{s}` (use K, i, i+K, i/D or i/D+K)"
+                    "bad index `{inner}` in `{s}` (use K, i, i+K, i/D, i/D+K, rN or cpu)"
                 ));
             };
             (n, idx)
@@ -150,6 +163,9 @@ impl Ctx<'_> {
                 "futex" => &mut self.objs.futexes,
                 "mutex" => &mut self.objs.mutexes,
                 "barrier" => &mut self.objs.barriers,
+                "word" => &mut self.objs.words,
+                "list" => &mut self.objs.lists,
+                "spinlock" => &mut self.objs.spinlocks,
                 _ => &mut self.objs.condvars,
             };
             if arrays.contains_key(name) {
@@ -197,6 +213,21 @@ impl Ctx<'_> {
                         .extend(std::iter::repeat_n(parties, count as usize));
                     b
                 }
+                "word" => {
+                    let b = self.spec.words;
+                    self.spec.words += count;
+                    b
+                }
+                "list" => {
+                    let b = self.spec.lists;
+                    self.spec.lists += count;
+                    b
+                }
+                "spinlock" => {
+                    let b = self.spec.spinlocks;
+                    self.spec.spinlocks += count;
+                    b
+                }
                 _ => {
                     let b = self.spec.condvars;
                     self.spec.condvars += count;
@@ -231,9 +262,17 @@ impl Ctx<'_> {
             "futex" => &self.objs.futexes,
             "mutex" => &self.objs.mutexes,
             "barrier" => &self.objs.barriers,
+            "word" => &self.objs.words,
+            "list" => &self.objs.lists,
+            "spinlock" => &self.objs.spinlocks,
             _ => &self.objs.condvars,
         };
         parse_ref(s, arrays, which).map_err(|m| t.err(key, m))
+    }
+
+    /// Register `key` (`0 ..= NR_REGS − 1`, default `def`).
+    fn reg(t: &TableReader<'_>, key: &'static str, def: u8) -> Result<u8, InputError> {
+        Ok(t.uint(key, 0, NR_REGS as u64 - 1)?.map_or(def, |v| v as u8))
     }
 
     fn ops(&mut self, nodes: &[Node], ctx_name: &str, out: &mut Vec<Op>) -> Result<(), InputError> {
@@ -315,7 +354,7 @@ impl Ctx<'_> {
                 "yield" => Op::Yield,
                 "syscall" => Op::Syscall,
                 "mark" => Op::Mark {
-                    slot: t.uint("slot", 0, 3)?.unwrap_or(0) as u8,
+                    slot: Self::reg(&t, "slot", 0)?,
                 },
                 "record" | "count" => {
                     let name = t
@@ -325,7 +364,7 @@ impl Ctx<'_> {
                         let metric = self.spec.metric(name, "ns");
                         Op::Record {
                             metric,
-                            slot: t.uint("slot", 0, 3)?.unwrap_or(0) as u8,
+                            slot: Self::reg(&t, "slot", 0)?,
                         }
                     } else {
                         Op::Count {
@@ -337,6 +376,51 @@ impl Ctx<'_> {
                     let count = match t.get("count") {
                         None => LoopCount::Forever,
                         Some(n) if n.val == Val::Str("forever".into()) => LoopCount::Forever,
+                        Some(n) if n.val == Val::Str("each".into()) => LoopCount::Each {
+                            slot: Self::reg(&t, "reg", 0)?,
+                        },
+                        Some(n) if n.val == Val::Str("while".into()) => {
+                            let deadline = match t.get("until") {
+                                None => None,
+                                Some(n) => {
+                                    match parse_dist(&node_to_toml(n), Unit::Time).map_err(|m| {
+                                        self.doc.err(n, format!("`{}.until`: {m}", t.name))
+                                    })? {
+                                        Dist::Const(d) => Some((Self::reg(&t, "reg", 0)?, d)),
+                                        _ => {
+                                            return Err(self.doc.err(
+                                                n,
+                                                format!("`{}.until` must be a fixed time", t.name),
+                                            ))
+                                        }
+                                    }
+                                }
+                            };
+                            let ticket = match t.get("ticket") {
+                                None => None,
+                                Some(_) => {
+                                    let w = self.obj(&t, "ticket", "word")?;
+                                    let IdxExpr::Const(k) = w.idx else {
+                                        return Err(t.err(
+                                            "ticket",
+                                            "`ticket` must name a fixed word (`name` or `name[K]`)",
+                                        ));
+                                    };
+                                    let limit =
+                                        t.uint("limit", 0, u64::MAX >> 1)?.ok_or_else(|| {
+                                            t.err("limit", "a `ticket` loop needs `limit`")
+                                        })?;
+                                    Some((w.base + k, limit))
+                                }
+                            };
+                            if deadline.is_none() && ticket.is_none() {
+                                return Err(t.err(
+                                    "count",
+                                    "a `while` loop needs `until` (with `reg`) or `ticket` (with `limit`)",
+                                ));
+                            }
+                            LoopCount::While { deadline, ticket }
+                        }
                         Some(_) => LoopCount::Times(self.dist(&t, "count", Unit::Count)?),
                     };
                     let body = t
@@ -352,6 +436,81 @@ impl Ctx<'_> {
                     t.finish()?;
                     continue;
                 }
+                // Shared words, registers, lists, post/await, spin locks.
+                "store" => Op::Store {
+                    w: self.obj(&t, "word", "word")?,
+                    slot: Self::reg(&t, "reg", 0)?,
+                },
+                "load" => Op::Load {
+                    slot: Self::reg(&t, "reg", 0)?,
+                    w: self.obj(&t, "word", "word")?,
+                },
+                "fetch_add" => Op::FetchAdd {
+                    w: self.obj(&t, "word", "word")?,
+                    slot: Self::reg(&t, "reg", 0)?,
+                    add: t.uint("add", 0, u64::MAX >> 1)?.unwrap_or(1),
+                },
+                "set_reg" => Op::SetReg {
+                    slot: Self::reg(&t, "reg", 0)?,
+                    val: t.uint("value", 0, u64::MAX >> 1)?.unwrap_or(0),
+                },
+                "add_word" => Op::AddWord {
+                    slot: Self::reg(&t, "reg", 0)?,
+                    w: self.obj(&t, "word", "word")?,
+                },
+                "elapsed" => Op::Elapsed {
+                    slot: Self::reg(&t, "reg", 0)?,
+                },
+                "record_reg" => {
+                    let name = t
+                        .str("metric")?
+                        .ok_or_else(|| t.err("metric", "`record_reg` needs `metric`"))?;
+                    Op::RecordReg {
+                        metric: self.spec.metric(name, "ns"),
+                        slot: Self::reg(&t, "reg", 0)?,
+                        div: t.uint("div", 1, u64::MAX >> 1)?.unwrap_or(1),
+                    }
+                }
+                "push" => {
+                    let l = self.obj(&t, "list", "list")?;
+                    let item = match t.get("item") {
+                        None => IdxExpr::Instance { div: 1, add: 0 },
+                        Some(n) => match &n.val {
+                            Val::Int(k) if (0..=u32::MAX as i64).contains(k) => {
+                                IdxExpr::Const(*k as u32)
+                            }
+                            Val::Str(e) => {
+                                // Reuse the reference parser on a dummy array.
+                                let mut a = BTreeMap::new();
+                                a.insert("x".to_string(), (0, u32::MAX));
+                                parse_ref(&format!("x[{e}]"), &a, "item")
+                                    .map_err(|m| t.err("item", m))?
+                                    .idx
+                            }
+                            _ => return Err(t.err(
+                                "item",
+                                "`item` must be an integer or an index like \"i\", \"i+K\", \"r2\"",
+                            )),
+                        },
+                    };
+                    Op::Push { l, item }
+                }
+                "splice" => Op::Splice {
+                    l: self.obj(&t, "list", "list")?,
+                },
+                "futex_post" => Op::FutexPost {
+                    f: self.obj(&t, "futex", "futex")?,
+                },
+                "futex_await" => Op::FutexAwait {
+                    f: self.obj(&t, "futex", "futex")?,
+                },
+                "spin_lock" => Op::SpinLock {
+                    l: self.obj(&t, "spinlock", "spinlock")?,
+                    slot: Self::reg(&t, "reg", 0)?,
+                },
+                "spin_unlock" => Op::SpinUnlock {
+                    l: self.obj(&t, "spinlock", "spinlock")?,
+                },
                 other => return Err(t.err("op", format!("unknown op `{other}`"))),
             };
             t.finish()?;
@@ -395,7 +554,9 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
         prog_names: BTreeMap::new(),
         spec: WorkloadSpec::default(),
     };
-    for key in ["channel", "futex", "mutex", "barrier", "condvar"] {
+    for key in [
+        "channel", "futex", "mutex", "barrier", "condvar", "word", "list", "spinlock",
+    ] {
         cx.declare(w, key)?;
     }
     if let Some(progs) = w.table("programs")? {
@@ -528,5 +689,12 @@ mod tests {
             .unwrap_err()
             .contains("unknown channel `q`"));
         assert!(parse_ref("p[j]", &a, "channel").is_err());
+        let r = parse_ref("p[r2]", &a, "word").unwrap();
+        assert_eq!(r.resolve_at(0, &[0, 0, 6, 0, 0, 0, 0, 0], 0), 12);
+        let c = parse_ref("p[cpu]", &a, "spinlock").unwrap();
+        assert_eq!(c.resolve_at(0, &[0; NR_REGS], 3), 13);
+        assert!(parse_ref("p[r8]", &a, "word")
+            .unwrap_err()
+            .contains("out of range"));
     }
 }

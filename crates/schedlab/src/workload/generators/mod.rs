@@ -12,9 +12,12 @@
 //! Every generator registers here: its kind name and one-line description in
 //! [`GENERATORS`] and its parser in [`parse`].
 
+pub mod adrestia;
 pub mod background;
 pub mod forkbench;
 pub mod hackbench;
+pub mod schbench;
+pub mod sysbench;
 pub mod tpcc;
 pub mod uperf;
 
@@ -53,6 +56,26 @@ pub const GENERATORS: &[(&str, &str)] = &[
     (
         "tpcc-proxy",
         "TPC-C proxy (estimate): closed-loop OLTP users with group commit",
+    ),
+    (
+        "schbench",
+        "schbench (2016-2020): message threads waking spinning workers",
+    ),
+    (
+        "schbench-new",
+        "schbench (2023+): wakeup and request latency, RPS",
+    ),
+    (
+        "sysbench-threads",
+        "sysbench threads: lock/yield/unlock events on shared mutexes",
+    ),
+    (
+        "sysbench-cpu",
+        "sysbench cpu: prime-counting events, optional pinned groups",
+    ),
+    (
+        "adrestia",
+        "adrestia: wakeup cost of pipe-woken threads, single and periodic",
     ),
 ];
 
@@ -110,6 +133,9 @@ pub fn parse(
         "uperf-pingpong" => uperf::parse(w, m)?,
         "forkbench" => forkbench::parse(w, m)?,
         "tpcc-proxy" => tpcc::parse(w)?,
+        "schbench" | "schbench-new" => schbench::parse(kind, w, m)?,
+        "sysbench-threads" | "sysbench-cpu" => sysbench::parse(kind, w, m)?,
+        "adrestia" => adrestia::parse(w)?,
         _ => return Ok(None),
     }))
 }
