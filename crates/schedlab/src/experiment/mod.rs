@@ -18,7 +18,6 @@ use crate::machine::{self, Machine};
 use crate::metrics::{trace::DecisionTrace, Collector, Observers};
 use crate::sched::core::Kernel;
 use crate::sched::features::{Features, KernelPreset, Tunables};
-use crate::sched::topology::TopologyOpts;
 use crate::workload::exec::{Sim, SimError};
 use crate::workload::generators::{self, Tool};
 use crate::workload::ipc::ChanParams;
@@ -286,7 +285,9 @@ pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observer
         m,
         sc.features,
         sc.tunables.clone(),
-        &TopologyOpts::v5_6(),
+        &KernelPreset::by_name(sc.kernel_preset)
+            .expect("validated preset")
+            .topology_opts(),
         obs,
     );
     let mut sim = Sim::new(k, sc.workload.clone(), RngStreams::new(seed, rep), chan);

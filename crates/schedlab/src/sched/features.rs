@@ -11,6 +11,7 @@
 //! kernel's log-scaling by CPU count (`sched_update_scaling`, `get_update_sysctl_factor`),
 //! and the configuration constant `HZ`.
 
+use crate::sched::topology::TopologyOpts;
 use std::fmt;
 
 macro_rules! sched_features {
@@ -284,25 +285,76 @@ impl Tunables {
     }
 }
 
-/// A named kernel preset: the baseline version and its feature set.
+/// A named kernel preset: a version's feature set and domain-building rules. A
+/// later version is the v5.6 model plus the upstream changes schedlab models
+/// (docs/kernel-mapping.md §9 lists what each bundles and what it lacks).
 #[derive(Clone, Debug)]
 pub struct KernelPreset {
     pub name: &'static str,
     pub description: &'static str,
+    /// Features switched on (`NAME`) or off (`NO_NAME`) on top of the v5.6 defaults.
+    pub changes: &'static [&'static str],
+    pub topology: fn() -> TopologyOpts,
+}
+
+fn topo_v5_6() -> TopologyOpts {
+    TopologyOpts::v5_6()
+}
+
+/// v5.7 drops the asymmetric SD_BALANCE_WAKE; v5.10 lowers the default
+/// `imbalance_pct` to 117 and `busy_factor` to 16.
+fn topo_v5_12() -> TopologyOpts {
+    TopologyOpts {
+        imbalance_pct_default: 117,
+        busy_factor: 16,
+        asym_balance_wake: false,
+        ..TopologyOpts::v5_6()
+    }
+}
+
+/// v5.16 adds the cluster (CLS) level.
+fn topo_v6_0() -> TopologyOpts {
+    TopologyOpts {
+        cluster_level: true,
+        ..topo_v5_12()
+    }
 }
 
 /// The kernel presets schedlab knows.
-pub const KERNEL_PRESETS: &[KernelPreset] = &[KernelPreset {
-    name: "v5.6",
-    description: "Linux v5.6 fair class (the seeds' baseline); default",
-}];
+pub const KERNEL_PRESETS: &[KernelPreset] = &[
+    KernelPreset {
+        name: "v5.6",
+        description: "Linux v5.6 fair class (the seeds' baseline); default",
+        changes: &[],
+        topology: topo_v5_6,
+    },
+    KernelPreset {
+        name: "v5.12",
+        description: "v5.6 + merged idle-core/idle-CPU scan (SIS_MERGED), v5.7 asym wake rules, v5.10 imbalance_pct 117 / busy_factor 16",
+        changes: &["SIS_MERGED", "NO_SIS_AVG_CPU"],
+        topology: topo_v5_12,
+    },
+    KernelPreset {
+        name: "v6.0",
+        description: "v5.12 + SIS_UTIL scan budget (SIS_PROP off), v5.16 cluster level",
+        changes: &["SIS_MERGED", "NO_SIS_AVG_CPU", "SIS_UTIL", "NO_SIS_PROP"],
+        topology: topo_v6_0,
+    },
+];
 
 impl KernelPreset {
     pub fn by_name(name: &str) -> Option<&'static KernelPreset> {
         KERNEL_PRESETS.iter().find(|k| k.name == name)
     }
     pub fn features(&self) -> Features {
-        Features::v5_6()
+        let mut f = Features::v5_6();
+        for w in self.changes {
+            f.apply(w).expect("preset feature names are valid");
+        }
+        f
+    }
+    pub fn topology_opts(&self) -> TopologyOpts {
+        (self.topology)()
     }
 }
 
