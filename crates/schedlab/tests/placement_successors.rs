@@ -251,3 +251,59 @@ fn kernel_presets_run_end_to_end() {
         }
     }
 }
+
+/// SynQuacer (24 A53, 12 clusters of 2 under one LLC) with the v6.0 topology (CLS
+/// level) and the merged scan, SIS_PROP budget instead of SIS_UTIL.
+fn synquacer(cluster: bool) -> Kernel<Rec> {
+    let v6 = KernelPreset::by_name("v6.0").unwrap();
+    let mut f = v6.features();
+    f.set(SchedFeat::SIS_UTIL, false);
+    f.set(SchedFeat::SIS_PROP, true);
+    f.set(SchedFeat::SIS_CLUSTER, cluster);
+    let m = schedlab::machine::presets::preset("synquacer-24").unwrap();
+    let n = m.nr_cpus();
+    let mut k = Kernel::new(
+        m,
+        f,
+        schedlab::sched::features::Tunables::v5_6(n),
+        &v6.topology_opts(),
+        Rec::default(),
+    );
+    assert!(k.topo.sched_cluster_active());
+    assert!(k.topo.cpus_share_resources(4, 5) && !k.topo.cpus_share_resources(5, 6));
+    k.rqs[0].avg_idle = 1_000_000;
+    k
+}
+
+/// Target 5 (busy) in cluster {4,5}, idle {4, 6}: the plain pass from 5 takes 6;
+/// the cluster-first pass takes 4 (5, then 4 of the cluster).
+#[test]
+fn sis_cluster_scans_the_targets_cluster_first() {
+    for (cluster, want) in [(false, 6), (true, 4)] {
+        let mut k = synquacer(cluster);
+        for c in (0..24).filter(|&c| c != 4 && c != 6) {
+            busy(&mut k, c);
+        }
+        let p = sleeper_any(&mut k, 5);
+        let (cpu, why, _) = k.select_idle_sibling(p, 5, 5, 0);
+        assert_eq!((cpu, why), (want, "idle_cpu"), "SIS_CLUSTER={cluster}");
+    }
+}
+
+/// An idle prev outside target's cluster: returned at once without SIS_CLUSTER;
+/// with it, only after a fruitless pass. Waker avg_idle 0 → nr = 4: the pass
+/// probes 5, 4 (the cluster) and 6, gives up, and falls back to prev 10.
+#[test]
+fn sis_cluster_keeps_a_foreign_idle_prev_as_a_fallback() {
+    for (cluster, probes) in [(false, 2), (true, 2 + 3)] {
+        let mut k = synquacer(cluster);
+        for c in (0..24).filter(|&c| c != 10) {
+            busy(&mut k, c);
+        }
+        k.rqs[0].avg_idle = 0;
+        let p = sleeper_any(&mut k, 10);
+        let (cpu, why, pr) = k.select_idle_sibling(p, 10, 5, 0);
+        assert_eq!((cpu, why), (10, "prev_idle"), "SIS_CLUSTER={cluster}");
+        assert_eq!(pr.probed, probes, "target + prev (+ the pass)");
+    }
+}

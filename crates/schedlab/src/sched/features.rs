@@ -71,6 +71,7 @@ sched_features! {
     SMT_BALANCE = false, "seed 003", "select_idle_sibling compares the target's core with one pseudo-random core per level by busy-CPU counts and searches one core only (Subhra Mazumdar, RFC v3, Jan 2018); SMT machines only.";
     SIS_MERGED = false, "v5.12", "One pass looks for an idle core while remembering the first idle CPU; SIS_AVG_CPU and the final select_idle_smt are gone (Mel Gorman).";
     SIS_UTIL = false, "v6.0", "select_idle_cpu's budget is the LLC's nr_idle_scan, refreshed by load balancing from the LLC's utilization (Chen Yu).";
+    SIS_CLUSTER = false, "v6.7", "With SIS_MERGED on a topology with a CLS level: scan target's cluster first, and keep an idle prev or recent CPU of another cluster only as a fallback (Barry Song, Yicong Yang).";
     IDLE_CPU_MASK = false, "seed 000", "After a fruitless select_idle_core, select_idle_cpu scans only the CPUs it did not see busy (Parth Shah, RFC, July 2019).";
 }
 

@@ -810,6 +810,30 @@ impl SchedTopology {
         self.sd_llc_id[a] == self.sd_llc_id[b]
     }
 
+    /// The cluster domain right below `cpu`'s LLC domain, if the LLC's child is
+    /// the CLS level (v5.16+ topology): the local group of `sd_llc` is then the
+    /// cluster (`sg->flags & SD_CLUSTER` in v6.7).
+    pub fn llc_cluster_domain(&self, cpu: usize) -> Option<SdId> {
+        let llc = self.sd_llc[cpu]?;
+        self.domains[llc]
+            .child
+            .filter(|&c| self.domains[c].name == "CLS")
+    }
+
+    /// `cpus_share_resources(a, b)` (v6.7): the same cluster when `a` sits under a
+    /// CLS level, else the same LLC.
+    pub fn cpus_share_resources(&self, a: usize, b: usize) -> bool {
+        match self.llc_cluster_domain(a) {
+            Some(c) => self.domains[c].span.test(b),
+            None => self.cpus_share_cache(a, b),
+        }
+    }
+
+    /// `sched_cluster_active` (v6.7): some CPU has a CLS domain under its LLC.
+    pub fn sched_cluster_active(&self) -> bool {
+        (0..self.sd.len()).any(|c| self.llc_cluster_domain(c).is_some())
+    }
+
     /// `highest_flag_domain`: the highest domain of the unbroken run of domains
     /// carrying `flag`, starting from the base.
     /// Recompute seed 002's `sd_balance_*` shortcuts from the domain flags (done at

@@ -143,10 +143,19 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.idle_or_sched_idle(target) {
             return (target, reason::TARGET_IDLE);
         }
+        // v6.7 (SIS_CLUSTER with the merged scan): an idle prev / recent CPU outside
+        // target's cluster is only a fallback for when the scan finds nothing.
+        let cluster = self.feat.has(SchedFeat::SIS_CLUSTER)
+            && self.feat.has(SchedFeat::SIS_MERGED)
+            && self.topo.sched_cluster_active();
+        let mut fallback: Option<(usize, &'static str)> = None;
         if prev != target && self.topo.cpus_share_cache(prev, target) {
             self.probe(pr, this_cpu, prev);
             if self.idle_or_sched_idle(prev) {
-                return (prev, reason::PREV_IDLE);
+                if !cluster || self.topo.cpus_share_resources(prev, target) {
+                    return (prev, reason::PREV_IDLE);
+                }
+                fallback = Some((prev, reason::PREV_IDLE));
             }
         }
         let recent = self.tasks[pid as usize].recent_used_cpu;
@@ -154,7 +163,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             self.probe(pr, this_cpu, recent);
             if self.idle_or_sched_idle(recent) && self.cpus_allowed(pid).test(recent) {
                 self.tasks[pid as usize].recent_used_cpu = prev;
-                return (recent, reason::RECENT_USED);
+                if !cluster || self.topo.cpus_share_resources(recent, target) {
+                    return (recent, reason::RECENT_USED);
+                }
+                fallback = fallback.or(Some((recent, reason::RECENT_USED)));
             }
         }
         let Some(sd) = self.topo.sd_llc[target] else {
@@ -170,7 +182,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             // v5.12: one merged scan replaces the three (fair/sis_successors.rs).
             let (r, p) = self.select_idle_cpu_merged(pid, sd, target, this_cpu);
             pr.add(p);
-            return r.unwrap_or((target, reason::AFFINE_FALLBACK));
+            return r.or(fallback).unwrap_or((target, reason::AFFINE_FALLBACK));
         }
         let (i, p, seen) = self.select_idle_core_mask(pid, sd, target, this_cpu);
         pr.add(p);

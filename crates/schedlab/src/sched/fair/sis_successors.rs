@@ -33,9 +33,18 @@
 //! starts at 0: nothing is scanned until the first refresh. With the v5.6 scan
 //! structure (SIS_MERGED off) the same budget bounds `select_idle_cpu`.
 //!
-//! **Gaps.** v5.13's `select_idle_smt(prev)` step, v5.14's `wake_avg_idle`, v6.0's
-//! scan start at `target + 1` and v6.7's cluster-first scan are not modelled; the
-//! `v5.12` / `v6.0` kernel presets bundle only what is (docs/kernel-mapping.md).
+//! **SIS_CLUSTER** (Barry Song, Yicong Yang, v6.7; with SIS_MERGED, on a topology
+//! whose LLC sits right above a CLS level): the pass walks target's cluster first
+//! and then the rest of the LLC (same budget, same core logic), and
+//! `select_idle_sibling` returns an idle prev or recent CPU at once only if it
+//! shares target's cluster (`cpus_share_resources`), else keeps it as a fallback
+//! for when the pass finds nothing (prev first, then recent, then target).
+//!
+//! **Gaps.** v5.13's `select_idle_smt(prev)` step, v5.14's `wake_avg_idle` and
+//! v6.0's scan start at `target + 1` are not modelled; v6.x sets
+//! `p->recent_used_cpu = prev` before the recent-CPU check, here (as in v5.6) only
+//! when it qualifies. The `v5.12` / `v6.0` kernel presets bundle only what is
+//! modelled (docs/kernel-mapping.md).
 
 use crate::engine::Observer;
 use crate::machine::CpuMask;
@@ -119,7 +128,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let mut live = cpus;
         let mut idle_cpu: Option<usize> = None;
         let mut found = None;
-        for c in cpus.iter_wrap(target) {
+        // SIS_CLUSTER (v6.7): target's cluster first, then the rest of the LLC.
+        let cluster_first = (self.feat.has(SchedFeat::SIS_CLUSTER)
+            && self.topo.sd_llc[target] == Some(sd))
+        .then(|| self.topo.llc_cluster_domain(target))
+        .flatten()
+        .map(|c| self.topo.domains[c].span.and(&cpus));
+        let cl = cluster_first.unwrap_or_default();
+        let walk = cl
+            .iter_wrap(target)
+            .chain(cpus.iter_wrap(target).filter(|&c| !cl.test(c)));
+        for c in walk {
             if !live.test(c) {
                 continue;
             }
