@@ -85,6 +85,35 @@ enum Cmd {
         #[arg(value_parser = ["machines", "features", "kernels", "workloads"])]
         what: String,
     },
+    /// Compare two arms of a scenario over paired runs (baseline vs patch).
+    Compare {
+        scenario: PathBuf,
+        /// Arm A: comma-separated features (`NAME` / `NO_NAME`) and `key=value`
+        /// overrides; empty = the scenario as written.
+        #[arg(long, default_value = "", allow_hyphen_values = true)]
+        a: String,
+        /// Arm B, same form.
+        #[arg(long, default_value = "", allow_hyphen_values = true)]
+        b: String,
+        /// Paired runs per arm (seeds `run.seed`, `run.seed + 1`, ...).
+        #[arg(long, default_value_t = 20)]
+        runs: u32,
+        /// Worker threads (default: all CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Overrides applied to both arms.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Also write the table as CSV here.
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// Also write the comparison as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Measure simulator speed on three fixed scenarios.
     Bench {
         /// Run only these (small, medium, large).
@@ -189,6 +218,66 @@ fn topology_text(m: &Machine) -> String {
     let topo = SchedTopology::build(m, &TopologyOpts::v5_6());
     let _ = writeln!(s, "\nsched domains (v5.6):\n{}", topo.render(m));
     s
+}
+
+#[allow(clippy::too_many_arguments)]
+fn compare_cmd(
+    scenario: &Path,
+    a: &str,
+    b: &str,
+    runs: u32,
+    jobs: Option<usize>,
+    sets: &[String],
+    csv: Option<PathBuf>,
+    json: Option<PathBuf>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    use experiment::compare::{compare, load_arms, ArmSpec};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    if runs == 0 {
+        return Err(InputError::new("--runs must be at least 1").into());
+    }
+    let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
+    let (sa, sb) = load_arms(scenario, &a, &b, sets)?;
+    let jobs = jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let bar = if quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(2 * runs as u64)
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, ETA {eta}, {msg}")
+            .map_err(|e| Failure::Internal(e.to_string()))?,
+    );
+    let events = AtomicU64::new(0);
+    let t0 = std::time::Instant::now();
+    let progress = |ev: u64| {
+        let total = events.fetch_add(ev, Ordering::Relaxed) + ev;
+        let rate = total as f64 / t0.elapsed().as_secs_f64().max(1e-9);
+        bar.set_message(format!("{:.2} M events/s", rate / 1e6));
+        bar.inc(1);
+    };
+    let cmp = compare(&sa, &sb, &a, &b, runs, jobs, &progress).map_err(Failure::Internal)?;
+    bar.finish_and_clear();
+    out!("{}", cmp.text());
+    let write = |p: &Path, text: &str| {
+        experiment::write_atomic(p, text.as_bytes())
+            .map_err(|e| InputError::in_file(p, None, format!("cannot write: {e}")))
+    };
+    if let Some(p) = csv {
+        write(&p, &cmp.csv())?;
+    }
+    if let Some(p) = json {
+        let mut s =
+            serde_json::to_string_pretty(&cmp).map_err(|e| Failure::Internal(e.to_string()))?;
+        s.push('\n');
+        write(&p, &s)?;
+    }
+    Ok(())
 }
 
 fn real_main() -> Result<(), Failure> {
@@ -304,6 +393,17 @@ fn real_main() -> Result<(), Failure> {
                 }
             }
         },
+        Cmd::Compare {
+            scenario,
+            a,
+            b,
+            runs,
+            jobs,
+            sets,
+            csv,
+            json,
+            quiet,
+        } => compare_cmd(&scenario, &a, &b, runs, jobs, &sets, csv, json, quiet)?,
         Cmd::Bench { only, scale } => bench::run(&only, scale).map_err(Failure::Internal)?,
     }
     Ok(())

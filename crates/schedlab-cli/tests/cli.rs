@@ -185,3 +185,61 @@ fn check_mode_runs_the_demo_clean() {
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("wakeup") && s.contains("round_trip"), "{s}");
 }
+
+#[test]
+fn compare_prints_the_seed_table_and_writes_csv() {
+    let d = tmpdir("compare");
+    let csv = d.join("c.csv");
+    let pipe = root().join("scenarios/perf-pipe.toml");
+    let out = bin()
+        .args([
+            "compare",
+            pipe.to_str().unwrap(),
+            "--a",
+            "",
+            "--b",
+            "NO_WAKEUP_PREEMPTION",
+            "--runs",
+            "3",
+            "--jobs",
+            "2",
+            "--set",
+            "workload.loops=50",
+            "--set",
+            "run.noise=0.05",
+            "--csv",
+            csv.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("B: NO_WAKEUP_PREEMPTION"), "{text}");
+    assert!(text.contains("| amean |"), "{text}");
+    assert!(
+        text.contains("tool.usecs_per_op (lower is better)"),
+        "{text}"
+    );
+    let c = std::fs::read_to_string(&csv).unwrap();
+    assert!(c.starts_with("metric,stat,a,b,delta_pct\n"));
+    // A bad arm is an input error (exit 2) naming the feature.
+    let out = bin()
+        .args([
+            "compare",
+            pipe.to_str().unwrap(),
+            "--b",
+            "NO_SUCH_FEATURE",
+            "--runs",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NO_SUCH_FEATURE"));
+}

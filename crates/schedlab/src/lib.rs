@@ -9,4 +9,5 @@ pub mod experiment;
 pub mod machine;
 pub mod metrics;
 pub mod sched;
+pub mod stats;
 pub mod workload;

@@ -138,6 +138,7 @@ pub fn scenario(name: &str, machine: Machine, w: WorkloadSpec, duration_ms: f64)
         features: k.features(),
         workload_kind: "tasks".into(),
         tool: None,
+        noise: 0.0,
         workload: w,
         duration_ns: Some((duration_ms * NSEC_PER_MSEC as f64) as u64),
         seed: 1,

@@ -9,6 +9,7 @@
 //! apart from `wall_seconds`.
 
 pub mod bench;
+pub mod compare;
 pub mod result;
 
 use crate::config::{Doc, TableReader, Val};
@@ -42,6 +43,8 @@ pub struct Scenario {
     pub duration_ns: Option<u64>,
     pub seed: u64,
     pub runs: u32,
+    /// `[run] noise`: relative run-to-run noise on system-call costs (0 = none).
+    pub noise: f64,
 }
 
 /// Workload kinds known to this build: `tasks` plus every generator.
@@ -210,6 +213,7 @@ impl Scenario {
         let mut duration_ns = None;
         let mut seed = 1;
         let mut runs = 1;
+        let mut noise = 0.0;
         if let Some(r) = root.table("run")? {
             if let Some(d) = r.get("duration_ms") {
                 duration_ns = Some(match &d.val {
@@ -221,6 +225,15 @@ impl Scenario {
                 });
             }
             seed = r.uint("seed", 0, i64::MAX as u64)?.unwrap_or(1);
+            if let Some(n) = r.get("noise") {
+                noise = match &n.val {
+                    Val::Float(f) if (0.0..1.0).contains(f) => *f,
+                    Val::Int(0) => 0.0,
+                    _ => {
+                        return Err(doc.err(n, "`run.noise` must be a number in [0, 1), e.g. 0.05"))
+                    }
+                };
+            }
             runs = r.uint("runs", 1, 1_000_000)?.unwrap_or(1) as u32;
             r.finish()?;
         }
@@ -246,6 +259,7 @@ impl Scenario {
             duration_ns,
             seed,
             runs,
+            noise,
         })
     }
 }
@@ -292,6 +306,7 @@ pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observer
     );
     let mut sim = Sim::new(k, sc.workload.clone(), RngStreams::new(seed, rep), chan);
     sim.check = opts.check;
+    sim.noise = sc.noise;
     sim
 }
 

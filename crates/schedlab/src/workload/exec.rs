@@ -150,6 +150,13 @@ pub struct Sim<O> {
     streams: RngStreams,
     alive: u32,
     pub check: bool,
+    /// `SIM_` run-to-run noise: every system-call cost an op pays is scaled by
+    /// `1 + noise × u`, `u` uniform in [−1, 1) from the run's `noise` stream (0 = the
+    /// exact cost table). Real runs vary through interrupts, cache and timing
+    /// effects the model does not have; without some noise a workload with no random
+    /// draws gives the same result for every seed.
+    pub noise: f64,
+    noise_rng: RngStream,
     stop_at: Option<SimTime>,
     next_daemon_check: SimTime,
     stopped: Option<StopReason>,
@@ -182,6 +189,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 .map(|_| LatencyHist::default())
                 .collect(),
         };
+        let noise_rng = streams.stream("noise");
         Sim {
             k,
             q: EventQueue::with_capacity(4096),
@@ -203,6 +211,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             streams,
             alive: 0,
             check: false,
+            noise: 0.0,
+            noise_rng,
             stop_at: None,
             next_daemon_check: 0,
             stopped: None,
@@ -519,6 +529,16 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         true
     }
 
+    /// `ns` with the run's cost noise applied (see [`Sim::noise`]).
+    #[inline]
+    fn noisy(&mut self, ns: u64) -> u64 {
+        if self.noise == 0.0 || ns == 0 {
+            return ns;
+        }
+        let u = self.noise_rng.next_f64() * 2.0 - 1.0;
+        (ns as f64 * (1.0 + self.noise * u)).round().max(0.0) as u64
+    }
+
     /// The system-call cost an op runs before its effect (`None`: the op has none, or
     /// does something else first).
     fn op_cost(&self, op: &Op, inst: u32) -> Option<u64> {
@@ -592,7 +612,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     st.prepaid = false;
                     st.phase = 1;
                 }
-                let ns: u64 = self.op_cost(&op, inst).unwrap_or(0);
+                let ns: u64 = self.op_cost(&op, inst).map_or(0, |c| self.noisy(c));
                 let mut ph = st.phase;
                 let r = self.cost(cpu, &mut ph, ns);
                 st.phase = ph;
@@ -610,7 +630,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     // can observe the boundary between the two, and it saves an event.
                     if let Some(next) = ops.get(st.pc + 1) {
                         if let Some(c) = self.op_cost(next, inst) {
-                            w += c;
+                            w += self.noisy(c);
                             st.prepaid = true;
                         }
                     }

@@ -1,0 +1,242 @@
+//! Statistics for A/B comparisons, the way scheduler patches are judged on LKML.
+//!
+//! A placement change is a distribution shift over many runs, not one number: the
+//! seeds report mean, stddev, percentiles and Δ% per arm (seed 002 over 15 000 runs,
+//! adding a Wilcoxon test because variance hid the effect). This module gives
+//!
+//! * [`Describe`]: count, mean, sample standard deviation (`ddof = 1`, as pandas'
+//!   `describe`), min, p50 / p75 / p99 (numpy's default linear interpolation between
+//!   order statistics) and max;
+//! * [`hmean`]: the harmonic mean, which mmtests uses for rates (events/s, ops/s),
+//!   where the arithmetic mean would overweight fast runs;
+//! * [`wilcoxon_signed_rank`]: the paired test (same seeds in both arms) — zero
+//!   differences dropped, average ranks for ties, the normal approximation with the
+//!   tie-corrected variance and no continuity correction (scipy's
+//!   `wilcoxon(b, a, method="approx", zero_method="wilcox", correction=False)`);
+//! * [`mann_whitney_u`]: the unpaired rank-sum test (scipy's
+//!   `mannwhitneyu(a, b, method="asymptotic", use_continuity=True)`).
+//!
+//! p-values are two-sided. Exact small-sample distributions are not computed: with
+//! fewer than ~10 pairs the normal approximation is rough, and `compare` says so.
+
+use statrs::distribution::{ContinuousCDF, Normal};
+
+/// Summary of one sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Describe {
+    pub n: usize,
+    pub mean: f64,
+    pub std: f64,
+    pub min: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// numpy's default (`linear`) percentile of sorted `xs`, `p` in 0..=100.
+pub fn percentile_sorted(xs: &[f64], p: f64) -> f64 {
+    match xs.len() {
+        0 => f64::NAN,
+        1 => xs[0],
+        n => {
+            let pos = p / 100.0 * (n - 1) as f64;
+            let lo = pos.floor() as usize;
+            let hi = (lo + 1).min(n - 1);
+            xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64)
+        }
+    }
+}
+
+impl Describe {
+    pub fn of(xs: &[f64]) -> Describe {
+        let n = xs.len();
+        if n == 0 {
+            return Describe::default();
+        }
+        let mut s = xs.to_vec();
+        s.sort_by(f64::total_cmp);
+        let mean = s.iter().sum::<f64>() / n as f64;
+        // Identical values: exactly 0 (the mean's rounding would leave a residue).
+        let var = if n > 1 && s[0] != s[n - 1] {
+            s.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64
+        } else {
+            0.0
+        };
+        Describe {
+            n,
+            mean,
+            std: var.sqrt(),
+            min: s[0],
+            p50: percentile_sorted(&s, 50.0),
+            p75: percentile_sorted(&s, 75.0),
+            p99: percentile_sorted(&s, 99.0),
+            max: s[n - 1],
+        }
+    }
+}
+
+/// Harmonic mean (NaN when a value is not positive).
+pub fn hmean(xs: &[f64]) -> f64 {
+    if xs.is_empty() || xs.iter().any(|&x| x <= 0.0) {
+        return f64::NAN;
+    }
+    xs.len() as f64 / xs.iter().map(|x| 1.0 / x).sum::<f64>()
+}
+
+/// A test's statistic and two-sided p-value.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct TestResult {
+    pub statistic: f64,
+    pub p: f64,
+}
+
+/// Average ranks (1-based) of `xs`, and the tie term Σ (t³ − t) over tie groups.
+fn ranks(xs: &[f64]) -> (Vec<f64>, f64) {
+    let mut idx: Vec<usize> = (0..xs.len()).collect();
+    idx.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
+    let mut r = vec![0.0; xs.len()];
+    let mut ties = 0.0;
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && xs[idx[j + 1]] == xs[idx[i]] {
+            j += 1;
+        }
+        let avg = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &idx[i..=j] {
+            r[k] = avg;
+        }
+        let t = (j - i + 1) as f64;
+        ties += t * t * t - t;
+        i = j + 1;
+    }
+    (r, ties)
+}
+
+fn two_sided(z: f64) -> f64 {
+    let n = Normal::new(0.0, 1.0).expect("standard normal");
+    (2.0 * n.sf(z.abs())).min(1.0)
+}
+
+/// Wilcoxon signed-rank test of the paired differences `b[i] − a[i]`. `None` when
+/// every difference is zero (or there are no pairs).
+pub fn wilcoxon_signed_rank(a: &[f64], b: &[f64]) -> Option<TestResult> {
+    let d: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| y - x)
+        .filter(|d| *d != 0.0)
+        .collect();
+    let n = d.len() as f64;
+    if d.is_empty() {
+        return None;
+    }
+    let abs: Vec<f64> = d.iter().map(|x| x.abs()).collect();
+    let (r, ties) = ranks(&abs);
+    let r_plus: f64 = d
+        .iter()
+        .zip(&r)
+        .filter(|(x, _)| **x > 0.0)
+        .map(|(_, r)| r)
+        .sum();
+    let r_minus = n * (n + 1.0) / 2.0 - r_plus;
+    let mean = n * (n + 1.0) / 4.0;
+    let var = n * (n + 1.0) * (2.0 * n + 1.0) / 24.0 - ties / 48.0;
+    let p = if var > 0.0 {
+        two_sided((r_plus - mean) / var.sqrt())
+    } else {
+        1.0
+    };
+    Some(TestResult {
+        statistic: r_plus.min(r_minus),
+        p,
+    })
+}
+
+/// Mann-Whitney U test of `a` against `b`; the statistic is `U` of `a`.
+pub fn mann_whitney_u(a: &[f64], b: &[f64]) -> Option<TestResult> {
+    let (n1, n2) = (a.len() as f64, b.len() as f64);
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let all: Vec<f64> = a.iter().chain(b).copied().collect();
+    let (r, ties) = ranks(&all);
+    let r1: f64 = r[..a.len()].iter().sum();
+    let u1 = r1 - n1 * (n1 + 1.0) / 2.0;
+    let n = n1 + n2;
+    let mu = n1 * n2 / 2.0;
+    let s = (n1 * n2 / 12.0 * ((n + 1.0) - ties / (n * (n - 1.0)))).sqrt();
+    let u = u1.max(n1 * n2 - u1);
+    let p = if s > 0.0 {
+        two_sided((u - mu - 0.5) / s)
+    } else {
+        1.0
+    };
+    Some(TestResult { statistic: u1, p })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Reference values computed with scipy 1.17.1 / numpy (see the module notes for
+    // the exact calls): seed-002-like hackbench times, and an integer sample with
+    // many ties.
+    const A: [f64; 12] = [
+        0.622, 0.618, 0.631, 0.640, 0.615, 0.629, 0.622, 0.637, 0.611, 0.625, 0.633, 0.619,
+    ];
+    const B: [f64; 12] = [
+        0.617, 0.620, 0.626, 0.632, 0.610, 0.622, 0.622, 0.630, 0.609, 0.621, 0.629, 0.615,
+    ];
+    const C: [f64; 15] = [3., 1., 4., 1., 5., 9., 2., 6., 5., 3., 5., 8., 9., 7., 9.];
+    const D: [f64; 15] = [2., 7., 1., 8., 2., 8., 1., 8., 2., 8., 4., 5., 9., 0., 4.];
+
+    /// Relative agreement to 1e-9: statrs' and scipy's normal tails differ in the
+    /// last digits.
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{a} vs {b}");
+    }
+
+    #[test]
+    fn describe_matches_numpy() {
+        let d = Describe::of(&A);
+        close(d.mean, 0.6251666666666666);
+        close(d.std, 0.008962886439832509);
+        close(d.p50, 0.6234999999999999);
+        close(d.p75, 0.6315);
+        close(d.p99, 0.63967);
+        assert_eq!((d.min, d.max, d.n), (0.611, 0.640, 12));
+        let c = Describe::of(&C);
+        assert_eq!((c.p50, c.p75, c.p99), (5.0, 7.5, 9.0));
+        close(c.std, 2.8250579429371676);
+    }
+
+    #[test]
+    fn hmean_matches_scipy() {
+        close(hmean(&A), 0.6250490880238142);
+        close(hmean(&C), 3.135108235879572);
+        assert!(hmean(&[1.0, 0.0]).is_nan());
+    }
+
+    #[test]
+    fn wilcoxon_matches_scipy() {
+        let w = wilcoxon_signed_rank(&A, &B).unwrap();
+        close(w.statistic, 1.5);
+        close(w.p, 0.004883305352463495);
+        let w = wilcoxon_signed_rank(&D, &C).unwrap();
+        close(w.statistic, 41.0);
+        close(w.p, 0.4679162843737157);
+        assert_eq!(wilcoxon_signed_rank(&A, &A), None);
+    }
+
+    #[test]
+    fn mann_whitney_matches_scipy() {
+        let m = mann_whitney_u(&A, &B).unwrap();
+        close(m.statistic, 91.0);
+        close(m.p, 0.2842165133209271);
+        let m = mann_whitney_u(&C, &D).unwrap();
+        close(m.statistic, 127.0);
+        close(m.p, 0.558545276235882);
+    }
+}
