@@ -114,6 +114,22 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Explain one placement: which functions ran, which CPUs they read, and why.
+    Explain {
+        scenario: PathBuf,
+        /// The task: a pid, or a task name (any task of that name).
+        #[arg(long)]
+        task: String,
+        /// Simulated time in ms; the task's placement closest to it is explained.
+        #[arg(long)]
+        at: f64,
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        #[arg(long)]
+        features: Option<String>,
+    },
     /// Measure simulator speed on three fixed scenarios.
     Bench {
         /// Run only these (small, medium, large).
@@ -404,6 +420,41 @@ fn real_main() -> Result<(), Failure> {
             json,
             quiet,
         } => compare_cmd(&scenario, &a, &b, runs, jobs, &sets, csv, json, quiet)?,
+        Cmd::Explain {
+            scenario,
+            task,
+            at,
+            seed,
+            sets,
+            features,
+        } => {
+            if !(at.is_finite() && at >= 0.0) {
+                return Err(InputError::new("--at must be a non-negative time in ms").into());
+            }
+            let sc = Scenario::load(
+                &scenario,
+                &Overrides {
+                    sets,
+                    features,
+                    seed,
+                },
+            )?;
+            let sel = experiment::explain::TaskSel::parse(&task);
+            let at_ns = (at * 1e6).round() as u64;
+            match experiment::explain::explain(&sc, &sel, at_ns) {
+                Ok(Some(text)) => out!("{text}"),
+                Ok(None) => {
+                    return Err(InputError::new(format!(
+                        "task `{task}` has no placement within 20 ms of t = {at} ms"
+                    ))
+                    .into())
+                }
+                Err(e) if e.is_input_error() => {
+                    return Err(InputError::in_file(&scenario, None, e.to_string()).into())
+                }
+                Err(e) => return Err(Failure::Internal(e.to_string())),
+            }
+        }
         Cmd::Bench { only, scale } => bench::run(&only, scale).map_err(Failure::Internal)?,
     }
     Ok(())

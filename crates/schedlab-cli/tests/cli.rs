@@ -243,3 +243,45 @@ fn compare_prints_the_seed_table_and_writes_csv() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("NO_SUCH_FEATURE"));
 }
+
+#[test]
+fn explain_names_the_functions_and_bad_input_exits_2() {
+    let pipe = root().join("scenarios/perf-pipe.toml");
+    let out = bin()
+        .args([
+            "explain",
+            pipe.to_str().unwrap(),
+            "--task",
+            "worker1",
+            "--at",
+            "1",
+            "--set",
+            "machine.preset=xeon-88",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("`worker1`") && text.contains("select_task_rq_fair:"),
+        "{text}"
+    );
+    let out = bin()
+        .args([
+            "explain",
+            pipe.to_str().unwrap(),
+            "--task",
+            "nobody",
+            "--at",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nobody"));
+}

@@ -10,6 +10,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod explain;
 pub mod result;
 
 use crate::config::{Doc, TableReader, Val};
@@ -284,6 +285,7 @@ pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observer
             window: opts.trace_window,
             ..Default::default()
         }),
+        log: None,
     };
     let page = if m.arch == machine::Arch::Power {
         65536

@@ -321,7 +321,7 @@ impl Observer<SchedEvent> for Collector {
                     self.idle_since[cpu] = (NONE, 0);
                 }
             }
-            SchedEvent::Fork { .. } | SchedEvent::Exit { .. } => {}
+            SchedEvent::Fork { .. } | SchedEvent::Exit { .. } | SchedEvent::Probe { .. } => {}
         }
     }
 }
@@ -330,6 +330,15 @@ impl Observer<SchedEvent> for Collector {
 pub struct Observers {
     pub collector: Collector,
     pub trace: Option<trace::DecisionTrace>,
+    /// Raw events within a time window (for `schedlab explain`).
+    pub log: Option<EventLog>,
+}
+
+/// The events observed within `window` (inclusive), in order.
+#[derive(Clone, Debug, Default)]
+pub struct EventLog {
+    pub window: (SimTime, SimTime),
+    pub events: Vec<(SimTime, SchedEvent)>,
 }
 
 impl Observer<SchedEvent> for Observers {
@@ -338,6 +347,11 @@ impl Observer<SchedEvent> for Observers {
         self.collector.observe(now, ev);
         if let Some(t) = &mut self.trace {
             t.observe(now, ev);
+        }
+        if let Some(l) = &mut self.log {
+            if now >= l.window.0 && now <= l.window.1 {
+                l.events.push((now, *ev));
+            }
         }
     }
 }

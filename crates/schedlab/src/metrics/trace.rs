@@ -106,6 +106,16 @@ impl Observer<SchedEvent> for DecisionTrace {
                 writeln!(t, "{now} idle_enter cpu={cpu} state={state}")
             }
             SchedEvent::IdleExit { cpu } => writeln!(t, "{now} idle_exit cpu={cpu}"),
+            SchedEvent::Probe {
+                cpu,
+                target,
+                idle,
+                nr_running,
+            } => writeln!(
+                t,
+                "{now} probe cpu={cpu} target={target} idle={} nr_running={nr_running}",
+                u8::from(idle)
+            ),
             SchedEvent::FuncCall {
                 func,
                 cpu,

@@ -253,6 +253,11 @@ pub struct Kernel<O> {
     sis_idle_cpus: CpuMask,
     /// Seed 003's per-group busy counts and per-CPU rotor (fair/smt_balance.rs).
     pub smtb: crate::sched::fair::smt_balance::SmtBalance,
+    /// Probe logging for `schedlab explain`: when on, every CPU a search reads is
+    /// buffered (`(searcher, target)`) and reported as `SchedEvent::Probe` before the
+    /// next `FuncCall`.
+    pub log_probes: bool,
+    pub(crate) probe_buf: std::cell::RefCell<Vec<(usize, usize)>>,
 }
 
 fn jiffies(now: SimTime, tick: u64) -> u64 {
@@ -362,6 +367,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             idle_cpus: CpuMask::new(),
             sis_idle_cpus: CpuMask::new(),
             smtb,
+            log_probes: false,
+            probe_buf: std::cell::RefCell::new(Vec::new()),
         };
         for cpu in 0..k.m.nr_cpus() {
             k.sync_idle_bits(cpu);

@@ -165,6 +165,15 @@ pub enum SchedEvent {
     IdleEnter { cpu: usize, state: usize },
     /// `cpu_idle` exit (`state=4294967295`).
     IdleExit { cpu: usize },
+    /// One CPU read by a placement search running on `cpu` (only with probe logging,
+    /// for `schedlab explain`): its state as the search saw it. Every `FuncCall`
+    /// covers the last `probed` of these before it.
+    Probe {
+        cpu: usize,
+        target: usize,
+        idle: bool,
+        nr_running: u32,
+    },
     /// One call of an instrumented function: CPUs probed, simulated ns charged.
     FuncCall {
         func: Func,

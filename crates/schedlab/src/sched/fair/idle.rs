@@ -332,7 +332,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         };
         let end = self.scan_idle_cpu(&cpus, target, this_cpu, nr, &mut pr);
         #[cfg(debug_assertions)]
-        {
+        if !self.log_probes {
             let mut pr_ref = Probes {
                 skipped: pr.skipped,
                 ..Probes::default()
@@ -422,6 +422,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let (smt_m, llc_m) = (&self.core_cpus[core as usize], &self.llc_cpus[llc as usize]);
         let idle_m = self.sis_idle_mask();
         let charge = |pr: &mut Probes, w: usize, set: u64| {
+            if self.log_probes {
+                let mut b = self.probe_buf.borrow_mut();
+                let mut rest = set;
+                while rest != 0 {
+                    b.push((this_cpu, (w << 6) + rest.trailing_zeros() as usize));
+                    rest &= rest - 1;
+                }
+            }
             let smt = set & smt_m.word(w);
             let near = set & llc_m.word(w) & !smt;
             let far = set & !smt & !near;

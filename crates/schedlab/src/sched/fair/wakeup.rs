@@ -137,10 +137,25 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     pub(crate) fn probe(&self, pr: &mut Probes, this_cpu: usize, cpu: usize) {
         pr.probed += 1;
         pr.cost_ns += self.probe_cost(this_cpu, cpu);
+        if self.log_probes {
+            self.probe_buf.borrow_mut().push((this_cpu, cpu));
+        }
     }
 
     #[inline]
     pub(crate) fn emit_func(&mut self, func: Func, cpu: usize, pr: Probes) {
+        if self.log_probes {
+            let buf = std::mem::take(&mut *self.probe_buf.borrow_mut());
+            for (c, target) in buf {
+                let ev = SchedEvent::Probe {
+                    cpu: c,
+                    target,
+                    idle: self.idle_or_sched_idle(target),
+                    nr_running: self.rqs[target].nr_running,
+                };
+                self.emit(ev);
+            }
+        }
         self.emit(SchedEvent::FuncCall {
             func,
             cpu,

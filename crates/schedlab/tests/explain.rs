@@ -1,0 +1,109 @@
+//! `schedlab explain`: the replay with probe logging changes nothing, and the
+//! explanation accounts for every CPU the placement read.
+
+use schedlab::config::Doc;
+use schedlab::experiment::explain::{explain, TaskSel};
+use schedlab::experiment::{run, Overrides, RunOpts, Scenario};
+use std::path::Path;
+
+fn scenario(machine: &str, body: &str) -> Scenario {
+    let text = format!("[machine]\npreset = \"{machine}\"\n[run]\nseed = 4\n[workload]\n{body}");
+    Scenario::from_doc(
+        Doc::parse(&text, Path::new("t.toml")).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap()
+}
+
+/// The CPUs listed in "read in order: ..." parts, ranges expanded.
+fn listed(text: &str) -> usize {
+    text.lines()
+        .filter_map(|l| l.split("read in order: ").nth(1))
+        .flat_map(|l| l.split(", "))
+        .map(|item| {
+            let cpus = item.split(' ').next().unwrap();
+            match cpus.split_once('-') {
+                Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+                None => 1,
+            }
+        })
+        .sum()
+}
+
+/// The top line's count: "select_task_rq_fair: N CPUs probed".
+fn top_count(text: &str) -> usize {
+    let l = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("select_task_rq_fair:"))
+        .unwrap();
+    l.split(": ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_pipe_wakeup_is_explained_step_by_step() {
+    let sc = scenario("xeon-88", "kind = \"perf-pipe\"\nloops = 2000\n");
+    let text = explain(&sc, &TaskSel::Pid(2), 3_000_000).unwrap().unwrap();
+    assert!(text.contains("wakeup of pid 2 `worker1` by CPU"), "{text}");
+    assert!(text.contains("  select_task_rq_fair: "), "{text}");
+    assert!(text.contains("    select_idle_sibling: "), "{text}");
+    assert_eq!(listed(&text), top_count(&text), "{text}");
+}
+
+#[test]
+fn every_probe_is_listed_for_scans_and_forks() {
+    for (m, body, task, at) in [
+        (
+            "xeon-88",
+            "kind = \"hackbench\"\ngroups = 2\nloops = 30\n",
+            "receiver",
+            1_000_000,
+        ),
+        (
+            "xeon-88",
+            "kind = \"hackbench\"\ngroups = 2\nloops = 30\n",
+            "sender",
+            3_000_000,
+        ),
+        (
+            "power9-176",
+            "kind = \"hackbench\"\ngroups = 1\nloops = 30\n",
+            "receiver",
+            2_000_000,
+        ),
+    ] {
+        let sc = scenario(m, body);
+        let text = explain(&sc, &TaskSel::Name(task.into()), at)
+            .unwrap()
+            .unwrap();
+        assert_eq!(listed(&text), top_count(&text), "{m} {task}: {text}");
+    }
+}
+
+#[test]
+fn probe_logging_changes_no_decision() {
+    let sc = scenario(
+        "xeon-e5-40",
+        "kind = \"hackbench\"\ngroups = 1\nloops = 20\n",
+    );
+    let plain = run(&sc, 4, 0, &RunOpts::default()).unwrap().0;
+    let mut sim = schedlab::experiment::build(&sc, 4, 0, &RunOpts::default());
+    sim.k.log_probes = true;
+    sim.run(None).unwrap();
+    assert_eq!(sim.k.now, plain.sim_time_ns);
+    assert_eq!(sim.events(), plain.events);
+}
+
+#[test]
+fn unknown_task_gives_none() {
+    let sc = scenario("juno-r0", "kind = \"perf-pipe\"\nloops = 10\n");
+    assert!(explain(&sc, &TaskSel::Name("nobody".into()), 0)
+        .unwrap()
+        .is_none());
+}
