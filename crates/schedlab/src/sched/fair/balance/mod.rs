@@ -278,8 +278,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `update_misfit_status` (kernel/sched/fair.c, v5.6): `p` is the current task.
+    /// With `NO_MISFIT` (the kernel before v4.20) there is no such field: it stays 0.
     pub(crate) fn update_misfit_status(&mut self, cpu: usize, p: Option<Pid>) {
-        if !self.topo.asym_cpucapacity {
+        if !self.topo.asym_cpucapacity || !self.feat.has(SchedFeat::MISFIT) {
             return;
         }
         let load = match p {
@@ -636,9 +637,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
         }
         if let Some(sd) = self.topo.sd_asym_cpucapacity[cpu] {
-            // check_misfit_status; asymmetric systems skip the LLC test.
+            // check_misfit_status (v4.20, MISFIT); asymmetric systems skip the LLC
+            // test (v5.1, kept with NO_MISFIT: only the misfit kick is switched).
             let pct = self.topo.domains[sd].imbalance_pct;
-            let misfit = self.lb.rq[cpu].misfit_task_load != 0
+            let misfit = self.feat.has(SchedFeat::MISFIT)
+                && self.lb.rq[cpu].misfit_task_load != 0
                 && (rq.cpu_capacity_orig < self.topo.max_cpu_capacity
                     || self.check_cpu_capacity(cpu, pct));
             return misfit.then_some(NOHZ_KICK_MASK);
@@ -841,6 +844,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         sg_status: &mut u32,
     ) -> GroupView {
         let d = &self.topo.domains[env.sd];
+        let misfit_on = self.feat.has(SchedFeat::MISFIT);
         let grp = &self.topo.groups[g];
         let sgc = &self.topo.sgc[grp.sgc];
         let mut s = SgLbStats::default();
@@ -865,8 +869,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             if local_group {
                 continue;
             }
+            // v4.20 (MISFIT): the group's biggest misfit, which also keeps
+            // rd.overload set at the root.
             let m = self.lb.rq[i].misfit_task_load;
-            if d.has(SD_ASYM_CPUCAPACITY) && s.group_misfit_task_load < m {
+            if misfit_on && d.has(SD_ASYM_CPUCAPACITY) && s.group_misfit_task_load < m {
                 s.group_misfit_task_load = m;
                 *sg_status |= SG_OVERLOAD;
             }
