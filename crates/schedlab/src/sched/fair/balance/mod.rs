@@ -636,12 +636,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 return Some(NOHZ_KICK_MASK);
             }
         }
-        if let Some(sd) = self.topo.sd_asym_cpucapacity[cpu] {
-            // check_misfit_status (v4.20, MISFIT); asymmetric systems skip the LLC
-            // test (v5.1, kept with NO_MISFIT: only the misfit kick is switched).
+        // check_misfit_status (v4.20); asymmetric systems then skip the LLC test
+        // (v5.1, which relies on misfit). NO_MISFIT, the kernel before the series,
+        // has neither: an asymmetric system falls through to the LLC test.
+        let asym = self.topo.sd_asym_cpucapacity[cpu].filter(|_| self.feat.has(SchedFeat::MISFIT));
+        if let Some(sd) = asym {
             let pct = self.topo.domains[sd].imbalance_pct;
-            let misfit = self.feat.has(SchedFeat::MISFIT)
-                && self.lb.rq[cpu].misfit_task_load != 0
+            let misfit = self.lb.rq[cpu].misfit_task_load != 0
                 && (rq.cpu_capacity_orig < self.topo.max_cpu_capacity
                     || self.check_cpu_capacity(cpu, pct));
             return misfit.then_some(NOHZ_KICK_MASK);
