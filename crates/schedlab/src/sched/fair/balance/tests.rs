@@ -460,3 +460,48 @@ fn nohz_kick_on_misfit_only_with_misfit() {
         assert_eq!(k.nohz_kick_needed(0), want, "MISFIT={misfit}");
     }
 }
+
+#[test]
+fn alderlake_e_core_misfit_goes_to_an_idle_p_core() {
+    // alderlake-24: E-core capacity 605, fits(u, 605) ⇔ u·1280 < 619 520: 483 fits,
+    // 484 does not. A lone task with util 484 on E-core 16; P-core CPU 0 balances
+    // the MC level (the asymmetric one): one stopper, the task lands on CPU 0.
+    // NO_MISFIT: nothing recorded, nothing moves.
+    for misfit in [true, false] {
+        let m = presets::preset("alderlake-24").unwrap();
+        let n = m.nr_cpus();
+        let mut f = Features::v5_6();
+        f.set(SchedFeat::MISFIT, misfit);
+        let mut k = Kernel::new(
+            m,
+            f,
+            Tunables::v5_6(n),
+            &TopologyOpts::v5_6(),
+            Rec::default(),
+        );
+        assert!(k.topo.asym_cpucapacity);
+        let mut q = EventQueue::default();
+        k.now = 10_000_000;
+        let p = running_with_util(&mut k, 16, 483, &mut q);
+        k.trigger_load_balance(16, &mut q);
+        assert_eq!(k.lb.rq[16].misfit_task_load, 0, "483 fits 605");
+        k.tasks[p as usize].se.avg.util_avg = 484;
+        k.trigger_load_balance(16, &mut q);
+        assert_eq!(k.lb.rq[16].misfit_task_load != 0, misfit);
+        let mut q = EventQueue::default();
+        let mc = domain(&k, 0, "MC");
+        assert!(k.topo.domains[mc].has(SD_ASYM_CPUCAPACITY));
+        k.load_balance(0, mc, CpuIdleType::Idle, &mut q);
+        if misfit {
+            let (t, ev) = q.pop().expect("stopper on the E-core");
+            assert!(matches!(ev, Event::ActiveBalance { cpu: 16 }), "{ev:?}");
+            k.now = t;
+            k.handle(t, ev, &mut q);
+            assert_eq!(k.tasks[p as usize].cpu, 0);
+        } else {
+            assert!(q.is_empty());
+            assert_eq!(k.tasks[p as usize].cpu, 16);
+        }
+        k.check_invariants().unwrap();
+    }
+}
