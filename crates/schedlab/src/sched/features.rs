@@ -73,7 +73,7 @@ sched_features! {
     SIS_UTIL = false, "v6.0", "select_idle_cpu's budget is the LLC's nr_idle_scan, refreshed by load balancing from the LLC's utilization (Chen Yu).";
     SIS_CLUSTER = false, "v6.7", "With SIS_MERGED on a topology with a CLS level: scan target's cluster first, and keep an idle prev or recent CPU of another cluster only as a fallback (Barry Song, Yicong Yang).";
     IDLE_CPU_MASK = false, "seed 000", "After a fruitless select_idle_core, select_idle_cpu scans only the CPUs it did not see busy (Parth Shah, RFC, July 2019).";
-    MISFIT = true, "v4.20 (seed 004)", "Misfit tasks on asymmetric-capacity systems: rq.misfit_task_load at pick and tick, the group_misfit_task type, migrate_misfit with active balance, the nohz kick and rd.overload on misfit, and find_busiest_queue's refusal of a lone task on a bigger CPU (Morten Rasmussen, Valentin Schneider, 2018); NO_MISFIT is the kernel before the series.";
+    MISFIT = true, "v4.20 (seed 004)", "Misfit tasks on asymmetric-capacity systems: rq.misfit_task_load at pick and tick, the group_misfit_task type, migrate_misfit with active balance, and the nohz kick and rd.overload on misfit (Morten Rasmussen, Valentin Schneider, 2018); NO_MISFIT is the kernel before the series.";
     BREAK_EVEN = false, "seed 001", "find_idlest_group_cpu breaks exit-latency ties between idle CPUs by the earliest break-even deadline (entry time + exit latency of the state entered) instead of the latest idle_stamp (Daniel Lezcano, v2, March 2020).";
 }
 
