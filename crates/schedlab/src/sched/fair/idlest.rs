@@ -530,3 +530,69 @@ mod tests {
         assert_eq!(run(false, &[(0, None, 0, 0)]), None);
     }
 }
+
+#[cfg(test)]
+mod kernel_tests {
+    use crate::engine::NullObserver;
+    use crate::machine::presets::test_topology;
+    use crate::sched::core::{Kernel, Policy};
+    use crate::sched::fair::wakeup::Probes;
+    use crate::sched::features::{Features, SchedFeat, Tunables};
+    use crate::sched::topology::TopologyOpts;
+
+    /// 2 LLCs × 2 cores (CPUs 0-1, 2-3); idle states POLL 0, C1 2 µs, C6 133 µs.
+    fn kernel(break_even: bool) -> Kernel<NullObserver> {
+        let m = test_topology(1, 2, 2, 1);
+        let mut f = Features::v5_6();
+        f.set(SchedFeat::BREAK_EVEN, break_even);
+        Kernel::new(m, f, Tunables::v5_6(4), &TopologyOpts::v5_6(), NullObserver)
+    }
+
+    #[test]
+    fn enter_idle_records_break_even_and_exit_keeps_it() {
+        let mut k = kernel(true);
+        k.now = 1_000_000;
+        // No timer, no history: the deepest state (C6, exit 133 µs).
+        k.enter_idle(2);
+        assert_eq!(k.rqs[2].idle_state, Some(2));
+        assert_eq!(k.rqs[2].break_even, 1_000_000 + 133_000);
+        k.now = 1_500_000;
+        k.begin_idle_exit(2);
+        assert_eq!(k.rqs[2].idle_state, None);
+        assert_eq!(k.rqs[2].break_even, 1_133_000, "not cleared on exit");
+    }
+
+    #[test]
+    fn find_idlest_group_cpu_tie_break_by_mode() {
+        // CPUs 2 and 3 idle in C1 (exit 2 µs): CPU 2 idle_stamp 5 µs, break_even
+        // 9 µs; CPU 3 idle_stamp 7 µs, break_even 10 µs. v5.6: the later stamp
+        // (3); BREAK_EVEN: the earlier break_even (2). With CPU 3 in POLL (exit 0)
+        // it wins in both modes.
+        for (feat, want) in [(false, 3), (true, 2)] {
+            let mut k = kernel(feat);
+            let all = *k.m.all_cpus();
+            let pid = k.create_task("t", None, false, 0, Policy::Normal, all);
+            for (cpu, stamp, be) in [(2, 5_000, 9_000), (3, 7_000, 10_000)] {
+                let rq = &mut k.rqs[cpu];
+                rq.idle_state = Some(1);
+                rq.idle_stamp = stamp;
+                rq.break_even = be;
+            }
+            let top = k.topo.domains_of(0).last().unwrap();
+            let sg = *k.topo.domains[top]
+                .groups
+                .iter()
+                .find(|&&g| k.topo.groups[g].span.test(2))
+                .unwrap();
+            assert_eq!(k.topo.groups[sg].group_weight, 2);
+            let mut pr = Probes::default();
+            assert_eq!(
+                k.find_idlest_group_cpu(sg, pid, 0, 0, &mut pr),
+                want,
+                "BREAK_EVEN={feat}"
+            );
+            k.rqs[3].idle_state = Some(0);
+            assert_eq!(k.find_idlest_group_cpu(sg, pid, 0, 0, &mut pr), 3);
+        }
+    }
+}

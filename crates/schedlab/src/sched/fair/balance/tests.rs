@@ -505,3 +505,60 @@ fn alderlake_e_core_misfit_goes_to_an_idle_p_core() {
         k.check_invariants().unwrap();
     }
 }
+
+#[test]
+fn migrate_misfit_detaches_a_queued_misfit_task() {
+    // Little CPU 0 runs A (util 400, misfit on 446) with B queued behind it (util
+    // 400 too). The big CPU 2 balances the top level: the little group is
+    // misfit_task (not overloaded: 2 tasks on 2 CPUs), imbalance 1 of type misfit;
+    // detach_tasks skips the running A and takes B, which does not fit CPU 0 either,
+    // so B moves at once (reason balance:misfit_task:migrate_misfit), no stopper.
+    // NO_MISFIT: no misfit type, and the big local group with 2 idle CPUs against
+    // 1 idle little CPU is balanced (cell 10 or the has_spare/fully_busy rules):
+    // nothing moves.
+    for misfit in [true, false] {
+        let mut k = asym_kernel(misfit);
+        let mut q = EventQueue::default();
+        k.now = 10_000_000;
+        let a = running_with_util(&mut k, 0, 400, &mut q);
+        let all = *k.m.all_cpus();
+        let b = queue_task(&mut k, 0, all);
+        let sb = &mut k.tasks[b as usize].se.avg;
+        sb.util_avg = 400;
+        sb.util_est = Default::default();
+        // MRU order: B (enqueued last) at the head, the running A at the tail; the
+        // walk skips A (running) and reaches B.
+        assert_eq!(k.lb.rq[0].cfs_tasks, [b, a]);
+        k.update_misfit_status(0, Some(a));
+        let mut q = EventQueue::default();
+        let top = k.topo.domains_of(2).last().unwrap();
+        let r = k.load_balance(2, top, CpuIdleType::Idle, &mut q);
+        let reasons: Vec<&str> = k
+            .obs
+            .0
+            .iter()
+            .filter_map(|e| match e {
+                SchedEvent::Placement {
+                    kind: WakeKind::Balance,
+                    reason,
+                    ..
+                } => Some(*reason),
+                _ => None,
+            })
+            .collect();
+        if misfit {
+            assert_eq!(r.moved, 1);
+            assert_eq!(k.tasks[b as usize].cpu, 2, "the queued misfit moved");
+            assert_eq!(k.tasks[a as usize].cpu, 0);
+            assert_eq!(reasons, ["balance:misfit_task:migrate_misfit"]);
+            while let Some((_, ev)) = q.pop() {
+                assert!(!matches!(ev, Event::ActiveBalance { .. }), "no stopper");
+            }
+        } else {
+            assert_eq!(r.moved, 0);
+            assert!(reasons.is_empty());
+            assert_eq!(k.tasks[b as usize].cpu, 0);
+        }
+        k.check_invariants().unwrap();
+    }
+}
