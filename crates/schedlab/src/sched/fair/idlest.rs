@@ -396,32 +396,34 @@ impl ShallowestIdle {
 
     /// Consider idle CPU `i` (`exit`: the exit latency of the state it is in).
     pub fn consider(&mut self, i: usize, exit: Option<u64>, idle_stamp: u64, break_even: u64) {
-        match exit {
+        let better_stamp = idle_stamp > self.latest_idle_timestamp;
+        let take = match exit {
             Some(e) if e < self.min_exit_latency => {
                 self.min_exit_latency = e;
                 self.min_break_even = break_even;
                 self.latest_idle_timestamp = idle_stamp;
-                self.cpu = Some(i);
+                true
             }
+            // Seed 001, branch 2: same latency, earlier break-even deadline.
             Some(e) if self.break_even_feat => {
-                if e == self.min_exit_latency && break_even < self.min_break_even {
+                let win = e == self.min_exit_latency && break_even < self.min_break_even;
+                if win {
                     self.min_break_even = break_even;
-                    self.cpu = Some(i);
                 }
+                win
             }
-            None if self.break_even_feat => {
-                if idle_stamp > self.latest_idle_timestamp {
+            // v5.6: same latency and a later idle_stamp; no state (both modes): a
+            // later idle_stamp.
+            Some(_) | None => {
+                let win = better_stamp && exit.is_none_or(|e| e == self.min_exit_latency);
+                if win {
                     self.latest_idle_timestamp = idle_stamp;
-                    self.cpu = Some(i);
                 }
+                win
             }
-            _ if (exit.is_none() || exit == Some(self.min_exit_latency))
-                && idle_stamp > self.latest_idle_timestamp =>
-            {
-                self.latest_idle_timestamp = idle_stamp;
-                self.cpu = Some(i);
-            }
-            _ => {}
+        };
+        if take {
+            self.cpu = Some(i);
         }
     }
 }
