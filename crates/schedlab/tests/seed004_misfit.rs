@@ -7,8 +7,9 @@
 //! events, and one unpinned sysbench cpu with R events per little CPU, all started
 //! together from one shell, with the seed's R = 1000 and the default
 //! --cpu-max-prime 10000 (a run simulates under 2 s and takes well under a second:
-//! no reduction needed; a reduced R = 100 ends before PELT lets the littles' tasks
-//! look misfit, ≈ 40 ms of ramp from the fork value to 80 % of a little CPU).
+//! no reduction needed. A reduced R = 100 is too short on hikey960: its unpinned
+//! tasks end (≈ 87 ms) about when PELT has ramped their util from the fork value to
+//! 80 % of a little CPU, so misfit barely acts there).
 
 use schedlab::config::Doc;
 use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
