@@ -33,6 +33,8 @@ fn every_preset_has_its_documented_shape() {
         ("spr-224", Arch::X86, 224, 2, 2, 2, 2, 2, &[1024], 4),
         ("pixel6", Arch::Arm64, 8, 1, 3, 1, 1, 1, &[160, 498, 1024], 2),
         ("synthetic-1024", Arch::X86, 1024, 2, 8, 8, 4, 4, &[1024], 4),
+        // Hybrid: the SMT width is the P-cores' (E-cores: 1, checked below).
+        ("alderlake-24", Arch::X86, 24, 2, 10, 1, 1, 1, &[605, 1024], 5),
     ];
     assert_eq!(
         facts.len(),
@@ -43,8 +45,10 @@ fn every_preset_has_its_documented_shape() {
         let m = preset(name).unwrap_or_else(|| panic!("{name} missing"));
         assert_eq!(m.arch, arch, "{name}");
         assert_eq!(m.nr_cpus(), cpus, "{name}");
+        let hybrid = name == "alderlake-24";
         assert!(
-            (0..cpus).all(|c| m.smt_mask(c).weight() == smt),
+            (0..cpus).all(|c| m.smt_mask(c).weight() == smt
+                || (hybrid && m.cpus[c].capacity_orig < 1024 && m.smt_mask(c).weight() == 1)),
             "{name}: SMT width"
         );
         assert_eq!(
@@ -105,8 +109,15 @@ fn numbering_follows_the_architecture() {
         if smt == 1 {
             continue;
         }
+        // x86 hybrids (Alder Lake) enumerate the P-core threads in sibling pairs,
+        // then the single-threaded E-cores.
+        let hybrid = (0..n).any(|c| m.smt_mask(c).weight() != smt);
         for c in 0..n {
+            if hybrid && m.smt_mask(c).weight() == 1 {
+                continue;
+            }
             let expect: Vec<usize> = match m.arch {
+                Arch::X86 if hybrid => (0..smt).map(|k| c / smt * smt + k).collect(),
                 // x86: sibling k of cpu c (thread 0) is c + k * n / smt.
                 Arch::X86 => (0..smt).map(|k| c % (n / smt) + k * (n / smt)).collect(),
                 // POWER: siblings adjacent.
@@ -206,7 +217,8 @@ fn write_sysfs(m: &Machine, root: &Path) {
             format!("{d}/cache/index3/shared_cpu_list"),
             m.llc_mask(c).to_string(),
         );
-        if m.arch == Arch::Arm64 {
+        // arm64, and x86 hybrids from v6.12 (intel_pstate sets the capacities).
+        if m.arch == Arch::Arm64 || m.cpus.iter().any(|c| c.capacity_orig != 1024) {
             put(
                 format!("{d}/cpu_capacity"),
                 m.cpus[c].capacity_orig.to_string(),

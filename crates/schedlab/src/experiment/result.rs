@@ -228,7 +228,15 @@ impl RunResult {
             .kernel
             .features
             .iter()
-            .filter(|f| f.contains("IDLE_CPU_MASK") || !f.starts_with("NO_"))
+            .filter(|f| {
+                f.contains("IDLE_CPU_MASK")
+                    || match f.strip_prefix("NO_") {
+                        None => true,
+                        // A default-on feature switched off (e.g. NO_MISFIT).
+                        Some(n) => crate::sched::features::SchedFeat::from_name(n)
+                            .is_some_and(|x| x.v5_6_default()),
+                    }
+            })
             .collect();
         let _ = writeln!(
             s,

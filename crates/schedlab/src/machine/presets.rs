@@ -77,6 +77,10 @@ pub fn preset_names() -> &'static [(&'static str, &'static str)] {
             "Google Tensor GS101: 4x A55 + 2x A76 + 2x X1, DSU L3 shared",
         ),
         (
+            "alderlake-24",
+            "Intel Core i9-12900K class (Alder Lake): 8 P-cores x SMT2 + 8 E-cores (2 clusters of 4), one LLC, asymmetric capacity",
+        ),
+        (
             "synthetic-1024",
             "Synthetic: 4 nodes x 2 LLCs x 64 cores x SMT2 = 1024 CPUs (bench command)",
         ),
@@ -95,6 +99,7 @@ pub fn preset(name: &str) -> Option<Machine> {
         "epyc-192" => epyc_192(),
         "spr-224" => spr_224(),
         "pixel6" => pixel6(),
+        "alderlake-24" => alderlake_24(),
         "synthetic-1024" => synthetic_1024(),
         _ => return None,
     })
@@ -585,6 +590,93 @@ fn synthetic_1024() -> Machine {
             idle("C6", 133, 600, 0.0),
         ]],
         freq_domains: fds,
+        cost: CostTable::default(),
+    })
+}
+
+// Intel Core i9-12900K class (Alder Lake-S, 8 Golden Cove P-cores x SMT2 + 8
+// Gracemont E-cores; Intel ARK: P max turbo 5.2 GHz, E max turbo 3.9 GHz, 30 MB L3
+// shared by all cores).
+// - Numbering as Linux enumerates it on these parts: CPUs 0-15 are the P-core
+//   threads with siblings adjacent (0-1, 2-3, ...), CPUs 16-23 the E-cores.
+// - Clusters: each P-core has its own L2; E-cores share one L2 per module of 4
+//   (CPUs 16-19, 20-23). One LLC (the ring's L3), one package, one node.
+// - Capacity: x86 kernels before v6.12 report 1024 everywhere on hybrid parts (no
+//   SD_ASYM_CPUCAPACITY; ITMT asym packing instead). From v6.12 intel_pstate gives
+//   the scheduler capacity = HWP highest perf / the largest one × 1024. No published
+//   sysfs value was found; ESTIMATE from the hybrid HWP-to-frequency scaling
+//   (78 741 kHz per perf unit on ADL P-cores, 100 000 on E-cores): P 5.2 GHz -> perf
+//   66, E 3.9 GHz -> perf 39, so E = 39/66 × 1024 = 605. We model that view (the
+//   asymmetric one), so misfit and the asymmetric wakeup rules apply.
+// - Idle: intel_idle adl_cstates (v5.19, Zhang Rui; checked): C1 1/1 (marked
+//   unusable: C1E promotion is on by default, so left out), C1E 2/4, C6 220/600,
+//   C8 280/800, C10 680/2000 µs (exit latency / target residency), after POLL.
+//   No power numbers (0).
+// - OPPs: HWP hardware P-states, no public table: one OPP at the max turbo frequency
+//   per CPU type (power unknown, 0). intel_pstate has one policy per CPU; we use one
+//   frequency domain per core type.
+// - Costs: the x86 defaults.
+fn alderlake_24() -> Machine {
+    let mut cpus = Vec::new();
+    for core in 0..8 {
+        for _t in 0..2 {
+            cpus.push(Cpu {
+                core,
+                cluster: core,
+                llc: 0,
+                package: 0,
+                node: 0,
+                capacity_orig: 1024,
+                kind: 0,
+                idle_table: 0,
+                freq_domain: 0,
+            });
+        }
+    }
+    for e in 0..8 {
+        cpus.push(Cpu {
+            core: 8 + e,
+            cluster: 8 + e / 4,
+            llc: 0,
+            package: 0,
+            node: 0,
+            capacity_orig: 605,
+            kind: 1,
+            idle_table: 0,
+            freq_domain: 1,
+        });
+    }
+    let adl = vec![
+        idle("POLL", 0, 0, 0.0),
+        idle("C1E", 2, 4, 0.0),
+        idle("C6", 220, 600, 0.0),
+        idle("C8", 280, 800, 0.0),
+        idle("C10", 680, 2000, 0.0),
+    ];
+    build(MachineParts {
+        name: "alderlake-24".into(),
+        description: "Intel Core i9-12900K class (Alder Lake-S): CPUs 0-15 P-cores (Golden Cove, \
+                      SMT2, 1024), CPUs 16-23 E-cores (Gracemont, 2 L2 clusters of 4, 605 est.); \
+                      one LLC; intel_idle ADL table"
+            .into(),
+        arch: Arch::X86,
+        cpus,
+        numa_distance: vec![vec![10]],
+        node_reclaim_distance: 30,
+        core_kinds: vec![kind("golden-cove", 2), kind("gracemont", 1)],
+        idle_tables: vec![adl],
+        freq_domains: vec![
+            FreqDomain {
+                cpus: CpuMask::from_range(0, 16),
+                opps: single_opp(5_200_000),
+                transition_latency_ns: 0,
+            },
+            FreqDomain {
+                cpus: CpuMask::from_range(16, 24),
+                opps: single_opp(3_900_000),
+                transition_latency_ns: 0,
+            },
+        ],
         cost: CostTable::default(),
     })
 }

@@ -185,6 +185,9 @@ pub struct Rq {
     /// The cpuidle state the CPU is in (`idle_get_state`), while idle.
     pub idle_state: Option<usize>,
     pub idle_entered: SimTime,
+    /// `rq->break_even` (seed 001, BREAK_EVEN): when the state was recorded, entry
+    /// time + its exit latency; never cleared (0 until the first state is entered).
+    pub break_even: SimTime,
     /// Recent idle lengths (EWMA, ns) for the idle governor.
     pub idle_ewma: u64,
     /// Most recently used user mm (lazy TLB): a switch to another mm costs more.
@@ -293,6 +296,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     need_resched: false,
                     idle_state: None,
                     idle_entered: 0,
+                    break_even: 0,
                     idle_ewma: 0,
                     last_mm: None,
                     freq_scale: 1024,
@@ -1025,6 +1029,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.idle_state = None;
         } else {
             rq.idle_state = Some(chosen);
+            // sched_idle_set_state with seed 001 v2: entry + exit latency.
+            rq.break_even = now + states[chosen].exit_latency_ns;
             self.emit(SchedEvent::IdleEnter { cpu, state: chosen });
         }
         // pick_next_task_idle -> set_next_task_idle -> update_idle_core.

@@ -73,6 +73,8 @@ sched_features! {
     SIS_UTIL = false, "v6.0", "select_idle_cpu's budget is the LLC's nr_idle_scan, refreshed by load balancing from the LLC's utilization (Chen Yu).";
     SIS_CLUSTER = false, "v6.7", "With SIS_MERGED on a topology with a CLS level: scan target's cluster first, and keep an idle prev or recent CPU of another cluster only as a fallback (Barry Song, Yicong Yang).";
     IDLE_CPU_MASK = false, "seed 000", "After a fruitless select_idle_core, select_idle_cpu scans only the CPUs it did not see busy (Parth Shah, RFC, July 2019).";
+    MISFIT = true, "v4.20 (seed 004)", "Misfit tasks on asymmetric-capacity systems: rq.misfit_task_load at pick and tick, the group_misfit_task type, migrate_misfit with active balance, and the nohz kick and rd.overload on misfit (Morten Rasmussen, Valentin Schneider, 2018); NO_MISFIT is the kernel before the series.";
+    BREAK_EVEN = false, "seed 001", "find_idlest_group_cpu breaks exit-latency ties between idle CPUs by the earliest break-even deadline (entry time + exit latency of the state entered) instead of the latest idle_stamp (Daniel Lezcano, v2, March 2020).";
 }
 
 impl fmt::Display for SchedFeat {
@@ -327,6 +329,12 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
         name: "v5.6",
         description: "Linux v5.6 fair class (the seeds' baseline); default",
         changes: &[],
+        topology: topo_v5_6,
+    },
+    KernelPreset {
+        name: "v4.19",
+        description: "v5.6 without the v4.20 misfit series (NO_MISFIT); only the misfit difference is modelled, everything else (load-balance rework, wakeup path, domain rules) stays v5.6",
+        changes: &["NO_MISFIT"],
         topology: topo_v5_6,
     },
     KernelPreset {

@@ -31,7 +31,9 @@
 //! **find_idlest_group_cpu**: a SCHED_IDLE-only CPU at once; else among idle CPUs the
 //! one in the shallowest cpuidle state (a CPU not inside a state only wins on a
 //! later `idle_stamp` at equal or unset latency), ties to the latest `idle_stamp`;
-//! else the least loaded (`cpu_load`), defaulting to the current CPU.
+//! else the least loaded (`cpu_load`), defaulting to the current CPU. With
+//! `BREAK_EVEN` (seed 001) an exit-latency tie goes to the earliest `rq.break_even`
+//! (entry time + exit latency of the state entered) instead ([`ShallowestIdle`]).
 //!
 //! **Cost.** Every CPU whose statistics are gathered and every CPU examined by
 //! `find_idlest_group_cpu` is a probe (fair/wakeup.rs); one `FuncCall` for
@@ -227,9 +229,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if g.group_weight == 1 {
             return g.span.first().expect("empty group");
         }
-        let mut min_exit_latency = u64::MAX;
-        let mut latest_idle_timestamp = 0u64;
-        let mut shallowest: Option<usize> = None;
+        let mut sh = ShallowestIdle::new(self.feat.has(SchedFeat::BREAK_EVEN));
         let mut min_load = u64::MAX;
         let mut least_loaded = this_cpu;
         for i in g.span.and(self.cpus_allowed(pid)).iter() {
@@ -242,21 +242,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 let exit = rq
                     .idle_state
                     .map(|s| self.m.idle_states(i)[s].exit_latency_ns);
-                match exit {
-                    Some(e) if e < min_exit_latency => {
-                        min_exit_latency = e;
-                        latest_idle_timestamp = rq.idle_stamp;
-                        shallowest = Some(i);
-                    }
-                    _ if (exit.is_none() || exit == Some(min_exit_latency))
-                        && rq.idle_stamp > latest_idle_timestamp =>
-                    {
-                        latest_idle_timestamp = rq.idle_stamp;
-                        shallowest = Some(i);
-                    }
-                    _ => {}
-                }
-            } else if shallowest.is_none() {
+                sh.consider(i, exit, rq.idle_stamp, rq.break_even);
+            } else if sh.cpu.is_none() {
                 let load = self.cpu_load(i);
                 if load < min_load {
                     min_load = load;
@@ -264,7 +251,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
             }
         }
-        shallowest.unwrap_or(least_loaded)
+        sh.cpu.unwrap_or(least_loaded)
     }
 
     /// `find_idlest_cpu(sd, p, cpu, prev_cpu, sd_flag)` (kernel/sched/fair.c, v5.6),
@@ -370,6 +357,244 @@ pub fn find_idlest_group_decide(c: &IdlestCmp) -> bool {
                 return false;
             }
             c.local_idle_cpus < c.idlest_idle_cpus
+        }
+    }
+}
+
+/// The idle-CPU half of `find_idlest_group_cpu`: the shallowest idle CPU seen so far,
+/// fed CPU by CPU in ascending order.
+///
+/// v5.6: a strictly smaller exit latency wins; at equal latency, or when the CPU is
+/// not inside a cpuidle state (`exit = None`), a later `idle_stamp` wins.
+///
+/// With `BREAK_EVEN` (seed 001 v2), exactly as the patch orders its branches:
+/// 1. in a state with a strictly smaller exit latency: wins, and its `break_even`
+///    and `idle_stamp` become the references;
+/// 2. in a state with the same exit latency: wins on a strictly smaller
+///    `break_even` (the `idle_stamp` reference is not updated);
+/// 3. not in a state: wins on a strictly later `idle_stamp` (references unchanged
+///    otherwise).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShallowestIdle {
+    pub break_even_feat: bool,
+    pub min_exit_latency: u64,
+    pub min_break_even: u64,
+    pub latest_idle_timestamp: u64,
+    pub cpu: Option<usize>,
+}
+
+impl ShallowestIdle {
+    pub fn new(break_even_feat: bool) -> Self {
+        ShallowestIdle {
+            break_even_feat,
+            min_exit_latency: u64::MAX,
+            min_break_even: u64::MAX,
+            latest_idle_timestamp: 0,
+            cpu: None,
+        }
+    }
+
+    /// Consider idle CPU `i` (`exit`: the exit latency of the state it is in).
+    pub fn consider(&mut self, i: usize, exit: Option<u64>, idle_stamp: u64, break_even: u64) {
+        let better_stamp = idle_stamp > self.latest_idle_timestamp;
+        let take = match exit {
+            Some(e) if e < self.min_exit_latency => {
+                self.min_exit_latency = e;
+                self.min_break_even = break_even;
+                self.latest_idle_timestamp = idle_stamp;
+                true
+            }
+            // Seed 001, branch 2: same latency, earlier break-even deadline.
+            Some(e) if self.break_even_feat => {
+                let win = e == self.min_exit_latency && break_even < self.min_break_even;
+                if win {
+                    self.min_break_even = break_even;
+                }
+                win
+            }
+            // v5.6: same latency and a later idle_stamp; no state (both modes): a
+            // later idle_stamp.
+            Some(_) | None => {
+                let win = better_stamp && exit.is_none_or(|e| e == self.min_exit_latency);
+                if win {
+                    self.latest_idle_timestamp = idle_stamp;
+                }
+                win
+            }
+        };
+        if take {
+            self.cpu = Some(i);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ShallowestIdle;
+
+    /// Feed `(cpu, exit latency, idle_stamp, break_even)` rows in order.
+    fn run(feat: bool, rows: &[(usize, Option<u64>, u64, u64)]) -> Option<usize> {
+        let mut s = ShallowestIdle::new(feat);
+        for &(i, e, stamp, be) in rows {
+            s.consider(i, e, stamp, be);
+        }
+        s.cpu
+    }
+
+    #[test]
+    fn smaller_exit_latency_wins_in_both_modes() {
+        // CPU 0 in a deep state (exit 1500), CPU 1 in WFI (exit 1) entered earlier.
+        let rows = [(0, Some(1500), 900, 2400), (1, Some(1), 100, 101)];
+        assert_eq!(run(false, &rows), Some(1));
+        assert_eq!(run(true, &rows), Some(1));
+        // And a deeper state after a shallower one never wins.
+        let rows = [(0, Some(1), 100, 101), (1, Some(1500), 900, 2400)];
+        assert_eq!(run(false, &rows), Some(0));
+        assert_eq!(run(true, &rows), Some(0));
+    }
+
+    #[test]
+    fn equal_exit_latency_latest_stamp_vs_earliest_break_even() {
+        // Both in a state with exit 1000 ns. CPU 0: idle_stamp 3000, break_even
+        // 6000 (entered its state at 5000); CPU 1: idle_stamp 5000, break_even 8000.
+        // v5.6 takes the later idle_stamp (CPU 1), seed 001 the earlier break_even
+        // (CPU 0).
+        let rows = [(0, Some(1000), 3000, 6000), (1, Some(1000), 5000, 8000)];
+        assert_eq!(run(false, &rows), Some(1), "v5.6: latest idle_stamp");
+        assert_eq!(run(true, &rows), Some(0), "BREAK_EVEN: earliest break_even");
+        // A later CPU with a strictly smaller break_even wins under BREAK_EVEN even
+        // with an older idle_stamp; v5.6 keeps the first.
+        let rows = [(0, Some(1000), 5000, 8000), (1, Some(1000), 3000, 6000)];
+        assert_eq!(run(false, &rows), Some(0));
+        assert_eq!(run(true, &rows), Some(1));
+        // Equal break_even: the first stays (strict <) in both modes at equal stamps.
+        let rows = [(0, Some(1000), 5000, 8000), (1, Some(1000), 5000, 8000)];
+        assert_eq!(run(false, &rows), Some(0));
+        assert_eq!(run(true, &rows), Some(0));
+    }
+
+    #[test]
+    fn break_even_branch_does_not_move_the_stamp_reference() {
+        // BREAK_EVEN: CPU 1 wins on break_even (branch 2) but latest_idle_timestamp
+        // stays CPU 0's 9000, so a state-less CPU 2 with stamp 8000 does not win;
+        // one with 9500 does.
+        let rows = [
+            (0, Some(1000), 9000, 12_000),
+            (1, Some(1000), 1000, 11_000),
+            (2, None, 8000, 0),
+        ];
+        assert_eq!(run(true, &rows), Some(1));
+        let mut s = ShallowestIdle::new(true);
+        for &(i, e, st, be) in &rows {
+            s.consider(i, e, st, be);
+        }
+        assert_eq!(
+            (
+                s.min_exit_latency,
+                s.min_break_even,
+                s.latest_idle_timestamp
+            ),
+            (1000, 11_000, 9000)
+        );
+        s.consider(3, None, 9500, 0);
+        assert_eq!(s.cpu, Some(3), "no state: later idle_stamp wins");
+        // v5.6 on the same rows: CPU 0 (stamp 9000) holds against 1 and 2.
+        assert_eq!(run(false, &rows), Some(0));
+    }
+
+    #[test]
+    fn stateless_cpus_and_state_cpus_mix() {
+        // No state first (stamp 100), then a state CPU: it wins on any latency
+        // (min_exit starts at infinity), in both modes.
+        let rows = [(0, None, 100, 0), (1, Some(150_000), 50, 150_050)];
+        assert_eq!(run(false, &rows), Some(1));
+        assert_eq!(run(true, &rows), Some(1));
+        // Two state-less CPUs: the later stamp, in both modes.
+        let rows = [(0, None, 100, 0), (1, None, 200, 0), (2, None, 150, 0)];
+        assert_eq!(run(false, &rows), Some(1));
+        assert_eq!(run(true, &rows), Some(1));
+        // A state-less CPU after a state CPU with an older stamp wins in both modes.
+        let rows = [(0, Some(1000), 100, 1100), (1, None, 200, 0)];
+        assert_eq!(run(false, &rows), Some(1));
+        assert_eq!(run(true, &rows), Some(1));
+        // ...and a state CPU with the same latency after it: v5.6 compares stamps
+        // (300 > 200 wins), BREAK_EVEN compares break_even with CPU 0's (1100):
+        // 1300 is not smaller, so the state-less CPU 1 stays.
+        let rows = [
+            (0, Some(1000), 100, 1100),
+            (1, None, 200, 0),
+            (2, Some(1000), 300, 1300),
+        ];
+        assert_eq!(run(false, &rows), Some(2));
+        assert_eq!(run(true, &rows), Some(1));
+        // A state-less CPU with a stamp of 0 (never idled through newidle) never wins.
+        assert_eq!(run(true, &[(0, None, 0, 0)]), None);
+        assert_eq!(run(false, &[(0, None, 0, 0)]), None);
+    }
+}
+
+#[cfg(test)]
+mod kernel_tests {
+    use crate::engine::NullObserver;
+    use crate::machine::presets::test_topology;
+    use crate::sched::core::{Kernel, Policy};
+    use crate::sched::fair::wakeup::Probes;
+    use crate::sched::features::{Features, SchedFeat, Tunables};
+    use crate::sched::topology::TopologyOpts;
+
+    /// 2 LLCs × 2 cores (CPUs 0-1, 2-3); idle states POLL 0, C1 2 µs, C6 133 µs.
+    fn kernel(break_even: bool) -> Kernel<NullObserver> {
+        let m = test_topology(1, 2, 2, 1);
+        let mut f = Features::v5_6();
+        f.set(SchedFeat::BREAK_EVEN, break_even);
+        Kernel::new(m, f, Tunables::v5_6(4), &TopologyOpts::v5_6(), NullObserver)
+    }
+
+    #[test]
+    fn enter_idle_records_break_even_and_exit_keeps_it() {
+        let mut k = kernel(true);
+        k.now = 1_000_000;
+        // No timer, no history: the deepest state (C6, exit 133 µs).
+        k.enter_idle(2);
+        assert_eq!(k.rqs[2].idle_state, Some(2));
+        assert_eq!(k.rqs[2].break_even, 1_000_000 + 133_000);
+        k.now = 1_500_000;
+        k.begin_idle_exit(2);
+        assert_eq!(k.rqs[2].idle_state, None);
+        assert_eq!(k.rqs[2].break_even, 1_133_000, "not cleared on exit");
+    }
+
+    #[test]
+    fn find_idlest_group_cpu_tie_break_by_mode() {
+        // CPUs 2 and 3 idle in C1 (exit 2 µs): CPU 2 idle_stamp 5 µs, break_even
+        // 9 µs; CPU 3 idle_stamp 7 µs, break_even 10 µs. v5.6: the later stamp
+        // (3); BREAK_EVEN: the earlier break_even (2). With CPU 3 in POLL (exit 0)
+        // it wins in both modes.
+        for (feat, want) in [(false, 3), (true, 2)] {
+            let mut k = kernel(feat);
+            let all = *k.m.all_cpus();
+            let pid = k.create_task("t", None, false, 0, Policy::Normal, all);
+            for (cpu, stamp, be) in [(2, 5_000, 9_000), (3, 7_000, 10_000)] {
+                let rq = &mut k.rqs[cpu];
+                rq.idle_state = Some(1);
+                rq.idle_stamp = stamp;
+                rq.break_even = be;
+            }
+            let top = k.topo.domains_of(0).last().unwrap();
+            let sg = *k.topo.domains[top]
+                .groups
+                .iter()
+                .find(|&&g| k.topo.groups[g].span.test(2))
+                .unwrap();
+            assert_eq!(k.topo.groups[sg].group_weight, 2);
+            let mut pr = Probes::default();
+            assert_eq!(
+                k.find_idlest_group_cpu(sg, pid, 0, 0, &mut pr),
+                want,
+                "BREAK_EVEN={feat}"
+            );
+            k.rqs[3].idle_state = Some(0);
+            assert_eq!(k.find_idlest_group_cpu(sg, pid, 0, 0, &mut pr), 3);
         }
     }
 }

@@ -133,6 +133,11 @@ impl SmtBalance {
     pub fn util_groups(&self, cpu: usize) -> &[SgId] {
         &self.util_groups[cpu].0
     }
+
+    /// Does `cpu`'s walk end on a level-0 domain (so its `curr_util` is recorded)?
+    pub fn ends_at_level0(&self, cpu: usize) -> bool {
+        self.util_groups[cpu].1
+    }
 }
 
 /// The `k`-th CPU of `span` in ascending order (`cp_array[k]`).
@@ -284,9 +289,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `--check`: every tracked group's utilization equals its busy CPUs (on SMT
-    /// machines, where every CPU's walk reaches level 0 and the counts are exact).
+    /// machines where every CPU's walk reaches level 0, so the counts are exact; not
+    /// on hybrid machines whose non-SMT cores have no level 0).
     pub fn check_smt_utilization(&self) -> Result<(), String> {
-        if !self.m.has_smt() {
+        if !self.m.has_smt() || !(0..self.m.nr_cpus()).all(|c| self.smtb.ends_at_level0(c)) {
             return Ok(());
         }
         let mut done = vec![false; self.topo.groups.len()];

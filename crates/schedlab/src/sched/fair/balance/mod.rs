@@ -278,8 +278,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `update_misfit_status` (kernel/sched/fair.c, v5.6): `p` is the current task.
+    /// With `NO_MISFIT` (the kernel before v4.20) there is no such field: it stays 0.
     pub(crate) fn update_misfit_status(&mut self, cpu: usize, p: Option<Pid>) {
-        if !self.topo.asym_cpucapacity {
+        if !self.topo.asym_cpucapacity || !self.feat.has(SchedFeat::MISFIT) {
             return;
         }
         let load = match p {
@@ -635,8 +636,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 return Some(NOHZ_KICK_MASK);
             }
         }
-        if let Some(sd) = self.topo.sd_asym_cpucapacity[cpu] {
-            // check_misfit_status; asymmetric systems skip the LLC test.
+        // check_misfit_status (v4.20); asymmetric systems then skip the LLC test
+        // (v5.1, which relies on misfit). NO_MISFIT, the kernel before the series,
+        // has neither: an asymmetric system falls through to the LLC test.
+        let asym = self.topo.sd_asym_cpucapacity[cpu].filter(|_| self.feat.has(SchedFeat::MISFIT));
+        if let Some(sd) = asym {
             let pct = self.topo.domains[sd].imbalance_pct;
             let misfit = self.lb.rq[cpu].misfit_task_load != 0
                 && (rq.cpu_capacity_orig < self.topo.max_cpu_capacity
@@ -841,6 +845,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         sg_status: &mut u32,
     ) -> GroupView {
         let d = &self.topo.domains[env.sd];
+        let misfit_on = self.feat.has(SchedFeat::MISFIT);
         let grp = &self.topo.groups[g];
         let sgc = &self.topo.sgc[grp.sgc];
         let mut s = SgLbStats::default();
@@ -865,8 +870,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             if local_group {
                 continue;
             }
+            // v4.20 (MISFIT): the group's biggest misfit, which also keeps
+            // rd.overload set at the root.
             let m = self.lb.rq[i].misfit_task_load;
-            if d.has(SD_ASYM_CPUCAPACITY) && s.group_misfit_task_load < m {
+            if misfit_on && d.has(SD_ASYM_CPUCAPACITY) && s.group_misfit_task_load < m {
                 s.group_misfit_task_load = m;
                 *sg_status |= SG_OVERLOAD;
             }

@@ -339,3 +339,226 @@ fn nohz_bookkeeping_and_ilb_kick() {
     assert_eq!((1..4).map(|c| k.rqs[c].nr_running).sum::<u32>(), 1);
     k.check_invariants().unwrap();
 }
+
+// ----------------------------------------------------------------------
+// Misfit (v4.20, feature MISFIT; NO_MISFIT = the kernel before the series)
+// ----------------------------------------------------------------------
+
+/// 2 littles (CPUs 0-1, capacity 446) + 2 bigs (CPUs 2-3, 1024), with or without
+/// MISFIT.
+fn asym_kernel(misfit: bool) -> Kernel<Rec> {
+    let m = presets::test_asym(2, 2, 1024, 446);
+    let n = m.nr_cpus();
+    let mut f = Features::v5_6();
+    f.set(SchedFeat::MISFIT, misfit);
+    Kernel::new(
+        m,
+        f,
+        Tunables::v5_6(n),
+        &TopologyOpts::v5_6(),
+        Rec::default(),
+    )
+}
+
+/// A task running alone on `cpu` with `util_avg = util` (util_est cleared).
+fn running_with_util(k: &mut Kernel<Rec>, cpu: usize, util: u64, q: &mut EventQueue<Event>) -> Pid {
+    let all = *k.m.all_cpus();
+    let p = queue_task(k, cpu, all);
+    k.schedule(cpu, q);
+    assert_eq!(k.rqs[cpu].curr, Some(p));
+    let a = &mut k.tasks[p as usize].se.avg;
+    a.util_avg = util;
+    a.util_est = Default::default();
+    p
+}
+
+#[test]
+fn misfit_status_threshold_at_tick() {
+    // fits(u, 446) ⇔ u·1280 < 446·1024 = 456 704: 356 fits (455 680), 357 does not
+    // (456 960). task_util_est = max(util_avg, util_est | 1) = util_avg here.
+    for misfit in [true, false] {
+        let mut k = asym_kernel(misfit);
+        let mut q = EventQueue::default();
+        k.now = 10_000_000;
+        let p = running_with_util(&mut k, 0, 356, &mut q);
+        k.trigger_load_balance(0, &mut q);
+        assert_eq!(k.lb.rq[0].misfit_task_load, 0, "356 fits a 446 CPU");
+        k.tasks[p as usize].se.avg.util_avg = 357;
+        k.trigger_load_balance(0, &mut q);
+        let load = k.task_h_load(Some(p));
+        assert!(load > 0);
+        let want = if misfit { load } else { 0 };
+        assert_eq!(k.lb.rq[0].misfit_task_load, want, "MISFIT={misfit}");
+        // The same task on a big CPU fits: nothing recorded.
+        let mut k2 = asym_kernel(misfit);
+        k2.now = 10_000_000;
+        let mut q2 = EventQueue::default();
+        running_with_util(&mut k2, 2, 800, &mut q2);
+        k2.trigger_load_balance(2, &mut q2);
+        assert_eq!(
+            k2.lb.rq[2].misfit_task_load, 0,
+            "800 fits 1024 (1 024 000 < 1 048 576)"
+        );
+        // newidle clears it.
+        k.update_misfit_status(0, None);
+        assert_eq!(k.lb.rq[0].misfit_task_load, 0);
+    }
+}
+
+#[test]
+fn misfit_group_is_pulled_by_active_balance_only_with_misfit() {
+    for misfit in [true, false] {
+        let mut k = asym_kernel(misfit);
+        let mut q = EventQueue::default();
+        k.now = 10_000_000;
+        let p = running_with_util(&mut k, 0, 400, &mut q);
+        k.trigger_load_balance(0, &mut q);
+        // Only the balancer's events from here.
+        let mut q = EventQueue::default();
+        k.lb.rd.overload = false;
+        let top = k.topo.domains_of(2).last().unwrap();
+        assert!(k.topo.domains[top].has(SD_ASYM_CPUCAPACITY));
+        assert!(k.topo.domains[top].parent.is_none());
+        let r = k.load_balance(2, top, CpuIdleType::Idle, &mut q);
+        assert_eq!(r.moved, 0, "the misfit is running: nothing to detach");
+        if misfit {
+            // group_misfit_task → migrate_misfit, imbalance 1 → voluntary active
+            // balance at the first failure; SG_OVERLOAD from the misfit sets
+            // rd.overload at the root although no CPU has 2 tasks.
+            assert!(k.lb.rd.overload, "root overload set by the misfit");
+            let (t, ev) = q.pop().expect("stopper queued at the first failure");
+            assert!(matches!(ev, Event::ActiveBalance { cpu: 0 }), "{ev:?}");
+            assert_eq!(k.lb.rq[0].push_cpu, 2);
+            k.now = t;
+            k.handle(t, ev, &mut q);
+            assert_eq!(k.tasks[p as usize].cpu, 2, "the misfit went to the big CPU");
+        } else {
+            // No misfit status: the little group is has_spare with 1 idle CPU, the
+            // local big group has 2: 2 ≤ 1 + 1 → balanced (cell 10); no stopper,
+            // rd.overload stays clear.
+            assert!(!k.lb.rd.overload);
+            assert!(q.is_empty(), "no active balance without MISFIT");
+            assert_eq!(k.topo.domains[top].nr_balance_failed, 0);
+            assert_eq!(k.tasks[p as usize].cpu, 0);
+        }
+        k.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn nohz_kick_on_misfit_only_with_misfit() {
+    for misfit in [true, false] {
+        let mut k = asym_kernel(misfit);
+        let mut q = EventQueue::default();
+        k.now = 10_000_000;
+        running_with_util(&mut k, 0, 400, &mut q);
+        k.update_misfit_status(0, k.rqs[0].curr);
+        // A little CPU with one misfit task: kick with MISFIT (capacity_orig 446 <
+        // rd max 1024); NO_MISFIT falls through to the LLC test, where only one CPU
+        // of the little LLC is busy: no kick.
+        let want = misfit.then_some(NOHZ_KICK_MASK);
+        assert_eq!(k.nohz_kick_needed(0), want, "MISFIT={misfit}");
+    }
+}
+
+#[test]
+fn alderlake_e_core_misfit_goes_to_an_idle_p_core() {
+    // alderlake-24: E-core capacity 605, fits(u, 605) ⇔ u·1280 < 619 520: 483 fits,
+    // 484 does not. A lone task with util 484 on E-core 16; P-core CPU 0 balances
+    // the MC level (the asymmetric one): one stopper, the task lands on CPU 0.
+    // NO_MISFIT: nothing recorded, nothing moves.
+    for misfit in [true, false] {
+        let m = presets::preset("alderlake-24").unwrap();
+        let n = m.nr_cpus();
+        let mut f = Features::v5_6();
+        f.set(SchedFeat::MISFIT, misfit);
+        let mut k = Kernel::new(
+            m,
+            f,
+            Tunables::v5_6(n),
+            &TopologyOpts::v5_6(),
+            Rec::default(),
+        );
+        assert!(k.topo.asym_cpucapacity);
+        let mut q = EventQueue::default();
+        k.now = 10_000_000;
+        let p = running_with_util(&mut k, 16, 483, &mut q);
+        k.trigger_load_balance(16, &mut q);
+        assert_eq!(k.lb.rq[16].misfit_task_load, 0, "483 fits 605");
+        k.tasks[p as usize].se.avg.util_avg = 484;
+        k.trigger_load_balance(16, &mut q);
+        assert_eq!(k.lb.rq[16].misfit_task_load != 0, misfit);
+        let mut q = EventQueue::default();
+        let mc = domain(&k, 0, "MC");
+        assert!(k.topo.domains[mc].has(SD_ASYM_CPUCAPACITY));
+        k.load_balance(0, mc, CpuIdleType::Idle, &mut q);
+        if misfit {
+            let (t, ev) = q.pop().expect("stopper on the E-core");
+            assert!(matches!(ev, Event::ActiveBalance { cpu: 16 }), "{ev:?}");
+            k.now = t;
+            k.handle(t, ev, &mut q);
+            assert_eq!(k.tasks[p as usize].cpu, 0);
+        } else {
+            assert!(q.is_empty());
+            assert_eq!(k.tasks[p as usize].cpu, 16);
+        }
+        k.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn migrate_misfit_detaches_a_queued_misfit_task() {
+    // Little CPU 0 runs A (util 400, misfit on 446) with B queued behind it (util
+    // 400 too). The big CPU 2 balances the top level: the little group is
+    // misfit_task (not overloaded: 2 tasks on 2 CPUs), imbalance 1 of type misfit;
+    // detach_tasks skips the running A and takes B, which does not fit CPU 0 either,
+    // so B moves at once (reason balance:misfit_task:migrate_misfit), no stopper.
+    // NO_MISFIT: no misfit type, and the big local group with 2 idle CPUs against
+    // 1 idle little CPU is balanced (cell 10 or the has_spare/fully_busy rules):
+    // nothing moves.
+    for misfit in [true, false] {
+        let mut k = asym_kernel(misfit);
+        let mut q = EventQueue::default();
+        k.now = 10_000_000;
+        let a = running_with_util(&mut k, 0, 400, &mut q);
+        let all = *k.m.all_cpus();
+        let b = queue_task(&mut k, 0, all);
+        let sb = &mut k.tasks[b as usize].se.avg;
+        sb.util_avg = 400;
+        sb.util_est = Default::default();
+        // MRU order: B (enqueued last) at the head, the running A at the tail; the
+        // walk skips A (running) and reaches B.
+        assert_eq!(k.lb.rq[0].cfs_tasks, [b, a]);
+        k.update_misfit_status(0, Some(a));
+        let mut q = EventQueue::default();
+        let top = k.topo.domains_of(2).last().unwrap();
+        let r = k.load_balance(2, top, CpuIdleType::Idle, &mut q);
+        let reasons: Vec<&str> = k
+            .obs
+            .0
+            .iter()
+            .filter_map(|e| match e {
+                SchedEvent::Placement {
+                    kind: WakeKind::Balance,
+                    reason,
+                    ..
+                } => Some(*reason),
+                _ => None,
+            })
+            .collect();
+        if misfit {
+            assert_eq!(r.moved, 1);
+            assert_eq!(k.tasks[b as usize].cpu, 2, "the queued misfit moved");
+            assert_eq!(k.tasks[a as usize].cpu, 0);
+            assert_eq!(reasons, ["balance:misfit_task:migrate_misfit"]);
+            while let Some((_, ev)) = q.pop() {
+                assert!(!matches!(ev, Event::ActiveBalance { .. }), "no stopper");
+            }
+        } else {
+            assert_eq!(r.moved, 0);
+            assert!(reasons.is_empty());
+            assert_eq!(k.tasks[b as usize].cpu, 0);
+        }
+        k.check_invariants().unwrap();
+    }
+}
