@@ -168,6 +168,18 @@ impl Scenario {
                 tunables.scale_for(machine.nr_cpus());
                 t.finish()?;
             }
+            if let Some(g) = k.str("cpufreq")? {
+                tunables.cpufreq =
+                    crate::sched::cpufreq::Governor::by_name(g).ok_or_else(|| {
+                        k.err(
+                            "cpufreq",
+                            format!(
+                                "unknown cpufreq governor `{g}` (known: {})",
+                                crate::sched::cpufreq::Governor::NAMES.join(", ")
+                            ),
+                        )
+                    })?;
+            }
             k.finish()?;
         }
         if let Some(f) = &ov.features {

@@ -321,7 +321,8 @@ impl Observer<SchedEvent> for Collector {
                     self.idle_since[cpu] = (NONE, 0);
                 }
             }
-            SchedEvent::Fork { .. } | SchedEvent::Exit { .. } => {}
+            SchedEvent::Fork { .. } | SchedEvent::Exit { .. } | SchedEvent::CpuFrequency { .. } => {
+            }
         }
     }
 }

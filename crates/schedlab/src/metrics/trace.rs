@@ -106,6 +106,9 @@ impl Observer<SchedEvent> for DecisionTrace {
                 writeln!(t, "{now} idle_enter cpu={cpu} state={state}")
             }
             SchedEvent::IdleExit { cpu } => writeln!(t, "{now} idle_exit cpu={cpu}"),
+            SchedEvent::CpuFrequency { cpu, freq_khz } => {
+                writeln!(t, "{now} cpu_frequency state={freq_khz} cpu_id={cpu}")
+            }
             SchedEvent::FuncCall {
                 func,
                 cpu,

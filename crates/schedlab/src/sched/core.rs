@@ -253,6 +253,8 @@ pub struct Kernel<O> {
     sis_idle_cpus: CpuMask,
     /// Seed 003's per-group busy counts and per-CPU rotor (fair/smt_balance.rs).
     pub smtb: crate::sched::fair::smt_balance::SmtBalance,
+    /// cpufreq policies and their governor (sched/cpufreq.rs).
+    pub cpufreq: crate::sched::cpufreq::CpuFreq,
 }
 
 fn jiffies(now: SimTime, tick: u64) -> u64 {
@@ -339,6 +341,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
             .collect();
         let smtb = crate::sched::fair::smt_balance::SmtBalance::new(&topo, m.nr_cpus());
+        let cpufreq = crate::sched::cpufreq::CpuFreq::new(&m, tun.cpufreq);
         let mut k = Kernel {
             m,
             topo,
@@ -362,6 +365,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             idle_cpus: CpuMask::new(),
             sis_idle_cpus: CpuMask::new(),
             smtb,
+            cpufreq,
         };
         for cpu in 0..k.m.nr_cpus() {
             k.sync_idle_bits(cpu);
@@ -1088,6 +1092,23 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         rq.rate = r.max(1);
     }
 
+    /// Change what sets `cpu`'s execution rate (`f` edits the rq, e.g. its
+    /// `freq_scale`): the work done so far is accounted at the old rate, the rate is
+    /// re-derived and the segment end re-armed.
+    pub(crate) fn retime_cpu(&mut self, cpu: usize, f: impl FnOnce(&mut Rq)) {
+        let now = self.now;
+        self.sync_progress(cpu, now);
+        f(&mut self.rqs[cpu]);
+        self.update_rate(cpu);
+        if self.rqs[cpu].curr.is_some() {
+            let rq = &mut self.rqs[cpu];
+            if !rq.dirty {
+                rq.dirty = true;
+                self.dirty.push(cpu as u32);
+            }
+        }
+    }
+
     /// A CPU of this core changed between idle and busy: re-time the busy siblings.
     fn smt_siblings_changed(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let n = self.sibs[cpu].len();
@@ -1304,6 +1325,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.task_tick_fair(cpu) {
             self.resched_curr(cpu, cpu, q);
         }
+        self.cpufreq_update_util(cpu);
         let c = self.m.cost.tick;
         self.charge(cpu, c, q);
         self.trigger_load_balance(cpu, q);
