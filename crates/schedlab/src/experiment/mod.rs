@@ -277,7 +277,8 @@ pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observer
     let m = sc.machine.clone();
     let idle: Vec<usize> = (0..m.nr_cpus()).map(|c| m.idle_states(c).len()).collect();
     let obs = Observers {
-        collector: Collector::new(m.nr_cpus(), &idle),
+        collector: Collector::new(m.nr_cpus(), &idle)
+            .with_energy(crate::metrics::energy::EnergyMeter::new(&m)),
         trace: opts.trace.then(|| DecisionTrace {
             window: opts.trace_window,
             ..Default::default()
