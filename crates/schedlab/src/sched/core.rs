@@ -341,7 +341,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
             .collect();
         let smtb = crate::sched::fair::smt_balance::SmtBalance::new(&topo, m.nr_cpus());
-        let cpufreq = crate::sched::cpufreq::CpuFreq::new(&m, tun.cpufreq);
+        let cpufreq = crate::sched::cpufreq::CpuFreq::new(&m, tun.cpufreq, topo.asym_cpucapacity);
         let mut k = Kernel {
             m,
             topo,

@@ -136,12 +136,20 @@ pub struct CpuFreq {
     /// `arch_scale_freq_invariant()`: arm64 with a cpufreq driver that reports
     /// frequency changes (v5.6 x86 has none).
     pub invariant: bool,
+    /// The root domain has perf domains (`sched_energy_enabled`, fair/eas.rs).
+    pub perf_domains: bool,
 }
 
 impl CpuFreq {
-    /// Every policy starts at its highest OPP (the boot frequency).
-    pub fn new(m: &Machine, governor: Governor) -> CpuFreq {
+    /// Every policy starts at its highest OPP (the boot frequency). `asym` is the
+    /// topology's `sched_asym_cpucapacity`.
+    pub fn new(m: &Machine, governor: Governor, asym: bool) -> CpuFreq {
         CpuFreq {
+            perf_domains: crate::sched::fair::eas::perf_domains_possible(
+                m,
+                asym,
+                governor == Governor::Schedutil,
+            ),
             governor,
             policies: m
                 .freq_domains

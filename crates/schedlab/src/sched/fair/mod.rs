@@ -19,6 +19,7 @@
 //! [`idlest`].
 
 pub mod balance;
+pub mod eas;
 pub mod entity;
 pub mod group;
 pub mod idle;
