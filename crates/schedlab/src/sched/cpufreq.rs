@@ -202,7 +202,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `cpufreq_update_util(rq, 0)` → `sugov_update_shared` on `cpu` (schedutil
     /// only): rate limit, next frequency, fast switch.
-    pub(crate) fn cpufreq_update_util(&mut self, cpu: usize) {
+    pub fn cpufreq_update_util(&mut self, cpu: usize) {
         if self.cpufreq.governor != Governor::Schedutil {
             return;
         }
