@@ -234,7 +234,7 @@ fn energy_equals_the_integral_of_the_event_timeline() {
     );
     let mut total = 0.0;
     let mut busy_cpus = 0;
-    for cpu in 0..m.nr_cpus() {
+    for (cpu, &got_j) in got.iter().enumerate() {
         // Change points of this CPU: (time, state, freq).
         let mut state = None;
         let mut khz = m.freq_domains[m.cpus[cpu].freq_domain].max_freq_khz();
@@ -273,9 +273,8 @@ fn energy_equals_the_integral_of_the_event_timeline() {
         step(end, state, khz, busy);
         let j = mw_ns * 1e-12;
         assert!(
-            (got[cpu] - j).abs() <= 1e-9 * j.max(1.0),
-            "cpu{cpu}: meter {} J, timeline {j} J",
-            got[cpu]
+            (got_j - j).abs() <= 1e-9 * j.max(1.0),
+            "cpu{cpu}: meter {got_j} J, timeline {j} J"
         );
         busy_cpus += usize::from(busy_mw_ns > 0.0);
         total += j;
