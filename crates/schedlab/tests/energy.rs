@@ -446,3 +446,38 @@ fn eas_placements_and_overutilized_switching_in_a_run() {
         "overutilized: mostly normal placements (eas {eas2}, normal {normal})"
     );
 }
+
+/// `[kernel] cpufreq` takes a governor name; anything else is an input error naming
+/// the key.
+#[test]
+fn cpufreq_key_is_validated() {
+    let text = |gov: &str| {
+        format!(
+            "[machine]\npreset = \"juno-r0\"\n[kernel]\ncpufreq = \"{gov}\"\n\
+             [workload]\nkind = \"tasks\"\n[[workload.task]]\nname = \"t\"\n\
+             program = [{{ op = \"compute\", work = \"1ms\" }}]\n"
+        )
+    };
+    let load = |gov: &str| {
+        let doc = schedlab::config::Doc::parse(&text(gov), Path::new("s.toml")).unwrap();
+        Scenario::from_doc(doc, &Overrides::default())
+    };
+    assert_eq!(
+        load("schedutil").unwrap().tunables.cpufreq,
+        Governor::Schedutil
+    );
+    assert_eq!(
+        load("performance").unwrap().tunables.cpufreq,
+        Governor::Performance
+    );
+    let e = load("ondemand").unwrap_err().to_string();
+    assert!(e.contains("cpufreq") && e.contains("ondemand"), "{e}");
+    // Default: performance.
+    let doc = schedlab::config::Doc::parse(
+        &text("x").replace("cpufreq = \"x\"\n", ""),
+        Path::new("s.toml"),
+    )
+    .unwrap();
+    let sc = Scenario::from_doc(doc, &Overrides::default()).unwrap();
+    assert_eq!(sc.tunables.cpufreq, Governor::Performance);
+}
