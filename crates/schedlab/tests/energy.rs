@@ -177,8 +177,9 @@ fn work_at_a_lower_frequency_takes_proportionally_longer() {
 // Energy accounting
 // ---------------------------------------------------------------------------------
 
-/// Power of one CPU from the machine: the idle state's while inside one, the OPP's
-/// active power otherwise.
+/// Power of one CPU from the machine: the idle state's while inside one (or leaving
+/// it: after `cpu_idle` exit until the next switch or entry), the OPP's active power
+/// otherwise.
 fn power(m: &Machine, cpu: usize, state: Option<usize>, khz: u32) -> f64 {
     match state {
         Some(s) => m.idle_states(cpu)[s].power_mw,
@@ -254,14 +255,15 @@ fn energy_equals_the_integral_of_the_event_timeline() {
                 SchedEvent::Switch { cpu: c, next, .. } if c == cpu => {
                     step(t, state, khz, busy);
                     busy = next.is_some();
+                    state = None;
                 }
                 SchedEvent::IdleEnter { cpu: c, state: s } if c == cpu => {
                     step(t, state, khz, busy);
                     state = Some(s);
                 }
                 SchedEvent::IdleExit { cpu: c } if c == cpu => {
+                    // The state's power holds through the exit latency.
                     step(t, state, khz, busy);
-                    state = None;
                 }
                 SchedEvent::CpuFrequency { cpu: c, freq_khz } if c == cpu => {
                     step(t, state, khz, busy);

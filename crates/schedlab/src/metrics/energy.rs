@@ -7,12 +7,13 @@
 //! the run: each CPU draws, at every instant,
 //!
 //! * the active power of its policy's current OPP (`Opp::power_mw`) while it runs a
-//!   task (busy time, from `sched_switch`), and also while it is idle but in no
-//!   cpuidle state (in the idle loop between `sched_switch` to idle and `cpu_idle`
-//!   entry, or leaving a state during its exit latency: the core is clocked and
-//!   executing);
-//! * the power of its cpuidle state (`IdleState::power_mw`) while inside it
-//!   (`cpu_idle` enter → exit).
+//!   task (busy time, from `sched_switch`), and also while it is idle in no cpuidle
+//!   state (the idle loop of a CPU without states, which polls);
+//! * the power of its cpuidle state (`IdleState::power_mw`) while inside it, from
+//!   `cpu_idle` entry until the CPU runs a task or enters a state again: the exit
+//!   latency (which starts at the `cpu_idle` exit event here) is counted in the state,
+//!   as cpuidle's own residency accounting (`cpuidle_enter_state` measures until the
+//!   state's enter callback returns) does.
 //!
 //! Frequencies come from `cpu_frequency` events; every policy starts at its highest
 //! OPP. Energy is reported in joules (mW × ns × 10⁻¹²): total, per CPU, per frequency
@@ -39,6 +40,8 @@ pub struct EnergyMeter {
     active_mw: Vec<f64>,
     busy: Vec<bool>,
     state: Vec<Option<usize>>,
+    /// The state being left (after `cpu_idle` exit, before the next switch or entry).
+    exiting: Vec<Option<usize>>,
     since: Vec<SimTime>,
     /// Accumulated mW·ns per CPU: busy, idle loop, idle states.
     busy_e: Vec<f64>,
@@ -61,10 +64,10 @@ pub struct EnergyReport {
     /// Running tasks at the OPP's active power.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub busy: Option<f64>,
-    /// Idle but in no cpuidle state (idle loop, exit latency), at active power.
+    /// Idle in no cpuidle state (polling idle loop), at active power.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_loop: Option<f64>,
-    /// Inside cpuidle states, at their power.
+    /// Inside cpuidle states (exit latency included), at their power.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_states: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,6 +114,7 @@ impl EnergyMeter {
             active_mw,
             busy: vec![false; n],
             state: vec![None; n],
+            exiting: vec![None; n],
             since: vec![0; n],
             busy_e: vec![0.0; n],
             loop_e: vec![0.0; n],
@@ -122,7 +126,7 @@ impl EnergyMeter {
 
     /// The power `cpu` draws now (mW).
     pub fn power_mw(&self, cpu: usize) -> f64 {
-        match self.state[cpu] {
+        match self.state[cpu].or(self.exiting[cpu]) {
             Some(s) => self.idle_mw[cpu].get(s).copied().unwrap_or(0.0),
             None => self.active_mw[cpu],
         }
@@ -132,7 +136,7 @@ impl EnergyMeter {
         let dt = now.saturating_sub(self.since[cpu]) as f64;
         self.since[cpu] = now;
         let e = dt * self.power_mw(cpu);
-        if self.state[cpu].is_some() {
+        if self.state[cpu].or(self.exiting[cpu]).is_some() {
             self.idle_e[cpu] += e;
         } else if self.busy[cpu] {
             self.busy_e[cpu] += e;
@@ -147,14 +151,16 @@ impl EnergyMeter {
             SchedEvent::Switch { cpu, next, .. } => {
                 self.close(cpu, now);
                 self.busy[cpu] = next.is_some();
+                self.exiting[cpu] = None;
             }
             SchedEvent::IdleEnter { cpu, state } => {
                 self.close(cpu, now);
                 self.state[cpu] = Some(state);
+                self.exiting[cpu] = None;
             }
             SchedEvent::IdleExit { cpu } => {
                 self.close(cpu, now);
-                self.state[cpu] = None;
+                self.exiting[cpu] = self.state[cpu].take();
             }
             SchedEvent::CpuFrequency { cpu, freq_khz } => {
                 self.close(cpu, now);
@@ -233,7 +239,7 @@ mod tests {
         }
         // 0..2 ms in WFI at 15 mW.
         e.observe(2 * ms, &SchedEvent::IdleExit { cpu: 1 });
-        // 2..3 ms exit/idle loop at 616 mW.
+        // 2..3 ms leaving WFI: still 15 mW.
         let sw = |next| SchedEvent::Switch {
             cpu: 1,
             prev: None,
@@ -251,13 +257,14 @@ mod tests {
         );
         e.finish(9 * ms);
         let j = e.per_cpu_joules()[1];
-        let expect = (2.0 * 15.0 + 616.0 + 2.0 * 616.0 + 4.0 * 168.0) * 1e-6; // mW·ms = µJ
+        let expect = (3.0 * 15.0 + 2.0 * 616.0 + 4.0 * 168.0) * 1e-6; // mW·ms = µJ
         assert!((j - expect).abs() < 1e-12, "{j} vs {expect}");
         let r = e.report();
         assert!((r.total.unwrap() - expect).abs() < 1e-9);
         assert!((r.per_cluster[1] - expect).abs() < 1e-9 && r.per_cluster[0] == 0.0);
         assert!((r.busy.unwrap() - (2.0 * 616.0 + 4.0 * 168.0) * 1e-6).abs() < 1e-9);
-        assert!((r.idle_loop.unwrap() - 616.0e-6).abs() < 1e-9);
+        assert!((r.idle_states.unwrap() - 45.0e-6).abs() < 1e-9);
+        assert_eq!(r.idle_loop, Some(0.0));
         assert!(
             r.note.is_some(),
             "Juno's deeper states have no power figure"
