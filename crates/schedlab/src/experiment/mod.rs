@@ -172,6 +172,18 @@ impl Scenario {
                 tunables.scale_for(machine.nr_cpus());
                 t.finish()?;
             }
+            if let Some(g) = k.str("cpufreq")? {
+                tunables.cpufreq =
+                    crate::sched::cpufreq::Governor::by_name(g).ok_or_else(|| {
+                        k.err(
+                            "cpufreq",
+                            format!(
+                                "unknown cpufreq governor `{g}` (known: {})",
+                                crate::sched::cpufreq::Governor::NAMES.join(", ")
+                            ),
+                        )
+                    })?;
+            }
             k.finish()?;
         }
         if let Some(f) = &ov.features {
@@ -280,7 +292,8 @@ pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observer
     let m = sc.machine.clone();
     let idle: Vec<usize> = (0..m.nr_cpus()).map(|c| m.idle_states(c).len()).collect();
     let obs = Observers {
-        collector: Collector::new(m.nr_cpus(), &idle),
+        collector: Collector::new(m.nr_cpus(), &idle)
+            .with_energy(crate::metrics::energy::EnergyMeter::new(&m)),
         trace: opts.trace.then(|| DecisionTrace {
             window: opts.trace_window,
             ..Default::default()

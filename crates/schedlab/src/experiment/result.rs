@@ -37,6 +37,9 @@ pub struct CoreMetrics {
     pub placement_reasons: BTreeMap<&'static str, u64>,
     pub context_switches: u64,
     pub wakeups: u64,
+    /// Energy from the Energy Model (metrics/energy.rs); a note only when the
+    /// machine has none.
+    pub energy_joules: crate::metrics::energy::EnergyReport,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -194,6 +197,11 @@ impl RunResult {
                 placement_reasons: c.placement_reasons(),
                 context_switches: c.switches,
                 wakeups: c.wakeups,
+                energy_joules: c
+                    .energy
+                    .as_ref()
+                    .map(|e| e.report())
+                    .unwrap_or_else(crate::metrics::energy::EnergyMeter::no_model_report),
             },
             workload: WorkloadResult {
                 kind: sc.workload_kind.clone(),
@@ -300,6 +308,27 @@ impl RunResult {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         let _ = writeln!(s, "placement reasons: {}", reasons.join(" "));
+        let e = &self.metrics.energy_joules;
+        match e.total {
+            Some(total) => {
+                let cl: Vec<String> = e.per_cluster.iter().map(|j| format!("{j:.6}")).collect();
+                let _ = writeln!(
+                    s,
+                    "energy {:.6} J (busy {:.6}, idle loop {:.6}, idle states {:.6}); per cluster: {}",
+                    total,
+                    e.busy.unwrap_or(0.0),
+                    e.idle_loop.unwrap_or(0.0),
+                    e.idle_states.unwrap_or(0.0),
+                    cl.join(" ")
+                );
+                if let Some(n) = &e.note {
+                    let _ = writeln!(s, "  energy note: {n}");
+                }
+            }
+            None => {
+                let _ = writeln!(s, "energy: {}", e.note.as_deref().unwrap_or("not computed"));
+            }
+        }
         if !self.metrics.functions.is_empty() {
             let skips = self.metrics.functions.values().any(|f| f.cpus_skipped > 0);
             let _ = write!(

@@ -14,6 +14,7 @@
 //!
 //! Histograms keep 3 significant digits (values up to one hour in ns).
 
+pub mod energy;
 pub mod trace;
 
 use crate::engine::{Observer, SimTime};
@@ -163,6 +164,8 @@ pub struct Collector {
     tasks: Vec<TaskTrack>,
     pub switches: u64,
     pub wakeups: u64,
+    /// Energy accounting, on machines with an Energy Model (metrics/energy.rs).
+    pub energy: Option<energy::EnergyMeter>,
 }
 
 impl Collector {
@@ -188,7 +191,14 @@ impl Collector {
             tasks: Vec::new(),
             switches: 0,
             wakeups: 0,
+            energy: None,
         }
+    }
+
+    /// Attach an energy meter (see [`energy::EnergyMeter::new`]).
+    pub fn with_energy(mut self, meter: Option<energy::EnergyMeter>) -> Self {
+        self.energy = meter;
+        self
     }
 
     #[inline]
@@ -223,6 +233,9 @@ impl Collector {
 
     /// Close open busy and idle intervals at the end of the run.
     pub fn finish(&mut self, now: SimTime) {
+        if let Some(e) = &mut self.energy {
+            e.finish(now);
+        }
         for cpu in 0..self.busy_ns.len() {
             if self.busy_since[cpu] != NONE {
                 self.busy_ns[cpu] += now - self.busy_since[cpu];
@@ -239,6 +252,9 @@ impl Collector {
 
 impl Observer<SchedEvent> for Collector {
     fn observe(&mut self, now: SimTime, ev: &SchedEvent) {
+        if let Some(e) = &mut self.energy {
+            e.observe(now, ev);
+        }
         match *ev {
             SchedEvent::Switch {
                 cpu,
@@ -321,7 +337,10 @@ impl Observer<SchedEvent> for Collector {
                     self.idle_since[cpu] = (NONE, 0);
                 }
             }
-            SchedEvent::Fork { .. } | SchedEvent::Exit { .. } | SchedEvent::Probe { .. } => {}
+            SchedEvent::Fork { .. }
+            | SchedEvent::Exit { .. }
+            | SchedEvent::Probe { .. }
+            | SchedEvent::CpuFrequency { .. } => {}
         }
     }
 }

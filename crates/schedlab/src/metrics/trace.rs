@@ -116,6 +116,9 @@ impl Observer<SchedEvent> for DecisionTrace {
                 "{now} probe cpu={cpu} target={target} idle={} nr_running={nr_running}",
                 u8::from(idle)
             ),
+            SchedEvent::CpuFrequency { cpu, freq_khz } => {
+                writeln!(t, "{now} cpu_frequency state={freq_khz} cpu_id={cpu}")
+            }
             SchedEvent::FuncCall {
                 func,
                 cpu,

@@ -261,6 +261,8 @@ pub struct Kernel<O> {
     /// next `FuncCall`.
     pub log_probes: bool,
     pub(crate) probe_buf: std::cell::RefCell<Vec<(usize, usize)>>,
+    /// cpufreq policies and their governor (sched/cpufreq.rs).
+    pub cpufreq: crate::sched::cpufreq::CpuFreq,
 }
 
 fn jiffies(now: SimTime, tick: u64) -> u64 {
@@ -348,6 +350,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
             .collect();
         let smtb = crate::sched::fair::smt_balance::SmtBalance::new(&topo, m.nr_cpus());
+        let cpufreq = crate::sched::cpufreq::CpuFreq::new(&m, tun.cpufreq, topo.asym_cpucapacity);
         let mut k = Kernel {
             m,
             topo,
@@ -373,6 +376,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             smtb,
             log_probes: false,
             probe_buf: std::cell::RefCell::new(Vec::new()),
+            cpufreq,
         };
         for cpu in 0..k.m.nr_cpus() {
             k.sync_idle_bits(cpu);
@@ -1101,6 +1105,23 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         rq.rate = r.max(1);
     }
 
+    /// Change what sets `cpu`'s execution rate (`f` edits the rq, e.g. its
+    /// `freq_scale`): the work done so far is accounted at the old rate, the rate is
+    /// re-derived and the segment end re-armed.
+    pub(crate) fn retime_cpu(&mut self, cpu: usize, f: impl FnOnce(&mut Rq)) {
+        let now = self.now;
+        self.sync_progress(cpu, now);
+        f(&mut self.rqs[cpu]);
+        self.update_rate(cpu);
+        if self.rqs[cpu].curr.is_some() {
+            let rq = &mut self.rqs[cpu];
+            if !rq.dirty {
+                rq.dirty = true;
+                self.dirty.push(cpu as u32);
+            }
+        }
+    }
+
     /// A CPU of this core changed between idle and busy: re-time the busy siblings.
     fn smt_siblings_changed(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let n = self.sibs[cpu].len();
@@ -1317,6 +1338,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.task_tick_fair(cpu) {
             self.resched_curr(cpu, cpu, q);
         }
+        self.cpufreq_update_util(cpu);
         let c = self.m.cost.tick;
         self.charge(cpu, c, q);
         self.trigger_load_balance(cpu, q);

@@ -190,6 +190,8 @@ pub struct Tunables {
     pub sched_latency_ns: u64,
     pub sched_min_granularity_ns: u64,
     pub sched_wakeup_granularity_ns: u64,
+    /// The cpufreq governor of every policy (`[kernel] cpufreq`, sched/cpufreq.rs).
+    pub cpufreq: crate::sched::cpufreq::Governor,
 }
 
 impl Tunables {
@@ -211,6 +213,7 @@ impl Tunables {
             sched_latency_ns: 0,
             sched_min_granularity_ns: 0,
             sched_wakeup_granularity_ns: 0,
+            cpufreq: crate::sched::cpufreq::Governor::Performance,
         };
         t.scale_for(nr_cpus);
         t

@@ -7,6 +7,7 @@
 //! happens is reported to an [`Observer`](crate::engine::Observer) of [`SchedEvent`]s.
 
 pub mod core;
+pub mod cpufreq;
 pub mod fair;
 pub mod features;
 pub mod pelt;
@@ -174,6 +175,9 @@ pub enum SchedEvent {
         idle: bool,
         nr_running: u32,
     },
+    /// `cpu_frequency`: `cpu` runs at `freq_khz` from now on (one event per CPU of
+    /// the policy).
+    CpuFrequency { cpu: usize, freq_khz: u32 },
     /// One call of an instrumented function: CPUs probed, simulated ns charged.
     FuncCall {
         func: Func,

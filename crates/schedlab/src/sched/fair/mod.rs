@@ -19,6 +19,7 @@
 //! [`idlest`].
 
 pub mod balance;
+pub mod eas;
 pub mod entity;
 pub mod group;
 pub mod idle;
@@ -231,6 +232,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.sync_idle_bits(cpu);
         self.tasks[pid as usize].se.on_rq = true;
         self.lb_enqueued(cpu, pid, flags & ENQUEUE_WAKEUP != 0);
+        self.cpufreq_update_util(cpu);
     }
 
     /// `dequeue_task_fair` → `dequeue_entity`, then `util_est_dequeue`.
@@ -277,6 +279,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 fastup,
             );
         }
+        self.cpufreq_update_util(cpu);
     }
 
     fn clear_buddies(cfs: &mut entity::CfsRq, pid: Pid) {

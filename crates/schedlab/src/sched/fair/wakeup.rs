@@ -59,8 +59,8 @@
 //! set when a task starts exiting, so its sync wakeups are not sync here;
 //! `task_h_load` is computed from the current root
 //! `cfs_rq` load rather than the value cached once per jiffy; uclamp is not modelled
-//! (`uclamp_task_util` = `task_util_est`). EAS (`find_energy_efficient_cpu`) is a
-//! hook that finds nothing until issue 6.
+//! (`uclamp_task_util` = `task_util_est`). EAS (`find_energy_efficient_cpu`,
+//! fair/eas.rs) runs first for `WF_TTWU` wakeups when perf domains exist.
 
 use crate::engine::{EventQueue, Observer};
 use crate::sched::core::Kernel;
@@ -105,7 +105,7 @@ pub mod reason {
     pub const AFFINE_FALLBACK: &str = "affine_fallback";
     pub const SLOW_PATH: &str = "slow_path";
     pub const SINGLE_CPU: &str = "single_cpu";
-    /// Reserved for `find_energy_efficient_cpu` (issue 6).
+    /// Chosen by `find_energy_efficient_cpu` (fair/eas.rs).
     pub const EAS: &str = "eas";
 }
 
@@ -217,7 +217,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// [`Kernel::wakeup_domain_walk`] (v5.6's combined walk with `LEGACY_SD_FLAG`).
     /// Charges the modelled cost of the search (probes and domain visits) to
     /// `this_cpu` and reports one `Placement` and one `FuncCall` for it. Deviations:
-    /// see the module notes (no per-CPU swapper flips, EAS hook empty).
+    /// see the module notes (no per-CPU swapper flips).
     pub fn select_task_rq_fair(
         &mut self,
         pid: Pid,
@@ -240,7 +240,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
         if ttwu {
             self.record_wakee(pid, current);
-            if let Some(c) = self.find_energy_efficient_cpu(pid, prev_cpu) {
+            if let Some(c) = self.find_energy_efficient_cpu(pid, prev_cpu, cpu, &mut pr) {
                 self.finish_placement(pid, kind, prev_cpu, c, reason::EAS, cpu, pr, q);
                 return c;
             }
@@ -368,12 +368,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             reason,
         });
         self.charge(this_cpu, pr.cost_ns, q);
-    }
-
-    /// EAS hook: `find_energy_efficient_cpu(p, prev_cpu)` (issue 6). Finds nothing
-    /// yet (the kernel's `-1`).
-    pub fn find_energy_efficient_cpu(&mut self, _pid: Pid, _prev_cpu: usize) -> Option<usize> {
-        None
     }
 
     /// `record_wakee(p)` on the waker `current` (kernel/sched/fair.c, v5.6): halve its

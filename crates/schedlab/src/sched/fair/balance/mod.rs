@@ -967,8 +967,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             sd_numa: d.has(SD_NUMA),
             total_load: sds.total_load,
             total_capacity: sds.total_capacity,
-            // EAS (perf domains) is not modelled.
-            eas_not_overutilized: false,
+            // Perf domains exist (fair/eas.rs) and the root domain is not overutilized.
+            eas_not_overutilized: self.sched_energy_enabled() && !self.lb.rd.overutilized,
         };
         let busiest_stats = sds.busiest_view.map(|v| v.sgs);
         let r = find_busiest_group_decide(&mut sds.local_view.sgs, busiest_stats.as_ref(), &inp);
