@@ -144,7 +144,7 @@ fn select_idle_cpu_scan_and_avg_scan_cost() {
     // Scan 2 (busy), 3, 4 (busy), 5 (idle): 4 probes.
     assert_eq!((cpu, why, pr.probed), (5, "idle_cpu", 5));
     assert_eq!(last_call(&k, Func::SelectIdleCpu), Some((4, 44))); // 4 × 11
-    // EWMA: 0 + (4 × 11 + 20 - 0) / 8 = 8, on the waker's LLC domain.
+                                                                   // EWMA: 0 + (4 × 11 + 20 - 0) / 8 = 8, on the waker's LLC domain.
     assert_eq!(k.topo.domains[llc(&k, 0)].avg_scan_cost, 8);
 }
 
