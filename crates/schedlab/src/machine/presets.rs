@@ -223,8 +223,8 @@ pub fn cost_power9() -> CostTable {
         pipe_read: 700,
         // Fitted (docs/calibration.md) against seed 000's `perf bench sched messaging
         // -g 1 -l 100000` with 44 per-core spinners: 16.1 s. Was 1 300 each (x86
-        // mid + 20 %); spec §2 x86 range 0.8–1.5 µs. 2 200 gives 15.5 s (loops
-        // 10 000 and 20 000 extrapolated linearly to 100 000). Outside the x86
+        // mid + 20 %); spec §2 x86 range 0.8–1.5 µs. 2 200 gives 15.35 s for the
+        // full 100 000 loops (15.5 s extrapolated from 10 000 and 20 000). Outside the x86
         // range: POWER9 is not in §2's columns, and the run shares every core with
         // a spinner, whose cache and SMT-slice pressure the SMT throughput table
         // alone does not capture.
