@@ -1,6 +1,7 @@
 //! The wakeup fast path (`select_idle_sibling` and its scans, v5.6): a hand-computed
 //! case per branch on `test_topology(1, 1, 4, 2)` (core-major: cores {0,1} {2,3}
-//! {4,5} {6,7}; probe costs smt 10 / llc 25 / remote 60 ns), then differential tests
+//! {4,5} {6,7}; probe costs smt 13 / llc 32 / remote 77 ns,
+//! the x86 defaults fitted in docs/calibration.md), then differential tests
 //! against exhaustive oracles on random small machines.
 
 mod placement_common;
@@ -16,7 +17,7 @@ use schedlab::sched::Func;
 fn k8() -> schedlab::sched::core::Kernel<Rec> {
     let k = kernel(test_topology(1, 1, 4, 2));
     assert_eq!(k.m.smt_mask(2).iter().collect::<Vec<_>>(), vec![2, 3]);
-    assert_eq!(k.m.cost.probe_llc, 25);
+    assert_eq!(k.m.cost.probe_llc, 32);
     k
 }
 
@@ -33,8 +34,8 @@ fn target_idle_is_taken_first() {
     let mut k = k8();
     let p = sleeper_any(&mut k, 4);
     let (cpu, why, pr) = k.select_idle_sibling(p, 4, 2, 0);
-    assert_eq!((cpu, why, pr.probed, pr.cost_ns), (2, "target_idle", 1, 25));
-    assert_eq!(last_call(&k, Func::SelectIdleSibling), Some((1, 25)));
+    assert_eq!((cpu, why, pr.probed, pr.cost_ns), (2, "target_idle", 1, 32));
+    assert_eq!(last_call(&k, Func::SelectIdleSibling), Some((1, 32)));
     // A target running only SCHED_IDLE tasks counts as idle too.
     sched_idle(&mut k, 2);
     assert_eq!(k.select_idle_sibling(p, 4, 2, 0).1, "target_idle");
@@ -47,7 +48,7 @@ fn prev_idle_when_sharing_the_cache() {
     let p = sleeper_any(&mut k, 5);
     let (cpu, why, pr) = k.select_idle_sibling(p, 5, 2, 1);
     // target 2 (llc of waker 1), prev 5 (llc): 2 probes.
-    assert_eq!((cpu, why, pr.probed, pr.cost_ns), (5, "prev_idle", 2, 50));
+    assert_eq!((cpu, why, pr.probed, pr.cost_ns), (5, "prev_idle", 2, 64)); // 2 × 32
 }
 
 #[test]
@@ -82,8 +83,8 @@ fn select_idle_core_finds_the_first_fully_idle_core() {
     let (cpu, why, pr) = k.select_idle_sibling(p, 3, 2, 0);
     // Core scan from 2: {2,3} busy, {4,5} busy (4), {6,7} idle -> 6; 6 probes there,
     // plus target and prev: 8 probes, all in the waker's LLC.
-    assert_eq!((cpu, why, pr.probed, pr.cost_ns), (6, "idle_core", 8, 200));
-    assert_eq!(last_call(&k, Func::SelectIdleCore), Some((6, 150)));
+    assert_eq!((cpu, why, pr.probed, pr.cost_ns), (6, "idle_core", 8, 256)); // 8 × 32
+    assert_eq!(last_call(&k, Func::SelectIdleCore), Some((6, 192))); // 6 × 32
     assert_eq!(calls(&k, Func::SelectIdleCpu), 0);
     assert!(k.test_idle_cores(2, false), "success keeps the hint");
 }
@@ -142,9 +143,10 @@ fn select_idle_cpu_scan_and_avg_scan_cost() {
     // avg_idle = 1 ms / 512 = 1953, avg_cost = 1: nr = 8 × 1953 = 15624.
     // Scan 2 (busy), 3, 4 (busy), 5 (idle): 4 probes.
     assert_eq!((cpu, why, pr.probed), (5, "idle_cpu", 5));
-    assert_eq!(last_call(&k, Func::SelectIdleCpu), Some((4, 100)));
-    // EWMA: 0 + (4 × 25 + 20 - 0) / 8 = 15, on the waker's LLC domain.
-    assert_eq!(k.topo.domains[llc(&k, 0)].avg_scan_cost, 15);
+    // 4 probes × 32 ns; EWMA: 0 + (4 × 32 + 20 - 0) / 8 = 18 (truncated), on the
+    // waker's LLC domain.
+    assert_eq!(last_call(&k, Func::SelectIdleCpu), Some((4, 128)));
+    assert_eq!(k.topo.domains[llc(&k, 0)].avg_scan_cost, 18);
 }
 
 #[test]
@@ -160,11 +162,11 @@ fn select_idle_cpu_gives_up_after_nr_minus_one_probes() {
     let p = sleeper_any(&mut k, 3);
     let (cpu, why, pr) = k.select_idle_sibling(p, 3, 3, 0);
     // Scan 3, 4, 5 (busy), then the budget runs out before 6; no EWMA update.
-    assert_eq!(last_call(&k, Func::SelectIdleCpu), Some((3, 75)));
+    assert_eq!(last_call(&k, Func::SelectIdleCpu), Some((3, 96))); // 3 × 32
     assert_eq!(k.topo.domains[d].avg_scan_cost, 100_000);
     // select_idle_smt then finds sibling 2 of target 3.
     assert_eq!((cpu, why), (2, "idle_smt"));
-    assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((1, 25)));
+    assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((1, 32)));
     assert_eq!(pr.probed, 1 + 3 + 1);
 }
 
@@ -201,7 +203,7 @@ fn sis_uses_the_wakers_avg_idle() {
     let d = llc(&k, 0);
     k.topo.domains[d].avg_scan_cost = 0;
     let (cpu, why, _) = k.select_idle_sibling(p, 2, 2, 0);
-    assert_eq!(last_call(&k, Func::SelectIdleCpu), Some((3, 75)));
+    assert_eq!(last_call(&k, Func::SelectIdleCpu), Some((3, 96))); // 3 × 32
     assert_eq!((cpu, why), (2, "affine_fallback"));
 }
 

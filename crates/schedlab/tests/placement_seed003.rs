@@ -54,8 +54,8 @@ fn the_group_ring_starts_at_the_local_core() {
 /// Busy {0, 1, 2, 4}; target 2, waker 4 (rotor 0). Ring from 2: {2,3} {4,5} {6,7}
 /// {0,1}; start 0 % 4 = 0 is the local group, so "there" = {4,5}. Free: here
 /// 2 − 1 = 1, there 2 − 1 = 1: no move. Target busy → core {2,3} from
-/// cp_array[1 % 2] = 3: idle. Probes: utilization of {2,3} (CPU 2, llc 25) and
-/// {4,5} (CPU 4 = waker, 10), CPU 3 (llc 25).
+/// cp_array[1 % 2] = 3: idle. Probes: utilization of {2,3} (CPU 2, llc 32) and
+/// {4,5} (CPU 4 = waker, smt 13), CPU 3 (llc 32): 77 ns.
 #[test]
 fn smt2_no_move_then_an_idle_sibling_of_the_target() {
     let mut k = kernel_with(test_topology(1, 1, 4, 2), feats());
@@ -67,8 +67,8 @@ fn smt2_no_move_then_an_idle_sibling_of_the_target() {
     let p = sleeper_any(&mut k, 2);
     let (cpu, why, pr) = k.select_idle_sibling(p, 2, 2, 4);
     assert_eq!((cpu, why), (3, "smt_balance"));
-    assert_eq!(last_call(&k, Func::SmtBalance), Some((3, 60)));
-    assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((1, 25)));
+    assert_eq!(last_call(&k, Func::SmtBalance), Some((3, 77)));
+    assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((1, 32)));
     // target + prev (= target, not re-read) + smt_balance.
     assert_eq!(pr.probed, 1 + 3);
     assert_eq!(k.smtb.rotor[4], 2, "two draws from the waker's rotor");
@@ -86,7 +86,8 @@ fn smt2_moves_to_the_core_with_more_free_cpus() {
     let p = sleeper_any(&mut k, 2);
     let (cpu, why, _) = k.select_idle_sibling(p, 2, 2, 4);
     assert_eq!((cpu, why), (5, "smt_balance"));
-    assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((2, 20)));
+    // Waker 4 and its sibling 5: 2 × smt 13.
+    assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((2, 26)));
     assert_eq!(k.smtb.rotor[4], 3);
 }
 
@@ -141,7 +142,8 @@ fn smt4_moves_and_searches_one_core_from_a_rotor_start() {
     let p = sleeper_any(&mut k, 0);
     let (cpu, why, _) = k.select_idle_sibling(p, 0, 0, 4);
     assert_eq!((cpu, why), (6, "smt_balance"));
-    assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((1, 10)));
+    // A sibling of the waker 4: smt 13.
+    assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((1, 13)));
 }
 
 /// `smt_util`: the first call counts the previous state as idle; busy → idle

@@ -147,12 +147,12 @@ fn affine_wakeup_takes_the_fast_path_and_sets_recent_used() {
     // prev_eff = -task_load × ... < this_eff -> prev; SIS(prev 4, target 4) idle.
     assert_eq!(cpu, 4);
     assert_eq!(placements(&k), vec![(p, 4, "target_idle")]);
-    // Probes: affine_idle 1 (this) + affine_weight 2 + SIS 1; costs smt 10 for own
-    // CPU, llc 25 otherwise: 10 + 10 + 25 + 25; plus the v5.6 domain walk up to
-    // the affine domain, SMT then MC, at `domain_visit` = 4 ns each.
-    assert_eq!(last_call(&k, Func::SelectTaskRqFair), Some((4, 78)));
+    // Probes: affine_idle 1 (this) + affine_weight 2 + SIS 1; costs smt 13 for own
+    // CPU, llc 32 otherwise: 13 + 13 + 32 + 32; plus the v5.6 domain walk up to
+    // the affine domain, SMT then MC, at `domain_visit` = 4 ns each: 90 + 8 = 98.
+    assert_eq!(last_call(&k, Func::SelectTaskRqFair), Some((4, 98)));
     // The search cost is kernel work on the waker's CPU (1/1024-ns work units).
-    assert_eq!(k.rqs[0].kernel_work, 78 << 10);
+    assert_eq!(k.rqs[0].kernel_work, 98 << 10);
     assert_eq!(k.rqs[4].kernel_work, 0);
     assert_eq!(k.tasks[w as usize].recent_used_cpu, 0);
     assert_eq!(k.tasks[w as usize].wakee_flips, 1);
@@ -216,7 +216,7 @@ fn fork_takes_the_slow_path() {
     assert_eq!(k.select_task_rq_fair(c1, 0, WF_FORK, 0, &mut q), 0);
     assert_eq!(
         last_call(&k, Func::FindIdlestCpu),
-        Some((10, 10 + 10 + 6 * 25 + 10 + 10))
+        Some((10, 13 + 13 + 6 * 32 + 13 + 13))
     );
     assert_eq!(placements(&k), vec![(c1, 0, "slow_path")]);
     // CPU 0 busy: core {2,3} has 2 idle CPUs vs 1 locally -> 2 (first idle, equal

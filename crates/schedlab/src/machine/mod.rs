@@ -189,9 +189,14 @@ impl Default for CostTable {
             migrate_llc: 2_000,
             migrate_package: 8_000,
             migrate_numa: 15_000,
-            probe_smt: 10,
-            probe_llc: 25,
-            probe_remote: 60,
+            // Probe costs fitted (docs/calibration.md) against seed 003's
+            // select_idle_sibling() cost under `hackbench` with 16 groups on the
+            // 2 x 22-core SMT2 Xeon: 0.556 µs per call (charged ns/call on
+            // `xeon-88`, loops = 1000: 541 ns). Were 10 / 25 / 60 (estimates, 438
+            // ns/call; spec §2 gives no range), scaled by 1.28.
+            probe_smt: 13,
+            probe_llc: 32,
+            probe_remote: 77,
             balance_per_cpu: 40,
             domain_visit: 4,
         }
