@@ -102,9 +102,10 @@ fn merged_scan_without_the_hint_is_a_budgeted_cpu_scan() {
     assert_eq!(last_call(&k, Func::SelectIdleCpu).unwrap().0, 4);
     assert_eq!(last_call(&k, Func::SelectIdleSmt), None);
     // The SIS_PROP scan fed the EWMA: 4 probes within the LLC from CPU 0:
-    // 2, 3, 4, 5 at 25 ns + 20 ns overhead = 120 → avg_scan_cost 0 + 120/8 = 15.
+    // 2, 3, 4, 5 at probe_llc + 20 ns overhead → avg_scan_cost 0 + time/8.
     let llc = k.topo.sd_llc[0].unwrap();
-    assert_eq!(k.topo.domains[llc].avg_scan_cost, 15);
+    let time = 4 * k.m.cost.probe_llc + 20;
+    assert_eq!(k.topo.domains[llc].avg_scan_cost, time / 8);
 }
 
 /// The posting's table: 112 CPUs per LLC, imbalance_pct 117; utilization
