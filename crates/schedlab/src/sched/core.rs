@@ -190,6 +190,9 @@ pub struct Rq {
     pub break_even: SimTime,
     /// Recent idle lengths (EWMA, ns) for the idle governor.
     pub idle_ewma: u64,
+    /// Exit latency of the state chosen at the last idle entry (0: none), which the
+    /// governor deducts from the measured idle length, as menu does.
+    pub idle_exit_latency: u64,
     /// Most recently used user mm (lazy TLB): a switch to another mm costs more.
     pub last_mm: Option<Pid>,
     /// Current frequency as a fraction of max, 1024 scale.
@@ -300,6 +303,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     idle_entered: 0,
                     break_even: 0,
                     idle_ewma: 0,
+                    idle_exit_latency: 0,
                     last_mm: None,
                     freq_scale: 1024,
                     kernel_work: 0,
@@ -1029,6 +1033,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let rq = &mut self.rqs[cpu];
         rq.idle_stamp = now;
         rq.idle_entered = now;
+        rq.idle_exit_latency = states.get(chosen).map_or(0, |s| s.exit_latency_ns);
         if states.is_empty() {
             rq.idle_state = None;
         } else {
@@ -1063,7 +1068,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     fn idle_exit_bookkeeping(&mut self, cpu: usize) {
         let now = self.now;
         let rq = &mut self.rqs[cpu];
-        let len = now - rq.idle_entered;
+        // menu_update: the time in the state without its exit latency (halved when
+        // the exit latency is more than half of it).
+        let raw = now - rq.idle_entered;
+        let lat = rq.idle_exit_latency;
+        let len = if raw > 2 * lat { raw - lat } else { raw / 2 };
         rq.idle_ewma = if rq.idle_ewma == 0 {
             len
         } else {
