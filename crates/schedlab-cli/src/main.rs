@@ -114,6 +114,24 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Run a scenario over a grid of keys × seeds, resumable, into DIR.
+    Sweep {
+        scenario: PathBuf,
+        /// An axis: `KEY=V1,V2,...` (repeat for more axes; in `kernel.features`
+        /// values, `+` joins feature words).
+        #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true)]
+        grid: Vec<String>,
+        /// Seeds per point (`run.seed`, `run.seed + 1`, ...).
+        #[arg(long, default_value_t = 1)]
+        runs: u32,
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory (results.jsonl, results.csv); rerun to resume.
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Explain one placement: which functions ran, which CPUs they read, and why.
     Explain {
         scenario: PathBuf,
@@ -420,6 +438,47 @@ fn real_main() -> Result<(), Failure> {
             json,
             quiet,
         } => compare_cmd(&scenario, &a, &b, runs, jobs, &sets, csv, json, quiet)?,
+        Cmd::Sweep {
+            scenario,
+            grid,
+            runs,
+            jobs,
+            out,
+            quiet,
+        } => {
+            use experiment::sweep::{sweep, Axis};
+            if runs == 0 {
+                return Err(InputError::new("--runs must be at least 1").into());
+            }
+            let axes = grid
+                .iter()
+                .map(|g| Axis::parse(g))
+                .collect::<Result<Vec<_>, _>>()?;
+            let jobs = jobs.unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            });
+            let total = experiment::sweep::points(&axes).len() as u64 * runs as u64;
+            let bar = if quiet {
+                indicatif::ProgressBar::hidden()
+            } else {
+                indicatif::ProgressBar::new(total)
+            };
+            let summary = sweep(&scenario, &axes, runs, jobs, &out, &|| bar.inc(1))?;
+            bar.finish_and_clear();
+            if !quiet {
+                outln!(
+                    "{} points x {} seeds: {} runs, {} already done, {} run now -> {}",
+                    summary.points,
+                    runs,
+                    summary.runs_total,
+                    summary.already_done,
+                    summary.ran,
+                    out.display()
+                );
+            }
+        }
         Cmd::Explain {
             scenario,
             task,

@@ -285,3 +285,86 @@ fn explain_names_the_functions_and_bad_input_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nobody"));
 }
+
+fn sweep_args(out: &Path, jobs: &str) -> Vec<String> {
+    let pipe = root().join("scenarios/perf-pipe.toml");
+    [
+        "sweep",
+        pipe.to_str().unwrap(),
+        "--grid",
+        "machine.preset=juno-r0,xeon-e5-40",
+        "--grid",
+        "workload.loops=2000,4000",
+        "--grid",
+        "kernel.features=WAKEUP_PREEMPTION,NO_WAKEUP_PREEMPTION+NO_TTWU_QUEUE",
+        "--set-dummy",
+    ]
+    .iter()
+    .filter(|a| **a != "--set-dummy")
+    .map(|s| s.to_string())
+    .chain(
+        [
+            "--runs",
+            "3",
+            "--jobs",
+            jobs,
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    )
+    .collect()
+}
+
+#[test]
+fn sweep_results_do_not_depend_on_jobs_or_on_being_killed() {
+    let d = tmpdir("sweep");
+    let (a, b, c) = (d.join("a"), d.join("b"), d.join("c"));
+    for (out, jobs) in [(&a, "1"), (&b, "2")] {
+        let st = bin().args(sweep_args(out, jobs)).status().unwrap();
+        assert!(st.success());
+    }
+    let read = |p: &Path| {
+        (
+            std::fs::read_to_string(p.join("results.jsonl")).unwrap(),
+            std::fs::read_to_string(p.join("results.csv")).unwrap(),
+        )
+    };
+    let same = |x: &(String, String), y: &(String, String), what: &str| {
+        for (l, r) in [(&x.0, &y.0), (&x.1, &y.1)] {
+            if let Some((i, (p, q))) = l
+                .lines()
+                .zip(r.lines())
+                .enumerate()
+                .find(|(_, (p, q))| p != q)
+            {
+                panic!("{what}: line {i} differs:\n{p}\n{q}");
+            }
+            assert_eq!(l.lines().count(), r.lines().count(), "{what}");
+        }
+    };
+    let ra = read(&a);
+    assert_eq!(ra.0.lines().count(), 8 * 3);
+    same(&ra, &read(&b), "jobs 1 vs 2");
+    // Killed part-way (SIGKILL), then a torn line appended, then resumed.
+    let mut child = bin().args(sweep_args(&c, "1")).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let _ = child.kill();
+    let _ = child.wait();
+    let partial = c.join("results.jsonl");
+    let at_kill = std::fs::read_to_string(&partial).map_or(0, |t| t.lines().count());
+    assert!(at_kill < 8 * 3, "the kill came after the sweep finished");
+    if partial.exists() {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&partial)
+            .unwrap();
+        use std::io::Write;
+        f.write_all(b"{\"point\": 3, \"par").unwrap();
+    }
+    let st = bin().args(sweep_args(&c, "2")).status().unwrap();
+    assert!(st.success());
+    same(&ra, &read(&c), "resumed after a kill");
+}

@@ -12,6 +12,7 @@ pub mod bench;
 pub mod compare;
 pub mod explain;
 pub mod result;
+pub mod sweep;
 
 use crate::config::{Doc, TableReader, Val};
 use crate::engine::{RngStreams, NSEC_PER_MSEC};

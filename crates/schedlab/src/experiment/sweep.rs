@@ -1,0 +1,276 @@
+//! Sweeps: a scenario over the cartesian product of scenario keys × seeds, with
+//! results that survive being killed.
+//!
+//! A scheduler study rarely asks about one point: it asks how an effect moves with
+//! the machine, the group count, the thread count, the feature set. `sweep` runs
+//! every point of a grid (`--grid KEY=V1,V2,...`, repeated; each point is a set of
+//! `--set` overrides; in `kernel.features` values, `+` joins several feature words)
+//! for `runs` seeds each, on a pool of worker threads, and appends one JSON line per
+//! finished run to `results.jsonl` in the output directory — written with one
+//! `write` and flushed, so a sweep killed at any moment (even `kill -9`) leaves only
+//! whole lines plus at most one torn last line. Restarting the same command reads the
+//! file, drops a torn tail, skips every (point, seed) already done and runs the rest.
+//! At the end both files are rewritten atomically in (point, seed) order: the JSON
+//! Lines file and `results.csv` in long form (`point,<keys...>,seed,metric,value`),
+//! which pandas and polars read directly. Each run's numbers depend only on its
+//! scenario and seed, so the files do not depend on the thread count or on
+//! interruptions.
+
+use crate::error::InputError;
+use crate::experiment::compare::scalars;
+use crate::experiment::{run, write_atomic, Overrides, RunOpts, Scenario};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// One grid axis: a scenario key and its values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+impl Axis {
+    /// Parse `KEY=V1,V2,...`.
+    pub fn parse(s: &str) -> Result<Axis, InputError> {
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| InputError::new(format!("--grid `{s}`: expected KEY=V1,V2,...")))?;
+        let values: Vec<String> = v
+            .split(',')
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect();
+        if k.trim().is_empty() || values.is_empty() {
+            return Err(InputError::new(format!(
+                "--grid `{s}`: expected KEY=V1,V2,... with at least one value"
+            )));
+        }
+        Ok(Axis {
+            key: k.trim().to_string(),
+            values,
+        })
+    }
+}
+
+/// The points of a grid: every combination, first axis slowest.
+pub fn points(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
+    let mut pts: Vec<Vec<(String, String)>> = vec![vec![]];
+    for a in axes {
+        pts = pts
+            .into_iter()
+            .flat_map(|p| {
+                a.values.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.push((a.key.clone(), v.clone()));
+                    q
+                })
+            })
+            .collect();
+    }
+    pts
+}
+
+/// One finished run, as a JSON line.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Record {
+    pub point: usize,
+    pub params: BTreeMap<String, String>,
+    pub seed: u64,
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// The `--set` form of a grid value (`+` joins feature words).
+fn set_of(key: &str, value: &str) -> String {
+    if key == "kernel.features" {
+        format!("{key}={}", value.replace('+', ","))
+    } else {
+        format!("{key}={value}")
+    }
+}
+
+/// Read the whole lines of an existing results file; a torn last line is dropped.
+fn read_done(path: &Path) -> Result<Vec<Record>, InputError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(InputError::in_file(path, None, format!("cannot read: {e}"))),
+    };
+    let mut out = vec![];
+    let lines: Vec<&str> = text.split('\n').collect();
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Record>(l) {
+            Ok(r) => out.push(r),
+            // Only the last line can be torn by a kill.
+            Err(_) if i + 1 >= lines.len() - 1 => {}
+            Err(e) => {
+                return Err(InputError::in_file(
+                    path,
+                    Some(i + 1),
+                    format!("not a sweep result line: {e}"),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a sweep did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweepSummary {
+    pub points: usize,
+    pub runs_total: usize,
+    pub already_done: usize,
+    pub ran: usize,
+}
+
+/// Run the sweep of `scenario` over `axes` × `runs` seeds into `out`.
+/// `progress()` is called after each run.
+pub fn sweep(
+    scenario: &Path,
+    axes: &[Axis],
+    runs: u32,
+    jobs: usize,
+    out: &Path,
+    progress: &(dyn Fn() + Sync),
+) -> Result<SweepSummary, InputError> {
+    use rayon::prelude::*;
+    std::fs::create_dir_all(out)
+        .map_err(|e| InputError::in_file(out, None, format!("cannot create: {e}")))?;
+    let jsonl = out.join("results.jsonl");
+    let pts = points(axes);
+    // Validate every point up front: bad input fails before any run.
+    let mut scs: Vec<Scenario> = Vec::with_capacity(pts.len());
+    for p in &pts {
+        let sets = p.iter().map(|(k, v)| set_of(k, v)).collect();
+        scs.push(Scenario::load(
+            scenario,
+            &Overrides {
+                sets,
+                features: None,
+                seed: None,
+            },
+        )?);
+    }
+    let mut done = read_done(&jsonl)?;
+    // Keep only whole, known lines; rewrite so a torn tail is gone before appending.
+    done.retain(|r| r.point < pts.len());
+    let mut text = String::new();
+    for r in &done {
+        text.push_str(&serde_json::to_string(r).expect("record serialises"));
+        text.push('\n');
+    }
+    write_atomic(&jsonl, text.as_bytes())
+        .map_err(|e| InputError::in_file(&jsonl, None, format!("cannot write: {e}")))?;
+    let have: BTreeSet<(usize, u64)> = done.iter().map(|r| (r.point, r.seed)).collect();
+    let todo: Vec<(usize, u64)> = (0..pts.len())
+        .flat_map(|i| {
+            let base = scs[i].seed;
+            (0..runs as u64).map(move |k| (i, base.wrapping_add(k)))
+        })
+        .filter(|x| !have.contains(x))
+        .collect();
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&jsonl)
+        .map_err(|e| InputError::in_file(&jsonl, None, format!("cannot open: {e}")))?;
+    let file = Mutex::new(file);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| InputError::new(e.to_string()))?;
+    let results: Vec<Result<Record, InputError>> = pool.install(|| {
+        todo.par_iter()
+            .map(|&(i, seed)| {
+                let (r, _) = run(&scs[i], seed, 0, &RunOpts::default()).map_err(|e| {
+                    InputError::in_file(scenario, None, format!("point {i} seed {seed}: {e}"))
+                })?;
+                let rec = Record {
+                    point: i,
+                    params: pts[i].iter().cloned().collect(),
+                    seed,
+                    metrics: scalars(&r),
+                };
+                let mut line = serde_json::to_string(&rec).expect("record serialises");
+                line.push('\n');
+                {
+                    let mut f = file.lock().expect("writer lock");
+                    f.write_all(line.as_bytes())
+                        .and_then(|()| f.flush())
+                        .map_err(|e| {
+                            InputError::in_file(&jsonl, None, format!("cannot write: {e}"))
+                        })?;
+                }
+                progress();
+                Ok(rec)
+            })
+            .collect()
+    });
+    let ran = results.len();
+    for r in results {
+        done.push(r?);
+    }
+    done.sort_by_key(|r| (r.point, r.seed));
+    // Final files in (point, seed) order.
+    let mut text = String::new();
+    let mut csv = String::from("point");
+    for a in axes {
+        csv.push(',');
+        csv.push_str(&a.key);
+    }
+    csv.push_str(",seed,metric,value\n");
+    for r in &done {
+        text.push_str(&serde_json::to_string(r).expect("record serialises"));
+        text.push('\n');
+        for (m, v) in &r.metrics {
+            csv.push_str(&r.point.to_string());
+            for a in axes {
+                csv.push(',');
+                csv.push_str(r.params.get(&a.key).map_or("", String::as_str));
+            }
+            csv.push_str(&format!(",{},{m},{v}\n", r.seed));
+        }
+    }
+    write_atomic(&jsonl, text.as_bytes())
+        .map_err(|e| InputError::in_file(&jsonl, None, format!("cannot write: {e}")))?;
+    let csvp = out.join("results.csv");
+    write_atomic(&csvp, csv.as_bytes())
+        .map_err(|e| InputError::in_file(&csvp, None, format!("cannot write: {e}")))?;
+    Ok(SweepSummary {
+        points: pts.len(),
+        runs_total: pts.len() * runs as usize,
+        already_done: have.len(),
+        ran,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_points_are_the_cartesian_product() {
+        let a = Axis::parse("machine.preset=juno-r0,xeon-88").unwrap();
+        let b = Axis::parse("workload.groups=1,2,4").unwrap();
+        let p = points(&[a, b]);
+        assert_eq!(p.len(), 6);
+        assert_eq!(
+            p[1],
+            vec![
+                ("machine.preset".into(), "juno-r0".into()),
+                ("workload.groups".into(), "2".into())
+            ]
+        );
+        assert!(Axis::parse("nokey").is_err());
+        assert!(Axis::parse("k=").is_err());
+        assert_eq!(
+            set_of("kernel.features", "SMT_BALANCE+IDLE_CPU_MASK"),
+            "kernel.features=SMT_BALANCE,IDLE_CPU_MASK"
+        );
+    }
+}
