@@ -62,7 +62,8 @@ enum Cmd {
         /// Verify scheduler invariants after every event.
         #[arg(long)]
         check: bool,
-        /// Write the decision trace (text) here.
+        /// Write a trace here: `.txt` = ftrace text (tracefs layout, for Perfetto's
+        /// text importer and LISA); any other extension = the decision trace.
         #[arg(long)]
         trace: Option<PathBuf>,
         /// Print nothing but errors.
@@ -333,10 +334,23 @@ fn real_main() -> Result<(), Failure> {
                 seed,
             };
             let sc = Scenario::load(&scenario, &ov)?;
+            // The trace format follows the extension: `.txt` is ftrace text, Perfetto
+            // protobuf is not written yet, anything else is the decision trace.
+            let ext = trace
+                .as_ref()
+                .and_then(|p| p.extension())
+                .map(|e| e.to_string_lossy().into_owned());
+            if matches!(ext.as_deref(), Some("perfetto-trace" | "pftrace")) {
+                return Err(InputError::new(
+                    "--trace: Perfetto protobuf traces are not written yet; use .txt for ftrace text",
+                )
+                .into());
+            }
             let opts = RunOpts {
                 check,
                 trace: trace.is_some(),
                 trace_window: None,
+                ftrace: ext.as_deref() == Some("txt"),
             };
             // Replication i of the seed: independent random streams, same scenario.
             let mut results = Vec::new();

@@ -286,6 +286,9 @@ pub struct RunOpts {
     /// Keep a decision trace (optionally within a time window).
     pub trace: bool,
     pub trace_window: Option<(u64, u64)>,
+    /// Return the trace as ftrace text (metrics/ftrace.rs) instead of the decision
+    /// trace (with `trace`).
+    pub ftrace: bool,
 }
 
 /// Build the simulated system for `sc`, replication `rep` of seed `seed`.
@@ -335,9 +338,23 @@ pub fn run(
 ) -> Result<(RunResult, Option<String>), SimError> {
     let t0 = std::time::Instant::now();
     let mut sim = build(sc, seed, rep, opts);
+    if opts.trace && opts.ftrace {
+        sim.k.obs.trace = None;
+        sim.k.obs.log = Some(crate::metrics::EventLog {
+            window: opts.trace_window.unwrap_or((0, u64::MAX)),
+            events: Vec::new(),
+        });
+    }
     let stop = sim.run(sc.duration_ns)?;
     let wall = t0.elapsed().as_secs_f64();
-    let trace = sim.k.obs.trace.take().map(|t| t.text);
+    let trace = match sim.k.obs.log.take() {
+        Some(log) => Some(crate::metrics::ftrace::render(
+            &log.events,
+            &sim.k.tasks,
+            sim.k.m.nr_cpus(),
+        )),
+        None => sim.k.obs.trace.take().map(|t| t.text),
+    };
     Ok((RunResult::gather(sc, seed, &mut sim, stop, wall), trace))
 }
 

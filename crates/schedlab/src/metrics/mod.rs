@@ -15,6 +15,7 @@
 //! Histograms keep 3 significant digits (values up to one hour in ns).
 
 pub mod energy;
+pub mod ftrace;
 pub mod trace;
 
 use crate::engine::{Observer, SimTime};
