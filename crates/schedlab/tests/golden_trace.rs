@@ -13,6 +13,7 @@ fn check(name: &str) {
         check: true,
         trace: true,
         trace_window: None,
+        ftrace: false,
     };
     let (_, trace) = experiment::run(&sc, sc.seed, 0, &opts).expect("run succeeds");
     let trace = trace.expect("trace requested");

@@ -45,6 +45,7 @@ fn one_placement_per_decision_on_several_machines() {
             check: true,
             trace: true,
             trace_window: None,
+            ftrace: false,
         };
         let (_, trace) = experiment::run(&sc, sc.seed, 0, &opts).expect("runs");
         let trace = trace.unwrap();

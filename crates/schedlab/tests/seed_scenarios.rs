@@ -119,6 +119,7 @@ fn seed_scenarios_load_match_their_seed_and_run_briefly() {
             check: true,
             trace: false,
             trace_window: None,
+            ftrace: false,
         };
         let (r, _) =
             experiment::run(&short, short.seed, 0, &opts).unwrap_or_else(|e| panic!("{stem}: {e}"));
