@@ -325,6 +325,23 @@ pub struct TaskSpec {
     pub process: Option<u32>,
 }
 
+impl TaskSpec {
+    /// The tool's main task: program 0, instance 0, unpinned, nice 0, started at 0,
+    /// its own process.
+    pub fn main(name: &str) -> TaskSpec {
+        TaskSpec {
+            name: name.into(),
+            prog: 0,
+            instance: 0,
+            cpus: None,
+            nice: 0,
+            policy: Policy::Normal,
+            start_ns: 0,
+            process: None,
+        }
+    }
+}
+
 /// How metrics recorded by the programs are reported.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricDecl {

@@ -30,7 +30,6 @@ use super::{pos, Generated, Tool, ToolInput, ToolResult};
 use crate::config::TableReader;
 use crate::error::InputError;
 use crate::metrics::LatencyHist;
-use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::ipc::ChanKind;
 use crate::workload::program::{
@@ -229,16 +228,7 @@ pub fn spec(o: &AdrestiaOpts) -> WorkloadSpec {
     }
     main.push(Op::Exit);
     spec.programs[0].ops = main;
-    spec.tasks.push(TaskSpec {
-        name: "adrestia".into(),
-        prog: 0,
-        instance: 0,
-        cpus: None,
-        nice: 0,
-        policy: Policy::Normal,
-        start_ns: 0,
-        process: None,
-    });
+    spec.tasks.push(TaskSpec::main("adrestia"));
     spec
 }
 

@@ -33,7 +33,6 @@ use super::{pos, Generated, Tool, ToolInput, ToolResult};
 use crate::config::TableReader;
 use crate::error::InputError;
 use crate::machine::{Arch, Machine};
-use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::program::{LoopCount, Op, Program, TaskSpec, WorkloadSpec};
 use std::collections::BTreeMap;
@@ -119,16 +118,7 @@ pub fn spec(o: &ForkOpts, m: &Machine) -> WorkloadSpec {
             ops: c,
         },
     ];
-    s.tasks.push(TaskSpec {
-        name: "forkbench".into(),
-        prog: 0,
-        instance: 0,
-        cpus: None,
-        nice: 0,
-        policy: Policy::Normal,
-        start_ns: 0,
-        process: None,
-    });
+    s.tasks.push(TaskSpec::main("forkbench"));
     s
 }
 

@@ -81,19 +81,6 @@ fn times(n: u64) -> LoopCount {
     LoopCount::Times(Dist::Const(n))
 }
 
-fn parent_task(name: &str) -> TaskSpec {
-    TaskSpec {
-        name: name.into(),
-        prog: 0,
-        instance: 0,
-        cpus: None,
-        nice: 0,
-        policy: crate::sched::core::Policy::Normal,
-        start_ns: 0,
-        process: None,
-    }
-}
-
 /// The hackbench / perf-messaging workload. Programs: 0 = parent, then per group
 /// `g` a receiver (`1 + 2g`) and a sender (`2 + 2g`) program. Channels: `ready`
 /// (0), `wake` (1), `data[0..G·F]` (2..): receiver `j` of group `g` owns
@@ -223,7 +210,7 @@ pub fn messaging_spec(o: &MessagingOpts) -> WorkloadSpec {
             ops: s,
         });
     }
-    spec.tasks.push(parent_task("hackbench"));
+    spec.tasks.push(TaskSpec::main("hackbench"));
     spec
 }
 
@@ -308,7 +295,7 @@ pub fn pipe_spec(o: &PipeOpts) -> WorkloadSpec {
             ops: w1v,
         },
     ];
-    spec.tasks.push(parent_task("sched-pipe"));
+    spec.tasks.push(TaskSpec::main("sched-pipe"));
     spec
 }
 

@@ -57,7 +57,6 @@ use crate::config::TableReader;
 use crate::error::InputError;
 use crate::machine::Machine;
 use crate::metrics::LatencyHist;
-use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::program::{
     IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, FUTEX_BLOCKED,
@@ -362,16 +361,7 @@ fn build(m: u32, t: u32, runtime_s: u32, v: Version, nr_cpus: usize) -> Workload
             ops: w,
         });
     }
-    spec.tasks.push(TaskSpec {
-        name: "schbench".into(),
-        prog: 0,
-        instance: 0,
-        cpus: None,
-        nice: 0,
-        policy: Policy::Normal,
-        start_ns: 0,
-        process: None,
-    });
+    spec.tasks.push(TaskSpec::main("schbench"));
     spec
 }
 
