@@ -174,6 +174,34 @@ pub struct MetricRow {
     pub mann_whitney: Option<TestResult>,
 }
 
+impl MetricRow {
+    /// The table's rows `(label, a, b)`: the centre, std, min, percentiles, max.
+    /// Percentile labels are `50<suffix>` (`"%"` in text, `""` with a `p` in CSV).
+    fn stat_rows(&self, suffix: &str) -> [(String, f64, f64); 7] {
+        let mk = match self.mean_kind {
+            MeanKind::Amean => "amean",
+            MeanKind::Hmean => "hmean",
+        };
+        let pl = |n: u32| {
+            if suffix.is_empty() {
+                format!("p{n}")
+            } else {
+                format!("{n}{suffix}")
+            }
+        };
+        let (a, b) = (&self.a, &self.b);
+        [
+            (mk.to_string(), self.a_centre, self.b_centre),
+            ("std".into(), a.std, b.std),
+            ("min".into(), a.min, b.min),
+            (pl(50), a.p50, b.p50),
+            (pl(75), a.p75, b.p75),
+            (pl(99), a.p99, b.p99),
+            ("max".into(), a.max, b.max),
+        ]
+    }
+}
+
 /// A finished comparison.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Comparison {
@@ -333,10 +361,6 @@ impl Comparison {
                 | (Better::Higher, Some(std::cmp::Ordering::Less)) => " (B worse)",
                 _ => "",
             };
-            let mk = match r.mean_kind {
-                MeanKind::Amean => "amean",
-                MeanKind::Hmean => "hmean",
-            };
             let _ = writeln!(s, "\n{} ({dir})", r.name);
             let _ = writeln!(
                 s,
@@ -351,16 +375,7 @@ impl Comparison {
                     "-".into()
                 }
             };
-            let rows: [(&str, f64, f64); 7] = [
-                (mk, r.a_centre, r.b_centre),
-                ("std", r.a.std, r.b.std),
-                ("min", r.a.min, r.b.min),
-                ("50%", r.a.p50, r.b.p50),
-                ("75%", r.a.p75, r.b.p75),
-                ("99%", r.a.p99, r.b.p99),
-                ("max", r.a.max, r.b.max),
-            ];
-            for (k, a, b) in rows {
+            for (k, a, b) in r.stat_rows("%") {
                 let _ = writeln!(
                     s,
                     "| {:<5} | {:>14} | {:>14} | {:>8} |",
@@ -391,19 +406,7 @@ impl Comparison {
                     String::new()
                 }
             };
-            let mk = match r.mean_kind {
-                MeanKind::Amean => "amean",
-                MeanKind::Hmean => "hmean",
-            };
-            for (k, a, b) in [
-                (mk, r.a_centre, r.b_centre),
-                ("std", r.a.std, r.b.std),
-                ("min", r.a.min, r.b.min),
-                ("p50", r.a.p50, r.b.p50),
-                ("p75", r.a.p75, r.b.p75),
-                ("p99", r.a.p99, r.b.p99),
-                ("max", r.a.max, r.b.max),
-            ] {
+            for (k, a, b) in r.stat_rows("") {
                 let _ = writeln!(s, "{},{k},{a},{b},{}", r.name, d(a, b));
             }
             for (k, t) in [
