@@ -62,6 +62,15 @@ struct ProgState {
     uclamp: (u16, u16),
 }
 
+/// The first eight blocked task names, for a deadlock message.
+fn blocked_list(names: &[&str]) -> String {
+    let mut s = names.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+    if names.len() > 8 {
+        s.push_str(", ...");
+    }
+    s
+}
+
 /// Why a run stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -299,15 +308,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             .filter(|t| t.state == TaskState::Sleeping)
             .map(|t| t.name.as_str())
             .collect();
-        let mut detail = blocked
-            .iter()
-            .take(8)
-            .copied()
-            .collect::<Vec<_>>()
-            .join(", ");
-        if blocked.len() > 8 {
-            detail.push_str(", ...");
-        }
+        let detail = blocked_list(&blocked);
         Err(SimError::Deadlock {
             t_ns: self.k.now,
             blocked: blocked.len(),
@@ -363,15 +364,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         if blocked.is_empty() {
             return None;
         }
-        let mut detail = blocked
-            .iter()
-            .take(8)
-            .copied()
-            .collect::<Vec<_>>()
-            .join(", ");
-        if blocked.len() > 8 {
-            detail.push_str(", ...");
-        }
+        let mut detail = blocked_list(&blocked);
         detail.push_str("; only background spinners still run");
         Some(SimError::Deadlock {
             t_ns: self.k.now,
