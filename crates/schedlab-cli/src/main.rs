@@ -149,6 +149,31 @@ enum Cmd {
         #[arg(long)]
         features: Option<String>,
     },
+    /// Run the seeds' own experiments (paired, baseline vs feature) and print
+    /// them beside the numbers each seed reports.
+    Reproduce {
+        /// Seeds to reproduce (0-4, as `000` or `0`); default: all.
+        seeds: Vec<String>,
+        /// Paired runs per arm (at least 6 for the Wilcoxon test to call an effect).
+        #[arg(long, default_value_t = 8)]
+        runs: u32,
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Reduced mode: each seed's headline table, shortened runs.
+        #[arg(long)]
+        quick: bool,
+        /// `[run] noise` for scenarios that set none.
+        #[arg(long, default_value_t = experiment::reproduce::DEFAULT_NOISE)]
+        noise: f64,
+        /// Also write the tables here: `.md` = the text, anything else = HTML.
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// Also write every number as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Measure simulator speed on three fixed scenarios.
     Bench {
         /// Run only these (small, medium, large).
@@ -309,6 +334,82 @@ fn compare_cmd(
     if let Some(p) = json {
         let mut s =
             serde_json::to_string_pretty(&cmp).map_err(|e| Failure::Internal(e.to_string()))?;
+        s.push('\n');
+        write(&p, &s)?;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reproduce_cmd(
+    seeds: &[String],
+    runs: u32,
+    jobs: Option<usize>,
+    quick: bool,
+    noise: f64,
+    report: Option<PathBuf>,
+    json: Option<PathBuf>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    use experiment::reproduce::{reproduce, total_runs, ReproOpts, SEEDS};
+    if runs == 0 {
+        return Err(InputError::new("--runs must be at least 1").into());
+    }
+    if !(noise.is_finite() && (0.0..1.0).contains(&noise)) {
+        return Err(InputError::new("--noise must be in [0, 1)").into());
+    }
+    let mut list = vec![];
+    for s in seeds {
+        match s.parse::<u8>() {
+            Ok(n) if SEEDS.contains(&n) => list.push(n),
+            _ => {
+                return Err(InputError::new(format!(
+                    "unknown seed `{s}`: the seeds are 000, 001, 002, 003 and 004"
+                ))
+                .into())
+            }
+        }
+    }
+    if list.is_empty() {
+        list = SEEDS.to_vec();
+    }
+    list.sort_unstable();
+    list.dedup();
+    let opts = ReproOpts {
+        seeds: list,
+        runs,
+        jobs: jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }),
+        quick,
+        noise,
+    };
+    let bar = if quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(total_runs(&opts))
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, ETA {eta}")
+            .map_err(|e| Failure::Internal(e.to_string()))?,
+    );
+    let r = reproduce(&opts, &|_| bar.inc(1)).map_err(Failure::Internal)?;
+    bar.finish_and_clear();
+    let text = r.text();
+    out!("{text}");
+    let write = |p: &Path, body: &str| {
+        experiment::write_atomic(p, body.as_bytes())
+            .map_err(|e| InputError::in_file(p, None, format!("cannot write: {e}")))
+    };
+    if let Some(p) = report {
+        let md = p.extension().is_some_and(|e| e == "md");
+        write(&p, &if md { text } else { r.html() })?;
+    }
+    if let Some(p) = json {
+        let mut s =
+            serde_json::to_string_pretty(&r).map_err(|e| Failure::Internal(e.to_string()))?;
         s.push('\n');
         write(&p, &s)?;
     }
@@ -493,6 +594,16 @@ fn real_main() -> Result<(), Failure> {
                 );
             }
         }
+        Cmd::Reproduce {
+            seeds,
+            runs,
+            jobs,
+            quick,
+            noise,
+            report,
+            json,
+            quiet,
+        } => reproduce_cmd(&seeds, runs, jobs, quick, noise, report, json, quiet)?,
         Cmd::Explain {
             scenario,
             task,

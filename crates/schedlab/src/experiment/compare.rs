@@ -53,7 +53,7 @@ impl ArmSpec {
         a
     }
 
-    fn overrides(&self, extra_sets: &[String]) -> Overrides {
+    pub(crate) fn overrides(&self, extra_sets: &[String]) -> Overrides {
         let mut sets = extra_sets.to_vec();
         sets.extend(self.sets.iter().cloned());
         Overrides {
@@ -137,6 +137,9 @@ pub fn scalars(r: &RunResult) -> BTreeMap<String, f64> {
         r.metrics.migrations.values().sum::<u64>() as f64,
     );
     m.insert("context_switches".into(), r.metrics.context_switches as f64);
+    if let Some(e) = r.metrics.energy_joules.total {
+        m.insert("energy_j".into(), e);
+    }
     for (f, s) in &r.metrics.functions {
         if s.calls > 0 {
             m.insert(
