@@ -274,7 +274,17 @@ fn jiffies(now: SimTime, tick: u64) -> u64 {
 
 impl<O: Observer<SchedEvent>> Kernel<O> {
     pub fn new(m: Machine, feat: Features, tun: Tunables, opts: &TopologyOpts, obs: O) -> Self {
-        let topo = SchedTopology::build(&m, opts);
+        // v5.7's asymmetric wakeup series also dropped SD_BALANCE_WAKE from the
+        // asymmetric levels: one switch for the whole change.
+        let topo = if feat.has(SchedFeat::SELECT_IDLE_CAPACITY) {
+            let opts = TopologyOpts {
+                asym_balance_wake: false,
+                ..opts.clone()
+            };
+            SchedTopology::build(&m, &opts)
+        } else {
+            SchedTopology::build(&m, opts)
+        };
         let fair = FairParams {
             sched_latency: tun.sched_latency_ns,
             min_granularity: tun.sched_min_granularity_ns,

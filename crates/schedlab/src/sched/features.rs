@@ -74,6 +74,7 @@ sched_features! {
     SIS_CLUSTER = false, "v6.7", "With SIS_MERGED on a topology with a CLS level: scan target's cluster first, and keep an idle prev or recent CPU of another cluster only as a fallback (Barry Song, Yicong Yang).";
     IDLE_CPU_MASK = false, "seed 000", "After a fruitless select_idle_core, select_idle_cpu scans only the CPUs it did not see busy (Parth Shah, RFC, July 2019).";
     MISFIT = true, "v4.20 (seed 004)", "Misfit tasks on asymmetric-capacity systems: rq.misfit_task_load at pick and tick, the group_misfit_task type, migrate_misfit with active balance, and the nohz kick and rd.overload on misfit (Morten Rasmussen, Valentin Schneider, 2018); NO_MISFIT is the kernel before the series.";
+    SELECT_IDLE_CAPACITY = false, "v5.7", "Asymmetric-capacity wakeups of v5.7 (Morten Rasmussen, Valentin Schneider, 2020): select_idle_sibling on a sched_asym_cpucapacity system scans sd_asym_cpucapacity with select_idle_capacity (the first idle CPU, wrapping from target, that the task fits, else the idle CPU of largest capacity, else target), wake_cap no longer blocks affine wakeups, and asymmetric domains lose SD_BALANCE_WAKE; seed 002's test base includes it.";
     BREAK_EVEN = false, "seed 001", "find_idlest_group_cpu breaks exit-latency ties between idle CPUs by the earliest break-even deadline (entry time + exit latency of the state entered) instead of the latest idle_stamp (Daniel Lezcano, v2, March 2020).";
 }
 
@@ -342,14 +343,20 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
     },
     KernelPreset {
         name: "v5.12",
-        description: "v5.6 + merged idle-core/idle-CPU scan (SIS_MERGED), v5.7 asym wake rules, v5.10 imbalance_pct 117 / busy_factor 16",
-        changes: &["SIS_MERGED", "NO_SIS_AVG_CPU"],
+        description: "v5.6 + merged idle-core/idle-CPU scan (SIS_MERGED), v5.7 asymmetric-capacity wakeups (SELECT_IDLE_CAPACITY, in its v5.7 form), v5.10 imbalance_pct 117 / busy_factor 16",
+        changes: &["SIS_MERGED", "NO_SIS_AVG_CPU", "SELECT_IDLE_CAPACITY"],
         topology: topo_v5_12,
     },
     KernelPreset {
         name: "v6.0",
         description: "v5.12 + SIS_UTIL scan budget (SIS_PROP off), v5.16 cluster level",
-        changes: &["SIS_MERGED", "NO_SIS_AVG_CPU", "SIS_UTIL", "NO_SIS_PROP"],
+        changes: &[
+            "SIS_MERGED",
+            "NO_SIS_AVG_CPU",
+            "SIS_UTIL",
+            "NO_SIS_PROP",
+            "SELECT_IDLE_CAPACITY",
+        ],
         topology: topo_v6_0,
     },
 ];

@@ -16,6 +16,10 @@
 //! | 6 | `select_idle_smt`: an idle allowed SMT sibling of target | `idle_smt` |
 //! | 7 | target | `affine_fallback` |
 //!
+//! With `SELECT_IDLE_CAPACITY` (v5.7) on an asymmetric-capacity system, all of
+//! this is replaced by `select_idle_capacity` over `sd_asym_cpucapacity(target)`
+//! (reason `idle_capacity`, else `affine_fallback` with target).
+//!
 //! With `SMT_BALANCE` (seed 003) on an SMT machine, steps 4–6 are replaced by
 //! `smt_balance` (fair/smt_balance.rs, reason `smt_balance`); with `IDLE_CPU_MASK`
 //! (seed 000) step 5 walks only the CPUs step 4 did not find busy.
@@ -42,6 +46,7 @@
 use crate::engine::Observer;
 use crate::machine::CpuMask;
 use crate::sched::core::Kernel;
+use crate::sched::fair::group::fits_capacity;
 use crate::sched::fair::wakeup::{reason, Probes};
 use crate::sched::features::SchedFeat;
 use crate::sched::{Func, Pid, SchedEvent};
@@ -131,6 +136,40 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         (r.0, r.1, pr)
     }
 
+    /// `select_idle_capacity(p, sd, target)` (kernel/sched/fair.c, v5.7): over
+    /// the domain's span ∩ allowed, wrapping from `target`, the first idle (or
+    /// SCHED_IDLE-only) CPU whose `capacity_of` fits the task's estimated
+    /// utilization; failing that, the idle CPU of largest capacity (the first of
+    /// equals); `None` when no CPU is idle. Every CPU looked at is a probe.
+    pub fn select_idle_capacity(
+        &mut self,
+        pid: Pid,
+        sd: usize,
+        target: usize,
+        this_cpu: usize,
+        pr: &mut Probes,
+    ) -> Option<usize> {
+        self.sync_entity_load_avg(pid);
+        let util = self.task_util_est_of(pid);
+        let cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
+        let (mut best_cap, mut best) = (0u64, None);
+        for cpu in cpus.iter_wrap(target) {
+            self.probe(pr, this_cpu, cpu);
+            if !self.idle_or_sched_idle(cpu) {
+                continue;
+            }
+            let cap = self.capacity_of(cpu);
+            if fits_capacity(util, cap) {
+                return Some(cpu);
+            }
+            if cap > best_cap {
+                best_cap = cap;
+                best = Some(cpu);
+            }
+        }
+        best
+    }
+
     fn select_idle_sibling_inner(
         &mut self,
         pid: Pid,
@@ -139,6 +178,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         this_cpu: usize,
         pr: &mut Probes,
     ) -> (usize, &'static str) {
+        // v5.7: on asymmetric-capacity systems the domain of interest is
+        // sd_asym_cpucapacity, scanned by capacity instead of the LLC scans (a CPU
+        // below no asymmetric domain, e.g. in a symmetric cpuset island, goes on).
+        if self.feat.has(SchedFeat::SELECT_IDLE_CAPACITY) && self.topo.asym_cpucapacity {
+            if let Some(sd) = self.topo.sd_asym_cpucapacity[target] {
+                return match self.select_idle_capacity(pid, sd, target, this_cpu, pr) {
+                    Some(c) => (c, reason::IDLE_CAPACITY),
+                    None => (target, reason::AFFINE_FALLBACK),
+                };
+            }
+        }
         self.probe(pr, this_cpu, target);
         if self.idle_or_sched_idle(target) {
             return (target, reason::TARGET_IDLE);

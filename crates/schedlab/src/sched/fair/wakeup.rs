@@ -37,7 +37,7 @@
 //! this if this_eff < prev_eff      (the ×100 factors only with WA_BIAS)
 //! ```
 //!
-//! **wake_cap** (v5.6 only): on asymmetric systems, when the smaller of the two CPUs'
+//! **wake_cap** (v5.6; gone with `SELECT_IDLE_CAPACITY`, as in v5.7): on asymmetric systems, when the smaller of the two CPUs'
 //! `capacity_orig` is more than 1/8 below the root domain's maximum and the wakee's
 //! estimated utilization does not fit it (1280/1024 margin), no affine wakeup.
 //!
@@ -101,6 +101,8 @@ pub mod reason {
     pub const IDLE_SMT: &str = "idle_smt";
     /// Seed 003: an idle CPU found in the core `smt_balance` chose.
     pub const SMT_BALANCE: &str = "smt_balance";
+    /// v5.7 (`SELECT_IDLE_CAPACITY`): an idle CPU found by `select_idle_capacity`.
+    pub const IDLE_CAPACITY: &str = "idle_capacity";
     /// No search ran or none found anything: the initial target is kept.
     pub const AFFINE_FALLBACK: &str = "affine_fallback";
     pub const SLOW_PATH: &str = "slow_path";
@@ -244,8 +246,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.finish_placement(pid, kind, prev_cpu, c, reason::EAS, cpu, pr, q);
                 return c;
             }
+            // v5.7 removed wake_cap along with adding select_idle_capacity.
             want_affine = !self.wake_wide(pid, current, cpu)
-                && !self.wake_cap(pid, cpu, prev_cpu)
+                && (self.feat.has(SchedFeat::SELECT_IDLE_CAPACITY)
+                    || !self.wake_cap(pid, cpu, prev_cpu))
                 && self.cpus_allowed(pid).test(cpu);
         }
 
