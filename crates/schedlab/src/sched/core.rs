@@ -401,6 +401,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             k.enter_idle(cpu);
             k.rqs[cpu].idle_stamp = 0;
         }
+        k.cpufreq_start();
         k
     }
 

@@ -7,6 +7,8 @@
 //! * **performance** pins every policy at its highest OPP. This is what schedlab did
 //!   before frequency scaling existed, and it stays the default
 //!   (`[kernel] cpufreq = "performance"`), so earlier results are unchanged.
+//! * **powersave** pins every policy at its lowest OPP (`cpufreq_powersave.c`), set
+//!   when the governor starts, before any task runs.
 //! * **schedutil** is driven by the scheduler: whenever the fair class updates a
 //!   CPU's utilization (`cpufreq_update_util` from `update_load_avg` at enqueue,
 //!   dequeue and the tick), `sugov_update_shared` runs on that CPU. Unless the policy
@@ -57,15 +59,18 @@ pub enum Governor {
     Performance,
     /// The scheduler-driven governor.
     Schedutil,
+    /// Lowest OPP always (`cpufreq_powersave.c`).
+    Powersave,
 }
 
 impl Governor {
-    pub const NAMES: [&'static str; 2] = ["performance", "schedutil"];
+    pub const NAMES: [&'static str; 3] = ["performance", "schedutil", "powersave"];
 
     pub fn by_name(s: &str) -> Option<Governor> {
         match s {
             "performance" => Some(Governor::Performance),
             "schedutil" => Some(Governor::Schedutil),
+            "powersave" => Some(Governor::Powersave),
             _ => None,
         }
     }
@@ -73,6 +78,7 @@ impl Governor {
         match self {
             Governor::Performance => "performance",
             Governor::Schedutil => "schedutil",
+            Governor::Powersave => "powersave",
         }
     }
 }
@@ -200,6 +206,20 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         resolve_freq(fd, map_util_freq(util, f as u64, max))
     }
 
+    /// The governor's start (`cpufreq_gov_*_limits` at policy start): powersave sets
+    /// every policy to its lowest OPP; performance and schedutil keep the boot
+    /// frequency (the highest OPP) until schedutil's first update.
+    pub fn cpufreq_start(&mut self) {
+        if self.cpufreq.governor != Governor::Powersave {
+            return;
+        }
+        for d in 0..self.m.freq_domains.len() {
+            if let Some(low) = self.m.freq_domains[d].opps.first().map(|o| o.freq_khz) {
+                self.set_policy_freq(d, low);
+            }
+        }
+    }
+
     /// `cpufreq_update_util(rq, 0)` → `sugov_update_shared` on `cpu` (schedutil
     /// only): rate limit, next frequency, fast switch.
     pub fn cpufreq_update_util(&mut self, cpu: usize) {
@@ -270,5 +290,39 @@ mod tests {
         // above the top: the top OPP
         assert_eq!(resolve_freq(big, 5_000_000), 1_100_000);
         assert_eq!(freq_scale_of(450_000, 1_100_000), 418);
+    }
+
+    #[test]
+    fn powersave_starts_every_policy_at_its_lowest_opp() {
+        use crate::sched::features::{Features, Tunables};
+        use crate::sched::topology::TopologyOpts;
+        let m = preset("hikey960").unwrap();
+        let n = m.nr_cpus();
+        let mut tun = Tunables::v5_6(n);
+        tun.cpufreq = Governor::Powersave;
+        let k = Kernel::new(
+            m,
+            Features::v5_6(),
+            tun,
+            &TopologyOpts::v5_6(),
+            crate::engine::NullObserver,
+        );
+        // HiKey960: A53 533 MHz of 1 844, A73 903 MHz of 2 362.
+        assert_eq!(k.cpufreq.policies[0].cur_khz, 533_000);
+        assert_eq!(k.cpufreq.policies[1].cur_khz, 903_000);
+        assert_eq!(k.rqs[0].freq_scale, 533_000 * 1024 / 1_844_000);
+        assert_eq!(k.rqs[7].freq_scale, 903_000 * 1024 / 2_362_000);
+        // No Energy Model use without schedutil.
+        assert!(!k.cpufreq.perf_domains);
+        // Performance keeps the boot frequency.
+        let m = preset("hikey960").unwrap();
+        let k = Kernel::new(
+            m,
+            Features::v5_6(),
+            Tunables::v5_6(n),
+            &TopologyOpts::v5_6(),
+            crate::engine::NullObserver,
+        );
+        assert_eq!(k.rqs[0].freq_scale, 1024);
     }
 }
