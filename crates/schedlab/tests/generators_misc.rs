@@ -304,6 +304,64 @@ fn deadlock_beside_spinners_is_reported() {
     assert_eq!(r.workload.stop_reason, StopReason::Completed);
 }
 
+/// Run `text` and return the deadlock error's (t_ns, blocked, detail).
+fn deadlock_of(text: &str) -> (u64, usize, String) {
+    let doc = Doc::parse(text, Path::new("t.toml")).unwrap();
+    let sc = Scenario::from_doc(doc, &Overrides::default()).unwrap();
+    match experiment::run(&sc, 1, 0, &RunOpts::default()) {
+        Err(SimError::Deadlock {
+            t_ns,
+            blocked,
+            detail,
+        }) => (t_ns, blocked, detail),
+        Err(e) => panic!("{e}"),
+        Ok((r, _)) => panic!("no deadlock: {:?}", r.workload.stop_reason),
+    }
+}
+
+#[test]
+fn futex_await_beside_spinners_is_a_deadlock() {
+    // schbench's fwait on a word nobody posts, beside background spinners.
+    let text = "[machine]\npreset = \"juno-r0\"\n[run]\nduration_ms = 1000\n[workload]\n\
+        kind = \"tasks\"\n[[workload.futex]]\nname = \"f\"\n\
+        [[workload.task]]\nname = \"waiter\"\nprogram = [{ op = \"compute\", work = \"1ms\" }, \
+        { op = \"futex_await\", futex = \"f\" }]\n\
+        [workload.background]\nspinners = 2\n";
+    let (t, blocked, detail) = deadlock_of(text);
+    assert_eq!(blocked, 1);
+    assert!(detail.starts_with("waiter"), "{detail}");
+    assert!(t <= 30_000_000, "{t}");
+}
+
+#[test]
+fn spinning_on_a_lock_held_by_a_blocked_task_is_a_deadlock() {
+    // "holder" takes the spin lock and blocks for good on an empty pipe; two tasks
+    // spin on that lock. The CPUs never go idle (the spinners poll), there is no
+    // duration and no daemon, yet the run ends with the deadlock error.
+    let text = "[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"tasks\"\n\
+        [[workload.channel]]\nname = \"p\"\n[[workload.spinlock]]\nname = \"l\"\n\
+        [[workload.task]]\nname = \"holder\"\nprogram = [{ op = \"spin_lock\", spinlock = \"l\" }, \
+        { op = \"read\", chan = \"p\", bytes = 1 }]\n\
+        [[workload.task]]\nname = \"spinner\"\ncount = 2\nprogram = [{ op = \"compute\", work = \"1ms\" }, \
+        { op = \"spin_lock\", spinlock = \"l\" }, { op = \"spin_unlock\", spinlock = \"l\" }]\n";
+    let (t, blocked, detail) = deadlock_of(text);
+    assert_eq!(blocked, 3, "{detail}");
+    assert!(detail.starts_with("holder"), "{detail}");
+    assert!(
+        detail.contains("spinning for good") && detail.contains("spinner"),
+        "{detail}"
+    );
+    assert!(t <= 30_000_000, "{t}");
+    // A holder that only computes for a while releases the lock: no deadlock.
+    let ok = text.replace(
+        "{ op = \"read\", chan = \"p\", bytes = 1 }]",
+        "{ op = \"compute\", work = \"30ms\" }, { op = \"spin_unlock\", spinlock = \"l\" }]",
+    );
+    let doc = Doc::parse(&ok, Path::new("t.toml")).unwrap();
+    let sc = Scenario::from_doc(doc, &Overrides::default()).unwrap();
+    assert_eq!(run(&sc).workload.stop_reason, StopReason::Completed);
+}
+
 #[test]
 fn bad_options_name_the_key() {
     let cases = [

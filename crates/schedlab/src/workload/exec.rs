@@ -11,8 +11,12 @@
 //! woken, as the kernel's wait loops do.
 //!
 //! The run ends when every task has exited (daemon tasks, the background load, are
-//! not waited for; beside them a deadlock is looked for every 10 ms), when the scenario's duration elapses, or
-//! with an error when tasks are left blocked with nothing left that could wake them.
+//! not waited for), when the scenario's duration elapses, or with an error when tasks
+//! are left blocked with nothing left that could wake them. Beside daemons, or with
+//! spin locks, the event queue never drains, so that check runs every 10 ms: it also
+//! catches tasks spinning for good on a spin lock whose holder is blocked for good.
+
+use std::fmt::Write as _;
 
 use crate::engine::{EventQueue, Observer, RngStream, RngStreams, SimTime};
 use crate::metrics::LatencyHist;
@@ -29,8 +33,9 @@ use crate::workload::program::{
 const EV_START_TASK: u32 = 1;
 const EV_STOP: u32 = 2;
 
-/// With daemon tasks (background spinners) the event queue never drains, so a
-/// deadlock of the other tasks is looked for every 10 ms of simulated time instead.
+/// With daemon tasks (background spinners) or spin locks the event queue never
+/// drains, so a deadlock of the other tasks is looked for every 10 ms of simulated
+/// time instead.
 const DAEMON_CHECK_NS: SimTime = 10_000_000;
 
 /// Interpreter state of one task.
@@ -293,7 +298,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             if self.alive == 0 && self.all_started() {
                 return Ok(StopReason::Completed);
             }
-            if !self.spec.daemons.is_empty() && now >= self.next_daemon_check {
+            if (!self.spec.daemons.is_empty() || self.spec.spinlocks > 0)
+                && now >= self.next_daemon_check
+            {
                 self.next_daemon_check = now + DAEMON_CHECK_NS;
                 if let Some(e) = self.deadlock_beside_daemons() {
                     return Err(e);
@@ -316,9 +323,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         })
     }
 
-    /// A deadlock of the non-daemon tasks while daemons keep running: every live
-    /// non-daemon task sleeps (no wakeup in flight) in an op only another task can
-    /// end (no timer), and the daemons only compute, so nothing can wake them.
+    /// A deadlock of the non-daemon tasks while daemons or spinners keep the
+    /// queue busy: every live non-daemon task either sleeps (no wakeup in flight) in
+    /// an op only another task can end (no timer), or spins on a spin lock whose
+    /// holder is itself stuck that way (a livelock: the spinning never ends); and the
+    /// daemons only compute, so nothing can wake them.
     fn deadlock_beside_daemons(&self) -> Option<SimError> {
         if !self.all_started() {
             return None;
@@ -337,15 +346,15 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         if !pure {
             return None;
         }
+        // Tasks blocked for good, and tasks spinning on lock `i` (pid, lock).
+        let mut stuck = vec![false; self.st.len()];
         let mut blocked = Vec::new();
+        let mut spinning: Vec<(usize, usize)> = Vec::new();
         for (pid, st) in self.st.iter().enumerate() {
             let Some(st) = st else { continue };
             let t = &self.k.tasks[pid];
             if st.daemon || t.state == TaskState::Dead {
                 continue;
-            }
-            if t.state != TaskState::Sleeping {
-                return None;
             }
             match self.spec.programs[st.prog].ops.get(st.pc) {
                 Some(
@@ -353,22 +362,58 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     | Op::Write { .. }
                     | Op::Poll { .. }
                     | Op::FutexWait { .. }
+                    | Op::FutexAwait { .. }
                     | Op::Lock(_)
                     | Op::Barrier(_)
                     | Op::CondWait { .. }
                     | Op::WaitChild,
-                ) => blocked.push(t.name.as_str()),
+                ) if t.state == TaskState::Sleeping => {
+                    stuck[pid] = true;
+                    blocked.push(t.name.as_str());
+                }
+                Some(Op::SpinLock { l, slot }) if st.phase == 1 => {
+                    let i = l.base as usize + st.marks[*slot as usize] as usize;
+                    spinning.push((pid, i));
+                }
                 _ => return None,
             }
+        }
+        // A spinner is stuck when its lock's holder is; repeat to a fixed point
+        // (chains of spinners holding each other's locks).
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &(pid, i) in &spinning {
+                if !stuck[pid] && self.spin_holder[i].is_some_and(|h| stuck[h as usize]) {
+                    stuck[pid] = true;
+                    changed = true;
+                }
+            }
+        }
+        let mut spinners = Vec::new();
+        for &(pid, _) in &spinning {
+            if !stuck[pid] {
+                return None;
+            }
+            spinners.push(self.k.tasks[pid].name.as_str());
         }
         if blocked.is_empty() {
             return None;
         }
         let mut detail = blocked_list(&blocked);
-        detail.push_str("; only background spinners still run");
+        if !spinners.is_empty() {
+            let _ = write!(
+                detail,
+                "; spinning for good on spin locks they hold: {}",
+                blocked_list(&spinners)
+            );
+        }
+        if !self.spec.daemons.is_empty() {
+            detail.push_str("; only background spinners still run");
+        }
         Some(SimError::Deadlock {
             t_ns: self.k.now,
-            blocked: blocked.len(),
+            blocked: blocked.len() + spinners.len(),
             detail,
         })
     }
