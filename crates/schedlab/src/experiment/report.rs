@@ -216,6 +216,30 @@ fn figure(out: &mut String, name: &str, caption: &str, svg: &str) {
     );
 }
 
+/// A colour key in HTML (outside the plots, so it never hides data).
+fn legend_html(items: &[(String, RGBColor)]) -> String {
+    let mut o = String::from("<div class=\"legend\">");
+    for (name, c) in items {
+        let _ = write!(
+            o,
+            "<span><i style=\"background:#{:02x}{:02x}{:02x}\"></i>{}</span>",
+            c.0,
+            c.1,
+            c.2,
+            esc(name)
+        );
+    }
+    o.push_str("</div>\n");
+    o
+}
+
+fn arm_legend() -> String {
+    legend_html(&[
+        ("A".to_string(), ARM_COLOURS[0]),
+        ("B".to_string(), ARM_COLOURS[1]),
+    ])
+}
+
 /// `(lo, hi)` padded by 5 % (a degenerate range gets a unit-sized one).
 fn padded(lo: f64, hi: f64) -> (f64, f64) {
     if !(lo.is_finite() && hi.is_finite()) {
@@ -625,11 +649,7 @@ fn bars_svg(cats: &[String], arms: &[Vec<(f64, f64)>], xdesc: &str) -> String {
                 let top = keys[i] + 0.4 - j as f64 * bh;
                 Rectangle::new([(0.0, top - bh * 0.9), (m, top)], c.mix(0.75).filled())
             });
-            chart
-                .draw_series(bars)
-                .map_err(perr)?
-                .label(ARM_NAMES[j % 2])
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled()));
+            chart.draw_series(bars).map_err(perr)?;
             let whiskers =
                 vals.iter()
                     .enumerate()
@@ -643,14 +663,6 @@ fn bars_svg(cats: &[String], arms: &[Vec<(f64, f64)>], xdesc: &str) -> String {
                     });
             chart.draw_series(whiskers).map_err(perr)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(180, 180, 180))
-            .draw()
-            .map_err(perr)?;
         Ok(())
     })
 }
@@ -680,7 +692,7 @@ fn lines_svg(
     } else {
         (x0, x1)
     };
-    let legend = series.len() > 1;
+
     svg(520, 300, |root| {
         let mut chart = ChartBuilder::on(root)
             .margin_top(10)
@@ -704,24 +716,19 @@ fn lines_svg(
             .bold_line_style(RGBColor(222, 222, 222))
             .draw()
             .map_err(perr)?;
-        for (j, (name, pts)) in series.iter().enumerate() {
+        for (j, (_, pts)) in series.iter().enumerate() {
             let c = PALETTE[j % PALETTE.len()];
             let p: Vec<(f64, f64)> = xpos
                 .iter()
                 .zip(pts)
                 .filter_map(|(&x, v)| v.map(|(m, _)| (x, m)))
                 .collect();
-            let s = chart
+            chart
                 .draw_series(std::iter::once(PathElement::new(
                     p.clone(),
                     c.stroke_width(2),
                 )))
                 .map_err(perr)?;
-            if legend {
-                s.label(name.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
-                });
-            }
             chart
                 .draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))
                 .map_err(perr)?;
@@ -730,16 +737,6 @@ fn lines_svg(
                 (s > 0.0).then(|| PathElement::new(vec![(x, m - s), (x, m + s)], c.stroke_width(1)))
             });
             chart.draw_series(errs).map_err(perr)?;
-        }
-        if legend {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .label_font((FONT, 11))
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .draw()
-                .map_err(perr)?;
         }
         Ok(())
     })
@@ -758,12 +755,15 @@ code{font-size:12px}
 mark{background:#fff2a8}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:10px}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:8px}
-.card{border:1px solid #e2e2e2;padding:6px 8px}
+.card{border:1px solid #e2e2e2;padding:6px 8px;overflow-x:auto;min-width:0}
 figure{margin:6px 0}figcaption{font-size:13px;font-weight:600;color:#333;margin-bottom:2px}
 svg{max-width:100%;height:auto}
 .cbar{height:12px;width:300px;background:linear-gradient(to right,#440154,#3b528b,#21918c,#5ec962,#fde725);display:inline-block;vertical-align:middle;margin:0 6px}
 .note{color:#555;font-size:13px}
 nav a{margin-right:12px;font-size:13px}
+.legend{font-size:12.5px;margin:2px 0 8px}.legend span{margin-right:14px;white-space:nowrap}
+.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
+*{box-sizing:border-box}
 footer{margin-top:30px;font-size:12px;color:#666;border-top:1px solid #ccc;padding-top:6px}
 ";
 
@@ -1119,6 +1119,7 @@ impl CompareReport {
                 "migrations per run by level (mean ± std)",
                 &bars_svg(&cats, &vals, "migrations per run"),
             );
+            o.push_str(&arm_legend());
             counts_table(o, "level", &cats, &vals);
         }
         o.push_str("</section>\n<section id=\"placement\"><h2>Placement reasons</h2>\n<p class=\"note\">Why each placement chose its CPU, per run.</p>\n");
@@ -1132,6 +1133,7 @@ impl CompareReport {
                 "placement reasons per run (mean ± std)",
                 &bars_svg(&cats, &vals, "placements per run"),
             );
+            o.push_str(&arm_legend());
             counts_table(o, "reason", &cats, &vals);
         }
         o.push_str("</section>\n");
@@ -1266,11 +1268,7 @@ pub fn sweep_html(title: &str, axes: &[Axis], records: &[Record]) -> String {
     };
     let mut n_plot = 0;
     for (ai, axis) in axes.iter().enumerate() {
-        let _ = write!(
-            o,
-            "<h3>along <code>{}</code></h3>\n<div class=\"grid\">\n",
-            esc(&axis.key)
-        );
+        let _ = write!(o, "<h3>along <code>{}</code></h3>\n", esc(&axis.key));
         let numeric: Option<Vec<f64>> = axis.values.iter().map(|v| v.parse::<f64>().ok()).collect();
         let numeric = numeric.filter(|v| v.iter().all(|x| x.is_finite()));
         let xpos: Vec<f64> = match &numeric {
@@ -1292,6 +1290,15 @@ pub fn sweep_html(title: &str, axes: &[Axis], records: &[Record]) -> String {
                 .join(", ");
             combos.entry(other).or_insert(label);
         }
+        if combos.len() > 1 {
+            let items: Vec<(String, RGBColor)> = combos
+                .values()
+                .enumerate()
+                .map(|(j, l)| (l.clone(), PALETTE[j % PALETTE.len()]))
+                .collect();
+            o.push_str(&legend_html(&items));
+        }
+        o.push_str("<div class=\"grid\">\n");
         for m in &metrics {
             let series: Vec<(String, Vec<Option<(f64, f64)>>)> = combos
                 .iter()
@@ -1358,4 +1365,278 @@ pub fn sweep_html(title: &str, axes: &[Axis], records: &[Record]) -> String {
     o.push_str("</div></section>\n");
     footer(&mut o);
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Doc;
+    use crate::experiment::compare::{compare, compare_detailed};
+    use crate::experiment::Overrides;
+    use crate::metrics::LatencyHist;
+    use std::path::Path;
+
+    fn scenario(machine: &str, arm: &ArmSpec) -> Scenario {
+        let text = format!(
+            "[machine]\npreset = \"{machine}\"\n[run]\nseed = 5\nnoise = 0.05\n[workload]\nkind = \"hackbench\"\ngroups = 1\nfds = 4\nloops = 20\n"
+        );
+        let doc = Doc::parse(&text, Path::new("tiny.toml")).unwrap();
+        let ov = Overrides {
+            sets: arm.sets.clone(),
+            features: (!arm.features.is_empty()).then(|| arm.features.join(",")),
+            seed: None,
+        };
+        Scenario::from_doc(doc, &ov).unwrap()
+    }
+
+    fn report(machine: &str, jobs: usize) -> CompareReport {
+        let (a, b) = (ArmSpec::parse(""), ArmSpec::parse("SMT_BALANCE"));
+        let (sa, sb) = (scenario(machine, &a), scenario(machine, &b));
+        let (cmp, det) = compare_detailed(&sa, &sb, &a, &b, 4, jobs, &|_| {}).unwrap();
+        CompareReport::new(cmp, &sa, &sb, det)
+    }
+
+    fn count(h: &str, pat: &str) -> usize {
+        h.matches(pat).count()
+    }
+
+    #[test]
+    fn every_section_and_plot_is_present() {
+        let r = report("juno-r0", 2);
+        let h = r.html();
+        let rows = r.cmp.rows.len();
+        assert!(rows > 5, "{rows} metrics");
+        for id in [
+            "setup",
+            "summary",
+            "tables",
+            "boxplots",
+            "latency",
+            "cpu",
+            "migrations",
+            "placement",
+            "energy",
+        ] {
+            assert!(
+                h.contains(&format!("<section id=\"{id}\">")),
+                "section {id}"
+            );
+        }
+        // One boxplot per metric, the CDF, the heatmap, two bar charts, energy.
+        for i in 0..rows {
+            assert!(h.contains(&format!("data-plot=\"box-{i}\"")), "box-{i}");
+        }
+        for p in [
+            "latency-cdf",
+            "cpu-heatmap",
+            "migrations",
+            "placement",
+            "energy",
+        ] {
+            assert!(h.contains(&format!("data-plot=\"{p}\"")), "plot {p}");
+        }
+        assert_eq!(count(&h, "class=\"plot\""), rows + 5);
+        assert_eq!(count(&h, "<svg "), rows + 5);
+        assert_eq!(count(&h, "</svg>"), rows + 5);
+        assert!(!h.contains("plot failed"));
+        assert_eq!(r.arms[0].runs[0].cpu_busy.len(), r.arms[0].nr_cpus);
+        // Setup: machine, preset, seeds, version.
+        assert!(h.contains("juno-r0 (6 CPUs)"));
+        assert!(h.contains("<code>5 6 7 8</code>"));
+        assert!(h.contains(&format!("schedlab {VERSION}")));
+        assert!(
+            h.contains("<mark>SMT_BALANCE</mark>") && h.contains("<mark>NO_SMT_BALANCE</mark>")
+        );
+        // Self-contained: no script, no external reference (only the SVG namespace).
+        assert!(!h.contains("<script") && !h.contains("src=") && !h.contains("<link"));
+        assert_eq!(
+            count(&h, "http"),
+            count(&h, "xmlns=\"http://www.w3.org/2000/svg\"")
+        );
+        // The tables carry the text output's numbers, row by row.
+        let text = r.cmp.text();
+        for row in &r.cmp.rows {
+            for (k, a, b) in row.stat_rows("%") {
+                let cells = format!(
+                    "<td class=\"l\">{k}</td><td>{}</td><td>{}</td><td>{}</td>",
+                    fmt_num(a),
+                    fmt_num(b),
+                    pct(a, b)
+                );
+                assert!(h.contains(&cells), "{}: {cells}", row.name);
+                assert!(text.contains(&fmt_num(a)) && text.contains(&pct(a, b)));
+            }
+        }
+        // Energy is present on juno-r0 (it has an Energy Model).
+        assert!(r.arms[0].runs.iter().all(|d| d.energy_total.is_some()));
+        assert!(h.contains("total (J)"));
+    }
+
+    #[test]
+    fn without_energy_model_the_section_says_why_and_has_no_plot() {
+        let r = report("xeon-e5-40", 1);
+        let h = r.html();
+        assert!(r.arms[0].runs.iter().all(|d| d.energy_total.is_none()));
+        assert!(!h.contains("data-plot=\"energy\""));
+        assert!(h.contains("<p class=\"note\">Not computed: "));
+        assert_eq!(count(&h, "class=\"plot\""), r.cmp.rows.len() + 4);
+    }
+
+    #[test]
+    fn same_runs_give_the_same_bytes_and_compare_is_unchanged() {
+        let one = report("juno-r0", 1);
+        let two = report("juno-r0", 2);
+        assert_eq!(one.html(), two.html());
+        assert_eq!(one.html(), one.html());
+        // compare() is compare_detailed() without the details.
+        let (a, b) = (ArmSpec::parse(""), ArmSpec::parse("SMT_BALANCE"));
+        let (sa, sb) = (scenario("juno-r0", &a), scenario("juno-r0", &b));
+        let c = compare(&sa, &sb, &a, &b, 4, 2, &|_| {}).unwrap();
+        assert_eq!(
+            serde_json::to_string(&c).unwrap(),
+            serde_json::to_string(&one.cmp).unwrap()
+        );
+        // Details are per run, in seed order, and agree with the comparison.
+        assert_eq!(
+            one.arms[1].runs.iter().map(|d| d.seed).collect::<Vec<_>>(),
+            c.seeds
+        );
+        let t = c.rows.iter().find(|r| r.name == "tool.time_s").unwrap();
+        let xs: Vec<f64> = one.arms[0]
+            .runs
+            .iter()
+            .map(|d| d.scalars["tool.time_s"])
+            .collect();
+        assert_eq!(Describe::of(&xs), t.a);
+    }
+
+    #[test]
+    fn user_strings_are_escaped() {
+        let mut r = report("xeon-e5-40", 2);
+        r.cmp.scenario = "<script>alert('x')</script>&".into();
+        r.arms[1].spec.spec = "\"><img src=x onerror=alert(1)>".into();
+        r.arms[0].machine = "m<1>".into();
+        let h = r.html();
+        assert!(!h.contains("<script") && !h.contains("<img"));
+        assert!(h.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;"));
+        assert!(h.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"));
+        assert!(h.contains("m&lt;1&gt; (40 CPUs)"));
+        assert_eq!(esc("a&b<c>\"'"), "a&amp;b&lt;c&gt;&quot;&#39;");
+    }
+
+    fn rec(point: usize, m: &str, g: &str, seed: u64, v: f64) -> Record {
+        Record {
+            point,
+            params: [
+                ("machine.preset".to_string(), m.to_string()),
+                ("workload.groups".to_string(), g.to_string()),
+            ]
+            .into_iter()
+            .collect(),
+            seed,
+            metrics: [("tool.time_s".to_string(), v)].into_iter().collect(),
+        }
+    }
+
+    #[test]
+    fn sweep_report_has_a_table_per_point_and_a_plot_per_metric_and_axis() {
+        let axes = vec![
+            Axis::parse("machine.preset=juno-r0,<b>").unwrap(),
+            Axis::parse("workload.groups=1,4").unwrap(),
+        ];
+        let mut recs = vec![];
+        let mut p = 0;
+        for m in ["juno-r0", "<b>"] {
+            for g in ["1", "4"] {
+                let base = if m == "juno-r0" { 1.0 } else { 10.0 } * g.parse::<f64>().unwrap();
+                recs.push(rec(p, m, g, 1, base));
+                recs.push(rec(p, m, g, 2, base + 2.0));
+                p += 1;
+            }
+        }
+        let h = sweep_html("t<1>.toml", &axes, &recs);
+        // Four points; juno-r0 groups=1 ran 1.0 and 3.0: mean 2, sample std √2.
+        assert_eq!(count(&h, "<div class=\"card\">"), 4);
+        assert!(h.contains("<td>2.000000 ± 1.414214</td><td>2</td>"));
+        assert!(h.contains("<td>41.000000 ± 1.414214</td><td>2</td>"));
+        // One metric along two axes: two plots, each an SVG.
+        assert_eq!(count(&h, "class=\"plot\""), 2);
+        assert_eq!(count(&h, "<svg "), 2);
+        assert!(h.contains("tool.time_s along workload.groups"));
+        // Legends name the other axis' values (escaped).
+        assert!(h.contains("machine.preset=&lt;b&gt;"));
+        assert!(!h.contains("<b>") && h.contains("t&lt;1&gt;.toml"));
+        // A resumed sweep's file may hold the runs in any order: same report.
+        let mut shuffled = recs.clone();
+        shuffled.reverse();
+        assert_eq!(sweep_html("t<1>.toml", &axes, &shuffled), h);
+    }
+
+    #[test]
+    fn pooled_cdf_is_the_count_weighted_mixture() {
+        let run = |count: u64, cdf: Vec<(u64, f64)>| RunDetail {
+            seed: 0,
+            scalars: BTreeMap::new(),
+            cpu_busy: vec![],
+            wakeup_latency_count: count,
+            wakeup_latency_cdf: cdf,
+            migrations: BTreeMap::new(),
+            placement_reasons: BTreeMap::new(),
+            energy_total: None,
+            energy_per_cluster: vec![],
+            energy_note: None,
+        };
+        let runs = vec![
+            run(2, vec![(10, 0.5), (20, 1.0)]),
+            run(6, vec![(15, 0.5), (30, 1.0)]),
+        ];
+        // At 10: (2×0.5 + 6×0) / 8; at 15: (1 + 3) / 8; at 20: (2 + 3) / 8; at 30: 1.
+        assert_eq!(
+            pooled_cdf(&runs, 100),
+            vec![(10, 0.125), (15, 0.5), (20, 0.625), (30, 1.0)]
+        );
+        let thin = pooled_cdf(&runs, 2);
+        assert_eq!(thin, vec![(10, 0.125), (30, 1.0)]);
+        assert!(pooled_cdf(&[run(0, vec![])], 10).is_empty());
+    }
+
+    #[test]
+    fn histogram_cdf_points_end_at_the_maximum() {
+        let mut h = LatencyHist::default();
+        for v in 1..=1000u64 {
+            h.record(v);
+        }
+        let all = h.cdf_points(10_000);
+        assert_eq!(all.len(), 1000);
+        assert_eq!(all[0], (1, 0.001));
+        assert_eq!(all[499], (500, 0.5));
+        let c = h.cdf_points(50);
+        assert_eq!(c.len(), 50);
+        assert_eq!(*c.last().unwrap(), (1000, 1.0));
+        assert!(c.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
+        assert!(LatencyHist::default().cdf_points(10).is_empty());
+    }
+
+    #[test]
+    fn box_stats_by_hand() {
+        let b = BoxStats::of(&[4.0, 1.0, 100.0, 3.0, 2.0]).unwrap();
+        // numpy-linear quartiles of 1 2 3 4 100: 2, 3, 4; fences −1 and 7.
+        assert_eq!((b.q1, b.median, b.q3), (2.0, 3.0, 4.0));
+        assert_eq!((b.whisker_lo, b.whisker_hi), (1.0, 4.0));
+        assert_eq!(b.outliers, vec![100.0]);
+        assert_eq!(b.mean, 22.0);
+        assert!(BoxStats::of(&[]).is_none());
+    }
+
+    #[test]
+    fn colour_map_and_ticks() {
+        assert_eq!(colour_map(0.0), RGBColor(68, 1, 84));
+        assert_eq!(colour_map(0.5), RGBColor(33, 145, 140));
+        assert_eq!(colour_map(1.0), RGBColor(253, 231, 37));
+        assert_eq!(colour_map(7.0), colour_map(1.0));
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(2500.0), "2500");
+        assert_eq!(tick(0.125), "0.125");
+        assert_eq!(tick(520000.0), "5.2e5");
+    }
 }
