@@ -909,14 +909,15 @@ impl CompareReport {
         if c.seeds.len() < 10 {
             o.push_str("<p class=\"note\">Fewer than 10 runs: the tests' normal approximation is rough.</p>\n");
         }
-        o.push_str("<nav><a href=\"#setup\">setup</a><a href=\"#summary\">summary</a><a href=\"#tables\">tables</a><a href=\"#boxplots\">boxplots</a><a href=\"#latency\">latency CDF</a><a href=\"#cpu\">CPU utilization</a><a href=\"#migrations\">migrations</a><a href=\"#placement\">placement reasons</a><a href=\"#energy\">energy</a></nav>\n");
+        o.push_str("<nav><a href=\"#setup\">setup</a><a href=\"#summary\">summary</a><a href=\"#boxplots\">boxplots</a><a href=\"#latency\">latency CDF</a><a href=\"#cpu\">CPU utilization</a><a href=\"#migrations\">migrations</a><a href=\"#placement\">placement reasons</a><a href=\"#energy\">energy</a><a href=\"#tables\">tables</a></nav>\n");
         self.setup(&mut o);
-        self.tables(&mut o);
+        self.summary(&mut o);
         self.boxplots(&mut o);
         self.latency(&mut o);
         self.cpu(&mut o);
         self.migrations(&mut o);
         self.energy(&mut o);
+        self.tables(&mut o);
         footer(&mut o);
         o
     }
@@ -979,7 +980,7 @@ impl CompareReport {
         );
     }
 
-    fn tables(&self, o: &mut String) {
+    fn summary(&self, o: &mut String) {
         o.push_str("<section id=\"summary\"><h2>Summary</h2>\n<p class=\"note\">Centre: amean, or hmean for rates (mmtests). Δ = (B − A) / A. Green: B better by the metric's direction, red: worse; p-values below 0.05 in bold.</p>\n<table><tr><th class=\"l\">metric</th><th class=\"l\">direction</th><th>centre</th><th>A</th><th>B</th><th>Δ</th><th>wilcoxon (paired)</th><th>mann-whitney</th></tr>\n");
         for r in &self.cmp.rows {
             let cls = match b_better(r) {
@@ -1003,7 +1004,11 @@ impl CompareReport {
                 p_cell(&r.mann_whitney)
             );
         }
-        o.push_str("</table></section>\n<section id=\"tables\"><h2>Tables</h2>\n<p class=\"note\">The same tables as the text output, in the seeds' layout.</p>\n<div class=\"cards\">\n");
+        o.push_str("</table></section>\n");
+    }
+
+    fn tables(&self, o: &mut String) {
+        o.push_str("<section id=\"tables\"><h2>Tables</h2>\n<p class=\"note\">The same tables as the text output, in the seeds' layout.</p>\n<div class=\"cards\">\n");
         for r in &self.cmp.rows {
             let _ = writeln!(
                 o,
