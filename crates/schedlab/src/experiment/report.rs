@@ -139,6 +139,9 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(90, 90, 90),
 ];
 const FONT: &str = "sans-serif";
+/// Above these, the heatmap shows only each arm's mean (the file stays small).
+const MAX_HEATMAP_RUNS: usize = 80;
+const MAX_HEATMAP_CELLS: usize = 40_000;
 
 /// HTML-escape text and attribute values.
 pub fn esc(s: &str) -> String {
@@ -156,12 +159,12 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-/// A short axis tick: 4 significant digits, scientific outside [1e-3, 1e5).
+/// A short axis tick: 4 significant digits, scientific outside [1e-3, 1e6).
 fn tick(v: f64) -> String {
     let a = v.abs();
     if v == 0.0 {
         "0".into()
-    } else if !(1e-3..1e5).contains(&a) {
+    } else if !(1e-3..1e6).contains(&a) {
         format!("{v:.1e}")
     } else {
         let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
@@ -488,7 +491,8 @@ fn cdf_svg(arms: &[ArmInfo; 2]) -> Option<String> {
             .y_desc("fraction of wakeups ≤ x")
             .label_style((FONT, 12))
             .axis_desc_style((FONT, 13))
-            .light_line_style(RGBColor(238, 238, 238))
+            .max_light_lines(2)
+            .light_line_style(RGBColor(246, 246, 246))
             .bold_line_style(RGBColor(215, 215, 215))
             .draw()
             .map_err(perr)?;
@@ -1091,18 +1095,28 @@ impl CompareReport {
                 .collect();
             rows.push((format!("{} mean", ARM_NAMES[k]), mean));
         }
-        for (k, a) in self.arms.iter().enumerate() {
-            for r in &a.runs {
-                rows.push((
-                    format!("{} seed {}", ARM_NAMES[k], r.seed),
-                    r.cpu_busy.clone(),
-                ));
+        // Every run too, unless that would make the SVG huge (many runs × CPUs).
+        let nruns: usize = self.arms.iter().map(|a| a.runs.len()).sum();
+        let ncpu = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+        let per_run = nruns <= MAX_HEATMAP_RUNS && nruns * ncpu <= MAX_HEATMAP_CELLS;
+        if per_run {
+            for (k, a) in self.arms.iter().enumerate() {
+                for r in &a.runs {
+                    rows.push((
+                        format!("{} seed {}", ARM_NAMES[k], r.seed),
+                        r.cpu_busy.clone(),
+                    ));
+                }
             }
         }
         figure(
             o,
             "cpu-heatmap",
-            "per-CPU busy fraction (CPU × arm and run)",
+            if per_run {
+                "per-CPU busy fraction (CPU × arm and run)"
+            } else {
+                "per-CPU busy fraction (CPU × arm; too many runs to show each)"
+            },
             &heatmap_svg(&rows),
         );
         o.push_str(
@@ -1527,6 +1541,27 @@ mod tests {
         assert_eq!(esc("a&b<c>\"'"), "a&amp;b&lt;c&gt;&quot;&#39;");
     }
 
+    #[test]
+    fn heatmap_shows_every_run_unless_there_are_too_many() {
+        let mut r = report("xeon-e5-40", 2);
+        let h = r.html();
+        assert!(h.contains("CPU × arm and run"));
+        // Row labels of the heatmap, one per run and arm (seeds 5..=8).
+        assert!(h.contains(">\nA seed 5\n<") && h.contains(">\nB seed 8\n<"));
+        for a in r.arms.iter_mut() {
+            let one = a.runs[0].clone();
+            a.runs = (0..41)
+                .map(|i| RunDetail {
+                    seed: 100 + i,
+                    ..one.clone()
+                })
+                .collect();
+        }
+        let h = r.html();
+        assert!(h.contains("too many runs to show each"));
+        assert!(!h.contains(">\nA seed 100\n<") && h.contains(">\nA mean\n<"));
+    }
+
     fn rec(point: usize, m: &str, g: &str, seed: u64, v: f64) -> Record {
         Record {
             point,
@@ -1640,6 +1675,8 @@ mod tests {
         assert_eq!(tick(0.0), "0");
         assert_eq!(tick(2500.0), "2500");
         assert_eq!(tick(0.125), "0.125");
-        assert_eq!(tick(520000.0), "5.2e5");
+        assert_eq!(tick(520000.0), "520000");
+        assert_eq!(tick(5.2e6), "5.2e6");
+        assert_eq!(tick(-0.0005), "-5.0e-4");
     }
 }
