@@ -111,6 +111,10 @@ enum Cmd {
         /// Also write the comparison as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Also write a self-contained HTML report here (tables, boxplots, latency
+        /// CDFs, per-CPU utilization, migrations, placement reasons, energy).
+        #[arg(long)]
+        report: Option<PathBuf>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -130,6 +134,9 @@ enum Cmd {
         /// Output directory (results.jsonl, results.csv); rerun to resume.
         #[arg(long)]
         out: PathBuf,
+        /// Also write a self-contained HTML report of every point in DIR's results.
+        #[arg(long)]
+        report: Option<PathBuf>,
         #[arg(long, short)]
         quiet: bool,
     },
@@ -290,9 +297,10 @@ fn compare_cmd(
     sets: &[String],
     csv: Option<PathBuf>,
     json: Option<PathBuf>,
+    report: Option<PathBuf>,
     quiet: bool,
 ) -> Result<(), Failure> {
-    use experiment::compare::{compare, load_arms, ArmSpec};
+    use experiment::compare::{compare_detailed, load_arms, ArmSpec};
     use std::sync::atomic::{AtomicU64, Ordering};
     if runs == 0 {
         return Err(InputError::new("--runs must be at least 1").into());
@@ -321,7 +329,8 @@ fn compare_cmd(
         bar.set_message(format!("{:.2} M events/s", rate / 1e6));
         bar.inc(1);
     };
-    let cmp = compare(&sa, &sb, &a, &b, runs, jobs, &progress).map_err(Failure::Internal)?;
+    let (cmp, details) =
+        compare_detailed(&sa, &sb, &a, &b, runs, jobs, &progress).map_err(Failure::Internal)?;
     bar.finish_and_clear();
     out!("{}", cmp.text());
     let write = |p: &Path, text: &str| {
@@ -336,6 +345,10 @@ fn compare_cmd(
             serde_json::to_string_pretty(&cmp).map_err(|e| Failure::Internal(e.to_string()))?;
         s.push('\n');
         write(&p, &s)?;
+    }
+    if let Some(p) = report {
+        let r = experiment::report::CompareReport::new(cmp, &sa, &sb, details);
+        write(&p, &r.html())?;
     }
     Ok(())
 }
@@ -551,14 +564,18 @@ fn real_main() -> Result<(), Failure> {
             sets,
             csv,
             json,
+            report,
             quiet,
-        } => compare_cmd(&scenario, &a, &b, runs, jobs, &sets, csv, json, quiet)?,
+        } => compare_cmd(
+            &scenario, &a, &b, runs, jobs, &sets, csv, json, report, quiet,
+        )?,
         Cmd::Sweep {
             scenario,
             grid,
             runs,
             jobs,
             out,
+            report,
             quiet,
         } => {
             use experiment::sweep::{sweep, Axis};
@@ -592,6 +609,13 @@ fn real_main() -> Result<(), Failure> {
                     summary.ran,
                     out.display()
                 );
+            }
+            if let Some(p) = report {
+                let records = experiment::sweep::read_done(&out.join("results.jsonl"))?;
+                let title = scenario.display().to_string();
+                let html = experiment::report::sweep_html(&title, &axes, &records);
+                experiment::write_atomic(&p, html.as_bytes())
+                    .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
             }
         }
         Cmd::Reproduce {

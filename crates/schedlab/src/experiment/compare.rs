@@ -20,6 +20,7 @@
 //! mmtests does.
 
 use crate::error::InputError;
+use crate::experiment::report::RunDetail;
 use crate::experiment::{run, Overrides, RunOpts, RunResult, Scenario};
 use crate::stats::{hmean, mann_whitney_u, wilcoxon_signed_rank, Describe, TestResult};
 use std::collections::BTreeMap;
@@ -180,7 +181,7 @@ pub struct MetricRow {
 impl MetricRow {
     /// The table's rows `(label, a, b)`: the centre, std, min, percentiles, max.
     /// Percentile labels are `50<suffix>` (`"%"` in text, `""` with a `p` in CSV).
-    fn stat_rows(&self, suffix: &str) -> [(String, f64, f64); 7] {
+    pub(crate) fn stat_rows(&self, suffix: &str) -> [(String, f64, f64); 7] {
         let mk = match self.mean_kind {
             MeanKind::Amean => "amean",
             MeanKind::Hmean => "hmean",
@@ -238,6 +239,20 @@ pub fn compare(
     jobs: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Comparison, String> {
+    compare_detailed(sa, sb, a, b, runs, jobs, progress).map(|(c, _)| c)
+}
+
+/// [`compare`], also returning each arm's per-run details (in seed order) for the
+/// HTML report ([`crate::experiment::report`]).
+pub fn compare_detailed(
+    sa: &Scenario,
+    sb: &Scenario,
+    a: &ArmSpec,
+    b: &ArmSpec,
+    runs: u32,
+    jobs: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Comparison, [Vec<RunDetail>; 2]), String> {
     use rayon::prelude::*;
     let seeds: Vec<u64> = (0..runs as u64).map(|i| sa.seed.wrapping_add(i)).collect();
     let work: Vec<(usize, u64)> = [0usize, 1]
@@ -248,21 +263,23 @@ pub fn compare(
         .num_threads(jobs.max(1))
         .build()
         .map_err(|e| e.to_string())?;
-    let results: Vec<Result<BTreeMap<String, f64>, String>> = pool.install(|| {
+    let results: Vec<Result<RunDetail, String>> = pool.install(|| {
         work.par_iter()
             .map(|&(arm, seed)| {
                 let sc = if arm == 0 { sa } else { sb };
                 let (r, _) = run(sc, seed, 0, &RunOpts::default())
                     .map_err(|e| format!("arm {} seed {seed}: {e}", ["A", "B"][arm]))?;
                 progress(r.events);
-                Ok(scalars(&r))
+                Ok(RunDetail::of(&r))
             })
             .collect()
     });
-    let mut per_arm: [Vec<BTreeMap<String, f64>>; 2] = [vec![], vec![]];
+    let mut details: [Vec<RunDetail>; 2] = [vec![], vec![]];
     for (i, r) in results.into_iter().enumerate() {
-        per_arm[i / seeds.len().max(1)].push(r?);
+        details[i / seeds.len().max(1)].push(r?);
     }
+    let per_arm: [Vec<&BTreeMap<String, f64>>; 2] =
+        [0, 1].map(|k| details[k].iter().map(|d| &d.scalars).collect::<Vec<_>>());
     let names: Vec<String> = per_arm[0]
         .first()
         .map(|m| m.keys().cloned().collect())
@@ -299,16 +316,19 @@ pub fn compare(
             mann_whitney: mann_whitney_u(&xa, &xb),
         });
     }
-    Ok(Comparison {
-        scenario: sa.name.clone(),
-        seeds,
-        a: a.clone(),
-        b: b.clone(),
-        rows,
-    })
+    Ok((
+        Comparison {
+            scenario: sa.name.clone(),
+            seeds,
+            a: a.clone(),
+            b: b.clone(),
+            rows,
+        },
+        details,
+    ))
 }
 
-fn fmt_num(x: f64) -> String {
+pub(crate) fn fmt_num(x: f64) -> String {
     if x.is_nan() {
         "-".into()
     } else if x != 0.0 && (x.abs() >= 1e7 || x.abs() < 1e-3) {
@@ -318,7 +338,7 @@ fn fmt_num(x: f64) -> String {
     }
 }
 
-fn fmt_p(t: &Option<TestResult>) -> String {
+pub(crate) fn fmt_p(t: &Option<TestResult>) -> String {
     match t {
         Some(t) => format!("p={:.4}", t.p),
         None => "p=-".into(),

@@ -11,6 +11,7 @@
 pub mod bench;
 pub mod compare;
 pub mod explain;
+pub mod report;
 pub mod reproduce;
 pub mod result;
 pub mod sweep;

@@ -40,6 +40,9 @@ pub struct CoreMetrics {
     /// Energy from the Energy Model (metrics/energy.rs); a note only when the
     /// machine has none.
     pub energy_joules: crate::metrics::energy::EnergyReport,
+    /// Wakeup-latency CDF points `(ns, fraction)` for reports (not in the JSON).
+    #[serde(skip)]
+    pub wakeup_latency_cdf: Vec<(u64, f64)>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -202,6 +205,7 @@ impl RunResult {
                     .as_ref()
                     .map(|e| e.report())
                     .unwrap_or_else(crate::metrics::energy::EnergyMeter::no_model_report),
+                wakeup_latency_cdf: c.wakeup_latency.cdf_points(200),
             },
             workload: WorkloadResult {
                 kind: sc.workload_kind.clone(),

@@ -92,7 +92,7 @@ fn set_of(key: &str, value: &str) -> String {
 }
 
 /// Read the whole lines of an existing results file; a torn last line is dropped.
-fn read_done(path: &Path) -> Result<Vec<Record>, InputError> {
+pub fn read_done(path: &Path) -> Result<Vec<Record>, InputError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),

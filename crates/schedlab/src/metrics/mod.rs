@@ -67,6 +67,29 @@ impl LatencyHist {
             self.hist.value_at_percentile(p)
         }
     }
+    /// The empirical CDF as `(value, fraction ≤ value)` at the recorded values (each
+    /// histogram bucket's highest equivalent value), thinned to at most `max_points`
+    /// evenly spaced points (the last, `(max, 1.0)`, always kept). Empty when empty.
+    pub fn cdf_points(&self, max_points: usize) -> Vec<(u64, f64)> {
+        let n = self.count();
+        if n == 0 {
+            return vec![];
+        }
+        let mut pts = Vec::new();
+        let mut cum = 0u64;
+        for v in self.hist.iter_recorded() {
+            cum += v.count_at_value();
+            let x = self.hist.highest_equivalent(v.value_iterated_to());
+            pts.push((x.min(self.hist.max()), cum as f64 / n as f64));
+        }
+        let m = max_points.max(2);
+        if pts.len() > m {
+            let last = pts.len() - 1;
+            pts = (0..m).map(|i| pts[i * last / (m - 1)]).collect();
+        }
+        pts
+    }
+
     /// `{count, mean, p50, p90, p95, p99, p999, max}`.
     pub fn summary(&self) -> Summary {
         Summary {
