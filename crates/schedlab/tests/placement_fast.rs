@@ -1,7 +1,7 @@
 //! The wakeup fast path (`select_idle_sibling` and its scans, v5.6): a hand-computed
 //! case per branch on `test_topology(1, 1, 4, 2)` (core-major: cores {0,1} {2,3}
-//! {4,5} {6,7}; probe costs smt 13 / llc 32 / remote 77 ns,
-//! the x86 defaults fitted in docs/calibration.md), then differential tests
+//! {4,5} {6,7}; probe costs smt 13 / llc 32 / remote 77 ns, pinned by
+//! `test_topology`), then differential tests
 //! against exhaustive oracles on random small machines.
 
 mod placement_common;

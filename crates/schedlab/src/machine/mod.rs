@@ -189,14 +189,15 @@ impl Default for CostTable {
             migrate_llc: 2_000,
             migrate_package: 8_000,
             migrate_numa: 15_000,
-            // Probe costs fitted (docs/calibration.md) against seed 003's
+            // Probe costs fitted (docs/calibration.md §6) against seed 003's
             // select_idle_sibling() cost under `hackbench` with 16 groups on the
             // 2 x 22-core SMT2 Xeon: 0.556 µs per call (charged ns/call on
-            // `xeon-88`, loops = 1000: 541 ns). Were 10 / 25 / 60 (estimates, 438
-            // ns/call; spec §2 gives no range), scaled by 1.28.
-            probe_smt: 13,
-            probe_llc: 32,
-            probe_remote: 77,
+            // `xeon-88` with the loop count that fits the seed's times, 10 000:
+            // 512 ns). Were 10 / 25 / 60 (estimates; spec §2 gives no range), then
+            // 13 / 32 / 77 when fitted at 1 000 loops.
+            probe_smt: 26,
+            probe_llc: 64,
+            probe_remote: 154,
             balance_per_cpu: 40,
             domain_visit: 4,
         }

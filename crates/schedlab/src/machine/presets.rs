@@ -1038,6 +1038,9 @@ fn synquacer_24() -> Machine {
 /// numbered node by node, LLC by LLC. (Real x86 presets use the x86 enumeration
 /// instead; tests want contiguous, easy-to-compute masks.) Idle states: POLL, C1
 /// (2/2 µs), C6 (133/600 µs). One frequency domain per node, single 2 GHz OPP.
+/// Costs: `CostTable::default()` with the probe costs pinned at 13 / 32 / 77 ns
+/// (SMT / LLC / remote), so hand-computed tests do not move when the x86 default
+/// is recalibrated.
 ///
 /// # Panics
 /// If any count is 0 or the machine exceeds [`super::MAX_CPUS`] CPUs (a test bug).
@@ -1077,7 +1080,12 @@ pub fn test_topology(
             idle("C6", 133, 600, 0.0),
         ]],
         freq_domains: fds,
-        cost: CostTable::default(),
+        cost: CostTable {
+            probe_smt: 13,
+            probe_llc: 32,
+            probe_remote: 77,
+            ..CostTable::default()
+        },
     })
 }
 
