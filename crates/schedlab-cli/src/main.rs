@@ -307,11 +307,7 @@ fn compare_cmd(
     }
     let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
     let (sa, sb) = load_arms(scenario, &a, &b, sets)?;
-    let jobs = jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let jobs = default_jobs(jobs);
     let bar = if quiet {
         indicatif::ProgressBar::hidden()
     } else {
@@ -353,6 +349,15 @@ fn compare_cmd(
     Ok(())
 }
 
+/// `--jobs`, or every CPU of this machine.
+fn default_jobs(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn reproduce_cmd(
     seeds: &[String],
@@ -391,11 +396,7 @@ fn reproduce_cmd(
     let opts = ReproOpts {
         seeds: list,
         runs,
-        jobs: jobs.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        }),
+        jobs: default_jobs(jobs),
         quick,
         noise,
     };
@@ -586,11 +587,7 @@ fn real_main() -> Result<(), Failure> {
                 .iter()
                 .map(|g| Axis::parse(g))
                 .collect::<Result<Vec<_>, _>>()?;
-            let jobs = jobs.unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-            });
+            let jobs = default_jobs(jobs);
             let total = experiment::sweep::points(&axes).len() as u64 * runs as u64;
             let bar = if quiet {
                 indicatif::ProgressBar::hidden()
