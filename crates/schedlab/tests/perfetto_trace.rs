@@ -176,7 +176,10 @@ fn perfetto_trace_decodes_and_matches_the_run() {
     assert_eq!(count("sched_process_fork"), r.tasks.len() as u64);
     assert_eq!(count("task_newtask"), r.tasks.len() as u64);
     for b in &bundles {
-        assert!(b.windows(2).all(|w| w[0].ts <= w[1].ts), "bundle time order");
+        assert!(
+            b.windows(2).all(|w| w[0].ts <= w[1].ts),
+            "bundle time order"
+        );
     }
     // prev_pid continuity per CPU, and the event's pid is the outgoing task.
     let mut last_next: BTreeMap<u64, u64> = BTreeMap::new();
