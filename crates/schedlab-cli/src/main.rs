@@ -63,9 +63,14 @@ enum Cmd {
         #[arg(long)]
         check: bool,
         /// Write a trace here: `.txt` = ftrace text (tracefs layout, for Perfetto's
-        /// text importer and LISA); any other extension = the decision trace.
+        /// text importer and LISA); `.perfetto-trace` / `.pftrace` = binary Perfetto
+        /// protobuf (open in ui.perfetto.dev); any other extension = the decision trace.
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// Keep only trace events in START..END (simulated time; ns, or with a unit:
+        /// `2ms..5ms`).
+        #[arg(long, value_name = "START..END")]
+        trace_window: Option<String>,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
@@ -441,6 +446,7 @@ fn real_main() -> Result<(), Failure> {
             json,
             check,
             trace,
+            trace_window,
             quiet,
         } => {
             let ov = Overrides {
@@ -455,23 +461,28 @@ fn real_main() -> Result<(), Failure> {
                 .as_ref()
                 .and_then(|p| p.extension())
                 .map(|e| e.to_string_lossy().into_owned());
-            if matches!(ext.as_deref(), Some("perfetto-trace" | "pftrace")) {
-                return Err(InputError::new(
-                    "--trace: Perfetto protobuf traces are not written yet; use .txt for ftrace text",
-                )
-                .into());
-            }
+            let perfetto = matches!(ext.as_deref(), Some("perfetto-trace" | "pftrace"));
+            let window = match &trace_window {
+                None => None,
+                Some(w) => Some(parse_trace_window(w)?),
+            };
             let opts = RunOpts {
                 check,
                 trace: trace.is_some(),
-                trace_window: None,
+                trace_window: window,
                 ftrace: ext.as_deref() == Some("txt"),
             };
             // Replication i of the seed: independent random streams, same scenario.
             let mut results = Vec::new();
             let mut first_trace = None;
             for rep in 0..sc.runs as u64 {
-                let (res, tr) = experiment::run(&sc, sc.seed, rep, &opts).map_err(|e| {
+                let out = if perfetto && rep == 0 {
+                    experiment::run_perfetto(&sc, sc.seed, rep, &opts).map(|(r, b)| (r, Some(b)))
+                } else {
+                    experiment::run(&sc, sc.seed, rep, &opts)
+                        .map(|(r, t)| (r, t.map(String::into_bytes)))
+                };
+                let (res, tr) = out.map_err(|e| {
                     if e.is_input_error() {
                         Failure::Input(InputError::in_file(&scenario, None, e.to_string()))
                     } else {
@@ -502,7 +513,7 @@ fn real_main() -> Result<(), Failure> {
                     .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
             }
             if let (Some(p), Some(t)) = (trace, first_trace) {
-                experiment::write_atomic(&p, t.as_bytes())
+                experiment::write_atomic(&p, &t)
                     .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
             }
         }
@@ -677,4 +688,25 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `--trace-window START..END`: each bound a bare number of ns or a duration with a
+/// unit (`500us`, `2ms`, `1s`).
+fn parse_trace_window(w: &str) -> Result<(u64, u64), InputError> {
+    let bad = |m: String| InputError::new(format!("--trace-window {w:?}: {m}"));
+    let (a, b) = w
+        .split_once("..")
+        .ok_or_else(|| bad("expected START..END, e.g. 2ms..5ms or 0..1000000".into()))?;
+    let one = |s: &str| -> Result<u64, InputError> {
+        let s = s.trim();
+        match s.parse::<u64>() {
+            Ok(v) => Ok(v),
+            Err(_) => schedlab::workload::dist::parse_duration_ns(s).map_err(bad),
+        }
+    };
+    let (a, b) = (one(a)?, one(b)?);
+    if a > b {
+        return Err(bad("START is after END".into()));
+    }
+    Ok((a, b))
 }

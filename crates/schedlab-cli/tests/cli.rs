@@ -368,3 +368,52 @@ fn sweep_results_do_not_depend_on_jobs_or_on_being_killed() {
     assert!(st.success());
     same(&ra, &read(&c), "resumed after a kill");
 }
+
+#[test]
+fn trace_extension_picks_the_format_and_window_bounds_it() {
+    let d = tmpdir("trace");
+    let demo = root().join("scenarios/demo.toml");
+    let run = |name: &str, extra: &[&str]| {
+        let p = d.join(name);
+        let st = bin()
+            .args(["run", demo.to_str().unwrap(), "--quiet"])
+            .args(["--set", "run.duration_ms=20", "--trace"])
+            .arg(&p)
+            .args(extra)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{name}");
+        std::fs::read(&p).unwrap()
+    };
+    let txt = run("t.txt", &[]);
+    assert!(txt.starts_with(b"# tracer: nop\n"));
+    let pf = run("t.perfetto-trace", &[]);
+    // Trace.packet (field 1, length-delimited) holding a SystemInfo (field 45).
+    assert_eq!(pf[0], 0x0a);
+    assert!(!pf.starts_with(b"#"));
+    let pf2 = run("t.pftrace", &[]);
+    assert_eq!(pf, pf2, "both extensions write the same protobuf");
+    let win = run("w.pftrace", &["--trace-window", "5ms..10ms"]);
+    assert!(win.len() < pf.len());
+    let txtw = run("w.txt", &["--trace-window", "5000000..10000000"]);
+    let text = String::from_utf8(txtw).unwrap();
+    assert!(
+        text.lines().any(|l| !l.starts_with('#')),
+        "window not empty"
+    );
+    for l in text.lines().filter(|l| !l.starts_with('#')) {
+        let ts = l.split("d..2. ").nth(1).unwrap().split(':').next().unwrap();
+        let t: f64 = ts.trim().parse().unwrap();
+        assert!((0.005..=0.010).contains(&t), "{l}");
+    }
+    let (code, err) = run_err(&[
+        "run",
+        demo.to_str().unwrap(),
+        "--trace",
+        d.join("x.txt").to_str().unwrap(),
+        "--trace-window",
+        "10ms..5ms",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--trace-window"), "{err}");
+}

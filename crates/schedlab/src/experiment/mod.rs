@@ -338,9 +338,57 @@ pub fn run(
     rep: u64,
     opts: &RunOpts,
 ) -> Result<(RunResult, Option<String>), SimError> {
+    let (r, t) = run_traced(sc, seed, rep, opts, opts.trace && opts.ftrace)?;
+    let t = t.map(|t| match t {
+        TraceOut::Log { events, tasks, .. } => {
+            crate::metrics::ftrace::render(&events, &tasks, sc.machine.nr_cpus())
+        }
+        TraceOut::Text(s) => s,
+    });
+    Ok((r, t))
+}
+
+/// Run replication `rep` of `sc` with `seed` and return the scheduler event log
+/// (within `opts.trace_window`) encoded as a binary Perfetto trace
+/// (metrics/perfetto.rs). `opts.trace`/`opts.ftrace` are ignored.
+pub fn run_perfetto(
+    sc: &Scenario,
+    seed: u64,
+    rep: u64,
+    opts: &RunOpts,
+) -> Result<(RunResult, Vec<u8>), SimError> {
+    let o = RunOpts {
+        trace: false,
+        ..opts.clone()
+    };
+    let (r, t) = run_traced(sc, seed, rep, &o, true)?;
+    let bytes = match t {
+        Some(TraceOut::Log { events, tasks }) => {
+            crate::metrics::perfetto::render(&events, &tasks, &sc.machine, sc.kernel_preset)
+        }
+        _ => Vec::new(),
+    };
+    Ok((r, bytes))
+}
+
+enum TraceOut {
+    Log {
+        events: Vec<(crate::engine::SimTime, crate::sched::SchedEvent)>,
+        tasks: Vec<crate::sched::core::Task>,
+    },
+    Text(String),
+}
+
+fn run_traced(
+    sc: &Scenario,
+    seed: u64,
+    rep: u64,
+    opts: &RunOpts,
+    log: bool,
+) -> Result<(RunResult, Option<TraceOut>), SimError> {
     let t0 = std::time::Instant::now();
     let mut sim = build(sc, seed, rep, opts);
-    if opts.trace && opts.ftrace {
+    if log {
         sim.k.obs.trace = None;
         sim.k.obs.log = Some(crate::metrics::EventLog {
             window: opts.trace_window.unwrap_or((0, u64::MAX)),
@@ -350,12 +398,11 @@ pub fn run(
     let stop = sim.run(sc.duration_ns)?;
     let wall = t0.elapsed().as_secs_f64();
     let trace = match sim.k.obs.log.take() {
-        Some(log) => Some(crate::metrics::ftrace::render(
-            &log.events,
-            &sim.k.tasks,
-            sim.k.m.nr_cpus(),
-        )),
-        None => sim.k.obs.trace.take().map(|t| t.text),
+        Some(log) => Some(TraceOut::Log {
+            events: log.events,
+            tasks: sim.k.tasks.clone(),
+        }),
+        None => sim.k.obs.trace.take().map(|t| TraceOut::Text(t.text)),
     };
     Ok((RunResult::gather(sc, seed, &mut sim, stop, wall), trace))
 }

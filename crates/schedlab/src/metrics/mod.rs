@@ -16,6 +16,7 @@
 
 pub mod energy;
 pub mod ftrace;
+pub mod perfetto;
 pub mod trace;
 
 use crate::engine::{Observer, SimTime};
