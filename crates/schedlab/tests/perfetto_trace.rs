@@ -239,3 +239,90 @@ fn perfetto_trace_window_drops_outside_events() {
     assert_eq!(got.len(), inside);
     assert!(got.len() < ts.len());
 }
+
+/// Decode with the public Perfetto protos (vendored, parsed by `protobuf-parse`) and
+/// `protobuf` dynamic messages: every field we write is known to the schema, the first
+/// packet is SystemInfo with the release, and event counts match the run.
+#[test]
+fn perfetto_trace_parses_against_the_public_protos() {
+    use protobuf::reflect::{FileDescriptor, ReflectValueRef};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/perfetto");
+    let parsed = protobuf_parse::Parser::new()
+        .pure()
+        .include(&dir)
+        .input(dir.join("protos/perfetto/trace/perfetto_trace.proto"))
+        .parse_and_typecheck()
+        .expect("vendored protos parse");
+    let files = FileDescriptor::new_dynamic_fds(parsed.file_descriptors, &[]).unwrap();
+    let md = |n: &str| {
+        files
+            .iter()
+            .find_map(|f| f.message_by_package_relative_name(n))
+            .unwrap_or_else(|| panic!("{n}"))
+    };
+    let (trace_md, packet_md, bundle_md, event_md) = (
+        md("Trace"),
+        md("TracePacket"),
+        md("FtraceEventBundle"),
+        md("FtraceEvent"),
+    );
+    let sc = scenario();
+    let (r, buf) = run_perfetto(&sc, 1, 0, &RunOpts::default()).unwrap();
+    let trace = trace_md
+        .parse_from_bytes(&buf)
+        .expect("valid perfetto.protos.Trace");
+    let packets = trace_md.field_by_name("packet").unwrap();
+    let packets = packets.get_repeated(&*trace);
+    assert!(packets.len() > 3);
+    let msg_of = |v: ReflectValueRef<'_>| v.to_message().expect("message").clone_box();
+    let first = msg_of(packets.get(0));
+    let si = packet_md
+        .field_by_name("system_info")
+        .unwrap()
+        .get_singular(&*first)
+        .expect("first packet is SystemInfo");
+    let si = si.to_message().unwrap();
+    let sim = md("SystemInfo");
+    let uts = sim
+        .field_by_name("utsname")
+        .unwrap()
+        .get_singular(&*si)
+        .unwrap();
+    let uts = uts.to_message().unwrap();
+    let rel = md("Utsname").field_by_name("release").unwrap();
+    assert_eq!(rel.get_singular(&*uts).unwrap().to_str(), Some("5.6.0"));
+    let fe = packet_md.field_by_name("ftrace_events").unwrap();
+    let ev_f = bundle_md.field_by_name("event").unwrap();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for i in 0..packets.len() {
+        let p = msg_of(packets.get(i));
+        assert_eq!(
+            p.unknown_fields_dyn().iter().count(),
+            0,
+            "unknown packet field"
+        );
+        let Some(b) = fe.get_singular(&*p) else {
+            continue;
+        };
+        let b = b.to_message().unwrap();
+        let evs = ev_f.get_repeated(&*b);
+        for j in 0..evs.len() {
+            let e = msg_of(evs.get(j));
+            assert_eq!(e.unknown_fields_dyn().iter().count(), 0, "unknown event");
+            for f in event_md.fields() {
+                if f.name() != "timestamp" && f.name() != "pid" && f.has_field(&*e) {
+                    *counts.entry(f.name().to_string()).or_default() += 1;
+                }
+            }
+        }
+    }
+    let c = |n: &str| counts.get(n).copied().unwrap_or(0);
+    assert_eq!(c("sched_switch"), r.metrics.context_switches);
+    assert_eq!(c("sched_waking"), r.metrics.wakeups);
+    assert_eq!(
+        c("sched_migrate_task"),
+        r.metrics.migrations.values().sum::<u64>()
+    );
+    assert_eq!(c("sched_process_fork"), r.tasks.len() as u64);
+    assert!(c("cpu_idle") > 0);
+}
