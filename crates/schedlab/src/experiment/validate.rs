@@ -796,6 +796,36 @@ pub fn compare_traces(
     tc
 }
 
+/// Rows of the trace table (besides per-CPU busy).
+const STAT_NAMES: [&str; 8] = [
+    "context switches",
+    "wakeups (sched_waking)",
+    "migrations",
+    "wakeup latency p50 (us)",
+    "wakeup latency p90 (us)",
+    "wakeup latency p99 (us)",
+    "wakeup latency mean (us)",
+    "window (ms)",
+];
+
+/// The cells of [`STAT_NAMES`] for one trace.
+fn stat_cells(t: &TraceStats) -> Vec<String> {
+    let us = |ns: f64| format!("{:.1}", ns / 1e3);
+    vec![
+        t.context_switches.to_string(),
+        t.wakeups.to_string(),
+        t.migrations.to_string(),
+        us(t.latency_p50_ns as f64),
+        us(t.latency_p90_ns as f64),
+        us(t.latency_p99_ns as f64),
+        us(t.latency_mean_ns),
+        format!(
+            "{:.3}",
+            t.window_ns.1.saturating_sub(t.window_ns.0) as f64 / 1e6
+        ),
+    ]
+}
+
 impl TraceCompare {
     pub fn text(&self) -> String {
         let mut s = String::new();
@@ -813,55 +843,18 @@ impl TraceCompare {
                 "warning: the real trace lost {n} events (buffer overflow)"
             );
         }
-        let us = |ns: f64| format!("{:.1}", ns / 1e3);
-        let rows: Vec<(String, Box<dyn Fn(&TraceStats) -> String>)> = vec![
-            (
-                "context switches".into(),
-                Box::new(|t: &TraceStats| t.context_switches.to_string()),
-            ),
-            (
-                "wakeups (sched_waking)".into(),
-                Box::new(|t: &TraceStats| t.wakeups.to_string()),
-            ),
-            (
-                "migrations".into(),
-                Box::new(|t: &TraceStats| t.migrations.to_string()),
-            ),
-            (
-                "wakeup latency p50 (us)".into(),
-                Box::new(move |t: &TraceStats| us(t.latency_p50_ns as f64)),
-            ),
-            (
-                "wakeup latency p90 (us)".into(),
-                Box::new(move |t: &TraceStats| us(t.latency_p90_ns as f64)),
-            ),
-            (
-                "wakeup latency p99 (us)".into(),
-                Box::new(move |t: &TraceStats| us(t.latency_p99_ns as f64)),
-            ),
-            (
-                "wakeup latency mean (us)".into(),
-                Box::new(move |t: &TraceStats| us(t.latency_mean_ns)),
-            ),
-            (
-                "window (ms)".into(),
-                Box::new(|t: &TraceStats| {
-                    format!("{:.3}", (t.window_ns.1 - t.window_ns.0) as f64 / 1e6)
-                }),
-            ),
-        ];
         let _ = writeln!(s, "{:<26} {:>14} {:>14}", "statistic", "real", "simulated");
+        let real = self.real.as_ref().map(stat_cells);
+        let sim = self.sim.as_ref().map(stat_cells);
+        for (i, name) in STAT_NAMES.iter().enumerate() {
+            let cell = |c: &Option<Vec<String>>| {
+                c.as_ref().map_or_else(|| "-".to_string(), |v| v[i].clone())
+            };
+            let _ = writeln!(s, "{name:<26} {:>14} {:>14}", cell(&real), cell(&sim));
+        }
         let cell = |t: &Option<TraceStats>, f: &dyn Fn(&TraceStats) -> String| {
             t.as_ref().map(f).unwrap_or_else(|| "-".into())
         };
-        for (name, f) in &rows {
-            let _ = writeln!(
-                s,
-                "{name:<26} {:>14} {:>14}",
-                cell(&self.real, f.as_ref()),
-                cell(&self.sim, f.as_ref())
-            );
-        }
         let n = [&self.real, &self.sim]
             .iter()
             .filter_map(|t| t.as_ref().map(|t| t.busy_ns.len()))
