@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod validate;
 
 /// Print to stdout, ignoring a closed pipe (`schedlab list machines | head`).
 macro_rules! out {
@@ -180,6 +181,27 @@ enum Cmd {
         /// Also write the tables here: `.md` = the text, anything else = HTML.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Also write every number as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Run real benchmarks on this machine, then the same in simulation on the
+    /// imported `host` machine, and print real vs simulated.
+    Validate {
+        #[arg(value_parser = ["host"])]
+        target: String,
+        /// Runs per benchmark and size, real and simulated.
+        #[arg(long, default_value_t = 3)]
+        runs: u32,
+        /// Small sizes only (a few seconds of real runs).
+        #[arg(long)]
+        quick: bool,
+        /// Also record a real ftrace of one hackbench run and compare its statistics
+        /// with the simulated trace (needs root and tracefs).
+        #[arg(long)]
+        trace: bool,
         /// Also write every number as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -671,6 +693,14 @@ fn real_main() -> Result<(), Failure> {
                 Err(e) => return Err(Failure::Internal(e.to_string())),
             }
         }
+        Cmd::Validate {
+            target: _,
+            runs,
+            quick,
+            trace,
+            json,
+            quiet,
+        } => validate::run(runs, quick, trace, json, quiet)?,
         Cmd::Bench { only, scale } => bench::run(&only, scale).map_err(Failure::Internal)?,
     }
     Ok(())

@@ -15,6 +15,7 @@ pub mod report;
 pub mod reproduce;
 pub mod result;
 pub mod sweep;
+pub mod validate;
 
 use crate::config::{Doc, TableReader, Val};
 use crate::engine::{RngStreams, NSEC_PER_MSEC};

@@ -16,6 +16,7 @@
 
 pub mod energy;
 pub mod ftrace;
+pub mod ftrace_stats;
 pub mod perfetto;
 pub mod trace;
 

@@ -1,0 +1,1076 @@
+//! Validation against the real kernel on this machine (`schedlab validate host`).
+//!
+//! Reproducing a seed's table (`reproduce`) checks that the simulator tells the same
+//! story as a patch's author; it cannot show that the simulator predicts what a real
+//! kernel does, because the seeds' machines are not here. The machine the simulator
+//! runs on *is* here, though, with a real Linux kernel scheduling real benchmarks. So
+//! this module runs the real tools — `hackbench` (Debian's rt-tests), `perf bench
+//! sched messaging` and `perf bench sched pipe` (linux-perf), `sysbench threads` —
+//! several times each at several sizes, parses what they print (their real stdout,
+//! with parsers written for it and tested on captured output, not the generators'
+//! printing), then runs the same benchmarks with the same options and as many runs
+//! (different seeds, `[run] noise` as in `reproduce`) in simulation on the machine
+//! imported from this host's sysfs (`machine = "host"`), and prints real vs
+//! simulated medians with the relative error.
+//!
+//! **What can be compared on a 2-CPU VM, and what cannot.** The host CI and this
+//! project run on is a small virtual machine: two vCPUs, no SMT, one LLC, no cpuidle
+//! or cpufreq in sysfs, and a hypervisor underneath that steals time and makes every
+//! context switch and IPI more expensive than on bare metal. The sysfs import gives
+//! the simulator the right *topology* (hence the right sched domains), but its costs
+//! are the default x86 table — bare-metal syscall, pipe, socket and switch costs —
+//! because sysfs says nothing about them. So an absolute error here measures the
+//! cost table's distance from this VM as much as the placement model. What is
+//! meaningful: the *trend* across sizes (hackbench 1 → 2 → 4 groups should scale
+//! the same way), the ratio between benchmarks of different shapes (many-to-many
+//! messaging vs one-to-one ping-pong vs yield-heavy threads), and, with
+//! `--trace`, the scheduler-level statistics (wakeup latency, migrations, per-CPU
+//! busy time, context switches) of one real trace against the simulated one
+//! ([`crate::metrics::ftrace_stats`]). What is not: anything topology-dependent
+//! (SMT, LLC, NUMA, asymmetric capacity: the host has none of it), idle-state
+//! exit latencies and frequency (none published), and the other workers sharing the
+//! machine (real runs are noisy; the median and range over runs are printed).
+//!
+//! The real tools run through [`Runner`], a one-method trait, so tests feed canned
+//! outputs. A tool that is missing or fails gives a "skipped: <why>" row; the
+//! command itself still succeeds. Nothing here is fitted: the simulator runs the
+//! `host` machine exactly as imported.
+
+use super::{run, RunOpts, Scenario};
+use crate::config::Doc;
+use crate::machine::Machine;
+use crate::metrics::ftrace_stats::TraceStats;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs a real program and returns its stdout (or why it could not).
+pub trait Runner {
+    fn run(&self, program: &str, args: &[String]) -> Result<String, String>;
+}
+
+/// The real thing: spawn `program` with `args`, at most `timeout`.
+#[derive(Clone, Debug)]
+pub struct HostRunner {
+    pub timeout: Duration,
+}
+
+impl Default for HostRunner {
+    fn default() -> Self {
+        HostRunner {
+            timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl Runner for HostRunner {
+    fn run(&self, program: &str, args: &[String]) -> Result<String, String> {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("`{program}` not found (Debian: {})", package_of(program))
+                } else {
+                    format!("cannot start `{program}`: {e}")
+                }
+            })?;
+        let t0 = Instant::now();
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if t0.elapsed() > self.timeout => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!(
+                        "`{program}` did not finish within {} s",
+                        self.timeout.as_secs()
+                    ));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => return Err(format!("waiting for `{program}`: {e}")),
+            }
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| format!("reading `{program}`'s output: {e}"))?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let first = err
+                .lines()
+                .chain(stdout.lines())
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim();
+            return Err(format!("`{program}` failed ({}): {first}", out.status));
+        }
+        Ok(stdout)
+    }
+}
+
+/// The Debian package that ships `program`.
+pub fn package_of(program: &str) -> &'static str {
+    match program {
+        "hackbench" => "rt-tests",
+        "perf" => "linux-perf",
+        "sysbench" => "sysbench",
+        _ => "unknown package",
+    }
+}
+
+/// Which real tool's output a row parses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolKind {
+    Hackbench,
+    PerfMessaging,
+    PerfPipe,
+    SysbenchThreads,
+}
+
+/// hackbench (rt-tests) prints `Time: 0.162`: the seconds from the first sender's
+/// start to the last receiver's end.
+pub fn parse_hackbench(out: &str) -> Result<f64, String> {
+    for l in out.lines() {
+        if let Some(v) = l.trim().strip_prefix("Time:") {
+            return num(v.trim(), "hackbench `Time:`");
+        }
+    }
+    Err("no `Time:` line in hackbench's output".into())
+}
+
+/// `perf bench sched messaging` prints `     Total time: 0.151 [sec]`.
+pub fn parse_perf_messaging(out: &str) -> Result<f64, String> {
+    for l in out.lines() {
+        if let Some(v) = l.trim().strip_prefix("Total time:") {
+            let v = v.trim().trim_end_matches("[sec]").trim();
+            return num(v, "perf `Total time:`");
+        }
+    }
+    Err("no `Total time:` line in perf bench sched messaging's output".into())
+}
+
+/// `perf bench sched pipe` prints `Total time: …`, then `   25.320000 usecs/op`
+/// (the round-trip time of one ping-pong) and `ops/sec`. Returns µs per op.
+pub fn parse_perf_pipe(out: &str) -> Result<f64, String> {
+    for l in out.lines() {
+        if let Some(v) = l.trim().strip_suffix("usecs/op") {
+            return num(v.trim(), "perf `usecs/op`");
+        }
+    }
+    Err("no `usecs/op` line in perf bench sched pipe's output".into())
+}
+
+/// sysbench 1.0 prints, under `General statistics:`, `    total time:   4.8537s`.
+pub fn parse_sysbench(out: &str) -> Result<f64, String> {
+    for l in out.lines() {
+        if let Some(v) = l.trim().strip_prefix("total time:") {
+            return num(v.trim().trim_end_matches('s'), "sysbench `total time:`");
+        }
+    }
+    Err("no `total time:` line in sysbench's output".into())
+}
+
+fn num(s: &str, what: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{what}: `{s}` is not a number")),
+    }
+}
+
+impl ToolKind {
+    pub fn parse(self, out: &str) -> Result<f64, String> {
+        match self {
+            ToolKind::Hackbench => parse_hackbench(out),
+            ToolKind::PerfMessaging => parse_perf_messaging(out),
+            ToolKind::PerfPipe => parse_perf_pipe(out),
+            ToolKind::SysbenchThreads => parse_sysbench(out),
+        }
+    }
+
+    /// The simulated tool's number with the same meaning (see the generators).
+    fn sim_key(self) -> &'static str {
+        match self {
+            ToolKind::Hackbench => "time_s",
+            ToolKind::PerfMessaging => "total_time_s",
+            ToolKind::PerfPipe => "usecs_per_op",
+            ToolKind::SysbenchThreads => "total_time_s",
+        }
+    }
+
+    fn program(self) -> &'static str {
+        match self {
+            ToolKind::Hackbench => "hackbench",
+            ToolKind::PerfMessaging | ToolKind::PerfPipe => "perf",
+            ToolKind::SysbenchThreads => "sysbench",
+        }
+    }
+}
+
+/// One benchmark at one size: the real command line and the simulated `[workload]`.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchCase {
+    pub benchmark: String,
+    pub size: String,
+    pub metric: String,
+    pub tool: ToolKind,
+    /// Arguments after the program name.
+    pub args: Vec<String>,
+    /// The `[workload]` table of the simulated scenario (TOML lines).
+    pub workload: String,
+}
+
+fn hackbench_case(groups: u32, loops: u32, pipe: bool) -> BenchCase {
+    let mut args = vec![
+        "-g".to_string(),
+        groups.to_string(),
+        "-l".into(),
+        loops.to_string(),
+    ];
+    if pipe {
+        args.push("-p".into());
+    }
+    BenchCase {
+        benchmark: format!("hackbench process {}", if pipe { "pipe" } else { "socket" }),
+        size: format!("-g {groups} -l {loops}"),
+        metric: "Time (s)".into(),
+        tool: ToolKind::Hackbench,
+        args,
+        workload: format!(
+            "kind = \"hackbench\"\ngroups = {groups}\nloops = {loops}\npipe = {pipe}\nthreads = false\n"
+        ),
+    }
+}
+
+fn perf_messaging_case(groups: u32, loops: u32) -> BenchCase {
+    BenchCase {
+        benchmark: "perf bench sched messaging".into(),
+        size: format!("-g {groups} -l {loops}"),
+        metric: "Total time (s)".into(),
+        tool: ToolKind::PerfMessaging,
+        args: ["bench", "sched", "messaging", "-g"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([groups.to_string(), "-l".into(), loops.to_string()])
+            .collect(),
+        workload: format!("kind = \"perf-messaging\"\ngroups = {groups}\nloops = {loops}\n"),
+    }
+}
+
+fn perf_pipe_case(loops: u32, threaded: bool) -> BenchCase {
+    let mut args: Vec<String> = ["bench", "sched", "pipe", "-l"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.push(loops.to_string());
+    if threaded {
+        args.push("-T".into());
+    }
+    BenchCase {
+        benchmark: "perf bench sched pipe".into(),
+        size: format!("-l {loops}{}", if threaded { " -T" } else { "" }),
+        metric: "usecs/op".into(),
+        tool: ToolKind::PerfPipe,
+        args,
+        workload: format!("kind = \"perf-pipe\"\nloops = {loops}\nthreaded = {threaded}\n"),
+    }
+}
+
+fn sysbench_case(threads: u32, events: u32) -> BenchCase {
+    BenchCase {
+        benchmark: "sysbench threads".into(),
+        size: format!("--threads={threads} --events={events}"),
+        metric: "total time (s)".into(),
+        tool: ToolKind::SysbenchThreads,
+        args: vec![
+            "threads".into(),
+            format!("--threads={threads}"),
+            format!("--events={events}"),
+            "--time=0".into(),
+            "run".into(),
+        ],
+        workload: format!(
+            "kind = \"sysbench-threads\"\nthreads = {threads}\nevents = {events}\ntime = 0\n"
+        ),
+    }
+}
+
+/// The benchmarks `validate host` runs: several sizes of each, smaller with `quick`
+/// (a few seconds of real time in all).
+pub fn cases(quick: bool) -> Vec<BenchCase> {
+    if quick {
+        vec![
+            hackbench_case(1, 20, false),
+            hackbench_case(2, 20, false),
+            hackbench_case(1, 20, true),
+            perf_messaging_case(1, 20),
+            perf_pipe_case(2000, false),
+            sysbench_case(2, 50),
+        ]
+    } else {
+        vec![
+            hackbench_case(1, 200, false),
+            hackbench_case(2, 200, false),
+            hackbench_case(4, 200, false),
+            hackbench_case(1, 200, true),
+            hackbench_case(2, 200, true),
+            hackbench_case(4, 200, true),
+            perf_messaging_case(1, 200),
+            perf_messaging_case(2, 200),
+            perf_pipe_case(20000, false),
+            perf_pipe_case(20000, true),
+            sysbench_case(2, 500),
+            sysbench_case(4, 500),
+        ]
+    }
+}
+
+/// Median, minimum and maximum of some runs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub n: usize,
+}
+
+impl Spread {
+    pub fn of(xs: &[f64]) -> Option<Spread> {
+        if xs.is_empty() {
+            return None;
+        }
+        let mut v = xs.to_vec();
+        v.sort_by(f64::total_cmp);
+        Some(Spread {
+            median: crate::stats::percentile_sorted(&v, 50.0),
+            min: v[0],
+            max: v[v.len() - 1],
+            n: v.len(),
+        })
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "{} [{}–{}]",
+            fmt_num(self.median),
+            fmt_num(self.min),
+            fmt_num(self.max)
+        )
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// One row of the table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub benchmark: String,
+    pub size: String,
+    pub metric: String,
+    pub real: Option<Spread>,
+    pub sim: Option<Spread>,
+    /// (sim median − real median) / real median, in %.
+    pub error_pct: Option<f64>,
+    /// Why the row has no comparison.
+    pub skipped: Option<String>,
+    /// Real wall-clock seconds spent running the real tool.
+    pub real_wall_s: f64,
+}
+
+/// `validate host`'s result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Validation {
+    pub machine: String,
+    pub nr_cpus: usize,
+    pub runs: u32,
+    pub quick: bool,
+    pub noise: f64,
+    pub rows: Vec<Row>,
+    /// `--trace`: real vs simulated trace statistics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceCompare>,
+    pub version: String,
+}
+
+/// Options of a validation.
+#[derive(Clone, Debug)]
+pub struct ValidateOpts {
+    pub runs: u32,
+    pub quick: bool,
+    /// `[run] noise` of the simulated runs.
+    pub noise: f64,
+    /// First seed of the simulated runs (seed, seed + 1, …).
+    pub seed: u64,
+}
+
+impl Default for ValidateOpts {
+    fn default() -> Self {
+        ValidateOpts {
+            runs: 3,
+            quick: false,
+            noise: super::reproduce::DEFAULT_NOISE,
+            seed: 1,
+        }
+    }
+}
+
+/// The simulated scenario of `case` on `machine`.
+///
+/// The scenario text names a built-in preset only so that it parses; the machine is
+/// then replaced by `machine` (the imported host), before anything is built from it.
+pub fn sim_scenario(
+    case: &BenchCase,
+    machine: &Machine,
+    noise: f64,
+) -> Result<Scenario, crate::error::InputError> {
+    let text = format!(
+        "[machine]\npreset = \"juno-r0\"\n\n[kernel]\npreset = \"v5.6\"\n\n[run]\nseed = 1\nnoise = {noise}\n\n[workload]\n{}",
+        case.workload
+    );
+    let doc = Doc::parse(&text, Path::new("validate-host.toml"))?;
+    let mut sc = Scenario::from_doc(doc, &Default::default())?;
+    sc.machine = machine.clone();
+    sc.name = format!("validate host: {} {}", case.benchmark, case.size);
+    Ok(sc)
+}
+
+/// Simulated values of `case`: `runs` runs with seeds `seed..seed + runs`.
+pub fn simulate(
+    case: &BenchCase,
+    machine: &Machine,
+    opts: &ValidateOpts,
+) -> Result<Vec<f64>, String> {
+    let sc = sim_scenario(case, machine, opts.noise).map_err(|e| e.to_string())?;
+    let mut v = Vec::new();
+    for i in 0..opts.runs as u64 {
+        let (res, _) =
+            run(&sc, opts.seed + i, 0, &RunOpts::default()).map_err(|e| e.to_string())?;
+        let x = res
+            .workload
+            .tool
+            .get(case.tool.sim_key())
+            .copied()
+            .ok_or_else(|| format!("the simulated run printed no `{}`", case.tool.sim_key()))?;
+        v.push(x);
+    }
+    Ok(v)
+}
+
+/// Run the real tool of `case` `runs` times.
+pub fn run_real(case: &BenchCase, runs: u32, runner: &dyn Runner) -> Result<Vec<f64>, String> {
+    let mut v = Vec::new();
+    for _ in 0..runs {
+        let out = runner.run(case.tool.program(), &case.args)?;
+        v.push(case.tool.parse(&out)?);
+    }
+    Ok(v)
+}
+
+/// Validate: real runs through `runner`, simulated runs on `machine`.
+/// `progress` is called once per finished row.
+pub fn validate(
+    opts: &ValidateOpts,
+    machine: &Machine,
+    runner: &dyn Runner,
+    progress: &dyn Fn(&Row),
+) -> Validation {
+    let mut rows = Vec::new();
+    // A tool that cannot start is skipped once, not retried at every size.
+    let mut missing: Vec<(&'static str, String)> = Vec::new();
+    for case in cases(opts.quick) {
+        let prog = case.tool.program();
+        let mut row = Row {
+            benchmark: case.benchmark.clone(),
+            size: case.size.clone(),
+            metric: case.metric.clone(),
+            real: None,
+            sim: None,
+            error_pct: None,
+            skipped: None,
+            real_wall_s: 0.0,
+        };
+        if let Some((_, why)) = missing.iter().find(|(p, _)| *p == prog) {
+            row.skipped = Some(why.clone());
+        } else {
+            let t0 = Instant::now();
+            let real = run_real(&case, opts.runs, runner);
+            row.real_wall_s = t0.elapsed().as_secs_f64();
+            match real {
+                Err(why) => {
+                    if why.contains("not found") || why.contains("cannot start") {
+                        missing.push((prog, why.clone()));
+                    }
+                    row.skipped = Some(why);
+                }
+                Ok(real) => match simulate(&case, machine, opts) {
+                    Err(why) => row.skipped = Some(format!("simulation failed: {why}")),
+                    Ok(sim) => {
+                        row.real = Spread::of(&real);
+                        row.sim = Spread::of(&sim);
+                        if let (Some(r), Some(s)) = (row.real, row.sim) {
+                            if r.median > 0.0 {
+                                row.error_pct = Some((s.median - r.median) / r.median * 100.0);
+                            }
+                        }
+                    }
+                },
+            }
+        }
+        progress(&row);
+        rows.push(row);
+    }
+    Validation {
+        machine: machine.name.clone(),
+        nr_cpus: machine.nr_cpus(),
+        runs: opts.runs,
+        quick: opts.quick,
+        noise: opts.noise,
+        rows,
+        trace: None,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+impl Validation {
+    /// The table: benchmark, size, metric, real median [min–max], simulated, error.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "validate {}: real kernel vs simulation ({} CPUs, {} run{} each, simulated noise {}{})\n",
+            self.machine,
+            self.nr_cpus,
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+            self.noise,
+            if self.quick { ", quick sizes" } else { "" }
+        );
+        let head = [
+            "benchmark",
+            "size",
+            "metric",
+            "real median [min–max]",
+            "simulated median [min–max]",
+            "error",
+        ];
+        let mut cells: Vec<[String; 6]> = vec![head.map(String::from)];
+        for r in &self.rows {
+            let (real, sim, err) = match &r.skipped {
+                Some(why) => (format!("skipped: {why}"), String::new(), String::new()),
+                None => (
+                    r.real.map(|x| x.text()).unwrap_or_default(),
+                    r.sim.map(|x| x.text()).unwrap_or_default(),
+                    r.error_pct
+                        .map(|e| format!("{e:+.1}%"))
+                        .unwrap_or_else(|| "n/a".into()),
+                ),
+            };
+            cells.push([
+                r.benchmark.clone(),
+                r.size.clone(),
+                r.metric.clone(),
+                real,
+                sim,
+                err,
+            ]);
+        }
+        let mut w = [0usize; 6];
+        for c in &cells {
+            for (i, x) in c.iter().enumerate() {
+                if i == 3 && x.starts_with("skipped") {
+                    continue;
+                }
+                w[i] = w[i].max(x.chars().count());
+            }
+        }
+        for (n, c) in cells.iter().enumerate() {
+            let mut line = String::new();
+            for (i, x) in c.iter().enumerate() {
+                let pad = w[i].saturating_sub(x.chars().count());
+                if i >= 3 && !x.starts_with("skipped") {
+                    line.push_str(&" ".repeat(pad));
+                    line.push_str(x);
+                } else {
+                    line.push_str(x);
+                    if i < 5 && !x.starts_with("skipped") {
+                        line.push_str(&" ".repeat(pad));
+                    }
+                }
+                if i < 5 {
+                    line.push_str("  ");
+                }
+            }
+            let _ = writeln!(s, "{}", line.trim_end());
+            if n == 0 {
+                let total: usize = w.iter().sum::<usize>() + 10;
+                let _ = writeln!(s, "{}", "-".repeat(total));
+            }
+        }
+        let _ = writeln!(
+            s,
+            "\nerror = (simulated − real) / real of the medians. The simulated machine is this host's\n\
+             sysfs topology with the default cost table of its architecture (nothing fitted)."
+        );
+        if let Some(t) = &self.trace {
+            s.push_str(&t.text());
+        }
+        s
+    }
+}
+
+/// Where tracefs lives (and is mounted when it is not).
+pub const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// The scheduler events recorded in a real trace.
+pub const TRACE_EVENTS: [&str; 3] = ["sched_switch", "sched_waking", "sched_migrate_task"];
+
+/// The benchmark traced by `--trace`.
+pub fn trace_case(quick: bool) -> BenchCase {
+    hackbench_case(1, if quick { 20 } else { 100 }, false)
+}
+
+/// Record a real ftrace of one run of `case` through tracefs at `root` (as root):
+/// mount it if needed, enlarge the buffer, enable [`TRACE_EVENTS`], run, read
+/// `trace`, then put everything back (events off, buffer emptied and resized, the
+/// old `tracing_on`, unmounted if this mounted it) whether the run worked or not.
+pub fn record_real_trace(
+    case: &BenchCase,
+    runner: &dyn Runner,
+    root: &Path,
+) -> Result<String, String> {
+    let mut mounted = false;
+    if !root.join("trace").exists() {
+        if !root.is_dir() {
+            return Err(format!(
+                "{} does not exist (kernel without tracefs?)",
+                root.display()
+            ));
+        }
+        let o = Command::new("mount")
+            .args(["-t", "tracefs", "nodev"])
+            .arg(root)
+            .output()
+            .map_err(|e| format!("tracefs is not mounted and `mount` cannot run: {e}"))?;
+        if !o.status.success() || !root.join("trace").exists() {
+            return Err(format!(
+                "tracefs is not mounted at {} and mounting it failed (needs root): {}",
+                root.display(),
+                String::from_utf8_lossy(&o.stderr).trim()
+            ));
+        }
+        mounted = true;
+    }
+    let rd = |rel: &str| {
+        std::fs::read_to_string(root.join(rel))
+            .map(|s| s.trim().to_string())
+            .map_err(|e| format!("cannot read {}/{rel}: {e}", root.display()))
+    };
+    let wr = |rel: &str, v: &str| {
+        std::fs::write(root.join(rel), v)
+            .map_err(|e| format!("cannot write {}/{rel}: {e} (needs root)", root.display()))
+    };
+    let old_on = rd("tracing_on");
+    let old_kb = rd("buffer_size_kb");
+    let result = (|| {
+        let _ = old_on.as_ref().map_err(Clone::clone)?;
+        wr("tracing_on", "0")?;
+        wr("trace", "")?;
+        wr("buffer_size_kb", "32768")?;
+        for ev in TRACE_EVENTS {
+            wr(&format!("events/sched/{ev}/enable"), "1")?;
+        }
+        wr("tracing_on", "1")?;
+        let out = runner.run(case.tool.program(), &case.args);
+        wr("tracing_on", "0")?;
+        out.map_err(|e| format!("the traced run failed: {e}"))?;
+        rd("trace")
+    })();
+    // Reset, best effort.
+    for ev in TRACE_EVENTS {
+        let _ = wr(&format!("events/sched/{ev}/enable"), "0");
+    }
+    let _ = wr("trace", "");
+    // `buffer_size_kb` reads like `7 (expanded: 1408)` before first use.
+    if let Some(kb) = old_kb
+        .as_deref()
+        .ok()
+        .and_then(|k| k.split_whitespace().next())
+    {
+        let _ = wr("buffer_size_kb", kb);
+    }
+    if let Ok(on) = &old_on {
+        let _ = wr("tracing_on", on);
+    }
+    if mounted {
+        let _ = Command::new("umount").arg(root).output();
+    }
+    result
+}
+
+/// `entries-in-buffer/entries-written: A/B` of a trace header: events lost when
+/// A < B (the ring buffer overflowed).
+pub fn lost_events(text: &str) -> Option<u64> {
+    let l = text
+        .lines()
+        .find(|l| l.contains("entries-in-buffer/entries-written:"))?;
+    let v = l.split(':').nth(1)?.split_whitespace().next()?;
+    let (a, b) = v.split_once('/')?;
+    Some(b.parse::<u64>().ok()?.saturating_sub(a.parse().ok()?))
+}
+
+/// Real vs simulated trace statistics of one benchmark.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceCompare {
+    pub benchmark: String,
+    pub size: String,
+    pub real: Option<TraceStats>,
+    pub sim: Option<TraceStats>,
+    /// Why there is no real trace.
+    pub skipped: Option<String>,
+    pub real_lost_events: Option<u64>,
+}
+
+/// The simulated ftrace text of `case` on `machine` (seed `seed`).
+pub fn simulated_trace(
+    case: &BenchCase,
+    machine: &Machine,
+    noise: f64,
+    seed: u64,
+) -> Result<(String, super::RunResult), String> {
+    let sc = sim_scenario(case, machine, noise).map_err(|e| e.to_string())?;
+    let opts = RunOpts {
+        trace: true,
+        ftrace: true,
+        ..Default::default()
+    };
+    let (res, text) = run(&sc, seed, 0, &opts).map_err(|e| e.to_string())?;
+    Ok((text.unwrap_or_default(), res))
+}
+
+/// Record the real trace (tracefs at `root`) and the simulated one of
+/// [`trace_case`], and take the same statistics of both.
+pub fn compare_traces(
+    opts: &ValidateOpts,
+    machine: &Machine,
+    runner: &dyn Runner,
+    root: &Path,
+) -> TraceCompare {
+    let case = trace_case(opts.quick);
+    let mut tc = TraceCompare {
+        benchmark: case.benchmark.clone(),
+        size: case.size.clone(),
+        real: None,
+        sim: None,
+        skipped: None,
+        real_lost_events: None,
+    };
+    match record_real_trace(&case, runner, root) {
+        Ok(text) => {
+            tc.real_lost_events = lost_events(&text);
+            tc.real = Some(TraceStats::from_text(&text, Some("hackbench")));
+        }
+        Err(why) => tc.skipped = Some(why),
+    }
+    match simulated_trace(&case, machine, opts.noise, opts.seed) {
+        Ok((text, _)) => tc.sim = Some(TraceStats::from_text(&text, None)),
+        Err(why) => {
+            tc.skipped
+                .get_or_insert_with(String::new)
+                .push_str(&format!("; simulation failed: {why}"));
+        }
+    }
+    tc
+}
+
+/// Rows of the trace table (besides per-CPU busy).
+const STAT_NAMES: [&str; 8] = [
+    "context switches",
+    "wakeups (sched_waking)",
+    "migrations",
+    "wakeup latency p50 (us)",
+    "wakeup latency p90 (us)",
+    "wakeup latency p99 (us)",
+    "wakeup latency mean (us)",
+    "window (ms)",
+];
+
+/// The cells of [`STAT_NAMES`] for one trace.
+fn stat_cells(t: &TraceStats) -> Vec<String> {
+    let us = |ns: f64| format!("{:.1}", ns / 1e3);
+    vec![
+        t.context_switches.to_string(),
+        t.wakeups.to_string(),
+        t.migrations.to_string(),
+        us(t.latency_p50_ns as f64),
+        us(t.latency_p90_ns as f64),
+        us(t.latency_p99_ns as f64),
+        us(t.latency_mean_ns),
+        format!(
+            "{:.3}",
+            t.window_ns.1.saturating_sub(t.window_ns.0) as f64 / 1e6
+        ),
+    ]
+}
+
+impl TraceCompare {
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "\nftrace statistics: {} {} (real: tracefs, comm `hackbench`; simulated: the run's ftrace text)\n",
+            self.benchmark, self.size
+        );
+        if let Some(why) = &self.skipped {
+            let _ = writeln!(s, "real trace skipped: {why}");
+        }
+        if let Some(n) = self.real_lost_events.filter(|&n| n > 0) {
+            let _ = writeln!(
+                s,
+                "warning: the real trace lost {n} events (buffer overflow)"
+            );
+        }
+        let _ = writeln!(s, "{:<26} {:>14} {:>14}", "statistic", "real", "simulated");
+        let real = self.real.as_ref().map(stat_cells);
+        let sim = self.sim.as_ref().map(stat_cells);
+        for (i, name) in STAT_NAMES.iter().enumerate() {
+            let cell = |c: &Option<Vec<String>>| {
+                c.as_ref().map_or_else(|| "-".to_string(), |v| v[i].clone())
+            };
+            let _ = writeln!(s, "{name:<26} {:>14} {:>14}", cell(&real), cell(&sim));
+        }
+        let cell = |t: &Option<TraceStats>, f: &dyn Fn(&TraceStats) -> String| {
+            t.as_ref().map(f).unwrap_or_else(|| "-".into())
+        };
+        let n = [&self.real, &self.sim]
+            .iter()
+            .filter_map(|t| t.as_ref().map(|t| t.busy_ns.len()))
+            .max()
+            .unwrap_or(0);
+        for cpu in 0..n {
+            let f = |t: &TraceStats| {
+                t.busy_fraction()
+                    .get(cpu)
+                    .map(|b| format!("{:.1}%", b * 100.0))
+                    .unwrap_or_else(|| "-".into())
+            };
+            let _ = writeln!(
+                s,
+                "{:<26} {:>14} {:>14}",
+                format!("CPU {cpu} busy"),
+                cell(&self.real, &f),
+                cell(&self.sim, &f)
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    // Captured on this project's host (Debian 12: hackbench V 2.40 of rt-tests, perf 6.1.192,
+    // sysbench 1.0.20), verbatim.
+    const HACKBENCH: &str = "Running in process mode with 1 groups using 40 file descriptors each (== 40 tasks)\nEach sender will pass 100 messages of 100 bytes\nTime: 0.162\n";
+    const PERF_MESSAGING: &str = "# Running 'sched/messaging' benchmark:\n# 20 sender and receiver processes per group\n# 1 groups == 40 processes run\n\n     Total time: 0.151 [sec]\n";
+    const PERF_PIPE: &str = "# Running 'sched/pipe' benchmark:\n# Executed 1000 pipe operations between two processes\n\n     Total time: 0.025 [sec]\n\n      25.320000 usecs/op\n          39494 ops/sec\n";
+    const SYSBENCH: &str = "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\nRunning the test with following options:\nNumber of threads: 2\nInitializing random number generator from current time\n\n\nInitializing worker threads...\n\nThreads started!\n\n\nGeneral statistics:\n    total time:                          4.8537s\n    total number of events:              2000\n\nLatency (ms):\n         min:                                    0.59\n         avg:                                    4.85\n         max:                                   60.89\n         95th percentile:                        6.79\n         sum:                                 9700.41\n\nThreads fairness:\n    events (avg/stddev):           1000.0000/24.00\n    execution time (avg/stddev):   4.8502/0.00\n\n";
+
+    #[test]
+    fn parsers_read_the_real_tools_output() {
+        assert_eq!(parse_hackbench(HACKBENCH), Ok(0.162));
+        assert_eq!(parse_perf_messaging(PERF_MESSAGING), Ok(0.151));
+        assert_eq!(parse_perf_pipe(PERF_PIPE), Ok(25.32));
+        assert_eq!(parse_sysbench(SYSBENCH), Ok(4.8537));
+    }
+
+    #[test]
+    fn parsers_reject_other_output() {
+        // Each parser on another tool's output, and on garbage numbers.
+        assert!(parse_hackbench(PERF_MESSAGING).is_err());
+        assert!(parse_perf_messaging(HACKBENCH).is_err());
+        assert!(parse_perf_pipe(PERF_MESSAGING).is_err());
+        assert!(parse_sysbench(HACKBENCH).is_err());
+        assert!(parse_hackbench("Time: fast\n").is_err());
+        assert!(parse_perf_pipe("  -1.0 usecs/op\n").is_err());
+        // perf pipe's `Total time:` is not mistaken for messaging's metric by the
+        // pipe parser: usecs/op is read, not the seconds.
+        assert_eq!(parse_perf_messaging(PERF_PIPE), Ok(0.025));
+    }
+
+    #[test]
+    fn spread_is_median_min_max() {
+        let s = Spread::of(&[3.0, 1.0, 2.0, 10.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max, s.n), (2.5, 1.0, 10.0, 4));
+        assert!(Spread::of(&[]).is_none());
+    }
+
+    /// Canned outputs; `perf` missing, hackbench printing a value that depends on
+    /// the group count.
+    struct Canned {
+        calls: RefCell<Vec<String>>,
+    }
+
+    impl Runner for Canned {
+        fn run(&self, program: &str, args: &[String]) -> Result<String, String> {
+            self.calls
+                .borrow_mut()
+                .push(format!("{program} {}", args.join(" ")));
+            match program {
+                "hackbench" => {
+                    let g: f64 = args[1].parse().unwrap();
+                    Ok(format!("Running in process mode\nTime: {:.3}\n", 0.01 * g))
+                }
+                "sysbench" => Ok("General statistics:\n    total time: garbage\n".into()),
+                _ => Err(format!("`{program}` not found (Debian: linux-perf)")),
+            }
+        }
+    }
+
+    fn tiny_machine() -> Machine {
+        crate::machine::presets::preset("juno-r0").unwrap()
+    }
+
+    #[test]
+    fn validate_with_canned_tools_compares_and_skips() {
+        let r = Canned {
+            calls: RefCell::new(vec![]),
+        };
+        let opts = ValidateOpts {
+            runs: 2,
+            quick: true,
+            ..Default::default()
+        };
+        let m = tiny_machine();
+        let seen = RefCell::new(0);
+        let v = validate(&opts, &m, &r, &|_| *seen.borrow_mut() += 1);
+        assert_eq!(*seen.borrow(), cases(true).len());
+        assert_eq!(v.rows.len(), cases(true).len());
+        let calls = r.calls.borrow();
+        // perf is tried once (then remembered as missing), every other tool `runs`
+        // times per case.
+        assert_eq!(calls.iter().filter(|c| c.starts_with("perf")).count(), 1);
+        assert_eq!(
+            calls.iter().filter(|c| c.starts_with("hackbench")).count(),
+            6
+        );
+        assert!(calls.contains(&"hackbench -g 1 -l 20 -p".to_string()));
+        for row in &v.rows {
+            match row.benchmark.as_str() {
+                b if b.starts_with("hackbench") => {
+                    assert!(row.skipped.is_none(), "{row:?}");
+                    let g: f64 = row.size[3..4].parse().unwrap();
+                    let real = row.real.unwrap();
+                    assert_eq!((real.median, real.n), (0.01 * g, 2));
+                    let sim = row.sim.unwrap();
+                    assert!(sim.median > 0.0 && sim.n == 2);
+                    let e = row.error_pct.unwrap();
+                    assert!((e - (sim.median - real.median) / real.median * 100.0).abs() < 1e-9);
+                }
+                b if b.starts_with("perf") => {
+                    assert!(row.skipped.as_ref().unwrap().contains("not found"));
+                    assert!(row.real.is_none() && row.sim.is_none());
+                }
+                _ => assert!(row.skipped.as_ref().unwrap().contains("not a number")),
+            }
+        }
+        let t = v.text();
+        assert!(t.contains("skipped: `perf` not found"), "{t}");
+        assert!(t.contains("hackbench process socket"), "{t}");
+        assert_eq!(t.lines().filter(|l| l.contains('%')).count(), 3, "{t}");
+    }
+
+    #[test]
+    fn simulated_trace_statistics_equal_the_runs_counters() {
+        let m = tiny_machine();
+        let (text, res) = simulated_trace(&trace_case(true), &m, 0.05, 3).unwrap();
+        let st = TraceStats::from_text(&text, None);
+        let c = &res.metrics;
+        assert_eq!(st.context_switches, c.context_switches);
+        assert_eq!(st.wakeups, c.wakeups);
+        assert_eq!(st.migrations, c.migrations.values().sum::<u64>());
+        assert_eq!(st.latencies_ns.len() as u64, c.wakeup_latency_ns.count);
+        assert!(st.context_switches > 100 && st.migrations > 0, "{st:?}");
+        // The collector's histogram keeps 3 significant digits.
+        let p50 = c.wakeup_latency_ns.p50 as f64;
+        assert!(
+            (st.latency_p50_ns as f64 - p50).abs() <= p50 * 0.002 + 1.0,
+            "{st:?} {p50}"
+        );
+        assert_eq!(st.unparsed, 0);
+        // Busy time: the collector's fraction is over the whole run, the trace's
+        // over its window; compare busy ns.
+        for (cpu, &b) in st.busy_ns.iter().enumerate() {
+            let want = c.cpu_busy[cpu] * res.sim_time_ns as f64;
+            assert!(
+                (b as f64 - want).abs() <= res.sim_time_ns as f64 * 2e-6,
+                "cpu {cpu}: {b} vs {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn lost_events_from_the_header() {
+        assert_eq!(
+            lost_events("# entries-in-buffer/entries-written: 12/15   #P:2\n"),
+            Some(3)
+        );
+        assert_eq!(
+            lost_events("# entries-in-buffer/entries-written: 12/12   #P:2\n"),
+            Some(0)
+        );
+        assert_eq!(lost_events("no header"), None);
+    }
+
+    #[test]
+    fn trace_without_tracefs_says_why_and_still_simulates() {
+        let r = Canned {
+            calls: RefCell::new(vec![]),
+        };
+        let d = std::env::temp_dir().join(format!("schedlab-no-tracefs-{}", std::process::id()));
+        let opts = ValidateOpts {
+            quick: true,
+            ..Default::default()
+        };
+        let tc = compare_traces(&opts, &tiny_machine(), &r, &d);
+        assert!(
+            tc.skipped.as_ref().unwrap().contains("does not exist"),
+            "{tc:?}"
+        );
+        assert!(tc.real.is_none() && tc.sim.is_some());
+        assert!(r.calls.borrow().is_empty(), "nothing run without a trace");
+        let t = tc.text();
+        assert!(
+            t.contains("real trace skipped") && t.contains("context switches"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn simulated_hackbench_grows_with_groups_and_seeds_differ() {
+        let m = tiny_machine();
+        let opts = ValidateOpts {
+            runs: 2,
+            ..Default::default()
+        };
+        let one = simulate(&hackbench_case(1, 10, false), &m, &opts).unwrap();
+        let two = simulate(&hackbench_case(2, 10, false), &m, &opts).unwrap();
+        assert_ne!(one[0], one[1], "different seeds, noise on: runs differ");
+        assert!(two[0] > one[0] && two[1] > one[1], "{one:?} {two:?}");
+    }
+}
