@@ -20,20 +20,24 @@
 
 use crate::engine::SimTime;
 use crate::sched::core::Task;
-use crate::sched::{PrevState, SchedEvent};
+use crate::sched::SchedEvent;
 use std::fmt::Write as _;
 
-/// A task's `comm`, sanitised for text traces (≤ 15 characters, no spaces).
-fn comm(t: Option<&Task>) -> String {
+/// A task's `comm` as the kernel keeps it (`TASK_COMM_LEN` 16: at most 15
+/// characters), `<idle>` for the idle task. Shared with the Perfetto writer.
+pub(crate) fn task_comm(t: Option<&Task>) -> String {
     match t {
         None => "<idle>".to_string(),
-        Some(t) => t
-            .name
-            .chars()
-            .map(|c| if c.is_whitespace() { '_' } else { c })
-            .take(15)
-            .collect(),
+        Some(t) => t.name.chars().take(15).collect(),
     }
+}
+
+/// [`task_comm`] sanitised for text traces (no spaces).
+fn comm(t: Option<&Task>) -> String {
+    task_comm(t)
+        .chars()
+        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .collect()
 }
 
 /// Render `events` (in time order) of a run on `nr_cpus` CPUs with tasks `tasks`
@@ -91,11 +95,10 @@ pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) 
                 prev_state,
                 next,
             } => {
-                let st = match (prev, prev_state) {
-                    (None, _) => "R",
-                    (_, PrevState::Preempted) => "R+",
-                    (_, PrevState::Sleeping) => "S",
-                    (_, PrevState::Dead) => "X",
+                let st = if prev.is_some() {
+                    prev_state.letters()
+                } else {
+                    "R"
                 };
                 let pc = |p: Option<u32>| match p {
                     Some(p) => (comm(task(p)), p, prio(p)),

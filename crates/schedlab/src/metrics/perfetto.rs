@@ -29,14 +29,12 @@
 
 use crate::engine::SimTime;
 use crate::machine::Machine;
+use crate::metrics::ftrace::task_comm as comm;
 use crate::sched::core::Task;
-use crate::sched::{PrevState, SchedEvent};
+use crate::sched::SchedEvent;
 
 /// Largest number of events in one `FtraceEventBundle`.
 pub const BUNDLE_MAX: usize = 4096;
-
-/// `prev_state` bit the kernel reports for a preempted (still runnable) task.
-pub const PREEMPTED: i64 = 0x100;
 
 // --- minimal protobuf encoder -------------------------------------------------
 
@@ -93,13 +91,6 @@ const FE_TASK_NEWTASK: u32 = 235;
 const FE_SCHED_PROCESS_EXIT: u32 = 238;
 const FE_SCHED_PROCESS_FORK: u32 = 239;
 const FE_SCHED_MIGRATE_TASK: u32 = 491;
-
-fn comm(t: Option<&Task>) -> String {
-    match t {
-        None => "<idle>".to_string(),
-        Some(t) => t.name.chars().take(15).collect(),
-    }
-}
 
 /// `v5.6` -> `5.6.0` (utsname release of the modelled kernel).
 pub fn release_of(preset: &str) -> String {
@@ -199,12 +190,7 @@ pub fn render(
                 prev_state,
                 next,
             } => {
-                let st = match (prev, prev_state) {
-                    (None, _) => 0,
-                    (_, PrevState::Preempted) => PREEMPTED,
-                    (_, PrevState::Sleeping) => 1,
-                    (_, PrevState::Dead) => 0x10,
-                };
+                let st = if prev.is_some() { prev_state.bits() } else { 0 };
                 let pc = |p: Option<u32>| match p {
                     Some(p) => (comm(task(p)), p, prio(p)),
                     None => (format!("swapper/{cpu}"), 0, 120),

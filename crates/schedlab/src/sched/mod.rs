@@ -71,6 +71,29 @@ pub enum PrevState {
     Dead,
 }
 
+impl PrevState {
+    /// The `prev_state` field of `sched_switch` as v5.6's
+    /// `__trace_sched_switch_state` reports it: `TASK_REPORT_MAX` (0x100) for a
+    /// preempted task, else `1 << (task_state_index − 1)`: 1 for S
+    /// (TASK_INTERRUPTIBLE), 0x10 for X (EXIT_DEAD).
+    pub fn bits(self) -> i64 {
+        match self {
+            PrevState::Preempted => 0x100,
+            PrevState::Sleeping => 1,
+            PrevState::Dead => 0x10,
+        }
+    }
+
+    /// The same state as ftrace prints it (`R+`, `S`, `X`).
+    pub fn letters(self) -> &'static str {
+        match self {
+            PrevState::Preempted => "R+",
+            PrevState::Sleeping => "S",
+            PrevState::Dead => "X",
+        }
+    }
+}
+
 /// Kind of placement decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WakeKind {
