@@ -818,6 +818,25 @@ fn p_cell(p: Option<f64>) -> String {
     p.map(|p| format!("{p:.4}")).unwrap_or_else(|| "-".into())
 }
 
+fn split(x: Option<(f64, f64)>) -> (Option<f64>, Option<f64>) {
+    x.map_or((None, None), |(a, b)| (Some(a), Some(b)))
+}
+
+/// The effect columns of a row: Δ, p, the reported pair (patch first when
+/// `patch_first`, as seed 001 prints it), the reported Δ and the verdict.
+fn effect_cells(r: &RowResult, patch_first: bool) -> [String; 6] {
+    let (ra, rb) = r.reported;
+    let (x, y) = if patch_first { (rb, ra) } else { (ra, rb) };
+    [
+        fmt_pct(r.sim_delta_pct),
+        p_cell(r.wilcoxon_p),
+        opt(x),
+        opt(y),
+        fmt_pct(r.reported_delta_pct),
+        verdict_cell(r),
+    ]
+}
+
 /// Lay out a finished table in the seed's form.
 fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) -> TableResult {
     let mut columns: Vec<String>;
@@ -841,21 +860,11 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
             .map(|s| s.to_string())
             .collect();
             for r in &rows {
-                let (sa, sb) = r.sim.map_or((None, None), |(a, b)| (Some(a), Some(b)));
-                let (da, db) = r.sim_std.map_or((None, None), |(a, b)| (Some(a), Some(b)));
-                cells.push(vec![
-                    r.label.clone(),
-                    opt(sa),
-                    opt(da),
-                    opt(sb),
-                    opt(db),
-                    fmt_pct(r.sim_delta_pct),
-                    p_cell(r.wilcoxon_p),
-                    opt(r.reported.0),
-                    opt(r.reported.1),
-                    fmt_pct(r.reported_delta_pct),
-                    verdict_cell(r),
-                ]);
+                let (sa, sb) = split(r.sim);
+                let (da, db) = split(r.sim_std);
+                let mut c = vec![r.label.clone(), opt(sa), opt(da), opt(sb), opt(db)];
+                c.extend(effect_cells(r, false));
+                cells.push(c);
             }
         }
         Layout::PatchFirst => {
@@ -875,18 +884,10 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
             .map(|s| s.to_string())
             .collect();
             for r in &rows {
-                let (sa, sb) = r.sim.map_or((None, None), |(a, b)| (Some(a), Some(b)));
-                cells.push(vec![
-                    r.label.clone(),
-                    opt(sb),
-                    opt(sa),
-                    fmt_pct(r.sim_delta_pct),
-                    p_cell(r.wilcoxon_p),
-                    opt(r.reported.1),
-                    opt(r.reported.0),
-                    fmt_pct(r.reported_delta_pct),
-                    verdict_cell(r),
-                ]);
+                let (sa, sb) = split(r.sim);
+                let mut c = vec![r.label.clone(), opt(sb), opt(sa)];
+                c.extend(effect_cells(r, true));
+                cells.push(c);
             }
         }
         Layout::Distribution => {
