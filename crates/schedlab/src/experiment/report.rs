@@ -1126,34 +1126,51 @@ impl CompareReport {
 
     fn migrations(&self, o: &mut String) {
         o.push_str("<section id=\"migrations\"><h2>Migrations by level</h2>\n<p class=\"note\">Task migrations per run, by the closest topology level the two CPUs share.</p>\n");
-        let (cats, vals) = per_run_counts(&self.arms, |r| &r.migrations);
-        if cats.is_empty() {
-            o.push_str("<p class=\"note\">No migrations recorded.</p>\n");
-        } else {
-            figure(
-                o,
+        self.counts(
+            o,
+            [
+                "migrations",
+                "level",
                 "migrations",
                 "migrations per run by level (mean ± std)",
-                &bars_svg(&cats, &vals, "migrations per run"),
-            );
-            o.push_str(&arm_legend());
-            counts_table(o, "level", &cats, &vals);
-        }
+            ],
+            |r| &r.migrations,
+        );
         o.push_str("</section>\n<section id=\"placement\"><h2>Placement reasons</h2>\n<p class=\"note\">Why each placement chose its CPU, per run.</p>\n");
-        let (cats, vals) = per_run_counts(&self.arms, |r| &r.placement_reasons);
-        if cats.is_empty() {
-            o.push_str("<p class=\"note\">No placements recorded.</p>\n");
-        } else {
-            figure(
-                o,
+        self.counts(
+            o,
+            [
                 "placement",
+                "reason",
+                "placements",
                 "placement reasons per run (mean ± std)",
-                &bars_svg(&cats, &vals, "placements per run"),
-            );
-            o.push_str(&arm_legend());
-            counts_table(o, "reason", &cats, &vals);
-        }
+            ],
+            |r| &r.placement_reasons,
+        );
         o.push_str("</section>\n");
+    }
+
+    /// Bars (mean ± std per run) and a table of one per-run count map, or a note
+    /// when no run recorded any. `[id, key column, what is counted, plot title]`.
+    fn counts(
+        &self,
+        o: &mut String,
+        [id, key, what, title]: [&str; 4],
+        get: impl Fn(&RunDetail) -> &BTreeMap<String, u64>,
+    ) {
+        let (cats, vals) = per_run_counts(&self.arms, get);
+        if cats.is_empty() {
+            let _ = writeln!(o, "<p class=\"note\">No {what} recorded.</p>");
+            return;
+        }
+        figure(
+            o,
+            id,
+            title,
+            &bars_svg(&cats, &vals, &format!("{what} per run")),
+        );
+        o.push_str(&arm_legend());
+        counts_table(o, key, &cats, &vals);
     }
 
     fn energy(&self, o: &mut String) {
