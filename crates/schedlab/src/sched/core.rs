@@ -182,6 +182,10 @@ pub struct Rq {
     pub cpu_capacity: u64,
     pub cpu_capacity_orig: u64,
     pub need_resched: bool,
+    /// EEVDF: `update_curr` found the running slice over with others queued
+    /// (`update_deadline`'s `resched_curr`), to be served by the caller that holds
+    /// the event queue (tick, wakeup preemption, fork) or by the next pick.
+    pub deadline_resched: bool,
     /// The cpuidle state the CPU is in (`idle_get_state`), while idle.
     pub idle_state: Option<usize>,
     pub idle_entered: SimTime,
@@ -292,6 +296,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             nr_latency: tun.sched_nr_latency,
             gentle_fair_sleepers: feat.has(SchedFeat::GENTLE_FAIR_SLEEPERS),
             start_debit: feat.has(SchedFeat::START_DEBIT),
+            eevdf: feat.has(SchedFeat::EEVDF),
+            base_slice: tun.sched_min_granularity_ns,
+            place_lag: feat.has(SchedFeat::PLACE_LAG),
+            place_deadline_initial: feat.has(SchedFeat::PLACE_DEADLINE_INITIAL),
+            run_to_parity: feat.has(SchedFeat::RUN_TO_PARITY),
+            tick_nsec: tun.tick_nsec(),
         };
         let rqs = (0..m.nr_cpus())
             .map(|cpu| {
@@ -309,6 +319,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     cpu_capacity: cap,
                     cpu_capacity_orig: cap,
                     need_resched: false,
+                    deadline_resched: false,
                     idle_state: None,
                     idle_entered: 0,
                     break_even: 0,
@@ -1414,6 +1425,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 if rq.cfs.curr != Some(c) {
                     return Err(format!("cpu{cpu}: rq->curr {c} is not cfs_rq->curr"));
                 }
+            }
+            let sums = rq.cfs.avg_sums_from_scratch();
+            if sums != (rq.cfs.avg_vruntime, rq.cfs.avg_load) {
+                return Err(format!(
+                    "cpu{cpu}: avg_vruntime/avg_load {}/{} but the timeline sums to {}/{}",
+                    rq.cfs.avg_vruntime, rq.cfs.avg_load, sums.0, sums.1
+                ));
             }
             if n != rq.nr_running || n != rq.cfs.nr_running {
                 return Err(format!(

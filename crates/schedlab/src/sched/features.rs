@@ -75,6 +75,10 @@ sched_features! {
     IDLE_CPU_MASK = false, "seed 000", "After a fruitless select_idle_core, select_idle_cpu scans only the CPUs it did not see busy (Parth Shah, RFC, July 2019).";
     MISFIT = true, "v4.20 (seed 004)", "Misfit tasks on asymmetric-capacity systems: rq.misfit_task_load at pick and tick, the group_misfit_task type, migrate_misfit with active balance, and the nohz kick and rd.overload on misfit (Morten Rasmussen, Valentin Schneider, 2018); NO_MISFIT is the kernel before the series.";
     SELECT_IDLE_CAPACITY = false, "v5.7", "Asymmetric-capacity wakeups of v5.7 (Morten Rasmussen, Valentin Schneider, 2020): select_idle_sibling on a sched_asym_cpucapacity system scans sd_asym_cpucapacity with select_idle_capacity (the first idle CPU, wrapping from target, that the task fits, else the idle CPU of largest capacity, else target), wake_cap no longer blocks affine wakeups, and asymmetric domains lose SD_BALANCE_WAKE; seed 002's test base includes it.";
+    EEVDF = false, "v6.6", "SIM_ switch for a kernel version, not a features.h bit: the fair class picks and places by Earliest Eligible Virtual Deadline First as in v6.6 (Peter Zijlstra): lag-preserving placement, eligibility against the weighted average vruntime, earliest-deadline pick, wakeup preemption by the pick rule, slice end at the deadline; no sleeper credit, START_DEBIT, buddies but NEXT_BUDDY, or tick/wakeup granularities (fair/eevdf.rs).";
+    PLACE_LAG = true, "v6.6", "EEVDF only: place_entity keeps the lag an entity had at dequeue (scaled by (W+w)/W); NO_PLACE_LAG places every entity at the average vruntime.";
+    PLACE_DEADLINE_INITIAL = true, "v6.6", "EEVDF only: ENQUEUE_INITIAL placements get half a slice to their first deadline (in v6.6 only task_fork_fair's provisional placement passes it).";
+    RUN_TO_PARITY = true, "v6.6", "EEVDF only: the running entity keeps the CPU until its deadline is renewed, while it stays eligible.";
     BREAK_EVEN = false, "seed 001", "find_idlest_group_cpu breaks exit-latency ties between idle CPUs by the earliest break-even deadline (entry time + exit latency of the state entered) instead of the latest idle_stamp (Daniel Lezcano, v2, March 2020).";
 }
 
@@ -356,6 +360,21 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
             "SIS_UTIL",
             "NO_SIS_PROP",
             "SELECT_IDLE_CAPACITY",
+        ],
+        topology: topo_v6_0,
+    },
+    KernelPreset {
+        name: "v6.6",
+        description: "v6.0 + the EEVDF fair class (lag placement, eligibility, earliest-deadline pick, RUN_TO_PARITY); base_slice = 0.75 ms × factor",
+        changes: &[
+            "SIS_MERGED",
+            "NO_SIS_AVG_CPU",
+            "SIS_UTIL",
+            "NO_SIS_PROP",
+            "SELECT_IDLE_CAPACITY",
+            "EEVDF",
+            "NO_START_DEBIT",
+            "NO_LAST_BUDDY",
         ],
         topology: topo_v6_0,
     },

@@ -153,6 +153,12 @@ pub struct SchedEntity {
     /// Queued on its cfs_rq (including while current).
     pub on_rq: bool,
     pub avg: SchedAvg,
+    /// EEVDF (fair/eevdf.rs): virtual deadline, the slice it was set from, and the
+    /// lag saved at dequeue (`vlag`; holds the deadline while RUN_TO_PARITY protects
+    /// the running slice). Unused by the v5.6 pick.
+    pub deadline: u64,
+    pub slice: u64,
+    pub vlag: i64,
 }
 
 /// Removed-load accumulator (`cfs_rq->removed`), folded in at the next update.
@@ -174,9 +180,13 @@ pub struct CfsRq {
     /// Count of SCHED_IDLE entities (`idle_h_nr_running`).
     pub idle_h_nr_running: u32,
     pub min_vruntime: u64,
-    /// Queued entities except `curr`, ordered by (vruntime, arrival); stored in
-    /// *descending* order so the leftmost is the last element.
-    timeline: Vec<(u64, u64, u32)>,
+    /// Σ w·(vruntime − min_vruntime) and Σ w over the timeline (v6.6
+    /// `avg_vruntime`/`avg_load`, fair/eevdf.rs); kept in every mode, read by EEVDF.
+    pub avg_vruntime: i64,
+    pub avg_load: u64,
+    /// Queued entities except `curr`, ordered by (vruntime, arrival), with their
+    /// weights; stored in *descending* order so the leftmost is the last element.
+    timeline: Vec<(u64, u64, u32, u32)>,
     seq: u64,
     pub curr: Option<u32>,
     pub next: Option<u32>,
@@ -196,6 +206,8 @@ impl Default for CfsRq {
             idle_h_nr_running: 0,
             // init_cfs_rq: (u64)(-(1LL << 20))
             min_vruntime: (-(1i64 << 20)) as u64,
+            avg_vruntime: 0,
+            avg_load: 0,
             timeline: Vec::new(),
             seq: 0,
             curr: None,
@@ -209,24 +221,34 @@ impl Default for CfsRq {
 }
 
 impl CfsRq {
-    /// `__enqueue_entity`: insert into the timeline after entities with equal vruntime.
-    pub fn timeline_insert(&mut self, pid: u32, vruntime: u64) {
+    /// `__enqueue_entity`: insert into the timeline after entities with equal
+    /// vruntime, and add the entity to the average (`avg_vruntime_add`).
+    pub fn timeline_insert(&mut self, pid: u32, vruntime: u64, weight: u64) {
         self.seq += 1;
         let key = (vruntime, self.seq);
         // Descending order: find the first element that is "before or equal" the key
         // (i.e. should come after it in descending storage).
-        let pos = self.timeline.partition_point(|&(v, s, _)| {
+        let pos = self.timeline.partition_point(|&(v, s, _, _)| {
             let d = vdiff(v, key.0);
             d > 0 || (d == 0 && s > key.1)
         });
-        self.timeline.insert(pos, (vruntime, self.seq, pid));
+        self.timeline
+            .insert(pos, (vruntime, self.seq, pid, weight as u32));
+        self.avg_vruntime = self
+            .avg_vruntime
+            .wrapping_add(vdiff(vruntime, self.min_vruntime).wrapping_mul(weight as i64));
+        self.avg_load += weight;
     }
 
-    /// `__dequeue_entity`.
+    /// `__dequeue_entity` (and `avg_vruntime_sub`).
     pub fn timeline_remove(&mut self, pid: u32) {
         // Search from the leftmost end: the entity is usually near it.
-        if let Some(i) = self.timeline.iter().rposition(|&(_, _, p)| p == pid) {
-            self.timeline.remove(i);
+        if let Some(i) = self.timeline.iter().rposition(|&(_, _, p, _)| p == pid) {
+            let (v, _, _, w) = self.timeline.remove(i);
+            self.avg_vruntime = self
+                .avg_vruntime
+                .wrapping_sub(vdiff(v, self.min_vruntime).wrapping_mul(w as i64));
+            self.avg_load -= w as u64;
         } else {
             panic!("timeline_remove: pid {pid} not queued");
         }
@@ -235,12 +257,12 @@ impl CfsRq {
     /// `__pick_first_entity`: the leftmost queued entity (not curr).
     #[inline]
     pub fn first(&self) -> Option<u32> {
-        self.timeline.last().map(|&(_, _, p)| p)
+        self.timeline.last().map(|&(_, _, p, _)| p)
     }
 
     /// `__pick_next_entity`: the entity after `pid` in vruntime order.
     pub fn next_after(&self, pid: u32) -> Option<u32> {
-        let i = self.timeline.iter().rposition(|&(_, _, p)| p == pid)?;
+        let i = self.timeline.iter().rposition(|&(_, _, p, _)| p == pid)?;
         if i == 0 {
             None
         } else {
@@ -250,7 +272,24 @@ impl CfsRq {
 
     /// Queued entities in vruntime order, leftmost first (for balancing and checks).
     pub fn queued(&self) -> impl Iterator<Item = u32> + '_ {
-        self.timeline.iter().rev().map(|&(_, _, p)| p)
+        self.timeline.iter().rev().map(|&(_, _, p, _)| p)
+    }
+
+    /// Queued entities with the vruntime they were queued at, leftmost first.
+    pub fn queued_with_vruntime(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.timeline.iter().rev().map(|&(v, _, p, _)| (p, v))
+    }
+
+    /// The EEVDF sums recomputed from the timeline (for `--check`).
+    pub fn avg_sums_from_scratch(&self) -> (i64, u64) {
+        self.timeline
+            .iter()
+            .fold((0i64, 0u64), |(a, l), &(v, _, _, w)| {
+                (
+                    a.wrapping_add(vdiff(v, self.min_vruntime).wrapping_mul(w as i64)),
+                    l + w as u64,
+                )
+            })
     }
 
     pub fn timeline_len(&self) -> usize {
@@ -267,6 +306,16 @@ pub struct FairParams {
     pub nr_latency: u64,
     pub gentle_fair_sleepers: bool,
     pub start_debit: bool,
+    /// The fair class is EEVDF (v6.6, fair/eevdf.rs) instead of v5.6 CFS.
+    pub eevdf: bool,
+    /// `sysctl_sched_base_slice` (EEVDF): v6.6 renamed `min_granularity` to it, with
+    /// the same 0.75 ms × factor default.
+    pub base_slice: u64,
+    pub place_lag: bool,
+    pub place_deadline_initial: bool,
+    pub run_to_parity: bool,
+    /// `TICK_NSEC`, the floor of the EEVDF lag clamp.
+    pub tick_nsec: u64,
 }
 
 /// `__sched_period`.
@@ -355,7 +404,15 @@ pub fn update_min_vruntime(cfs: &mut CfsRq, curr_vruntime: Option<u64>, leftmost
             Some(_) => min_vruntime(v, l),
         };
     }
-    cfs.min_vruntime = max_vruntime(cfs.min_vruntime, v);
+    // __update_min_vruntime: only forward, and the EEVDF sum follows the new base
+    // (avg_vruntime_update).
+    let delta = vdiff(v, cfs.min_vruntime);
+    if delta > 0 {
+        cfs.avg_vruntime = cfs
+            .avg_vruntime
+            .wrapping_sub((cfs.avg_load as i64).wrapping_mul(delta));
+        cfs.min_vruntime = v;
+    }
 }
 
 /// `pick_next_entity(cfs_rq, NULL)` after the previous task was put back: the
@@ -412,6 +469,12 @@ mod tests {
             nr_latency: 8,
             gentle_fair_sleepers: true,
             start_debit: true,
+            eevdf: false,
+            base_slice: 3_000_000,
+            place_lag: true,
+            place_deadline_initial: true,
+            run_to_parity: true,
+            tick_nsec: 4_000_000,
         }
     }
 
@@ -484,10 +547,10 @@ mod tests {
     fn timeline_orders_by_vruntime_then_arrival_and_wraps() {
         let mut cfs = CfsRq::default();
         let base = (-(1i64 << 20)) as u64; // near the wrap point
-        cfs.timeline_insert(1, base.wrapping_add(3_000_000)); // past the wrap
-        cfs.timeline_insert(2, base.wrapping_add(5));
-        cfs.timeline_insert(3, base.wrapping_add(5));
-        cfs.timeline_insert(4, base);
+        cfs.timeline_insert(1, base.wrapping_add(3_000_000), 1024); // past the wrap
+        cfs.timeline_insert(2, base.wrapping_add(5), 1024);
+        cfs.timeline_insert(3, base.wrapping_add(5), 1024);
+        cfs.timeline_insert(4, base, 1024);
         assert_eq!(cfs.queued().collect::<Vec<_>>(), vec![4, 2, 3, 1]);
         assert_eq!(cfs.first(), Some(4));
         assert_eq!(cfs.next_after(2), Some(3));
@@ -508,13 +571,13 @@ mod tests {
             };
             (v, LoadWeight::from_nice(0))
         };
-        cfs.timeline_insert(1, 1_000);
-        cfs.timeline_insert(2, 3_001_000);
+        cfs.timeline_insert(1, 1_000, 1024);
+        cfs.timeline_insert(2, 3_001_000, 1024);
         cfs.skip = Some(1);
         assert_eq!(pick_next_entity(&cfs, vr, &p), Some(2));
         let mut cfs = CfsRq::default();
-        cfs.timeline_insert(1, 1_000);
-        cfs.timeline_insert(3, 9_001_000);
+        cfs.timeline_insert(1, 1_000, 1024);
+        cfs.timeline_insert(3, 9_001_000, 1024);
         cfs.skip = Some(1);
         assert_eq!(pick_next_entity(&cfs, vr, &p), Some(1));
     }

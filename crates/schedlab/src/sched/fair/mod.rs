@@ -20,6 +20,7 @@
 
 pub mod balance;
 pub mod eas;
+pub mod eevdf;
 pub mod entity;
 pub mod group;
 pub mod idle;
@@ -39,6 +40,8 @@ use entity::{
 };
 
 pub const ENQUEUE_WAKEUP: u32 = 0x01;
+/// `ENQUEUE_INITIAL` (v6.6 value): a new task's first placement.
+pub const ENQUEUE_INITIAL: u32 = 0x80;
 pub const ENQUEUE_MIGRATED: u32 = 0x40;
 pub const DEQUEUE_SLEEP: u32 = 0x01;
 
@@ -72,6 +75,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         se.exec_start = now;
         se.sum_exec_runtime += delta;
         se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, &se.load));
+        if self.fair.eevdf && vdiff(se.vruntime, se.deadline) >= 0 {
+            // update_deadline: a new slice; reschedule if anything else is queued.
+            se.slice = self.fair.base_slice;
+            se.deadline = se
+                .vruntime
+                .wrapping_add(calc_delta_fair(se.slice, &se.load));
+            if rq.cfs.nr_running > 1 {
+                rq.deadline_resched = true;
+                Self::clear_buddies(&mut rq.cfs, pid);
+            }
+        }
         let curr_v = if se.on_rq { Some(se.vruntime) } else { None };
         let left = rq.cfs.first().map(|p| self.tasks[p as usize].se.vruntime);
         update_min_vruntime(&mut rq.cfs, curr_v, left);
@@ -85,6 +99,63 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         });
         let left = rq.cfs.first().map(|p| self.tasks[p as usize].se.vruntime);
         update_min_vruntime(&mut rq.cfs, curr_v, left);
+    }
+
+    /// The running entity of `cpu` as the EEVDF sums see it: (vruntime, weight) while
+    /// it is on the runqueue (`cfs_rq->curr && curr->on_rq`).
+    fn eevdf_curr(&self, cpu: usize) -> Option<(u64, u64)> {
+        let c = self.rqs[cpu].cfs.curr?;
+        let se = &self.tasks[c as usize].se;
+        se.on_rq.then_some((se.vruntime, se.load.weight))
+    }
+
+    /// `place_entity` of v6.6 for `pid` joining `cpu`'s runqueue (not yet counted).
+    fn place_entity_eevdf(&mut self, cpu: usize, pid: Pid, initial: bool) {
+        let curr = self
+            .eevdf_curr(cpu)
+            .filter(|_| self.rqs[cpu].cfs.curr != Some(pid));
+        let se = &self.tasks[pid as usize].se;
+        let pl = eevdf::place_entity(
+            &self.rqs[cpu].cfs,
+            curr,
+            se.vlag,
+            &se.load,
+            self.fair.base_slice,
+            initial,
+            eevdf::PlaceFeat {
+                place_lag: self.feat.has(SchedFeat::PLACE_LAG),
+                place_deadline_initial: self.feat.has(SchedFeat::PLACE_DEADLINE_INITIAL),
+            },
+        );
+        let se = &mut self.tasks[pid as usize].se;
+        se.vruntime = pl.vruntime;
+        se.deadline = pl.deadline;
+        se.slice = pl.slice;
+    }
+
+    /// `pick_eevdf` on `cpu`, with `curr` competing when it is on the runqueue.
+    fn pick_eevdf(&self, cpu: usize) -> Option<Pid> {
+        let cfs = &self.rqs[cpu].cfs;
+        let curr = cfs.curr.and_then(|c| {
+            let se = &self.tasks[c as usize].se;
+            se.on_rq.then_some(eevdf::Curr {
+                pid: c,
+                vruntime: se.vruntime,
+                deadline: se.deadline,
+                vlag: se.vlag,
+                weight: se.load.weight,
+            })
+        });
+        let tasks = &self.tasks;
+        eevdf::pick_eevdf(cfs, curr, self.fair.run_to_parity, |p| {
+            tasks[p as usize].se.deadline
+        })
+    }
+
+    /// An EEVDF slice end noticed by `update_curr` (`update_deadline`'s
+    /// `resched_curr`), taken once.
+    pub(crate) fn take_deadline_resched(&mut self, cpu: usize) -> bool {
+        std::mem::take(&mut self.rqs[cpu].deadline_resched)
     }
 
     /// `update_cfs_rq_load_avg`: fold in removed load, then age the cfs_rq.
@@ -182,8 +253,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let sa = self.tasks[pid as usize].se.avg;
             pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
         }
-        let renorm = flags & ENQUEUE_WAKEUP == 0 || flags & ENQUEUE_MIGRATED != 0;
+        let eevdf = self.fair.eevdf;
+        let renorm = !eevdf && (flags & ENQUEUE_WAKEUP == 0 || flags & ENQUEUE_MIGRATED != 0);
         let is_curr = self.rqs[cpu].cfs.curr == Some(pid);
+        let initial = flags & ENQUEUE_INITIAL != 0;
+        if eevdf && is_curr {
+            self.place_entity_eevdf(cpu, pid, initial);
+        }
         if renorm && is_curr {
             let mv = self.rqs[cpu].cfs.min_vruntime;
             let se = &mut self.tasks[pid as usize].se;
@@ -196,6 +272,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             se.vruntime = se.vruntime.wrapping_add(mv);
         }
         self.update_load_avg(cpu, pid, true);
+        if eevdf && !is_curr {
+            // v6.6 places before account_entity_enqueue: nr_running excludes `pid`.
+            self.place_entity_eevdf(cpu, pid, initial);
+        }
         // enqueue_runnable_load_avg + account_entity_enqueue
         let t = &self.tasks[pid as usize];
         let w = t.se.load.weight;
@@ -207,7 +287,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         rq.cfs.avg.runnable_load_sum += w * rls;
         rq.cfs.load = LoadWeight::sum(rq.cfs.load.weight + w);
         rq.cfs.nr_running += 1;
-        if flags & ENQUEUE_WAKEUP != 0 {
+        if !eevdf && flags & ENQUEUE_WAKEUP != 0 {
             let se = &self.tasks[pid as usize].se;
             let v = place_entity(
                 &self.rqs[cpu].cfs,
@@ -222,7 +302,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let v = self.tasks[pid as usize].se.vruntime;
         let rq = &mut self.rqs[cpu];
         if !is_curr {
-            rq.cfs.timeline_insert(pid, v);
+            rq.cfs.timeline_insert(pid, v, w);
         }
         rq.cfs.h_nr_running += 1;
         if idle {
@@ -248,6 +328,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         sub_positive(&mut rq.cfs.avg.runnable_load_avg, rla);
         sub_positive(&mut rq.cfs.avg.runnable_load_sum, w * rls);
         Self::clear_buddies(&mut rq.cfs, pid);
+        if self.fair.eevdf {
+            // update_entity_lag, while the entity still counts in the average.
+            let curr = self.eevdf_curr(cpu);
+            let se = &self.tasks[pid as usize].se;
+            let lag = eevdf::update_entity_lag(
+                &self.rqs[cpu].cfs,
+                curr,
+                se.vruntime,
+                se.slice,
+                &se.load,
+                self.fair.tick_nsec,
+            );
+            self.tasks[pid as usize].se.vlag = lag;
+        }
+        let rq = &mut self.rqs[cpu];
         if rq.cfs.curr != Some(pid) {
             rq.cfs.timeline_remove(pid);
         }
@@ -261,7 +356,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.sync_idle_bits(cpu);
         self.tasks[pid as usize].se.on_rq = false;
         self.lb_dequeued(cpu, pid);
-        if flags & DEQUEUE_SLEEP == 0 {
+        if !self.fair.eevdf && flags & DEQUEUE_SLEEP == 0 {
             let mv = self.rqs[cpu].cfs.min_vruntime;
             let se = &mut self.tasks[pid as usize].se;
             se.vruntime = se.vruntime.wrapping_sub(mv);
@@ -297,25 +392,43 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `put_prev_task_fair` + `pick_next_task_fair` + `set_next_entity`. Returns the
     /// task to run, or `None` to go idle.
     pub(crate) fn pick_next_task_fair(&mut self, cpu: usize, prev: Option<Pid>) -> Option<Pid> {
+        let mut eevdf_pick = None;
+        if self.fair.eevdf {
+            // v6.6 (group scheduling built in, as distribution kernels are) picks
+            // with the previous task still current: it competes as `curr`.
+            if let Some(p) = prev {
+                if self.tasks[p as usize].se.on_rq {
+                    self.update_curr(cpu);
+                }
+            }
+            eevdf_pick = self.pick_next_entity_eevdf(cpu);
+        }
         // put_prev_entity
         if let Some(p) = prev {
             if self.tasks[p as usize].se.on_rq {
                 self.update_curr(cpu);
-                let v = self.tasks[p as usize].se.vruntime;
-                self.rqs[cpu].cfs.timeline_insert(p, v);
+                let se = &self.tasks[p as usize].se;
+                let (v, w) = (se.vruntime, se.load.weight);
+                self.rqs[cpu].cfs.timeline_insert(p, v, w);
                 self.update_load_avg(cpu, p, false);
             }
             self.rqs[cpu].cfs.curr = None;
         }
+        // Rescheduling now: a pending slice end is served.
+        self.rqs[cpu].deadline_resched = false;
         let tasks = &self.tasks;
-        let picked = pick_next_entity(
-            &self.rqs[cpu].cfs,
-            |p| {
-                let se = &tasks[p as usize].se;
-                (se.vruntime, se.load)
-            },
-            &self.fair,
-        );
+        let picked = if self.fair.eevdf {
+            eevdf_pick
+        } else {
+            pick_next_entity(
+                &self.rqs[cpu].cfs,
+                |p| {
+                    let se = &tasks[p as usize].se;
+                    (se.vruntime, se.load)
+                },
+                &self.fair,
+            )
+        };
         let Some(next) = picked else {
             // No fair task: schedule() runs newidle_balance next (fair/balance.rs), and
             // only if that pulls nothing does the CPU go idle
@@ -331,8 +444,26 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let se = &mut self.tasks[next as usize].se;
         se.exec_start = now;
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
+        if self.fair.eevdf {
+            // set_next_entity's stash for RUN_TO_PARITY (vlag is unused until dequeue).
+            se.vlag = se.deadline as i64;
+        }
         self.lb_picked(cpu, next);
         Some(next)
+    }
+
+    /// `pick_next_entity` of v6.6: an eligible NEXT_BUDDY, else `pick_eevdf`.
+    fn pick_next_entity_eevdf(&self, cpu: usize) -> Option<Pid> {
+        let cfs = &self.rqs[cpu].cfs;
+        if self.feat.has(SchedFeat::NEXT_BUDDY) {
+            if let Some(n) = cfs.next {
+                let v = self.tasks[n as usize].se.vruntime;
+                if eevdf::entity_eligible(cfs, self.eevdf_curr(cpu), v) {
+                    return Some(n);
+                }
+            }
+        }
+        self.pick_eevdf(cpu)
     }
 
     /// `task_tick_fair` → `entity_tick`: returns true when the slice is used up.
@@ -342,6 +473,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         };
         self.update_curr(cpu);
         self.update_load_avg(cpu, pid, false);
+        if self.fair.eevdf {
+            // No tick test: the slice ends at the deadline (update_deadline).
+            return self.take_deadline_resched(cpu);
+        }
         if self.rqs[cpu].cfs.nr_running > 1 {
             return self.check_preempt_tick(cpu, pid);
         }
@@ -376,6 +511,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         };
         if curr == pid {
             return false;
+        }
+        if self.fair.eevdf {
+            return self.check_preempt_wakeup_eevdf(cpu, curr, pid, wake_flags);
         }
         let scale = self.rqs[cpu].cfs.nr_running as u64 >= self.fair.nr_latency;
         let mut next_buddy_marked = false;
@@ -416,6 +554,37 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         preempt
     }
 
+    /// `check_preempt_wakeup` of v6.6: preempt iff `pick_eevdf` would now choose the
+    /// wakee. A slice end found by the enqueue's `update_curr` has already asked for
+    /// a reschedule (`update_deadline`), which this returns as a preemption.
+    fn check_preempt_wakeup_eevdf(
+        &mut self,
+        cpu: usize,
+        curr: Pid,
+        pid: Pid,
+        wake_flags: u32,
+    ) -> bool {
+        if self.take_deadline_resched(cpu) {
+            return true;
+        }
+        if self.feat.has(SchedFeat::NEXT_BUDDY) && wake_flags & WF_FORK == 0 {
+            self.set_next_buddy(cpu, pid);
+        }
+        if self.rqs[cpu].need_resched {
+            return false;
+        }
+        let curr_policy = self.tasks[curr as usize].policy;
+        let p_policy = self.tasks[pid as usize].policy;
+        if curr_policy == Policy::Idle && p_policy != Policy::Idle {
+            return true;
+        }
+        if p_policy != Policy::Normal || !self.feat.has(SchedFeat::WAKEUP_PREEMPTION) {
+            return false;
+        }
+        self.update_curr(cpu);
+        self.take_deadline_resched(cpu) || self.pick_eevdf(cpu) == Some(pid)
+    }
+
     fn set_next_buddy(&mut self, cpu: usize, pid: Pid) {
         if self.tasks[pid as usize].policy != Policy::Idle {
             self.rqs[cpu].cfs.next = Some(pid);
@@ -431,6 +600,15 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return;
         };
         Self::clear_buddies(&mut self.rqs[cpu].cfs, pid);
+        if self.fair.eevdf {
+            // v6.6: no skip buddy; the yielder's deadline moves one slice back.
+            self.update_curr(cpu);
+            let se = &mut self.tasks[pid as usize].se;
+            se.deadline = se
+                .deadline
+                .wrapping_add(calc_delta_fair(se.slice, &se.load));
+            return;
+        }
         if self.tasks[pid as usize].policy != Policy::Batch {
             self.update_curr(cpu);
         }
@@ -451,6 +629,19 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         // A scenario-started task has no parent to inherit from: it is placed from
         // min_vruntime alone.
         let curr = self.rqs[this_cpu].cfs.curr.filter(|&c| Some(c) == parent);
+        if self.fair.eevdf {
+            // v6.6: update the parent, then a provisional ENQUEUE_INITIAL placement on
+            // the parent's runqueue (the enqueue on the chosen CPU places it again).
+            if curr.is_some() {
+                self.update_curr(this_cpu);
+                if self.take_deadline_resched(this_cpu) {
+                    self.resched_curr(this_cpu, this_cpu, q);
+                }
+            }
+            self.tasks[pid as usize].se.vlag = 0;
+            self.place_entity_eevdf(this_cpu, pid, true);
+            return;
+        }
         if let Some(c) = curr {
             self.update_curr(this_cpu);
             self.tasks[pid as usize].se.vruntime = self.tasks[c as usize].se.vruntime;
@@ -499,7 +690,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `migrate_task_rq_fair` for a task leaving `old_cpu`: a waking task's vruntime
     /// becomes relative to the old queue; its load is removed from it.
     pub(crate) fn migrate_task_rq_fair(&mut self, pid: Pid, old_cpu: usize, waking: bool) {
-        if waking {
+        if waking && !self.fair.eevdf {
             let mv = self.rqs[old_cpu].cfs.min_vruntime;
             let se = &mut self.tasks[pid as usize].se;
             se.vruntime = se.vruntime.wrapping_sub(mv);
