@@ -208,17 +208,24 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     /// Invariants hold after every event; time accounting is physically possible; runs
-    /// are deterministic.
+    /// are deterministic. Under v5.6 CFS and under v6.6 EEVDF.
     #[test]
     fn random_systems_keep_invariants_and_accounting(
         sh in shape(),
         groups in prop::collection::vec(group(), 1..8),
         seed in 0u64..1000,
+        eevdf in any::<bool>(),
     ) {
         let m = test_topology(sh.0, sh.1, sh.2, sh.3);
         let nr = m.nr_cpus();
         let mut sc = scenario(m, workload(&groups, nr), Some(60));
         sc.seed = seed;
+        if eevdf {
+            // The v6.6 class: --check also verifies its avg_vruntime sums.
+            let k = schedlab::sched::features::KernelPreset::by_name("v6.6").unwrap();
+            sc.kernel_preset = k.name;
+            sc.features = k.features();
+        }
         let (mut sim, r) = run_sim(&sc);
         // Bring the running tasks' runtimes up to the end, as results do.
         sim.k.finish();
