@@ -13,7 +13,6 @@ mod common;
 use common::*;
 use schedlab::machine::presets::test_topology;
 use schedlab::machine::CpuMask;
-use schedlab::sched::core::Policy;
 use schedlab::sched::features::{KernelPreset, SchedFeat};
 use schedlab::workload::program::Op;
 
@@ -68,6 +67,7 @@ fn preset_switches_the_class_and_base_slice_is_min_granularity() {
 ///   deadlines equal, and the running entity wins ties: `b` keeps the CPU.
 /// * 12 ms: b at m0+8 -> deadline m0+11; V = 6, b ineligible: `a` (deadline m0+7).
 /// * 16 ms: a at m0+8 -> m0+11; tie with b, a stays. 20 ms: a ineligible -> b ...
+///
 /// So after a's first 4 ms the two alternate in 8 ms stints: b [4,12), a [12,20), ...
 /// In 1000 ms: 124 stints from 4 to 996 ms (62 each) and b's 63rd from 996:
 /// a = 4 + 62·8 = 500 ms, b = 496 ms (+4 if the 1000 ms tick is processed before the
