@@ -303,7 +303,10 @@ impl Tunables {
 pub struct KernelPreset {
     pub name: &'static str,
     pub description: &'static str,
-    /// Features switched on (`NAME`) or off (`NO_NAME`) on top of the v5.6 defaults.
+    /// The preset this one extends (its changes are applied first), if any.
+    pub base: Option<&'static str>,
+    /// Features switched on (`NAME`) or off (`NO_NAME`) on top of the v5.6 defaults
+    /// (or of `base`).
     pub changes: &'static [&'static str],
     pub topology: fn() -> TopologyOpts,
 }
@@ -336,46 +339,36 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
     KernelPreset {
         name: "v5.6",
         description: "Linux v5.6 fair class (the seeds' baseline); default",
+        base: None,
         changes: &[],
         topology: topo_v5_6,
     },
     KernelPreset {
         name: "v4.19",
         description: "v5.6 without the v4.20 misfit series (NO_MISFIT); only the misfit difference is modelled, everything else (load-balance rework, wakeup path, domain rules) stays v5.6",
+        base: None,
         changes: &["NO_MISFIT"],
         topology: topo_v5_6,
     },
     KernelPreset {
         name: "v5.12",
         description: "v5.6 + merged idle-core/idle-CPU scan (SIS_MERGED), v5.7 asymmetric-capacity wakeups (SELECT_IDLE_CAPACITY, in its v5.7 form), v5.10 imbalance_pct 117 / busy_factor 16",
+        base: None,
         changes: &["SIS_MERGED", "NO_SIS_AVG_CPU", "SELECT_IDLE_CAPACITY"],
         topology: topo_v5_12,
     },
     KernelPreset {
         name: "v6.0",
         description: "v5.12 + SIS_UTIL scan budget (SIS_PROP off), v5.16 cluster level",
-        changes: &[
-            "SIS_MERGED",
-            "NO_SIS_AVG_CPU",
-            "SIS_UTIL",
-            "NO_SIS_PROP",
-            "SELECT_IDLE_CAPACITY",
-        ],
+        base: Some("v5.12"),
+        changes: &["SIS_UTIL", "NO_SIS_PROP"],
         topology: topo_v6_0,
     },
     KernelPreset {
         name: "v6.6",
         description: "v6.0 + the EEVDF fair class (lag placement, eligibility, earliest-deadline pick, RUN_TO_PARITY); base_slice = 0.75 ms × factor",
-        changes: &[
-            "SIS_MERGED",
-            "NO_SIS_AVG_CPU",
-            "SIS_UTIL",
-            "NO_SIS_PROP",
-            "SELECT_IDLE_CAPACITY",
-            "EEVDF",
-            "NO_START_DEBIT",
-            "NO_LAST_BUDDY",
-        ],
+        base: Some("v6.0"),
+        changes: &["EEVDF", "NO_START_DEBIT", "NO_LAST_BUDDY"],
         topology: topo_v6_0,
     },
 ];
@@ -385,7 +378,10 @@ impl KernelPreset {
         KERNEL_PRESETS.iter().find(|k| k.name == name)
     }
     pub fn features(&self) -> Features {
-        let mut f = Features::v5_6();
+        let mut f = match self.base {
+            Some(b) => Self::by_name(b).expect("a preset's base exists").features(),
+            None => Features::v5_6(),
+        };
         for w in self.changes {
             f.apply(w).expect("preset feature names are valid");
         }
