@@ -366,7 +366,8 @@ impl Observer<SchedEvent> for Collector {
             SchedEvent::Fork { .. }
             | SchedEvent::Exit { .. }
             | SchedEvent::Probe { .. }
-            | SchedEvent::CpuFrequency { .. } => {}
+            | SchedEvent::CpuFrequency { .. }
+            | SchedEvent::CfsRq { .. } => {}
         }
     }
 }

@@ -299,7 +299,8 @@ pub fn render(
             }
             SchedEvent::Placement { .. }
             | SchedEvent::FuncCall { .. }
-            | SchedEvent::Probe { .. } => continue,
+            | SchedEvent::Probe { .. }
+            | SchedEvent::CfsRq { .. } => continue,
         };
         let mut ev = Vec::new();
         uint(&mut ev, FE_TIMESTAMP, t);

@@ -233,6 +233,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.tasks[pid as usize].se.on_rq = true;
         self.lb_enqueued(cpu, pid, flags & ENQUEUE_WAKEUP != 0);
         self.cpufreq_update_util(cpu);
+        self.report_cfs_rq(cpu);
     }
 
     /// `dequeue_task_fair` → `dequeue_entity`, then `util_est_dequeue`.
@@ -280,6 +281,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             );
         }
         self.cpufreq_update_util(cpu);
+        self.report_cfs_rq(cpu);
     }
 
     fn clear_buddies(cfs: &mut entity::CfsRq, pid: Pid) {
@@ -304,6 +306,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 let v = self.tasks[p as usize].se.vruntime;
                 self.rqs[cpu].cfs.timeline_insert(p, v);
                 self.update_load_avg(cpu, p, false);
+                self.report_cfs_rq(cpu);
             }
             self.rqs[cpu].cfs.curr = None;
         }
@@ -326,6 +329,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         // set_next_entity
         self.rqs[cpu].cfs.timeline_remove(next);
         self.update_load_avg(cpu, next, false);
+        self.report_cfs_rq(cpu);
         self.rqs[cpu].cfs.curr = Some(next);
         let now = self.now;
         let se = &mut self.tasks[next as usize].se;
@@ -342,6 +346,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         };
         self.update_curr(cpu);
         self.update_load_avg(cpu, pid, false);
+        self.report_cfs_rq(cpu);
         if self.rqs[cpu].cfs.nr_running > 1 {
             return self.check_preempt_tick(cpu, pid);
         }
@@ -494,6 +499,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let now = pelt::rq_clock_pelt(&self.rqs[cpu].pelt);
         self.update_cfs_rq_load_avg(cpu, now);
         self.attach_entity_load_avg(cpu, pid);
+        self.report_cfs_rq(cpu);
     }
 
     /// `migrate_task_rq_fair` for a task leaving `old_cpu`: a waking task's vruntime
