@@ -65,7 +65,9 @@ enum Cmd {
         check: bool,
         /// Write a trace here: `.txt` = ftrace text (tracefs layout, for Perfetto's
         /// text importer and LISA); `.perfetto-trace` / `.pftrace` = binary Perfetto
-        /// protobuf (open in ui.perfetto.dev); any other extension = the decision trace.
+        /// protobuf (open in ui.perfetto.dev; also per-CPU counter tracks of util_avg,
+        /// nr_running and select_task_rq_fair probes); any other extension = the
+        /// decision trace.
         #[arg(long)]
         trace: Option<PathBuf>,
         /// Keep only trace events in START..END (simulated time; ns, or with a unit:
@@ -477,8 +479,9 @@ fn real_main() -> Result<(), Failure> {
                 seed,
             };
             let sc = Scenario::load(&scenario, &ov)?;
-            // The trace format follows the extension: `.txt` is ftrace text, Perfetto
-            // protobuf is not written yet, anything else is the decision trace.
+            // The trace format follows the extension: `.txt` is ftrace text,
+            // `.perfetto-trace` / `.pftrace` binary Perfetto (with the counter tracks),
+            // anything else the decision trace.
             let ext = trace
                 .as_ref()
                 .and_then(|p| p.extension())

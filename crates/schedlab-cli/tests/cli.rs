@@ -395,6 +395,11 @@ fn trace_extension_picks_the_format_and_window_bounds_it() {
     assert_eq!(pf, pf2, "both extensions write the same protobuf");
     let win = run("w.pftrace", &["--trace-window", "5ms..10ms"]);
     assert!(win.len() < pf.len());
+    // The counter tracks are declared in both (names are plain strings on the wire).
+    let has = |b: &[u8], s: &str| b.windows(s.len()).any(|w| w == s.as_bytes());
+    for name in ["cpu0 util_avg", "cpu0 nr_running", "cpu0 probes"] {
+        assert!(has(&pf, name) && has(&win, name), "{name}");
+    }
     let txtw = run("w.txt", &["--trace-window", "5000000..10000000"]);
     let text = String::from_utf8(txtw).unwrap();
     assert!(

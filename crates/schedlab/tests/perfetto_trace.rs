@@ -1,8 +1,15 @@
 //! Perfetto protobuf export: decoded again with a small independent protobuf
-//! reader (wire format only; field numbers from the public Perfetto protos), its
-//! events match the run's own counters, the ftrace text export of the same run,
-//! and `trace_window`.
+//! reader (wire format only; field numbers from the public Perfetto protos) and
+//! with dynamic messages of the vendored public protos; its events match the run's
+//! own counters, the ftrace text export of the same run, and `trace_window`; its
+//! counter tracks (util_avg, nr_running, select_task_rq_fair probes) are well
+//! formed, agree with the sched_switch stream and the run's function counters,
+//! change nothing in the run, and start right in a window.
 
+use protobuf::reflect::{
+    FileDescriptor, MessageDescriptor, MessageRef, ReflectValueRef, RuntimeFieldType, RuntimeType,
+};
+use protobuf::MessageDyn;
 use schedlab::config::Doc;
 use schedlab::experiment::{run, run_perfetto, Overrides, RunOpts, Scenario};
 use std::collections::BTreeMap;
@@ -245,21 +252,8 @@ fn perfetto_trace_window_drops_outside_events() {
 /// packet is SystemInfo with the release, and event counts match the run.
 #[test]
 fn perfetto_trace_parses_against_the_public_protos() {
-    use protobuf::reflect::{FileDescriptor, ReflectValueRef};
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/perfetto");
-    let parsed = protobuf_parse::Parser::new()
-        .pure()
-        .include(&dir)
-        .input(dir.join("protos/perfetto/trace/perfetto_trace.proto"))
-        .parse_and_typecheck()
-        .expect("vendored protos parse");
-    let files = FileDescriptor::new_dynamic_fds(parsed.file_descriptors, &[]).unwrap();
-    let md = |n: &str| {
-        files
-            .iter()
-            .find_map(|f| f.message_by_package_relative_name(n))
-            .unwrap_or_else(|| panic!("{n}"))
-    };
+    let schema = Schema::load();
+    let md = |n: &str| schema.md(n);
     let (trace_md, packet_md, bundle_md, event_md) = (
         md("Trace"),
         md("TracePacket"),
@@ -325,4 +319,392 @@ fn perfetto_trace_parses_against_the_public_protos() {
     );
     assert_eq!(c("sched_process_fork"), r.tasks.len() as u64);
     assert!(c("cpu_idle") > 0);
+}
+
+// --- counter tracks, decoded against the public protos -------------------------
+
+/// The vendored public Perfetto protos, parsed (pure Rust, no protoc).
+struct Schema(Vec<FileDescriptor>);
+
+impl Schema {
+    fn load() -> Schema {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/perfetto");
+        let parsed = protobuf_parse::Parser::new()
+            .pure()
+            .include(&dir)
+            .input(dir.join("protos/perfetto/trace/perfetto_trace.proto"))
+            .parse_and_typecheck()
+            .expect("vendored protos parse");
+        Schema(FileDescriptor::new_dynamic_fds(parsed.file_descriptors, &[]).unwrap())
+    }
+    fn md(&self, n: &str) -> MessageDescriptor {
+        self.0
+            .iter()
+            .find_map(|f| f.message_by_package_relative_name(n))
+            .unwrap_or_else(|| panic!("{n}"))
+    }
+}
+
+/// Every field of `m`, and of every message nested in it, is known to the schema.
+fn all_fields_known(m: &dyn MessageDyn, path: &str) {
+    assert_eq!(
+        m.unknown_fields_dyn().iter().count(),
+        0,
+        "unknown field in {path}"
+    );
+    for f in m.descriptor_dyn().fields() {
+        let p = format!("{path}.{}", f.name());
+        match f.runtime_field_type() {
+            RuntimeFieldType::Singular(RuntimeType::Message(_)) => {
+                if let Some(v) = f.get_singular(m) {
+                    all_fields_known(&*v.to_message().unwrap(), &p);
+                }
+            }
+            RuntimeFieldType::Repeated(RuntimeType::Message(_)) => {
+                let r = f.get_repeated(m);
+                for i in 0..r.len() {
+                    all_fields_known(&*r.get(i).to_message().unwrap(), &p);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A singular field by name (None when absent).
+fn field<'a>(m: &'a dyn MessageDyn, name: &str) -> Option<ReflectValueRef<'a>> {
+    m.descriptor_dyn()
+        .field_by_name(name)
+        .unwrap_or_else(|| panic!("no field {name}"))
+        .get_singular(m)
+}
+
+/// The symbolic name of enum field `name` of `m`.
+fn enum_name(m: &dyn MessageDyn, name: &str) -> Option<String> {
+    let f = m.descriptor_dyn().field_by_name(name).unwrap();
+    let v = f.get_singular(m)?.to_enum_value().unwrap();
+    let RuntimeFieldType::Singular(RuntimeType::Enum(e)) = f.runtime_field_type() else {
+        panic!("{name} is not an enum")
+    };
+    Some(
+        e.value_by_number(v)
+            .expect("known enum value")
+            .name()
+            .to_string(),
+    )
+}
+
+#[derive(Debug)]
+struct Track {
+    name: String,
+    parent: Option<u64>,
+    /// `CounterDescriptor.unit` by name (`None` when unset), for counter tracks.
+    counter: Option<Option<String>>,
+}
+
+/// What a trace holds for the counter checks.
+#[derive(Default)]
+struct Decoded {
+    tracks: BTreeMap<u64, Track>,
+    /// `(track uuid, timestamp, value)` in file order.
+    values: Vec<(u64, u64, i64)>,
+    /// `(cpu, timestamp, next_pid)` of every sched_switch.
+    switches: Vec<(u64, u64, i64)>,
+}
+
+impl Decoded {
+    fn uuid(&self, name: &str) -> u64 {
+        let v: Vec<u64> = self
+            .tracks
+            .iter()
+            .filter(|(_, t)| t.name == name)
+            .map(|(u, _)| *u)
+            .collect();
+        assert_eq!(v.len(), 1, "one track named {name:?}");
+        v[0]
+    }
+    /// The samples of track `uuid`, in file order.
+    fn track(&self, uuid: u64) -> Vec<(u64, i64)> {
+        self.values
+            .iter()
+            .filter(|v| v.0 == uuid)
+            .map(|v| (v.1, v.2))
+            .collect()
+    }
+}
+
+/// Decode `buf` with dynamic messages of the public schema: every field of every
+/// packet must be known, every TrackEvent a well-formed counter sample.
+fn decode_counters(s: &Schema, buf: &[u8]) -> Decoded {
+    let trace = s.md("Trace").parse_from_bytes(buf).expect("valid Trace");
+    all_fields_known(&*trace, "Trace");
+    let packets = s.md("Trace").field_by_name("packet").unwrap();
+    let packets = packets.get_repeated(&*trace);
+    let mut d = Decoded::default();
+    for i in 0..packets.len() {
+        let p: MessageRef<'_> = packets.get(i).to_message().unwrap();
+        let p: &dyn MessageDyn = &*p;
+        if let Some(td) = field(p, "track_descriptor") {
+            let td = td.to_message().unwrap();
+            let uuid = field(&*td, "uuid").expect("uuid").to_u64().unwrap();
+            let counter = field(&*td, "counter").map(|c| {
+                let c = c.to_message().unwrap();
+                enum_name(&*c, "unit")
+            });
+            let t = Track {
+                name: field(&*td, "name").expect("name").to_str().unwrap().into(),
+                parent: field(&*td, "parent_uuid").map(|v| v.to_u64().unwrap()),
+                counter,
+            };
+            assert!(d.tracks.insert(uuid, t).is_none(), "uuid {uuid:#x} twice");
+        }
+        if let Some(te) = field(p, "track_event") {
+            let te = te.to_message().unwrap();
+            assert!(
+                field(p, "trusted_packet_sequence_id").is_some(),
+                "TrackEvent without trusted_packet_sequence_id"
+            );
+            let ts = field(p, "timestamp").expect("packet timestamp").to_u64();
+            assert_eq!(enum_name(&*te, "type").as_deref(), Some("TYPE_COUNTER"));
+            let uuid = field(&*te, "track_uuid").expect("track_uuid").to_u64();
+            let v = field(&*te, "counter_value").expect("integer counter_value");
+            assert!(field(&*te, "double_counter_value").is_none());
+            d.values
+                .push((uuid.unwrap(), ts.unwrap(), v.to_i64().unwrap()));
+        }
+        if let Some(b) = field(p, "ftrace_events") {
+            let b = b.to_message().unwrap();
+            let cpu = field(&*b, "cpu").unwrap().to_u32().unwrap() as u64;
+            let evs = s.md("FtraceEventBundle").field_by_name("event").unwrap();
+            let evs = evs.get_repeated(&*b);
+            for j in 0..evs.len() {
+                let e = evs.get(j).to_message().unwrap();
+                if let Some(sw) = field(&*e, "sched_switch") {
+                    let sw = sw.to_message().unwrap();
+                    let ts = field(&*e, "timestamp").unwrap().to_u64().unwrap();
+                    let next = field(&*sw, "next_pid").unwrap().to_i32().unwrap();
+                    d.switches.push((cpu, ts, i64::from(next)));
+                }
+            }
+        }
+    }
+    d
+}
+
+/// The values a track holds at instant `t`: the one in force just before, and any
+/// written at `t` (same-instant samples have no order across packets).
+fn values_at(track: &[(u64, i64)], t: u64) -> Vec<i64> {
+    let mut v: Vec<i64> = track
+        .iter()
+        .rev()
+        .find(|s| s.0 < t)
+        .map(|s| s.1)
+        .into_iter()
+        .collect();
+    v.extend(track.iter().filter(|s| s.0 == t).map(|s| s.1));
+    v
+}
+
+/// Decode `sc`'s Perfetto trace and check its counter tracks against the schema,
+/// the sched_switch stream and the run's own counters. Returns how many util_avg
+/// samples were above 1024.
+fn check_counter_tracks(schema: &Schema, sc: &Scenario) -> usize {
+    let (r, buf) = run_perfetto(sc, 1, 0, &RunOpts::default()).unwrap();
+    let d = decode_counters(schema, &buf);
+    let ncpu = sc.machine.nr_cpus();
+
+    // Track tree: every parent declared; a `schedlab` root; per CPU three counter
+    // tracks, counts in UNIT_COUNT.
+    for (u, t) in &d.tracks {
+        if let Some(p) = t.parent {
+            assert!(
+                d.tracks.contains_key(&p),
+                "{u:#x}: parent {p:#x} undeclared"
+            );
+        }
+    }
+    let root = d.uuid("schedlab");
+    assert_eq!(d.tracks[&root].parent, None);
+    for cpu in 0..ncpu {
+        for (sig, unit) in [
+            ("util_avg", None),
+            ("nr_running", Some("UNIT_COUNT")),
+            ("probes", Some("UNIT_COUNT")),
+        ] {
+            let t = &d.tracks[&d.uuid(&format!("cpu{cpu} {sig}"))];
+            assert_eq!(t.counter, Some(unit.map(String::from)), "cpu{cpu} {sig}");
+            let group = t.parent.expect("grouped");
+            assert_eq!(d.tracks[&group].parent, Some(root));
+        }
+    }
+    assert_eq!(d.tracks.len(), 1 + 3 + 3 * ncpu);
+
+    // Every sample is on a declared counter track, time-monotone per track.
+    let mut last: BTreeMap<u64, u64> = BTreeMap::new();
+    for &(u, ts, _) in &d.values {
+        let t = d
+            .tracks
+            .get(&u)
+            .unwrap_or_else(|| panic!("undeclared track {u:#x}"));
+        assert!(t.counter.is_some(), "{}: not a counter track", t.name);
+        let prev = last.insert(u, ts).unwrap_or(0);
+        assert!(ts >= prev, "{}: {ts} after {prev}", t.name);
+    }
+
+    let fs = &r.metrics.functions["select_task_rq_fair"];
+    let mut probe_samples = 0u64;
+    let mut probed = 0i64;
+    let mut busy_util = 0;
+    let mut above = 0;
+    for cpu in 0..ncpu {
+        // nr_running: starts at 0, moves by one task at a time, 0 whenever the CPU
+        // switches to the idle task, at least 1 whenever it switches to a task.
+        let nr = d.track(d.uuid(&format!("cpu{cpu} nr_running")));
+        assert_eq!(nr.first(), Some(&(0, 0)), "cpu{cpu} nr_running starts at 0");
+        for w in nr.windows(2) {
+            assert_eq!((w[1].1 - w[0].1).abs(), 1, "cpu{cpu} nr_running {w:?}");
+        }
+        // util_avg: starts at 0 with the run, stays within 0..=1024 except where
+        // the kernel's own does not: attaching a migrated or new task's util adds
+        // it at once, which can lift the cfs_rq above 1024 until PELT decays it
+        // back (v5.6 `cpu_util()` caps its reading for that reason). So a sample
+        // above 1024 that rose must sit at an enqueue (nr_running going up) on
+        // that CPU; anything else above 1024 only decays.
+        let util = d.track(d.uuid(&format!("cpu{cpu} util_avg")));
+        assert_eq!(util.first(), Some(&(0, 0)), "cpu{cpu} util_avg starts at 0");
+        let mut prev = 0;
+        for &(ts, v) in &util {
+            assert!(v >= 0, "cpu{cpu} util_avg {v} at {ts}");
+            if v > 1024 {
+                above += 1;
+                let enqueue = nr.windows(2).any(|w| w[1].0 == ts && w[1].1 > w[0].1);
+                assert!(
+                    v <= prev || enqueue,
+                    "cpu{cpu} util_avg rose {prev} -> {v} at {ts} with no enqueue"
+                );
+            }
+            prev = v;
+        }
+        busy_util += util.iter().filter(|s| s.1 > 0).count();
+        let mut switches = 0;
+        for &(c, ts, next) in &d.switches {
+            if c != cpu as u64 {
+                continue;
+            }
+            switches += 1;
+            let at = values_at(&nr, ts);
+            if next == 0 {
+                assert!(
+                    at.contains(&0),
+                    "cpu{cpu} idle at {ts} with nr_running {at:?}"
+                );
+            } else {
+                assert!(
+                    at.iter().any(|&n| n >= 1),
+                    "cpu{cpu} runs pid {next} at {ts} with nr_running {at:?}"
+                );
+            }
+        }
+        if switches > 0 {
+            assert!(nr.len() > 1, "cpu{cpu} switched but nr_running never moved");
+        }
+        let pr = d.track(d.uuid(&format!("cpu{cpu} probes")));
+        probe_samples += pr.len() as u64;
+        probed += pr.iter().map(|s| s.1).sum::<i64>();
+    }
+    assert!(busy_util > 0, "util_avg never above 0");
+    assert!(!d.switches.is_empty());
+    // One probe sample per select_task_rq_fair call, summing to its CPUs probed.
+    assert!(fs.calls > 0);
+    assert_eq!(probe_samples, fs.calls);
+    assert_eq!(probed as u64, fs.cpus_probed);
+    above
+}
+
+#[test]
+fn perfetto_counter_tracks_decode_and_agree_with_the_run() {
+    let schema = Schema::load();
+    // 40 CPUs, 8 tasks: util_avg never leaves 0..=1024.
+    assert_eq!(check_counter_tracks(&schema, &scenario()), 0);
+    // 6 big.LITTLE CPUs, 80 tasks: migrations lift cfs_rq util_avg above 1024, as
+    // in the kernel; only at enqueues (checked above).
+    let text = "[machine]\npreset = \"juno-r0\"\n[run]\nseed = 2\n[workload]\nkind = \"hackbench\"\ngroups = 4\nfds = 10\nloops = 30\n";
+    let sc = Scenario::from_doc(
+        Doc::parse(text, Path::new("juno.toml")).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert!(check_counter_tracks(&schema, &sc) > 0);
+}
+
+#[test]
+fn perfetto_counters_change_nothing_and_are_deterministic() {
+    let sc = scenario();
+    let (mut plain, _) = run(&sc, 1, 0, &RunOpts::default()).unwrap();
+    let check = RunOpts {
+        check: true,
+        ..Default::default()
+    };
+    // With --check, the kernel also verifies after every event that the last
+    // reported counters are the runqueues' own.
+    let (mut traced, a) = run_perfetto(&sc, 1, 0, &check).unwrap();
+    let (_, b) = run_perfetto(&sc, 1, 0, &RunOpts::default()).unwrap();
+    assert_eq!(a, b, "same scenario and seed, same bytes");
+    plain.wall_seconds = 0.0;
+    traced.wall_seconds = 0.0;
+    assert_eq!(
+        plain.to_json(),
+        traced.to_json(),
+        "counter logging changed the run"
+    );
+}
+
+#[test]
+fn perfetto_trace_window_bounds_the_counters_and_starts_them_right() {
+    let schema = Schema::load();
+    let sc = scenario();
+    let (_, full) = run_perfetto(&sc, 1, 0, &RunOpts::default()).unwrap();
+    let f = decode_counters(&schema, &full);
+    let hi = f.switches.iter().map(|s| s.1).max().unwrap();
+    let (a, b) = (hi / 4, hi / 2);
+    let opts = RunOpts {
+        trace_window: Some((a, b)),
+        ..Default::default()
+    };
+    let (_, win) = run_perfetto(&sc, 1, 0, &opts).unwrap();
+    let w = decode_counters(&schema, &win);
+    assert_eq!(f.tracks.len(), w.tracks.len());
+    assert!(
+        w.values.iter().all(|v| v.1 >= a && v.1 <= b),
+        "sample outside the window"
+    );
+    let inside = |t: &[(u64, i64)]| -> Vec<(u64, i64)> {
+        t.iter().copied().filter(|s| s.0 >= a && s.0 <= b).collect()
+    };
+    let mut moved = 0;
+    for cpu in 0..40 {
+        for sig in ["util_avg", "nr_running"] {
+            let name = format!("cpu{cpu} {sig}");
+            let full_t = f.track(f.uuid(&name));
+            let win_t = w.track(w.uuid(&name));
+            // The value in force when the window opens, at its start, then the same
+            // samples as the full trace's within the window.
+            let before = full_t
+                .iter()
+                .rev()
+                .find(|s| s.0 < a)
+                .expect("a value before")
+                .1;
+            assert_eq!(win_t[0], (a, before), "{name} at the window start");
+            assert_eq!(win_t[1..], inside(&full_t)[..], "{name} within the window");
+            moved += win_t.len() - 1;
+        }
+        let name = format!("cpu{cpu} probes");
+        assert_eq!(
+            w.track(w.uuid(&name)),
+            inside(&f.track(f.uuid(&name))),
+            "{name}"
+        );
+    }
+    assert!(moved > 0, "no counter moved within the window");
 }

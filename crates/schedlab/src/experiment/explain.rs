@@ -85,10 +85,10 @@ const WINDOW_NS: u64 = 20_000_000;
 pub fn explain(sc: &Scenario, task: &TaskSel, at_ns: u64) -> Result<Option<String>, SimError> {
     let mut sim = build(sc, sc.seed, 0, &RunOpts::default());
     sim.k.log_probes = true;
-    sim.k.obs.log = Some(EventLog {
-        window: (at_ns.saturating_sub(WINDOW_NS), at_ns + WINDOW_NS),
-        events: Vec::new(),
-    });
+    sim.k.obs.log = Some(EventLog::new((
+        at_ns.saturating_sub(WINDOW_NS),
+        at_ns + WINDOW_NS,
+    )));
     let end = at_ns + WINDOW_NS;
     let stop = sc.duration_ns.map_or(end, |d| d.min(end));
     sim.run(Some(stop))?;

@@ -339,10 +339,15 @@ pub fn run(
     rep: u64,
     opts: &RunOpts,
 ) -> Result<(RunResult, Option<String>), SimError> {
-    let (r, t) = run_traced(sc, seed, rep, opts, opts.trace && opts.ftrace)?;
+    let log = if opts.trace && opts.ftrace {
+        Log::Events
+    } else {
+        Log::No
+    };
+    let (r, t) = run_traced(sc, seed, rep, opts, log)?;
     let t = t.map(|t| match t {
-        TraceOut::Log { events, tasks, .. } => {
-            crate::metrics::ftrace::render(&events, &tasks, sc.machine.nr_cpus())
+        TraceOut::Log { log, tasks } => {
+            crate::metrics::ftrace::render(&log.events, &tasks, sc.machine.nr_cpus())
         }
         TraceOut::Text(s) => s,
     });
@@ -351,7 +356,9 @@ pub fn run(
 
 /// Run replication `rep` of `sc` with `seed` and return the scheduler event log
 /// (within `opts.trace_window`) encoded as a binary Perfetto trace
-/// (metrics/perfetto.rs). `opts.trace`/`opts.ftrace` are ignored.
+/// (metrics/perfetto.rs), with counter logging on for its counter tracks (which
+/// changes no decision and no simulation event). `opts.trace`/`opts.ftrace` are
+/// ignored.
 pub fn run_perfetto(
     sc: &Scenario,
     seed: u64,
@@ -362,10 +369,10 @@ pub fn run_perfetto(
         trace: false,
         ..opts.clone()
     };
-    let (r, t) = run_traced(sc, seed, rep, &o, true)?;
+    let (r, t) = run_traced(sc, seed, rep, &o, Log::WithCounters)?;
     let bytes = match t {
-        Some(TraceOut::Log { events, tasks }) => {
-            crate::metrics::perfetto::render(&events, &tasks, &sc.machine, sc.kernel_preset)
+        Some(TraceOut::Log { log, tasks }) => {
+            crate::metrics::perfetto::render(&log, &tasks, &sc.machine, sc.kernel_preset)
         }
         _ => Vec::new(),
     };
@@ -374,10 +381,21 @@ pub fn run_perfetto(
 
 enum TraceOut {
     Log {
-        events: Vec<(crate::engine::SimTime, crate::sched::SchedEvent)>,
+        log: crate::metrics::EventLog,
         tasks: Vec<crate::sched::core::Task>,
     },
     Text(String),
+}
+
+/// Which event log a traced run keeps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Log {
+    /// None (the decision trace, if asked for, is kept as text).
+    No,
+    /// The scheduler events (ftrace text).
+    Events,
+    /// The scheduler events and the cfs_rq counters (Perfetto).
+    WithCounters,
 }
 
 fn run_traced(
@@ -385,22 +403,24 @@ fn run_traced(
     seed: u64,
     rep: u64,
     opts: &RunOpts,
-    log: bool,
+    log: Log,
 ) -> Result<(RunResult, Option<TraceOut>), SimError> {
     let t0 = std::time::Instant::now();
     let mut sim = build(sc, seed, rep, opts);
-    if log {
+    if log != Log::No {
         sim.k.obs.trace = None;
-        sim.k.obs.log = Some(crate::metrics::EventLog {
-            window: opts.trace_window.unwrap_or((0, u64::MAX)),
-            events: Vec::new(),
-        });
+        sim.k.obs.log = Some(crate::metrics::EventLog::new(
+            opts.trace_window.unwrap_or((0, u64::MAX)),
+        ));
+    }
+    if log == Log::WithCounters {
+        sim.k.set_log_counters();
     }
     let stop = sim.run(sc.duration_ns)?;
     let wall = t0.elapsed().as_secs_f64();
     let trace = match sim.k.obs.log.take() {
         Some(log) => Some(TraceOut::Log {
-            events: log.events,
+            log,
             tasks: sim.k.tasks.clone(),
         }),
         None => sim.k.obs.trace.take().map(|t| TraceOut::Text(t.text)),

@@ -52,6 +52,7 @@ pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) 
                 SchedEvent::Placement { .. }
                     | SchedEvent::FuncCall { .. }
                     | SchedEvent::Probe { .. }
+                    | SchedEvent::CfsRq { .. }
             )
         })
         .count();
@@ -226,7 +227,8 @@ pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) 
             ),
             SchedEvent::Placement { .. }
             | SchedEvent::FuncCall { .. }
-            | SchedEvent::Probe { .. } => {}
+            | SchedEvent::Probe { .. }
+            | SchedEvent::CfsRq { .. } => {}
         }
     }
     s

@@ -366,7 +366,8 @@ impl Observer<SchedEvent> for Collector {
             SchedEvent::Fork { .. }
             | SchedEvent::Exit { .. }
             | SchedEvent::Probe { .. }
-            | SchedEvent::CpuFrequency { .. } => {}
+            | SchedEvent::CpuFrequency { .. }
+            | SchedEvent::CfsRq { .. } => {}
         }
     }
 }
@@ -384,6 +385,40 @@ pub struct Observers {
 pub struct EventLog {
     pub window: (SimTime, SimTime),
     pub events: Vec<(SimTime, SchedEvent)>,
+    /// By CPU, the last `SchedEvent::CfsRq` report seen before the window opened
+    /// (`(nr_running, util_avg)`): the counters' values at the window's start.
+    pub cfs_rq_at_start: Vec<Option<(u32, u64)>>,
+}
+
+impl EventLog {
+    /// An empty log of the events within `window`.
+    pub fn new(window: (SimTime, SimTime)) -> EventLog {
+        EventLog {
+            window,
+            ..Default::default()
+        }
+    }
+
+    /// Out of line, so that [`Observers::observe`] stays small enough to inline
+    /// into every `emit` of the kernel when no log is kept.
+    #[inline(never)]
+    fn observe(&mut self, now: SimTime, ev: &SchedEvent) {
+        if now >= self.window.0 && now <= self.window.1 {
+            self.events.push((now, *ev));
+        } else if now < self.window.0 {
+            if let SchedEvent::CfsRq {
+                cpu,
+                nr_running,
+                util_avg,
+            } = *ev
+            {
+                if cpu >= self.cfs_rq_at_start.len() {
+                    self.cfs_rq_at_start.resize(cpu + 1, None);
+                }
+                self.cfs_rq_at_start[cpu] = Some((nr_running, util_avg));
+            }
+        }
+    }
 }
 
 impl Observer<SchedEvent> for Observers {
@@ -394,9 +429,7 @@ impl Observer<SchedEvent> for Observers {
             t.observe(now, ev);
         }
         if let Some(l) = &mut self.log {
-            if now >= l.window.0 && now <= l.window.1 {
-                l.events.push((now, *ev));
-            }
+            l.observe(now, ev);
         }
     }
 }

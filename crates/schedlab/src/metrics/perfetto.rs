@@ -16,22 +16,52 @@
 //! to the CPU and the current task exactly as the text writer does (a wakeup is
 //! recorded on the waker's CPU, as the kernel's tracepoint fires there). The
 //! encoding is a small hand-rolled protobuf writer (varints, length-delimited
-//! fields, nested messages built bottom-up into byte vectors): the subset is a
-//! dozen messages, field numbers come from the public Perfetto .proto files
+//! fields, nested messages built bottom-up into byte vectors): the subset is under
+//! twenty messages, field numbers come from the public Perfetto .proto files
 //! (`protos/perfetto/trace/...`), and avoiding `prost` keeps the dependency list
 //! and build time unchanged.
+//!
+//! **Counter tracks.** Signals no ftrace event carries are written the way SDK
+//! producers write theirs: `TrackDescriptor` packets declare a `schedlab` root track,
+//! one group per signal and under it one counter track per CPU (`cpu3 util_avg`,
+//! `CounterDescriptor.unit` = `UNIT_COUNT` for the counts, one `y_axis_share_key` per
+//! signal so all CPUs share a y range, CPUs in numeric order); each value is a
+//! packet with `timestamp` (boot clock, the ftrace events' clock),
+//! `trusted_packet_sequence_id` and a `TYPE_COUNTER` `TrackEvent` carrying the track's
+//! uuid and an integer `counter_value`. The uuids are fixed functions of (signal,
+//! CPU) ([`track_uuid`]). The signals, with what the model provides exactly:
+//!
+//! | group | per CPU | value | written when |
+//! |---|---|---|---|
+//! | `cfs_rq util_avg` | `cpuN util_avg` | root cfs_rq PELT `util_avg`, 1024 scale | it changed at an update (enqueue, dequeue, put/set of the current task, tick, new-task attach, migration detach, blocked-load update) |
+//! | `cfs_rq nr_running` | `cpuN nr_running` | cfs `nr_running`, running task included | it changed (enqueue, dequeue) |
+//! | `select_task_rq_fair probes` | `cpuN probes` | CPUs probed by one `select_task_rq_fair` call, callees included | every call, on the CPU that ran it |
+//!
+//! util_avg is the value stored in the cfs_rq after the kernel's own update (what
+//! `pelt_cfs_tp` exposes), not a decayed reading between updates: between two
+//! samples the track holds the last stored value, as the kernel does. The cfs_rq
+//! values come from `SchedEvent::CfsRq`, which the kernel model reports only with
+//! counter logging on (`Kernel::set_log_counters`, one flag test per hook otherwise);
+//! the probes track reads the `select_task_rq_fair` `FuncCall` events every run
+//! reports. The probes are per waker CPU rather than one track: wakeups on two CPUs
+//! at the same nanosecond would collide on one track, and the search's cost is
+//! charged to the waker's CPU, so its track sits with that CPU. With a trace window,
+//! the cfs_rq values in force when it opens (last reported before it) are written at
+//! the window start, so every CPU's tracks start there with the right value.
 //!
 //! Simplifications: `release` is the kernel preset (`v5.6` -> `5.6.0`); bundles
 //! hold at most [`BUNDLE_MAX`] events and never set `previous_bundle_end_timestamp`
 //! or the compact sched encoding; `prev_state` uses the v5.6 report bitmask (0 R,
-//! 1 S, 0x10 X, 0x100 preempted); no counter tracks (util_avg, nr_running, probes)
-//! are written yet.
+//! 1 S, 0x10 X, 0x100 preempted); one packet sequence (1) for every packet, no
+//! interned data or incremental state; no clock snapshot (all timestamps are
+//! simulated boot-clock ns).
 
 use crate::engine::SimTime;
 use crate::machine::Machine;
 use crate::metrics::ftrace::task_comm as comm;
+use crate::metrics::EventLog;
 use crate::sched::core::Task;
-use crate::sched::SchedEvent;
+use crate::sched::{Func, SchedEvent};
 
 /// Largest number of events in one `FtraceEventBundle`.
 pub const BUNDLE_MAX: usize = 4096;
@@ -75,9 +105,30 @@ fn string(b: &mut Vec<u8>, field: u32, s: &str) {
 const TRACE_PACKET: u32 = 1; // Trace.packet
 const TP_FTRACE_EVENTS: u32 = 1;
 const TP_PROCESS_TREE: u32 = 2;
+const TP_TIMESTAMP: u32 = 8;
 const TP_SEQ_ID: u32 = 10;
+const TP_TRACK_EVENT: u32 = 11;
 const TP_SYSTEM_INFO: u32 = 45;
+const TP_TRACK_DESCRIPTOR: u32 = 60;
 const TP_CPU_INFO: u32 = 67;
+
+const TD_UUID: u32 = 1; // TrackDescriptor
+const TD_NAME: u32 = 2;
+const TD_PARENT_UUID: u32 = 5;
+const TD_COUNTER: u32 = 8;
+const TD_CHILD_ORDERING: u32 = 11;
+const TD_SIBLING_ORDER_RANK: u32 = 12;
+const TD_DESCRIPTION: u32 = 14;
+const CHILD_ORDERING_EXPLICIT: u64 = 3;
+
+const CD_UNIT: u32 = 3; // CounterDescriptor
+const CD_Y_AXIS_SHARE_KEY: u32 = 7;
+const UNIT_COUNT: u64 = 2;
+
+const TE_TYPE: u32 = 9; // TrackEvent
+const TE_TRACK_UUID: u32 = 11;
+const TE_COUNTER_VALUE: u32 = 30;
+const TYPE_COUNTER: u64 = 4;
 
 const FE_TIMESTAMP: u32 = 1;
 const FE_PID: u32 = 2;
@@ -92,6 +143,161 @@ const FE_SCHED_PROCESS_EXIT: u32 = 238;
 const FE_SCHED_PROCESS_FORK: u32 = 239;
 const FE_SCHED_MIGRATE_TASK: u32 = 491;
 
+// --- counter tracks -----------------------------------------------------------
+
+/// The simulator-internal signals written as counter tracks, one track per CPU each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counter {
+    /// The CPU's root cfs_rq PELT `util_avg` (1024 = the biggest CPU at its top
+    /// frequency), as stored after each update.
+    UtilAvg,
+    /// The CPU's cfs_rq `nr_running` (its running task included).
+    NrRunning,
+    /// CPUs probed by each `select_task_rq_fair` call run on this CPU (the waker's,
+    /// the parent's for a fork), inclusive of its callees.
+    Probes,
+}
+
+impl Counter {
+    pub const ALL: [Counter; 3] = [Counter::UtilAvg, Counter::NrRunning, Counter::Probes];
+
+    /// Suffix of each CPU's track name (`cpu3 util_avg`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::UtilAvg => "util_avg",
+            Counter::NrRunning => "nr_running",
+            Counter::Probes => "probes",
+        }
+    }
+
+    /// Name of the group track holding the per-CPU tracks.
+    pub fn group_name(self) -> &'static str {
+        match self {
+            Counter::UtilAvg => "cfs_rq util_avg",
+            Counter::NrRunning => "cfs_rq nr_running",
+            Counter::Probes => "select_task_rq_fair probes",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Counter::UtilAvg => {
+                "PELT util_avg of each CPU's root cfs_rq (1024 = biggest CPU at top \
+                 frequency), as stored after each update: enqueue, dequeue, put/set of the \
+                 current task, tick, new-task attach, migration detach, blocked-load update"
+            }
+            Counter::NrRunning => "nr_running of each CPU's cfs_rq, running task included",
+            Counter::Probes => {
+                "CPUs probed by each select_task_rq_fair call (wakeup, fork or exec \
+                 placement), callees included, on the CPU that ran it and paid for it"
+            }
+        }
+    }
+
+    /// `CounterDescriptor.unit`, where one applies.
+    fn unit(self) -> Option<u64> {
+        match self {
+            Counter::UtilAvg => None,
+            Counter::NrRunning | Counter::Probes => Some(UNIT_COUNT),
+        }
+    }
+}
+
+/// uuid of the `schedlab` root track ("schd" in the high 32 bits); group and CPU
+/// tracks number below it, so every uuid is a pure function of (counter, cpu).
+pub const ROOT_UUID: u64 = 0x7363_6864_0000_0000;
+
+/// uuid of `c`'s group track.
+pub fn group_uuid(c: Counter) -> u64 {
+    ROOT_UUID | ((c as u64 + 1) << 24)
+}
+
+/// uuid of `cpu`'s `c` track (CPUs below 2^24).
+pub fn track_uuid(c: Counter, cpu: usize) -> u64 {
+    group_uuid(c) | (cpu as u64 + 1)
+}
+
+/// The `TrackDescriptor` packets: the `schedlab` root, one group per counter, one
+/// counter track per (counter, CPU), children in explicit order (CPUs numerically).
+fn track_descriptors(out: &mut Vec<u8>, nr_cpus: usize) {
+    let packet = |out: &mut Vec<u8>, td: Vec<u8>| {
+        let mut p = Vec::new();
+        bytes(&mut p, TP_TRACK_DESCRIPTOR, &td);
+        uint(&mut p, TP_SEQ_ID, 1);
+        bytes(out, TRACE_PACKET, &p);
+    };
+    let mut td = Vec::new();
+    uint(&mut td, TD_UUID, ROOT_UUID);
+    string(&mut td, TD_NAME, "schedlab");
+    string(
+        &mut td,
+        TD_DESCRIPTION,
+        "Signals of the simulated kernel that no ftrace event carries",
+    );
+    uint(&mut td, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
+    packet(out, td);
+    for (rank, c) in Counter::ALL.into_iter().enumerate() {
+        let mut td = Vec::new();
+        uint(&mut td, TD_UUID, group_uuid(c));
+        uint(&mut td, TD_PARENT_UUID, ROOT_UUID);
+        string(&mut td, TD_NAME, c.group_name());
+        string(&mut td, TD_DESCRIPTION, c.description());
+        uint(&mut td, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
+        int(&mut td, TD_SIBLING_ORDER_RANK, rank as i64);
+        packet(out, td);
+        for cpu in 0..nr_cpus {
+            let mut cd = Vec::new();
+            if let Some(u) = c.unit() {
+                uint(&mut cd, CD_UNIT, u);
+            }
+            // One y range for all CPUs of a signal (same parent, same key).
+            string(&mut cd, CD_Y_AXIS_SHARE_KEY, c.name());
+            let mut td = Vec::new();
+            uint(&mut td, TD_UUID, track_uuid(c, cpu));
+            uint(&mut td, TD_PARENT_UUID, group_uuid(c));
+            string(&mut td, TD_NAME, &format!("cpu{cpu} {}", c.name()));
+            bytes(&mut td, TD_COUNTER, &cd);
+            int(&mut td, TD_SIBLING_ORDER_RANK, cpu as i64);
+            packet(out, td);
+        }
+    }
+}
+
+/// One `TracePacket` holding a `TYPE_COUNTER` `TrackEvent`: `v` on track `uuid` at `t`.
+fn counter_packet(out: &mut Vec<u8>, t: SimTime, uuid: u64, v: i64) {
+    let mut te = Vec::with_capacity(24);
+    uint(&mut te, TE_TYPE, TYPE_COUNTER);
+    uint(&mut te, TE_TRACK_UUID, uuid);
+    int(&mut te, TE_COUNTER_VALUE, v);
+    let mut p = Vec::with_capacity(40);
+    uint(&mut p, TP_TIMESTAMP, t);
+    uint(&mut p, TP_SEQ_ID, 1);
+    bytes(&mut p, TP_TRACK_EVENT, &te);
+    bytes(out, TRACE_PACKET, &p);
+}
+
+/// The cfs_rq counter tracks' last written values, by CPU, so that each track gets
+/// a value only when it changes.
+struct CfsRqTracks {
+    last: Vec<(Option<u32>, Option<u64>)>,
+}
+
+impl CfsRqTracks {
+    fn update(&mut self, out: &mut Vec<u8>, t: SimTime, cpu: usize, nr: u32, util: u64) {
+        let Some(l) = self.last.get_mut(cpu) else {
+            return;
+        };
+        if l.1 != Some(util) {
+            l.1 = Some(util);
+            counter_packet(out, t, track_uuid(Counter::UtilAvg, cpu), util as i64);
+        }
+        if l.0 != Some(nr) {
+            l.0 = Some(nr);
+            counter_packet(out, t, track_uuid(Counter::NrRunning, cpu), i64::from(nr));
+        }
+    }
+}
+
 /// `v5.6` -> `5.6.0` (utsname release of the modelled kernel).
 pub fn release_of(preset: &str) -> String {
     let r = preset.trim_start_matches('v');
@@ -103,12 +309,8 @@ pub fn release_of(preset: &str) -> String {
 }
 
 /// Encode the event log as a binary `perfetto.protos.Trace`.
-pub fn render(
-    events: &[(SimTime, SchedEvent)],
-    tasks: &[Task],
-    m: &Machine,
-    kernel_preset: &str,
-) -> Vec<u8> {
+pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) -> Vec<u8> {
+    let events = &log.events;
     let nr_cpus = m.nr_cpus();
     let mut out = Vec::new();
     let packet = |out: &mut Vec<u8>, p: Vec<u8>| bytes(out, TRACE_PACKET, &p);
@@ -174,6 +376,19 @@ pub fn render(
     bytes(&mut p, TP_PROCESS_TREE, &pt);
     uint(&mut p, TP_SEQ_ID, 1);
     packet(&mut out, p);
+
+    track_descriptors(&mut out, nr_cpus);
+    // Counter values, in time order; first the cfs_rq counters in force when the
+    // window opened (reported before it), so each track starts at the window start.
+    let mut counters = Vec::new();
+    let mut cfs = CfsRqTracks {
+        last: vec![(None, None); nr_cpus],
+    };
+    for (cpu, v) in log.cfs_rq_at_start.iter().enumerate() {
+        if let Some((nr, util)) = *v {
+            cfs.update(&mut counters, log.window.0, cpu, nr, util);
+        }
+    }
 
     // Ftrace events, attributed to (cpu, current pid) as in ftrace.rs.
     let task = |p: u32| tasks.get(p as usize).filter(|_| p != 0);
@@ -297,6 +512,26 @@ pub fn render(
                 uint(&mut body, 2, cpu as u64);
                 (cpu, curr.get(cpu).copied().flatten(), FE_CPU_FREQUENCY)
             }
+            SchedEvent::CfsRq {
+                cpu,
+                nr_running,
+                util_avg,
+            } => {
+                cfs.update(&mut counters, t, cpu, nr_running, util_avg);
+                continue;
+            }
+            SchedEvent::FuncCall {
+                func: Func::SelectTaskRqFair,
+                cpu,
+                probed,
+                ..
+            } => {
+                if cpu < nr_cpus {
+                    let uuid = track_uuid(Counter::Probes, cpu);
+                    counter_packet(&mut counters, t, uuid, i64::from(probed));
+                }
+                continue;
+            }
             SchedEvent::Placement { .. }
             | SchedEvent::FuncCall { .. }
             | SchedEvent::Probe { .. } => continue,
@@ -322,5 +557,6 @@ pub fn render(
             packet(&mut out, p);
         }
     }
+    out.extend_from_slice(&counters);
     out
 }

@@ -119,6 +119,14 @@ impl Observer<SchedEvent> for DecisionTrace {
             SchedEvent::CpuFrequency { cpu, freq_khz } => {
                 writeln!(t, "{now} cpu_frequency state={freq_khz} cpu_id={cpu}")
             }
+            SchedEvent::CfsRq {
+                cpu,
+                nr_running,
+                util_avg,
+            } => writeln!(
+                t,
+                "{now} cfs_rq cpu={cpu} nr_running={nr_running} util_avg={util_avg}"
+            ),
             SchedEvent::FuncCall {
                 func,
                 cpu,

@@ -268,6 +268,13 @@ pub struct Kernel<O> {
     /// next `FuncCall`.
     pub log_probes: bool,
     pub(crate) probe_buf: std::cell::RefCell<Vec<(usize, usize)>>,
+    /// Counter logging for the Perfetto counter tracks ([`Kernel::set_log_counters`]):
+    /// when on, each CPU's cfs_rq `(nr_running, util_avg)` is reported as
+    /// `SchedEvent::CfsRq` at the end of every operation that changed it. Off, each
+    /// hook costs one test of this flag.
+    log_counters: bool,
+    /// The last `(nr_running, util_avg)` reported per CPU (empty while off).
+    counters_reported: Vec<(u32, u64)>,
     /// cpufreq policies and their governor (sched/cpufreq.rs).
     pub cpufreq: crate::sched::cpufreq::CpuFreq,
 }
@@ -401,6 +408,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             smtb,
             log_probes: false,
             probe_buf: std::cell::RefCell::new(Vec::new()),
+            log_counters: false,
+            counters_reported: Vec::new(),
             cpufreq,
         };
         for cpu in 0..k.m.nr_cpus() {
@@ -419,6 +428,49 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     #[inline]
     pub(crate) fn emit(&mut self, ev: SchedEvent) {
         self.obs.observe(self.now, &ev);
+    }
+
+    /// Turn counter logging on: every CPU's cfs_rq counters are reported at once (their
+    /// values now), then at each change ([`SchedEvent::CfsRq`]). Changes no decision,
+    /// cost or simulation event: it only reads the runqueues.
+    pub fn set_log_counters(&mut self) {
+        self.log_counters = true;
+        self.counters_reported = self
+            .rqs
+            .iter()
+            .map(|rq| (rq.cfs.nr_running, rq.cfs.avg.util_avg))
+            .collect();
+        for cpu in 0..self.rqs.len() {
+            let (nr_running, util_avg) = self.counters_reported[cpu];
+            self.emit(SchedEvent::CfsRq {
+                cpu,
+                nr_running,
+                util_avg,
+            });
+        }
+    }
+
+    /// Report `cpu`'s cfs_rq counters if they changed since the last report (counter
+    /// logging only). Called at the end of each operation that can change them.
+    #[inline(always)]
+    pub(crate) fn report_cfs_rq(&mut self, cpu: usize) {
+        if self.log_counters {
+            self.report_cfs_rq_changed(cpu);
+        }
+    }
+
+    #[inline(never)]
+    fn report_cfs_rq_changed(&mut self, cpu: usize) {
+        let cfs = &self.rqs[cpu].cfs;
+        let now = (cfs.nr_running, cfs.avg.util_avg);
+        if self.counters_reported[cpu] != now {
+            self.counters_reported[cpu] = now;
+            self.emit(SchedEvent::CfsRq {
+                cpu,
+                nr_running: now.0,
+                util_avg: now.1,
+            });
+        }
     }
 
     #[inline]
@@ -1405,6 +1457,18 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Verify the kernel's structural invariants (`--check`).
     pub fn check_invariants(&self) -> Result<(), String> {
+        if self.log_counters {
+            for (cpu, rq) in self.rqs.iter().enumerate() {
+                let now = (rq.cfs.nr_running, rq.cfs.avg.util_avg);
+                if self.counters_reported[cpu] != now {
+                    return Err(format!(
+                        "cpu{cpu}: cfs_rq counters (nr_running, util_avg) = {now:?} but {:?} \
+                         was the last reported",
+                        self.counters_reported[cpu]
+                    ));
+                }
+            }
+        }
         let mut seen = vec![0u32; self.tasks.len()];
         for (cpu, rq) in self.rqs.iter().enumerate() {
             let mut n = 0u32;

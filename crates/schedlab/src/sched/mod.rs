@@ -201,6 +201,17 @@ pub enum SchedEvent {
     /// `cpu_frequency`: `cpu` runs at `freq_khz` from now on (one event per CPU of
     /// the policy).
     CpuFrequency { cpu: usize, freq_khz: u32 },
+    /// `cpu`'s root cfs_rq after an operation that changed its `nr_running` or its
+    /// PELT `util_avg` (enqueue, dequeue, put/set of the current task, tick, new-task
+    /// attach, detach for a migration, blocked-load update). Only with counter logging
+    /// ([`crate::sched::core::Kernel::set_log_counters`], for the Perfetto counter
+    /// tracks): what the bare tracepoints `sched_update_nr_running_tp` (v5.9) and
+    /// `pelt_cfs_tp` (v5.2) let a module read.
+    CfsRq {
+        cpu: usize,
+        nr_running: u32,
+        util_avg: u64,
+    },
     /// One call of an instrumented function: CPUs probed, simulated ns charged.
     FuncCall {
         func: Func,

@@ -313,6 +313,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.tasks[pid as usize].se.on_rq = true;
         self.lb_enqueued(cpu, pid, flags & ENQUEUE_WAKEUP != 0);
         self.cpufreq_update_util(cpu);
+        self.report_cfs_rq(cpu);
     }
 
     /// `dequeue_task_fair` → `dequeue_entity`, then `util_est_dequeue`.
@@ -375,6 +376,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             );
         }
         self.cpufreq_update_util(cpu);
+        self.report_cfs_rq(cpu);
     }
 
     fn clear_buddies(cfs: &mut entity::CfsRq, pid: Pid) {
@@ -411,6 +413,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 let (v, w) = (se.vruntime, se.load.weight);
                 self.rqs[cpu].cfs.timeline_insert(p, v, w);
                 self.update_load_avg(cpu, p, false);
+                self.report_cfs_rq(cpu);
             }
             self.rqs[cpu].cfs.curr = None;
         }
@@ -439,6 +442,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         // set_next_entity
         self.rqs[cpu].cfs.timeline_remove(next);
         self.update_load_avg(cpu, next, false);
+        self.report_cfs_rq(cpu);
         self.rqs[cpu].cfs.curr = Some(next);
         let now = self.now;
         let se = &mut self.tasks[next as usize].se;
@@ -473,6 +477,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         };
         self.update_curr(cpu);
         self.update_load_avg(cpu, pid, false);
+        self.report_cfs_rq(cpu);
         if self.fair.eevdf {
             // No tick test: the slice ends at the deadline (update_deadline).
             return self.take_deadline_resched(cpu);
@@ -685,6 +690,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let now = pelt::rq_clock_pelt(&self.rqs[cpu].pelt);
         self.update_cfs_rq_load_avg(cpu, now);
         self.attach_entity_load_avg(cpu, pid);
+        self.report_cfs_rq(cpu);
     }
 
     /// `migrate_task_rq_fair` for a task leaving `old_cpu`: a waking task's vruntime

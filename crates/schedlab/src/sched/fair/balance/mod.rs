@@ -352,6 +352,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let a = &self.rqs[cpu].cfs.avg;
         let blocked = a.load_avg != 0 || a.util_avg != 0;
         self.lb.rq[cpu].has_blocked_load = blocked;
+        self.report_cfs_rq(cpu);
     }
 
     /// `detach_entity_cfs_rq` for a task leaving `cpu` with `TASK_ON_RQ_MIGRATING`:
@@ -366,6 +367,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let se = &self.tasks[pid as usize].se;
         let (avg, w) = (se.avg, se.load.weight);
         pelt::detach_entity_load_avg(&mut self.rqs[cpu].cfs.avg, &avg, w);
+        self.report_cfs_rq(cpu);
     }
 
     // ------------------------------------------------------------------
