@@ -123,6 +123,14 @@ enum Cmd {
         /// CDFs, per-CPU utilization, migrations, placement reasons, energy).
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Also trace each arm's first paired run (seed `run.seed`): `X.EXT` becomes
+        /// `X.a.EXT` and `X.b.EXT`, in the format the extension names (as `run
+        /// --trace`: `.txt` ftrace text, `.perfetto-trace` / `.pftrace` Perfetto).
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Keep only trace events in START..END (simulated time).
+        #[arg(long, value_name = "START..END")]
+        trace_window: Option<String>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -327,6 +335,7 @@ fn compare_cmd(
     csv: Option<PathBuf>,
     json: Option<PathBuf>,
     report: Option<PathBuf>,
+    (trace, trace_window): (Option<PathBuf>, Option<String>),
     quiet: bool,
 ) -> Result<(), Failure> {
     use experiment::compare::{compare_detailed, load_arms, ArmSpec};
@@ -375,7 +384,74 @@ fn compare_cmd(
         let r = experiment::report::CompareReport::new(cmp, &sa, &sb, details);
         write(&p, &r.html())?;
     }
+    if let Some(p) = trace {
+        // The first paired seed of each arm, traced: the same run the table's first
+        // column pair comes from.
+        let (opts, perfetto) = trace_opts(Some(&p), trace_window.as_deref(), false)?;
+        for (arm, sc) in [("a", &sa), ("b", &sb)] {
+            let (_, t) = run_maybe_traced(sc, sc.seed, 0, &opts, perfetto)
+                .map_err(|e| Failure::Internal(format!("arm {arm} trace: {e}")))?;
+            let out = arm_path(&p, arm);
+            let t = t.ok_or_else(|| Failure::Internal("the traced run wrote no trace".into()))?;
+            experiment::write_atomic(&out, &t)
+                .map_err(|e| InputError::in_file(&out, None, format!("cannot write: {e}")))?;
+        }
+    }
     Ok(())
+}
+
+/// `X.EXT` -> `X.ARM.EXT` (the trace of one arm of a comparison).
+fn arm_path(p: &Path, arm: &str) -> PathBuf {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match p.extension() {
+        Some(e) => format!("{stem}.{arm}.{}", e.to_string_lossy()),
+        None => format!("{stem}.{arm}"),
+    };
+    p.with_file_name(name)
+}
+
+/// Run options for a trace written to `trace` (the format follows the extension:
+/// `.txt` ftrace text, `.perfetto-trace` / `.pftrace` binary Perfetto with the
+/// counter tracks, anything else the decision trace); true when it is Perfetto.
+fn trace_opts(
+    trace: Option<&Path>,
+    window: Option<&str>,
+    check: bool,
+) -> Result<(RunOpts, bool), Failure> {
+    let ext = trace
+        .and_then(|p| p.extension())
+        .map(|e| e.to_string_lossy().into_owned());
+    let perfetto = matches!(ext.as_deref(), Some("perfetto-trace" | "pftrace"));
+    let window = match window {
+        None => None,
+        Some(w) => Some(parse_trace_window(w)?),
+    };
+    let opts = RunOpts {
+        check,
+        trace: trace.is_some(),
+        trace_window: window,
+        ftrace: ext.as_deref() == Some("txt"),
+    };
+    Ok((opts, perfetto))
+}
+
+/// One run, with its trace bytes when `opts` asks for one (`perfetto`: the binary
+/// writer, which needs the raw event log).
+fn run_maybe_traced(
+    sc: &Scenario,
+    seed: u64,
+    rep: u64,
+    opts: &RunOpts,
+    perfetto: bool,
+) -> Result<(experiment::RunResult, Option<Vec<u8>>), schedlab::workload::exec::SimError> {
+    if perfetto {
+        experiment::run_perfetto(sc, seed, rep, opts).map(|(r, b)| (r, Some(b)))
+    } else {
+        experiment::run(sc, seed, rep, opts).map(|(r, t)| (r, t.map(String::into_bytes)))
+    }
 }
 
 /// `--jobs`, or every CPU of this machine.
@@ -479,34 +555,16 @@ fn real_main() -> Result<(), Failure> {
                 seed,
             };
             let sc = Scenario::load(&scenario, &ov)?;
-            // The trace format follows the extension: `.txt` is ftrace text,
-            // `.perfetto-trace` / `.pftrace` binary Perfetto (with the counter tracks),
-            // anything else the decision trace.
-            let ext = trace
-                .as_ref()
-                .and_then(|p| p.extension())
-                .map(|e| e.to_string_lossy().into_owned());
-            let perfetto = matches!(ext.as_deref(), Some("perfetto-trace" | "pftrace"));
-            let window = match &trace_window {
-                None => None,
-                Some(w) => Some(parse_trace_window(w)?),
-            };
-            let opts = RunOpts {
-                check,
-                trace: trace.is_some(),
-                trace_window: window,
-                ftrace: ext.as_deref() == Some("txt"),
-            };
+            let (opts, perfetto) = trace_opts(trace.as_deref(), trace_window.as_deref(), check)?;
             // Replication i of the seed: independent random streams, same scenario.
             let mut results = Vec::new();
             let mut first_trace = None;
             for rep in 0..sc.runs as u64 {
-                let out = if perfetto && rep == 0 {
-                    experiment::run_perfetto(&sc, sc.seed, rep, &opts).map(|(r, b)| (r, Some(b)))
-                } else {
-                    experiment::run(&sc, sc.seed, rep, &opts)
-                        .map(|(r, t)| (r, t.map(String::into_bytes)))
+                let traced = RunOpts {
+                    trace: opts.trace && rep == 0,
+                    ..opts.clone()
                 };
+                let out = run_maybe_traced(&sc, sc.seed, rep, &traced, perfetto && rep == 0);
                 let (res, tr) = out.map_err(|e| {
                     if e.is_input_error() {
                         Failure::Input(InputError::in_file(&scenario, None, e.to_string()))
@@ -602,9 +660,21 @@ fn real_main() -> Result<(), Failure> {
             csv,
             json,
             report,
+            trace,
+            trace_window,
             quiet,
         } => compare_cmd(
-            &scenario, &a, &b, runs, jobs, &sets, csv, json, report, quiet,
+            &scenario,
+            &a,
+            &b,
+            runs,
+            jobs,
+            &sets,
+            csv,
+            json,
+            report,
+            (trace, trace_window),
+            quiet,
         )?,
         Cmd::Sweep {
             scenario,

@@ -421,4 +421,20 @@ fn trace_extension_picks_the_format_and_window_bounds_it() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--trace-window"), "{err}");
+
+    // compare --trace: each arm's first paired run, traced, as `run` traces it.
+    let base = d.join("cmp.txt");
+    let st = bin()
+        .args(["compare", demo.to_str().unwrap(), "--runs", "2", "-q"])
+        .args(["--b", "kernel.preset=v6.6", "--set", "run.duration_ms=20"])
+        .arg("--trace")
+        .arg(&base)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let a = std::fs::read(d.join("cmp.a.txt")).unwrap();
+    let b = std::fs::read(d.join("cmp.b.txt")).unwrap();
+    assert_eq!(a, txt, "arm A's trace is `run`'s trace of the same seed");
+    assert!(b.starts_with(b"# tracer: nop\n"));
+    assert_ne!(a, b, "EEVDF schedules differently");
 }
