@@ -9,6 +9,7 @@
 //! apart from `wall_seconds`.
 
 pub mod bench;
+pub mod calibrate;
 pub mod compare;
 pub mod explain;
 pub mod report;
