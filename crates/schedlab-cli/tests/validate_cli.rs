@@ -63,3 +63,151 @@ fn validate_rejects_zero_runs_and_other_targets() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
 }
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("schedlab-{}-{name}", std::process::id()))
+}
+
+/// `calibrate host --quick` writes a machine file that parses, carries positive
+/// measured costs, and runs a scenario through `--set machine.file=`.
+#[test]
+fn calibrate_host_quick_writes_a_usable_machine_file() {
+    let out = tmp("calibrated.toml");
+    let t0 = Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["calibrate", "host", "--quick", "--runs", "1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let wall = t0.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(wall < 30.0, "calibrate --quick took {wall} s");
+    let report = String::from_utf8_lossy(&o.stdout);
+    for f in [
+        "context_switch",
+        "wakeup_local",
+        "ipi_latency_ns",
+        "(Yp − Y) / ny",
+    ] {
+        assert!(report.contains(f), "no `{f}` in the report:\n{report}");
+    }
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.starts_with("# Calibrated by `schedlab calibrate host`"),
+        "{text}"
+    );
+    let m = schedlab::machine::file::load_machine_file(&out).unwrap();
+    let host = schedlab::machine::sysfs::import_host().unwrap();
+    assert_eq!(m.cpus, host.cpus, "the host's topology, unchanged");
+    assert!(m
+        .description
+        .contains("measured by `schedlab calibrate host`"));
+    let c = &m.cost;
+    // Real timings vary: plausible, not exact. Each primitive is positive and below
+    // a millisecond; the untouched fields keep the defaults.
+    for (name, v) in [
+        ("syscall", c.syscall),
+        ("gtod", c.gtod),
+        ("yield_", c.yield_),
+        ("futex_wake", c.futex_wake),
+        ("pipe_write", c.pipe_write),
+        ("pipe_read", c.pipe_read),
+        ("unix_write", c.unix_write),
+        ("unix_read", c.unix_read),
+        ("context_switch", c.context_switch),
+    ] {
+        assert!(v > 0 && v < 1_000_000, "{name} = {v}");
+    }
+    for v in [c.wakeup_local, c.mm_switch, c.ipi_send, c.ipi_latency_ns] {
+        assert!(v < 10_000_000, "{c:?}");
+    }
+    if host.nr_cpus() > 1 {
+        assert!(c.ipi_latency_ns > 0, "{c:?}");
+    }
+    let d = schedlab::machine::CostTable::default();
+    assert_eq!((c.fork, c.probe_llc, c.tick), (d.fork, d.probe_llc, d.tick));
+    // Usable by any scenario.
+    let o = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args([
+            "run",
+            "../../scenarios/perf-pipe.toml",
+            "-q",
+            "--set",
+            "run.duration_ms=5",
+        ])
+        .arg("--set")
+        .arg(format!("machine.file={}", out.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_file(&out);
+}
+
+/// `validate host --calibrate`: a second simulated column with its error.
+#[test]
+fn validate_host_quick_with_measured_costs_has_both_columns() {
+    let json = tmp("validate-cal.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args([
+            "validate",
+            "host",
+            "--quick",
+            "--runs",
+            "1",
+            "--calibrate",
+            "-q",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("sim, default costs") && out.contains("sim, measured costs"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["measured_costs"]
+        .as_str()
+        .unwrap()
+        .contains("calibrated just now"));
+    for r in v["rows"].as_array().unwrap() {
+        assert!(
+            r["skipped"].is_string()
+                || (r["error_pct"].is_number() && r["error_measured_pct"].is_number()),
+            "{r}"
+        );
+    }
+    let _ = std::fs::remove_file(&json);
+}
+
+/// A malformed calibrated file is a bad input: exit 2, file and line.
+#[test]
+fn validate_with_a_malformed_machine_file_exits_2_with_the_line() {
+    let bad = tmp("bad-cost.toml");
+    let host = schedlab::machine::sysfs::import_host().unwrap();
+    let text = schedlab::machine::file::machine_to_toml(&host)
+        .replace("\nipi_send = 0\n", "\nipi_send = -3\n");
+    assert!(text.contains("ipi_send = -3"));
+    let line = text.lines().position(|l| l == "ipi_send = -3").unwrap() + 1;
+    std::fs::write(&bad, text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["validate", "host", "--quick", "--runs", "1", "--machine"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{}:{line}", bad.display())) && err.contains("-3"),
+        "{err}"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["calibrate", "host", "--runs", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_file(&bad);
+}
