@@ -35,7 +35,7 @@ fn validate_host_quick_prints_rows_and_stays_short() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 6);
+    assert_eq!(rows.len(), 7);
     let mut real_s = 0.0;
     for r in rows {
         assert!(

@@ -120,6 +120,7 @@ pub fn package_of(program: &str) -> &'static str {
         "hackbench" => "rt-tests",
         "perf" => "linux-perf",
         "sysbench" => "sysbench",
+        "taskset" => "util-linux",
         _ => "unknown package",
     }
 }
@@ -227,6 +228,64 @@ pub struct BenchCase {
     /// False when `calibrate host` measures this benchmark's own operations (perf
     /// bench sched pipe is a pipe ping-pong): agreement there is not a validation.
     pub held_out: bool,
+    /// Run on one CPU: the real tool under `taskset -c CPU`, the simulation on the
+    /// machine cut down to its first CPU ([`one_cpu`]). Checks the costs without
+    /// placement or cross-CPU effects.
+    pub pin_cpu: Option<usize>,
+}
+
+impl BenchCase {
+    /// The real command: program and arguments (through `taskset` when pinned).
+    pub fn command(&self) -> (&'static str, Vec<String>) {
+        match self.pin_cpu {
+            None => (self.tool.program(), self.args.clone()),
+            Some(c) => {
+                let mut a = vec!["-c".to_string(), c.to_string(), self.tool.program().into()];
+                a.extend(self.args.iter().cloned());
+                ("taskset", a)
+            }
+        }
+    }
+
+    /// The same benchmark on one CPU.
+    fn pinned(mut self, cpu: usize) -> BenchCase {
+        self.size = format!("{}, 1 CPU", self.size);
+        self.pin_cpu = Some(cpu);
+        self
+    }
+}
+
+/// `m` cut down to its first CPU (same kind, idle states, OPPs and costs): what a
+/// task pinned to CPU 0 of the host sees, as far as one CPU can tell.
+pub fn one_cpu(m: &Machine) -> Machine {
+    use crate::machine::{Cpu, CpuMask, FreqDomain, MachineParts};
+    let c0 = &m.cpus[0];
+    let fd = &m.freq_domains[c0.freq_domain];
+    Machine::new(MachineParts {
+        name: format!("{} (CPU 0 only)", m.name),
+        description: m.description.clone(),
+        arch: m.arch,
+        cpus: vec![Cpu {
+            core: 0,
+            cluster: 0,
+            llc: 0,
+            package: 0,
+            node: 0,
+            freq_domain: 0,
+            ..c0.clone()
+        }],
+        numa_distance: vec![vec![10]],
+        node_reclaim_distance: m.node_reclaim_distance,
+        core_kinds: m.core_kinds.clone(),
+        idle_tables: m.idle_tables.clone(),
+        freq_domains: vec![FreqDomain {
+            cpus: CpuMask::of(0),
+            opps: fd.opps.clone(),
+            transition_latency_ns: fd.transition_latency_ns,
+        }],
+        cost: m.cost.clone(),
+    })
+    .expect("one CPU of a valid machine is a valid machine")
 }
 
 fn hackbench_case(groups: u32, loops: u32, pipe: bool) -> BenchCase {
@@ -249,6 +308,7 @@ fn hackbench_case(groups: u32, loops: u32, pipe: bool) -> BenchCase {
             "kind = \"hackbench\"\ngroups = {groups}\nloops = {loops}\npipe = {pipe}\nthreads = false\n"
         ),
         held_out: true,
+        pin_cpu: None,
     }
 }
 
@@ -265,6 +325,7 @@ fn perf_messaging_case(groups: u32, loops: u32) -> BenchCase {
             .collect(),
         workload: format!("kind = \"perf-messaging\"\ngroups = {groups}\nloops = {loops}\n"),
         held_out: true,
+        pin_cpu: None,
     }
 }
 
@@ -285,6 +346,7 @@ fn perf_pipe_case(loops: u32, threaded: bool) -> BenchCase {
         args,
         workload: format!("kind = \"perf-pipe\"\nloops = {loops}\nthreaded = {threaded}\n"),
         held_out: false,
+        pin_cpu: None,
     }
 }
 
@@ -305,6 +367,7 @@ fn sysbench_case(threads: u32, events: u32) -> BenchCase {
             "kind = \"sysbench-threads\"\nthreads = {threads}\nevents = {events}\ntime = 0\n"
         ),
         held_out: true,
+        pin_cpu: None,
     }
 }
 
@@ -319,6 +382,7 @@ pub fn cases(quick: bool) -> Vec<BenchCase> {
             perf_messaging_case(1, 20),
             perf_pipe_case(2000, false),
             sysbench_case(2, 50),
+            hackbench_case(1, 20, false).pinned(0),
         ]
     } else {
         vec![
@@ -334,6 +398,12 @@ pub fn cases(quick: bool) -> Vec<BenchCase> {
             perf_pipe_case(20000, true),
             sysbench_case(2, 500),
             sysbench_case(4, 500),
+            hackbench_case(1, 200, false).pinned(0),
+            hackbench_case(2, 200, false).pinned(0),
+            hackbench_case(1, 200, true).pinned(0),
+            perf_messaging_case(1, 200).pinned(0),
+            perf_pipe_case(20000, false).pinned(0),
+            sysbench_case(2, 500).pinned(0),
         ]
     }
 }
@@ -472,6 +542,14 @@ pub fn simulate(
     machine: &Machine,
     opts: &ValidateOpts,
 ) -> Result<Vec<f64>, String> {
+    let one;
+    let machine = match case.pin_cpu {
+        Some(_) => {
+            one = one_cpu(machine);
+            &one
+        }
+        None => machine,
+    };
     let sc = sim_scenario(case, machine, opts.noise).map_err(|e| e.to_string())?;
     let mut v = Vec::new();
     for i in 0..opts.runs as u64 {
@@ -492,7 +570,8 @@ pub fn simulate(
 pub fn run_real(case: &BenchCase, runs: u32, runner: &dyn Runner) -> Result<Vec<f64>, String> {
     let mut v = Vec::new();
     for _ in 0..runs {
-        let out = runner.run(case.tool.program(), &case.args)?;
+        let (prog, args) = case.command();
+        let out = runner.run(prog, &args)?;
         v.push(case.tool.parse(&out)?);
     }
     Ok(v)
@@ -520,7 +599,7 @@ pub fn validate(
     // A tool that cannot start is skipped once, not retried at every size.
     let mut missing: Vec<(&'static str, String)> = Vec::new();
     for case in cases(opts.quick) {
-        let prog = case.tool.program();
+        let prog = case.command().0;
         let mut row = Row {
             benchmark: case.benchmark.clone(),
             size: case.size.clone(),
@@ -1031,14 +1110,21 @@ mod tests {
             self.calls
                 .borrow_mut()
                 .push(format!("{program} {}", args.join(" ")));
-            match program {
-                "hackbench" => {
-                    let g: f64 = args[1].parse().unwrap();
-                    Ok(format!("Running in process mode\nTime: {:.3}\n", 0.01 * g))
-                }
-                "sysbench" => Ok("General statistics:\n    total time: garbage\n".into()),
-                _ => Err(format!("`{program}` not found (Debian: linux-perf)")),
+            canned(program, args)
+        }
+    }
+
+    /// hackbench prints a time that grows with the groups; sysbench garbage; the
+    /// rest is missing. `taskset -c N prog ...` runs `prog ...`.
+    fn canned(program: &str, args: &[String]) -> Result<String, String> {
+        match program {
+            "taskset" => canned(&args[2], &args[3..]),
+            "hackbench" => {
+                let g: f64 = args[1].parse().unwrap();
+                Ok(format!("Running in process mode\nTime: {:.3}\n", 0.01 * g))
             }
+            "sysbench" => Ok("General statistics:\n    total time: garbage\n".into()),
+            _ => Err(format!("`{program}` not found (Debian: linux-perf)")),
         }
     }
 
@@ -1092,7 +1178,13 @@ mod tests {
         let t = v.text();
         assert!(t.contains("skipped: `perf` not found"), "{t}");
         assert!(t.contains("hackbench process socket"), "{t}");
-        assert_eq!(t.lines().filter(|l| l.contains('%')).count(), 3, "{t}");
+        assert_eq!(t.lines().filter(|l| l.contains('%')).count(), 4, "{t}");
+        // The pinned row ran under taskset and simulated one CPU.
+        assert!(calls.contains(&"taskset -c 0 hackbench -g 1 -l 20".to_string()));
+        let pinned = v.rows.iter().find(|r| r.size.ends_with("1 CPU")).unwrap();
+        let unpinned = &v.rows[0];
+        assert_eq!(unpinned.size, "-g 1 -l 20");
+        assert!(pinned.sim.unwrap().median > unpinned.sim.unwrap().median);
     }
 
     #[test]
