@@ -82,7 +82,11 @@
 //! Not measured either, and kept at the architecture's default: `tcp_*_8k`, `fork`,
 //! `exit`, `tick`, `migrate_*`, `probe_*`, `balance_per_cpu`, `domain_visit`.
 //! Everything here is wall time on a shared machine: other jobs inflate some
-//! repetitions, hence medians. A derived field that comes out negative (noise, or a
+//! repetitions, hence medians, and a repetition whose one-thread loops spent more
+//! than 1 % of their time waiting while another task had CPU `a` (the kernel's
+//! `run_delay` of the loop thread, `/proc/thread-self/schedstat`: a loop that never
+//! blocks only waits for someone else) is left out of them, unless every repetition
+//! did (then the report says so). A derived field that comes out negative (noise, or a
 //! kernel whose paths do not split the way the model's do) is clamped to 0 and said.
 
 #[cfg(target_os = "linux")]
@@ -401,6 +405,42 @@ pub fn exit_latency_for(m: &Machine, cpu: usize, idle_ns: f64) -> u64 {
         .map_or(0, |s| s.exit_latency_ns)
 }
 
+/// A repetition whose one-thread loops waited more than this fraction of their time
+/// for their CPU (another task ran there) is left out of the medians.
+pub const SHARED: f64 = 0.01;
+
+/// The medians of the repetitions that had CPU `cpu` to themselves (their one-thread
+/// loops waited at most [`SHARED`] of their time), or of all of them, with a warning,
+/// when none had.
+pub fn robust_median(reps: &[Inputs], cpu_wait: &[f64], cpu: usize) -> (Inputs, Vec<String>) {
+    let clean: Vec<Inputs> = reps
+        .iter()
+        .zip(cpu_wait)
+        .filter(|(_, &p)| p <= SHARED)
+        .map(|(r, _)| *r)
+        .collect();
+    let shared = reps.len() - clean.len();
+    if clean.is_empty() {
+        let note = format!(
+            "another task shared CPU {cpu} during every repetition (the one-thread loops waited \
+             for it more than {:.0} % of their time): the numbers include its run time; check \
+             /proc/loadavg and run again",
+            SHARED * 100.0
+        );
+        (Inputs::median(reps), vec![note])
+    } else if shared > 0 {
+        let note = format!(
+            "{shared} of {} repetitions left out of the medians: another task shared CPU {cpu} \
+             meanwhile (the one-thread loops waited for it more than {:.0} % of their time)",
+            reps.len(),
+            SHARED * 100.0
+        );
+        (Inputs::median(&clean), vec![note])
+    } else {
+        (Inputs::median(reps), Vec::new())
+    }
+}
+
 /// Options of a calibration.
 #[derive(Clone, Copy, Debug)]
 pub struct CalibrateOpts {
@@ -433,6 +473,9 @@ pub struct Calibration {
     pub shared: Option<String>,
     /// Every repetition.
     pub repetitions: Vec<Inputs>,
+    /// Per repetition: the fraction of the one-thread loops' time their threads
+    /// spent waiting while another task had CPU `cpu_a`.
+    pub cpu_wait: Vec<f64>,
     pub medians: Inputs,
     pub derived: Vec<Derived>,
     pub notes: Vec<String>,
@@ -468,9 +511,28 @@ pub fn calibrate(
     let (n_loop, n_pair, n_pp, n_cross) = counts(opts.quick);
     let mut notes = Vec::new();
     let mut reps = Vec::new();
+    let mut cpu_wait = Vec::new();
     for r in 0..opts.runs.max(1) {
-        let (pipe_pair, pipe_write_timed) = mb::pipe_write_read(a, n_pair)?;
-        let (unix_pair, unix_write_timed) = mb::unix_write_read(a, n_pair)?;
+        // Time the one-thread loops spent waiting for CPU a, and their total.
+        let (mut waited, mut total) = (0u64, 0u64);
+        let mut alone = |x: mb::Alone<f64>| {
+            waited += x.waited_ns;
+            total += x.elapsed_ns;
+            x.value
+        };
+        let syscall = alone(mb::syscall(a, n_loop)?);
+        let gtod = alone(mb::gtod(a, n_loop)?);
+        let mutex_fast = alone(mb::mutex_fast(a, n_loop)?);
+        let yield_alone = alone(mb::sched_yield(a, n_loop / 2)?);
+        let futex_wake = alone(mb::futex_wake(a, n_loop / 2)?);
+        let futex_wait = alone(mb::futex_wait(a, n_loop / 2)?);
+        let pipe = mb::pipe_write_read(a, n_pair)?;
+        let unix = mb::unix_write_read(a, n_pair)?;
+        waited += pipe.waited_ns + unix.waited_ns;
+        total += pipe.elapsed_ns + unix.elapsed_ns;
+        let p = waited as f64 / total.max(1) as f64;
+        let (pipe_pair, pipe_write_timed) = pipe.value;
+        let (unix_pair, unix_write_timed) = unix.value;
         let (yield_pp, yield_pp_switches) = mb::yield_pingpong(a, n_pair / 10, n_pair)?;
         let pp = |p: mb::PingPongRun| PingPong {
             rt: p.rt_ns,
@@ -492,13 +554,14 @@ pub fn calibrate(
             Some(b) => Some(pp(mb::pingpong_threads(a, b, n_cross / 10, n_cross)?)),
             None => None,
         };
+        cpu_wait.push(p);
         reps.push(Inputs {
-            syscall: mb::syscall(a, n_loop)?,
-            gtod: mb::gtod(a, n_loop)?,
-            mutex_fast: mb::mutex_fast(a, n_loop)?,
-            yield_alone: mb::sched_yield(a, n_loop / 2)?,
-            futex_wake: mb::futex_wake(a, n_loop / 2)?,
-            futex_wait: mb::futex_wait(a, n_loop / 2)?,
+            syscall,
+            gtod,
+            mutex_fast,
+            yield_alone,
+            futex_wake,
+            futex_wait,
             pipe_pair,
             pipe_write_timed,
             unix_pair,
@@ -510,12 +573,21 @@ pub fn calibrate(
             cross,
         });
         progress(&format!(
-            "repetition {} of {} done",
+            "repetition {} of {} done{}",
             r + 1,
-            opts.runs.max(1)
+            opts.runs.max(1),
+            if p > SHARED {
+                format!(
+                    " (CPU {a} shared: the loops waited {:.1} % of their time)",
+                    p * 100.0
+                )
+            } else {
+                String::new()
+            }
         ));
     }
-    let medians = Inputs::median(&reps);
+    let (medians, mut more) = robust_median(&reps, &cpu_wait, a);
+    notes.append(&mut more);
     let exit = |idle: f64| b.map_or(0, |b| exit_latency_for(m, b, idle));
     let (cost, derived, mut more) = derive(&medians, &m.cost, &exit);
     notes.append(&mut more);
@@ -532,6 +604,7 @@ pub fn calibrate(
         cpu_b: b,
         shared: b.map(|b| m.shared_level(a, b).name().to_string()),
         repetitions: reps,
+        cpu_wait,
         medians,
         derived,
         notes,
@@ -616,7 +689,15 @@ impl Calibration {
     }
 
     fn primitive_lines(&self) -> Vec<String> {
-        let cols: Vec<[Option<f64>; 22]> = self.repetitions.iter().map(Inputs::scalars).collect();
+        // The repetitions the medians were taken over (see [`robust_median`]).
+        let clean = self.cpu_wait.iter().any(|&p| p <= SHARED);
+        let cols: Vec<[Option<f64>; 22]> = self
+            .repetitions
+            .iter()
+            .zip(self.cpu_wait.iter().chain(std::iter::repeat(&0.0)))
+            .filter(|(_, &p)| !clean || p <= SHARED)
+            .map(|(r, _)| r.scalars())
+            .collect();
         let mut out = Vec::new();
         for (i, (key, what, unit)) in PRIMITIVES.iter().enumerate() {
             let xs: Vec<f64> = cols.iter().filter_map(|c| c[i]).collect();
@@ -817,6 +898,26 @@ mod tests {
     }
 
     #[test]
+    fn shared_repetitions_leave_the_medians_unless_all_were_shared() {
+        let a = synthetic();
+        let mut b = a;
+        b.syscall = 5_000.0;
+        let mut c = a;
+        c.syscall = 90.0;
+        let (m, notes) = robust_median(&[a, b, c], &[0.0, 0.3, 0.005], 0);
+        assert_eq!(m.syscall, 85.0, "median of the clean runs 80 and 90");
+        assert!(
+            notes[0].starts_with("1 of 3 repetitions left out"),
+            "{notes:?}"
+        );
+        let (m, notes) = robust_median(&[a, b, c], &[0.0; 3], 0);
+        assert_eq!((m.syscall, notes.len()), (90.0, 0));
+        let (m, notes) = robust_median(&[a, b], &[0.02, 0.3], 0);
+        assert_eq!(m.syscall, (80.0 + 5_000.0) / 2.0);
+        assert!(notes[0].contains("during every repetition"), "{notes:?}");
+    }
+
+    #[test]
     fn exit_latency_is_the_governors_choice() {
         // test_topology's idle table: a shallow and a deep state.
         let m = crate::machine::presets::test_topology(1, 1, 2, 1);
@@ -855,6 +956,7 @@ mod tests {
             cpu_b: Some(1),
             shared: Some("llc".into()),
             repetitions: vec![synthetic()],
+            cpu_wait: vec![0.0],
             medians: synthetic(),
             derived,
             notes,

@@ -30,12 +30,45 @@ pub fn allowed_cpus() -> Result<Vec<usize>, String> {
     Ok((0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
 }
 
-/// Run `f` on a new thread pinned to `cpu`.
-fn on_cpu<T: Send>(cpu: usize, f: impl FnOnce() -> Result<T, String> + Send) -> Result<T, String> {
+/// What a one-thread loop measured, how long it took, and how long its thread was
+/// runnable but waiting while another task had its CPU (`run_delay`, the second
+/// field of `/proc/thread-self/schedstat`): a loop that never blocks only waits when
+/// someone else wants the CPU, so that time is inside the timing but not the loop's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Alone<T> {
+    pub value: T,
+    pub elapsed_ns: u64,
+    pub waited_ns: u64,
+}
+
+/// `run_delay` (ns spent runnable on a runqueue, not running) of the calling thread.
+pub fn run_delay_ns() -> Result<u64, String> {
+    let p = "/proc/thread-self/schedstat";
+    let t = std::fs::read_to_string(p).map_err(|e| format!("reading {p}: {e}"))?;
+    t.split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("{p}: unexpected `{}`", t.trim()))
+}
+
+/// Run `f` on a new thread pinned to `cpu`, with its time waiting for the CPU.
+fn on_cpu<T: Send>(
+    cpu: usize,
+    f: impl FnOnce() -> Result<T, String> + Send,
+) -> Result<Alone<T>, String> {
     std::thread::scope(|s| {
         s.spawn(move || {
             pin(cpu)?;
-            f()
+            let before = run_delay_ns()?;
+            let t0 = Instant::now();
+            let value = f()?;
+            let elapsed_ns = t0.elapsed().as_nanos() as u64;
+            let after = run_delay_ns()?;
+            Ok(Alone {
+                value,
+                elapsed_ns,
+                waited_ns: after.saturating_sub(before),
+            })
         })
         .join()
         .map_err(|_| "a calibration thread panicked".to_string())?
@@ -76,7 +109,7 @@ fn io(what: &str) -> impl Fn(std::io::Error) -> String + '_ {
 }
 
 /// `getppid()`: a bare system call round trip (ns per call).
-pub fn syscall(cpu: usize, n: u64) -> Result<f64, String> {
+pub fn syscall(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
     on_cpu(cpu, || {
         let t0 = Instant::now();
         for _ in 0..n {
@@ -87,7 +120,7 @@ pub fn syscall(cpu: usize, n: u64) -> Result<f64, String> {
 }
 
 /// `clock_gettime(CLOCK_MONOTONIC)` through the vDSO (`Instant::now`), ns per call.
-pub fn gtod(cpu: usize, n: u64) -> Result<f64, String> {
+pub fn gtod(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
     on_cpu(cpu, || {
         let t0 = Instant::now();
         for _ in 0..n {
@@ -98,7 +131,7 @@ pub fn gtod(cpu: usize, n: u64) -> Result<f64, String> {
 }
 
 /// Uncontended lock + unlock of a `std::sync::Mutex` (a futex word, no system call).
-pub fn mutex_fast(cpu: usize, n: u64) -> Result<f64, String> {
+pub fn mutex_fast(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
     on_cpu(cpu, || {
         let m = Mutex::new(0u64);
         let t0 = Instant::now();
@@ -111,7 +144,7 @@ pub fn mutex_fast(cpu: usize, n: u64) -> Result<f64, String> {
 
 /// `sched_yield()` with nothing else runnable on the CPU: the system call and the
 /// reschedule path, no switch (ns per call).
-pub fn sched_yield(cpu: usize, n: u64) -> Result<f64, String> {
+pub fn sched_yield(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
     on_cpu(cpu, || {
         let t0 = Instant::now();
         for _ in 0..n {
@@ -122,7 +155,7 @@ pub fn sched_yield(cpu: usize, n: u64) -> Result<f64, String> {
 }
 
 /// `FUTEX_WAKE` of a word nobody waits on (ns per call).
-pub fn futex_wake(cpu: usize, n: u64) -> Result<f64, String> {
+pub fn futex_wake(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
     on_cpu(cpu, || {
         let w = AtomicU32::new(0);
         let t0 = Instant::now();
@@ -135,7 +168,7 @@ pub fn futex_wake(cpu: usize, n: u64) -> Result<f64, String> {
 
 /// `FUTEX_WAIT` whose expected value does not match (returns `EAGAIN` at once): the
 /// wait's system call without the sleep (ns per call).
-pub fn futex_wait(cpu: usize, n: u64) -> Result<f64, String> {
+pub fn futex_wait(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
     on_cpu(cpu, || {
         let w = AtomicU32::new(0);
         let t0 = Instant::now();
@@ -209,7 +242,7 @@ fn write_read<W: Write, R: Read>(
 }
 
 /// A 1-byte write + read on an anonymous pipe, one thread, never blocking.
-pub fn pipe_write_read(cpu: usize, n: u64) -> Result<(f64, f64), String> {
+pub fn pipe_write_read(cpu: usize, n: u64) -> Result<Alone<(f64, f64)>, String> {
     on_cpu(cpu, || {
         let (mut r, mut w) = std::io::pipe().map_err(io("pipe"))?;
         write_read(&mut w, &mut r, 1, n)
@@ -218,7 +251,7 @@ pub fn pipe_write_read(cpu: usize, n: u64) -> Result<(f64, f64), String> {
 
 /// A 100-byte send + receive on an AF_UNIX stream socketpair (hackbench's and perf
 /// messaging's message), one thread, never blocking.
-pub fn unix_write_read(cpu: usize, n: u64) -> Result<(f64, f64), String> {
+pub fn unix_write_read(cpu: usize, n: u64) -> Result<Alone<(f64, f64)>, String> {
     on_cpu(cpu, || {
         let (mut a, mut b) = std::os::unix::net::UnixStream::pair().map_err(io("socketpair"))?;
         write_read(&mut a, &mut b, 100, n)
@@ -332,7 +365,7 @@ pub fn pingpong_threads(
 /// switch changes the address space. `cat` inherits the affinity of the thread that
 /// spawns it.
 pub fn pingpong_process(cpu: usize, warm: u64, n: u64) -> Result<PingPongRun, String> {
-    on_cpu(cpu, || {
+    let r = on_cpu(cpu, || {
         let mut child = Command::new("cat")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -386,7 +419,8 @@ pub fn pingpong_process(cpu: usize, warm: u64, n: u64) -> Result<PingPongRun, St
         let _ = child.kill();
         let _ = child.wait();
         result
-    })
+    })?;
+    Ok(r.value)
 }
 
 #[cfg(test)]
@@ -399,13 +433,14 @@ mod tests {
         assert_eq!(parse_ctxt_switches(t), Some((12, 3)));
         assert_eq!(parse_ctxt_switches("Name:\tx\n"), None);
         assert!(ctxt_switches("/proc/thread-self/status").is_ok());
+        assert!(run_delay_ns().is_ok());
     }
 
     #[test]
     fn primitives_measure_something() {
         let cpu = allowed_cpus().unwrap()[0];
-        assert!(syscall(cpu, 1000).unwrap() > 0.0);
-        let (pair, w) = pipe_write_read(cpu, 200).unwrap();
+        assert!(syscall(cpu, 1000).unwrap().value > 0.0);
+        let (pair, w) = pipe_write_read(cpu, 200).unwrap().value;
         assert!(pair > 0.0 && w > 0.0);
         let p = pingpong_threads(cpu, cpu, 10, 200).unwrap();
         assert!(p.rt_ns > 0.0 && p.switches() > 0.0, "{p:?}");
