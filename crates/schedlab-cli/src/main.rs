@@ -208,10 +208,39 @@ enum Cmd {
         /// Small sizes only (a few seconds of real runs).
         #[arg(long)]
         quick: bool,
-        /// Also record a real ftrace of one hackbench run and compare its statistics
-        /// with the simulated trace (needs root and tracefs).
+        /// Also record real ftraces of `--runs` hackbench runs and compare their
+        /// statistics with the simulated traces (needs root and tracefs).
         #[arg(long)]
         trace: bool,
+        /// Also simulate with the `[cost]` table of this machine file (written by
+        /// `schedlab calibrate host`) on the imported host: a second simulated column.
+        #[arg(long, value_name = "FILE", conflicts_with = "calibrate")]
+        machine: Option<PathBuf>,
+        /// Measure the costs first (`calibrate host` with the same --runs and
+        /// --quick), then simulate with them as with --machine.
+        #[arg(long)]
+        calibrate: bool,
+        /// Also write every number as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Measure this machine's primitive costs with micro-benchmarks (syscall, pipe,
+    /// socket, futex, yield, context switch, wakeups, IPIs) and write the imported
+    /// host with those costs as a machine file.
+    Calibrate {
+        #[arg(value_parser = ["host"])]
+        target: String,
+        /// Repetitions of every micro-benchmark (median and range are reported).
+        #[arg(long, default_value_t = 5)]
+        runs: u32,
+        /// About 20× fewer calls per repetition (well under a second in all).
+        #[arg(long)]
+        quick: bool,
+        /// Write the calibrated machine file here (atomically).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
         /// Also write every number as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -773,7 +802,27 @@ fn real_main() -> Result<(), Failure> {
             trace,
             json,
             quiet,
-        } => validate::run(runs, quick, trace, json, quiet)?,
+            machine,
+            calibrate,
+        } => validate::run(
+            validate::Args {
+                runs,
+                quick,
+                trace,
+                machine,
+                calibrate,
+                json,
+            },
+            quiet,
+        )?,
+        Cmd::Calibrate {
+            target: _,
+            runs,
+            quick,
+            out,
+            json,
+            quiet,
+        } => validate::calibrate_cmd(runs, quick, out, json, quiet)?,
         Cmd::Bench { only, scale } => bench::run(&only, scale).map_err(Failure::Internal)?,
     }
     Ok(())

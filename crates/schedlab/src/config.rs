@@ -42,6 +42,9 @@ impl Val {
 }
 
 /// A parsed document: the tree plus the text and file name for error positions.
+/// The keys of `[machine]` that say where the machine comes from (exactly one).
+pub const MACHINE_SOURCES: [&str; 3] = ["preset", "file", "sysfs"];
+
 #[derive(Clone, Debug)]
 pub struct Doc {
     pub file: PathBuf,
@@ -127,7 +130,8 @@ impl Doc {
     }
 
     /// Apply `dotted.key=value` (value parsed as a TOML value; a bare word that is
-    /// not valid TOML is taken as a string).
+    /// not valid TOML is taken as a string). Setting one of `machine.preset`,
+    /// `machine.file`, `machine.sysfs` removes the other two.
     pub fn set(&mut self, assignment: &str) -> Result<(), InputError> {
         let (key, value) = assignment
             .split_once('=')
@@ -158,6 +162,11 @@ impl Doc {
                 )));
             };
             if i + 1 == parts.len() {
+                // `[machine]` takes one of preset / file / sysfs: setting one
+                // replaces whichever the file gave.
+                if i == 1 && parts[0] == "machine" && MACHINE_SOURCES.contains(p) {
+                    t.retain(|k, _| !MACHINE_SOURCES.contains(&k.as_str()));
+                }
                 t.insert(
                     p.to_string(),
                     Node {
@@ -383,6 +392,12 @@ mod tests {
         assert!(e.to_string().starts_with("--set: "), "{e}");
         assert!(doc.set("novalue").is_err());
         assert!(doc.set("machine.preset.x=1").is_err());
+        // A machine source replaces the file's.
+        doc.set("machine.file=host.toml").unwrap();
+        let m = TableReader::new(&doc, &doc.root, "").unwrap();
+        let m = m.table("machine").unwrap().unwrap();
+        assert_eq!(m.str("preset").unwrap(), None);
+        assert_eq!(m.str("file").unwrap(), Some("host.toml"));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! apart from `wall_seconds`.
 
 pub mod bench;
+pub mod calibrate;
 pub mod compare;
 pub mod explain;
 pub mod report;
@@ -63,7 +64,8 @@ pub fn workload_kinds() -> Vec<(&'static str, &'static str)> {
 }
 
 /// Resolve `[machine]`: `preset = NAME` (or "host"), `file = PATH` (relative to the
-/// scenario), or `sysfs = DIR` (a sysfs snapshot).
+/// scenario; to the working directory when it comes from `--set`), or `sysfs = DIR`
+/// (a sysfs snapshot).
 pub fn resolve_machine(doc: &Doc, m: &TableReader<'_>) -> Result<Machine, InputError> {
     let base = doc.file.parent().map(Path::to_path_buf).unwrap_or_default();
     let preset = m.str("preset")?;
@@ -77,6 +79,10 @@ pub fn resolve_machine(doc: &Doc, m: &TableReader<'_>) -> Result<Machine, InputE
                 format!("unknown machine preset `{p}` (see `schedlab list machines`)"),
             )
         })?,
+        // A path from `--set machine.file=...` is relative to the working directory.
+        (None, Some(f), None) if m.get("file").is_some_and(|n| n.span.is_none()) => {
+            machine::file::load_machine_file(Path::new(f))?
+        }
         (None, Some(f), None) => machine::file::load_machine_file(&base.join(f))?,
         (None, None, Some(d)) => machine::sysfs::import_sysfs(&base.join(d))?,
         (None, None, None) => {

@@ -120,6 +120,7 @@ pub fn package_of(program: &str) -> &'static str {
         "hackbench" => "rt-tests",
         "perf" => "linux-perf",
         "sysbench" => "sysbench",
+        "taskset" => "util-linux",
         _ => "unknown package",
     }
 }
@@ -224,6 +225,67 @@ pub struct BenchCase {
     pub args: Vec<String>,
     /// The `[workload]` table of the simulated scenario (TOML lines).
     pub workload: String,
+    /// False when `calibrate host` measures this benchmark's own operations (perf
+    /// bench sched pipe is a pipe ping-pong): agreement there is not a validation.
+    pub held_out: bool,
+    /// Run on one CPU: the real tool under `taskset -c CPU`, the simulation on the
+    /// machine cut down to its first CPU ([`one_cpu`]). Checks the costs without
+    /// placement or cross-CPU effects.
+    pub pin_cpu: Option<usize>,
+}
+
+impl BenchCase {
+    /// The real command: program and arguments (through `taskset` when pinned).
+    pub fn command(&self) -> (&'static str, Vec<String>) {
+        match self.pin_cpu {
+            None => (self.tool.program(), self.args.clone()),
+            Some(c) => {
+                let mut a = vec!["-c".to_string(), c.to_string(), self.tool.program().into()];
+                a.extend(self.args.iter().cloned());
+                ("taskset", a)
+            }
+        }
+    }
+
+    /// The same benchmark on one CPU.
+    fn pinned(mut self, cpu: usize) -> BenchCase {
+        self.size = format!("{}, 1 CPU", self.size);
+        self.pin_cpu = Some(cpu);
+        self
+    }
+}
+
+/// `m` cut down to its first CPU (same kind, idle states, OPPs and costs): what a
+/// task pinned to CPU 0 of the host sees, as far as one CPU can tell.
+pub fn one_cpu(m: &Machine) -> Machine {
+    use crate::machine::{Cpu, CpuMask, FreqDomain, MachineParts};
+    let c0 = &m.cpus[0];
+    let fd = &m.freq_domains[c0.freq_domain];
+    Machine::new(MachineParts {
+        name: format!("{} (CPU 0 only)", m.name),
+        description: m.description.clone(),
+        arch: m.arch,
+        cpus: vec![Cpu {
+            core: 0,
+            cluster: 0,
+            llc: 0,
+            package: 0,
+            node: 0,
+            freq_domain: 0,
+            ..c0.clone()
+        }],
+        numa_distance: vec![vec![10]],
+        node_reclaim_distance: m.node_reclaim_distance,
+        core_kinds: m.core_kinds.clone(),
+        idle_tables: m.idle_tables.clone(),
+        freq_domains: vec![FreqDomain {
+            cpus: CpuMask::of(0),
+            opps: fd.opps.clone(),
+            transition_latency_ns: fd.transition_latency_ns,
+        }],
+        cost: m.cost.clone(),
+    })
+    .expect("one CPU of a valid machine is a valid machine")
 }
 
 fn hackbench_case(groups: u32, loops: u32, pipe: bool) -> BenchCase {
@@ -245,6 +307,8 @@ fn hackbench_case(groups: u32, loops: u32, pipe: bool) -> BenchCase {
         workload: format!(
             "kind = \"hackbench\"\ngroups = {groups}\nloops = {loops}\npipe = {pipe}\nthreads = false\n"
         ),
+        held_out: true,
+        pin_cpu: None,
     }
 }
 
@@ -260,6 +324,8 @@ fn perf_messaging_case(groups: u32, loops: u32) -> BenchCase {
             .chain([groups.to_string(), "-l".into(), loops.to_string()])
             .collect(),
         workload: format!("kind = \"perf-messaging\"\ngroups = {groups}\nloops = {loops}\n"),
+        held_out: true,
+        pin_cpu: None,
     }
 }
 
@@ -279,6 +345,8 @@ fn perf_pipe_case(loops: u32, threaded: bool) -> BenchCase {
         tool: ToolKind::PerfPipe,
         args,
         workload: format!("kind = \"perf-pipe\"\nloops = {loops}\nthreaded = {threaded}\n"),
+        held_out: false,
+        pin_cpu: None,
     }
 }
 
@@ -298,6 +366,8 @@ fn sysbench_case(threads: u32, events: u32) -> BenchCase {
         workload: format!(
             "kind = \"sysbench-threads\"\nthreads = {threads}\nevents = {events}\ntime = 0\n"
         ),
+        held_out: true,
+        pin_cpu: None,
     }
 }
 
@@ -312,6 +382,7 @@ pub fn cases(quick: bool) -> Vec<BenchCase> {
             perf_messaging_case(1, 20),
             perf_pipe_case(2000, false),
             sysbench_case(2, 50),
+            hackbench_case(1, 20, false).pinned(0),
         ]
     } else {
         vec![
@@ -327,6 +398,12 @@ pub fn cases(quick: bool) -> Vec<BenchCase> {
             perf_pipe_case(20000, true),
             sysbench_case(2, 500),
             sysbench_case(4, 500),
+            hackbench_case(1, 200, false).pinned(0),
+            hackbench_case(2, 200, false).pinned(0),
+            hackbench_case(1, 200, true).pinned(0),
+            perf_messaging_case(1, 200).pinned(0),
+            perf_pipe_case(20000, false).pinned(0),
+            sysbench_case(2, 500).pinned(0),
         ]
     }
 }
@@ -382,9 +459,17 @@ pub struct Row {
     pub size: String,
     pub metric: String,
     pub real: Option<Spread>,
+    /// Simulated with the architecture's default cost table.
     pub sim: Option<Spread>,
     /// (sim median − real median) / real median, in %.
     pub error_pct: Option<f64>,
+    /// Simulated with the measured costs (`--machine` / `--calibrate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sim_measured: Option<Spread>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_measured_pct: Option<f64>,
+    /// See [`BenchCase::held_out`].
+    pub held_out: bool,
     /// Why the row has no comparison.
     pub skipped: Option<String>,
     /// Real wall-clock seconds spent running the real tool.
@@ -399,6 +484,9 @@ pub struct Validation {
     pub runs: u32,
     pub quick: bool,
     pub noise: f64,
+    /// Where the measured costs come from (`None`: default costs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_costs: Option<String>,
     pub rows: Vec<Row>,
     /// `--trace`: real vs simulated trace statistics.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -454,6 +542,14 @@ pub fn simulate(
     machine: &Machine,
     opts: &ValidateOpts,
 ) -> Result<Vec<f64>, String> {
+    let one;
+    let machine = match case.pin_cpu {
+        Some(_) => {
+            one = one_cpu(machine);
+            &one
+        }
+        None => machine,
+    };
     let sc = sim_scenario(case, machine, opts.noise).map_err(|e| e.to_string())?;
     let mut v = Vec::new();
     for i in 0..opts.runs as u64 {
@@ -474,17 +570,28 @@ pub fn simulate(
 pub fn run_real(case: &BenchCase, runs: u32, runner: &dyn Runner) -> Result<Vec<f64>, String> {
     let mut v = Vec::new();
     for _ in 0..runs {
-        let out = runner.run(case.tool.program(), &case.args)?;
+        let (prog, args) = case.command();
+        let out = runner.run(prog, &args)?;
         v.push(case.tool.parse(&out)?);
     }
     Ok(v)
 }
 
-/// Validate: real runs through `runner`, simulated runs on `machine`.
+/// The relative error of `sim` against `real`, in %, of the medians.
+fn error_pct(real: Option<Spread>, sim: Option<Spread>) -> Option<f64> {
+    match (real, sim) {
+        (Some(r), Some(s)) if r.median > 0.0 => Some((s.median - r.median) / r.median * 100.0),
+        _ => None,
+    }
+}
+
+/// Validate: real runs through `runner`, simulated runs on `machine` (default
+/// costs) and, when given, on `measured` (the same host with measured costs).
 /// `progress` is called once per finished row.
 pub fn validate(
     opts: &ValidateOpts,
     machine: &Machine,
+    measured: Option<&Machine>,
     runner: &dyn Runner,
     progress: &dyn Fn(&Row),
 ) -> Validation {
@@ -492,7 +599,7 @@ pub fn validate(
     // A tool that cannot start is skipped once, not retried at every size.
     let mut missing: Vec<(&'static str, String)> = Vec::new();
     for case in cases(opts.quick) {
-        let prog = case.tool.program();
+        let prog = case.command().0;
         let mut row = Row {
             benchmark: case.benchmark.clone(),
             size: case.size.clone(),
@@ -500,6 +607,9 @@ pub fn validate(
             real: None,
             sim: None,
             error_pct: None,
+            sim_measured: None,
+            error_measured_pct: None,
+            held_out: case.held_out,
             skipped: None,
             real_wall_s: 0.0,
         };
@@ -516,18 +626,24 @@ pub fn validate(
                     }
                     row.skipped = Some(why);
                 }
-                Ok(real) => match simulate(&case, machine, opts) {
-                    Err(why) => row.skipped = Some(format!("simulation failed: {why}")),
-                    Ok(sim) => {
-                        row.real = Spread::of(&real);
-                        row.sim = Spread::of(&sim);
-                        if let (Some(r), Some(s)) = (row.real, row.sim) {
-                            if r.median > 0.0 {
-                                row.error_pct = Some((s.median - r.median) / r.median * 100.0);
-                            }
+                Ok(real) => {
+                    let sims = simulate(&case, machine, opts).and_then(|d| {
+                        measured
+                            .map(|m| simulate(&case, m, opts))
+                            .transpose()
+                            .map(|m| (d, m))
+                    });
+                    match sims {
+                        Err(why) => row.skipped = Some(format!("simulation failed: {why}")),
+                        Ok((sim, sim_m)) => {
+                            row.real = Spread::of(&real);
+                            row.sim = Spread::of(&sim);
+                            row.error_pct = error_pct(row.real, row.sim);
+                            row.sim_measured = sim_m.as_deref().and_then(Spread::of);
+                            row.error_measured_pct = error_pct(row.real, row.sim_measured);
                         }
                     }
-                },
+                }
             }
         }
         progress(&row);
@@ -539,6 +655,7 @@ pub fn validate(
         runs: opts.runs,
         quick: opts.quick,
         noise: opts.noise,
+        measured_costs: measured.map(|m| m.description.clone()),
         rows,
         trace: None,
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -546,7 +663,9 @@ pub fn validate(
 }
 
 impl Validation {
-    /// The table: benchmark, size, metric, real median [min–max], simulated, error.
+    /// The table: benchmark, size, metric, real median [min–max], simulated with the
+    /// default costs and its error, and (with measured costs) simulated with those
+    /// and its error.
     pub fn text(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(
@@ -559,36 +678,46 @@ impl Validation {
             self.noise,
             if self.quick { ", quick sizes" } else { "" }
         );
-        let head = [
+        let measured = self.measured_costs.is_some();
+        let mut head = vec![
             "benchmark",
             "size",
             "metric",
             "real median [min–max]",
-            "simulated median [min–max]",
+            "sim, default costs",
             "error",
         ];
-        let mut cells: Vec<[String; 6]> = vec![head.map(String::from)];
-        for r in &self.rows {
-            let (real, sim, err) = match &r.skipped {
-                Some(why) => (format!("skipped: {why}"), String::new(), String::new()),
-                None => (
-                    r.real.map(|x| x.text()).unwrap_or_default(),
-                    r.sim.map(|x| x.text()).unwrap_or_default(),
-                    r.error_pct
-                        .map(|e| format!("{e:+.1}%"))
-                        .unwrap_or_else(|| "n/a".into()),
-                ),
-            };
-            cells.push([
-                r.benchmark.clone(),
-                r.size.clone(),
-                r.metric.clone(),
-                real,
-                sim,
-                err,
-            ]);
+        if measured {
+            head.extend(["sim, measured costs", "error"]);
         }
-        let mut w = [0usize; 6];
+        let ncol = head.len();
+        let pct = |e: Option<f64>| {
+            e.map(|e| format!("{e:+.1}%"))
+                .unwrap_or_else(|| "n/a".into())
+        };
+        let mut cells: Vec<Vec<String>> = vec![head.iter().map(|h| h.to_string()).collect()];
+        for r in &self.rows {
+            let name = if measured && !r.held_out {
+                format!("{} *", r.benchmark)
+            } else {
+                r.benchmark.clone()
+            };
+            let mut c = vec![name, r.size.clone(), r.metric.clone()];
+            match &r.skipped {
+                Some(why) => c.push(format!("skipped: {why}")),
+                None => {
+                    c.push(r.real.map(|x| x.text()).unwrap_or_default());
+                    c.push(r.sim.map(|x| x.text()).unwrap_or_default());
+                    c.push(pct(r.error_pct));
+                    if measured {
+                        c.push(r.sim_measured.map(|x| x.text()).unwrap_or_default());
+                        c.push(pct(r.error_measured_pct));
+                    }
+                }
+            }
+            cells.push(c);
+        }
+        let mut w = vec![0usize; ncol];
         for c in &cells {
             for (i, x) in c.iter().enumerate() {
                 if i == 3 && x.starts_with("skipped") {
@@ -601,30 +730,36 @@ impl Validation {
             let mut line = String::new();
             for (i, x) in c.iter().enumerate() {
                 let pad = w[i].saturating_sub(x.chars().count());
-                if i >= 3 && !x.starts_with("skipped") {
+                if x.starts_with("skipped") {
+                    line.push_str(x);
+                } else if i >= 3 {
                     line.push_str(&" ".repeat(pad));
                     line.push_str(x);
                 } else {
                     line.push_str(x);
-                    if i < 5 && !x.starts_with("skipped") {
-                        line.push_str(&" ".repeat(pad));
-                    }
+                    line.push_str(&" ".repeat(pad));
                 }
-                if i < 5 {
-                    line.push_str("  ");
-                }
+                line.push_str("  ");
             }
             let _ = writeln!(s, "{}", line.trim_end());
             if n == 0 {
-                let total: usize = w.iter().sum::<usize>() + 10;
+                let total: usize = w.iter().sum::<usize>() + 2 * (ncol - 1);
                 let _ = writeln!(s, "{}", "-".repeat(total));
             }
         }
         let _ = writeln!(
             s,
             "\nerror = (simulated − real) / real of the medians. The simulated machine is this host's\n\
-             sysfs topology with the default cost table of its architecture (nothing fitted)."
+             sysfs topology; \"default costs\" = the default cost table of its architecture (nothing fitted)."
         );
+        if let Some(src) = &self.measured_costs {
+            let _ = writeln!(
+                s,
+                "\"measured costs\" = the same topology with the costs of `schedlab calibrate host`\n\
+                 (micro-benchmarks of primitives; these benchmarks measured nothing): {src}\n\
+                 * not held out: the calibration's pipe ping-pongs are this benchmark's own operations."
+            );
+        }
         if let Some(t) = &self.trace {
             s.push_str(&t.text());
         }
@@ -732,16 +867,22 @@ pub fn lost_events(text: &str) -> Option<u64> {
     Some(b.parse::<u64>().ok()?.saturating_sub(a.parse().ok()?))
 }
 
-/// Real vs simulated trace statistics of one benchmark.
+/// Real vs simulated trace statistics of one benchmark, over several runs.
 #[derive(Clone, Debug, Serialize)]
 pub struct TraceCompare {
     pub benchmark: String,
     pub size: String,
-    pub real: Option<TraceStats>,
-    pub sim: Option<TraceStats>,
-    /// Why there is no real trace.
+    /// One entry per real run traced.
+    pub real: Vec<TraceStats>,
+    /// One per simulated run (seeds `seed`, `seed + 1`, ...), default costs.
+    pub sim: Vec<TraceStats>,
+    /// The same with the measured costs (empty without them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sim_measured: Vec<TraceStats>,
+    /// Why there is no (or not every) real trace.
     pub skipped: Option<String>,
-    pub real_lost_events: Option<u64>,
+    /// Events each real trace lost (ring buffer overflow).
+    pub real_lost_events: Vec<u64>,
 }
 
 /// The simulated ftrace text of `case` on `machine` (seed `seed`).
@@ -761,11 +902,13 @@ pub fn simulated_trace(
     Ok((text.unwrap_or_default(), res))
 }
 
-/// Record the real trace (tracefs at `root`) and the simulated one of
-/// [`trace_case`], and take the same statistics of both.
+/// Record `opts.runs` real traces (tracefs at `root`) and as many simulated ones of
+/// [`trace_case`] (on `machine`, and on `measured` when given), and take the same
+/// statistics of each.
 pub fn compare_traces(
     opts: &ValidateOpts,
     machine: &Machine,
+    measured: Option<&Machine>,
     runner: &dyn Runner,
     root: &Path,
 ) -> TraceCompare {
@@ -773,107 +916,143 @@ pub fn compare_traces(
     let mut tc = TraceCompare {
         benchmark: case.benchmark.clone(),
         size: case.size.clone(),
-        real: None,
-        sim: None,
+        real: Vec::new(),
+        sim: Vec::new(),
+        sim_measured: Vec::new(),
         skipped: None,
-        real_lost_events: None,
+        real_lost_events: Vec::new(),
     };
-    match record_real_trace(&case, runner, root) {
-        Ok(text) => {
-            tc.real_lost_events = lost_events(&text);
-            tc.real = Some(TraceStats::from_text(&text, Some("hackbench")));
+    for i in 0..opts.runs {
+        match record_real_trace(&case, runner, root) {
+            Ok(text) => {
+                tc.real_lost_events.push(lost_events(&text).unwrap_or(0));
+                tc.real
+                    .push(TraceStats::from_text(&text, Some("hackbench")));
+            }
+            Err(why) => {
+                tc.skipped = Some(if i == 0 {
+                    why
+                } else {
+                    format!("run {} of {}: {why}", i + 1, opts.runs)
+                });
+                break;
+            }
         }
-        Err(why) => tc.skipped = Some(why),
     }
-    match simulated_trace(&case, machine, opts.noise, opts.seed) {
-        Ok((text, _)) => tc.sim = Some(TraceStats::from_text(&text, None)),
-        Err(why) => {
-            tc.skipped
-                .get_or_insert_with(String::new)
-                .push_str(&format!("; simulation failed: {why}"));
+    let mut sim_err = None;
+    for (m, out) in [
+        (Some(machine), &mut tc.sim),
+        (measured, &mut tc.sim_measured),
+    ] {
+        let Some(m) = m else { continue };
+        for i in 0..opts.runs as u64 {
+            match simulated_trace(&case, m, opts.noise, opts.seed + i) {
+                Ok((text, _)) => out.push(TraceStats::from_text(&text, None)),
+                Err(why) => {
+                    sim_err = Some(why);
+                    break;
+                }
+            }
         }
+    }
+    if let Some(why) = sim_err {
+        tc.skipped
+            .get_or_insert_with(String::new)
+            .push_str(&format!("; simulation failed: {why}"));
     }
     tc
 }
 
-/// Rows of the trace table (besides per-CPU busy).
-const STAT_NAMES: [&str; 8] = [
-    "context switches",
-    "wakeups (sched_waking)",
-    "migrations",
-    "wakeup latency p50 (us)",
-    "wakeup latency p90 (us)",
-    "wakeup latency p99 (us)",
-    "wakeup latency mean (us)",
-    "window (ms)",
+/// Rows of the trace table: name and value of one trace (besides per-CPU busy).
+type StatFn = fn(&TraceStats) -> f64;
+const STATS: [(&str, StatFn); 8] = [
+    ("context switches", |t| t.context_switches as f64),
+    ("wakeups (sched_waking)", |t| t.wakeups as f64),
+    ("migrations", |t| t.migrations as f64),
+    ("wakeup latency p50 (us)", |t| t.latency_p50_ns as f64 / 1e3),
+    ("wakeup latency p90 (us)", |t| t.latency_p90_ns as f64 / 1e3),
+    ("wakeup latency p99 (us)", |t| t.latency_p99_ns as f64 / 1e3),
+    ("wakeup latency mean (us)", |t| t.latency_mean_ns / 1e3),
+    ("window (ms)", |t| {
+        t.window_ns.1.saturating_sub(t.window_ns.0) as f64 / 1e6
+    }),
 ];
 
-/// The cells of [`STAT_NAMES`] for one trace.
-fn stat_cells(t: &TraceStats) -> Vec<String> {
-    let us = |ns: f64| format!("{:.1}", ns / 1e3);
-    vec![
-        t.context_switches.to_string(),
-        t.wakeups.to_string(),
-        t.migrations.to_string(),
-        us(t.latency_p50_ns as f64),
-        us(t.latency_p90_ns as f64),
-        us(t.latency_p99_ns as f64),
-        us(t.latency_mean_ns),
-        format!(
-            "{:.3}",
-            t.window_ns.1.saturating_sub(t.window_ns.0) as f64 / 1e6
-        ),
-    ]
+/// `median [min–max]` of `f` over `ts` (`-` when empty).
+fn stat_cell(ts: &[TraceStats], f: &dyn Fn(&TraceStats) -> Option<f64>) -> String {
+    let xs: Vec<f64> = ts.iter().filter_map(f).collect();
+    match Spread::of(&xs) {
+        None => "-".into(),
+        Some(sp) if sp.n == 1 => fmt_num(sp.median),
+        Some(sp) => sp.text(),
+    }
 }
 
 impl TraceCompare {
     pub fn text(&self) -> String {
         let mut s = String::new();
+        let n = self.real.len().max(self.sim.len());
         let _ = writeln!(
             s,
-            "\nftrace statistics: {} {} (real: tracefs, comm `hackbench`; simulated: the run's ftrace text)\n",
-            self.benchmark, self.size
+            "\nftrace statistics: {} {}, median [min–max] over {n} run{} (real: tracefs, comm `hackbench`;\nsimulated: the run's ftrace text)\n",
+            self.benchmark,
+            self.size,
+            if n == 1 { "" } else { "s" }
         );
         if let Some(why) = &self.skipped {
             let _ = writeln!(s, "real trace skipped: {why}");
         }
-        if let Some(n) = self.real_lost_events.filter(|&n| n > 0) {
+        let lost: u64 = self.real_lost_events.iter().sum();
+        if lost > 0 {
             let _ = writeln!(
                 s,
-                "warning: the real trace lost {n} events (buffer overflow)"
+                "warning: the real traces lost {lost} events (buffer overflow)"
             );
         }
-        let _ = writeln!(s, "{:<26} {:>14} {:>14}", "statistic", "real", "simulated");
-        let real = self.real.as_ref().map(stat_cells);
-        let sim = self.sim.as_ref().map(stat_cells);
-        for (i, name) in STAT_NAMES.iter().enumerate() {
-            let cell = |c: &Option<Vec<String>>| {
-                c.as_ref().map_or_else(|| "-".to_string(), |v| v[i].clone())
-            };
-            let _ = writeln!(s, "{name:<26} {:>14} {:>14}", cell(&real), cell(&sim));
+        let mut cols: Vec<(&str, &[TraceStats])> =
+            vec![("real", &self.real), ("sim, default costs", &self.sim)];
+        if !self.sim_measured.is_empty() {
+            cols.push(("sim, measured costs", &self.sim_measured));
         }
-        let cell = |t: &Option<TraceStats>, f: &dyn Fn(&TraceStats) -> String| {
-            t.as_ref().map(f).unwrap_or_else(|| "-".into())
-        };
-        let n = [&self.real, &self.sim]
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        let mut head = vec!["statistic".to_string()];
+        head.extend(cols.iter().map(|c| c.0.to_string()));
+        rows.push(head);
+        for (name, f) in STATS {
+            let mut r = vec![name.to_string()];
+            r.extend(cols.iter().map(|(_, ts)| stat_cell(ts, &|t| Some(f(t)))));
+            rows.push(r);
+        }
+        let ncpu = cols
             .iter()
-            .filter_map(|t| t.as_ref().map(|t| t.busy_ns.len()))
+            .flat_map(|(_, ts)| ts.iter().map(|t| t.busy_ns.len()))
             .max()
             .unwrap_or(0);
-        for cpu in 0..n {
-            let f = |t: &TraceStats| {
-                t.busy_fraction()
-                    .get(cpu)
-                    .map(|b| format!("{:.1}%", b * 100.0))
-                    .unwrap_or_else(|| "-".into())
-            };
-            let _ = writeln!(
-                s,
-                "{:<26} {:>14} {:>14}",
-                format!("CPU {cpu} busy"),
-                cell(&self.real, &f),
-                cell(&self.sim, &f)
+        for cpu in 0..ncpu {
+            let mut r = vec![format!("CPU {cpu} busy (%)")];
+            r.extend(
+                cols.iter().map(|(_, ts)| {
+                    stat_cell(ts, &|t| t.busy_fraction().get(cpu).map(|b| b * 100.0))
+                }),
             );
+            rows.push(r);
+        }
+        let ncol = rows[0].len();
+        let mut w = vec![0usize; ncol];
+        for r in &rows {
+            for (i, x) in r.iter().enumerate() {
+                w[i] = w[i].max(x.chars().count());
+            }
+        }
+        for r in &rows {
+            let mut line = format!("{:<w0$}", r[0], w0 = w[0]);
+            for (i, x) in r.iter().enumerate().skip(1) {
+                let pad = w[i].saturating_sub(x.chars().count());
+                line.push_str("  ");
+                line.push_str(&" ".repeat(pad));
+                line.push_str(x);
+            }
+            let _ = writeln!(s, "{line}");
         }
         s
     }
@@ -931,14 +1110,21 @@ mod tests {
             self.calls
                 .borrow_mut()
                 .push(format!("{program} {}", args.join(" ")));
-            match program {
-                "hackbench" => {
-                    let g: f64 = args[1].parse().unwrap();
-                    Ok(format!("Running in process mode\nTime: {:.3}\n", 0.01 * g))
-                }
-                "sysbench" => Ok("General statistics:\n    total time: garbage\n".into()),
-                _ => Err(format!("`{program}` not found (Debian: linux-perf)")),
+            canned(program, args)
+        }
+    }
+
+    /// hackbench prints a time that grows with the groups; sysbench garbage; the
+    /// rest is missing. `taskset -c N prog ...` runs `prog ...`.
+    fn canned(program: &str, args: &[String]) -> Result<String, String> {
+        match program {
+            "taskset" => canned(&args[2], &args[3..]),
+            "hackbench" => {
+                let g: f64 = args[1].parse().unwrap();
+                Ok(format!("Running in process mode\nTime: {:.3}\n", 0.01 * g))
             }
+            "sysbench" => Ok("General statistics:\n    total time: garbage\n".into()),
+            _ => Err(format!("`{program}` not found (Debian: linux-perf)")),
         }
     }
 
@@ -958,7 +1144,7 @@ mod tests {
         };
         let m = tiny_machine();
         let seen = RefCell::new(0);
-        let v = validate(&opts, &m, &r, &|_| *seen.borrow_mut() += 1);
+        let v = validate(&opts, &m, None, &r, &|_| *seen.borrow_mut() += 1);
         assert_eq!(*seen.borrow(), cases(true).len());
         assert_eq!(v.rows.len(), cases(true).len());
         let calls = r.calls.borrow();
@@ -992,7 +1178,13 @@ mod tests {
         let t = v.text();
         assert!(t.contains("skipped: `perf` not found"), "{t}");
         assert!(t.contains("hackbench process socket"), "{t}");
-        assert_eq!(t.lines().filter(|l| l.contains('%')).count(), 3, "{t}");
+        assert_eq!(t.lines().filter(|l| l.contains('%')).count(), 4, "{t}");
+        // The pinned row ran under taskset and simulated one CPU.
+        assert!(calls.contains(&"taskset -c 0 hackbench -g 1 -l 20".to_string()));
+        let pinned = v.rows.iter().find(|r| r.size.ends_with("1 CPU")).unwrap();
+        let unpinned = &v.rows[0];
+        assert_eq!(unpinned.size, "-g 1 -l 20");
+        assert!(pinned.sim.unwrap().median > unpinned.sim.unwrap().median);
     }
 
     #[test]
@@ -1047,12 +1239,13 @@ mod tests {
             quick: true,
             ..Default::default()
         };
-        let tc = compare_traces(&opts, &tiny_machine(), &r, &d);
+        let tc = compare_traces(&opts, &tiny_machine(), None, &r, &d);
         assert!(
             tc.skipped.as_ref().unwrap().contains("does not exist"),
             "{tc:?}"
         );
-        assert!(tc.real.is_none() && tc.sim.is_some());
+        assert!(tc.real.is_empty() && tc.sim.len() == opts.runs as usize);
+        assert!(tc.sim_measured.is_empty());
         assert!(r.calls.borrow().is_empty(), "nothing run without a trace");
         let t = tc.text();
         assert!(
@@ -1072,5 +1265,138 @@ mod tests {
         let two = simulate(&hackbench_case(2, 10, false), &m, &opts).unwrap();
         assert_ne!(one[0], one[1], "different seeds, noise on: runs differ");
         assert!(two[0] > one[0] && two[1] > one[1], "{one:?} {two:?}");
+    }
+
+    /// The same host with other costs: every simulated row gets a second column.
+    #[test]
+    fn measured_costs_add_a_column_and_mark_what_is_not_held_out() {
+        let r = Canned {
+            calls: RefCell::new(vec![]),
+        };
+        let opts = ValidateOpts {
+            runs: 2,
+            quick: true,
+            ..Default::default()
+        };
+        let m = tiny_machine();
+        let mut slow = m.clone();
+        slow.cost.context_switch *= 4;
+        slow.cost.unix_write *= 4;
+        slow.cost.unix_read *= 4;
+        slow.description = "slow costs".into();
+        let v = validate(&opts, &m, Some(&slow), &r, &|_| {});
+        assert_eq!(v.measured_costs.as_deref(), Some("slow costs"));
+        for row in v.rows.iter().filter(|r| r.skipped.is_none()) {
+            let (d, s) = (row.sim.unwrap(), row.sim_measured.unwrap());
+            assert!(s.median > d.median, "{row:?}");
+            let real = row.real.unwrap().median;
+            let e = row.error_measured_pct.unwrap();
+            assert!((e - (s.median - real) / real * 100.0).abs() < 1e-9);
+        }
+        assert!(v
+            .rows
+            .iter()
+            .any(|r| !r.held_out && r.benchmark.contains("pipe")));
+        let t = v.text();
+        assert!(
+            t.contains("sim, measured costs") && t.contains("slow costs"),
+            "{t}"
+        );
+        // Two errors per compared row.
+        let compared = v.rows.iter().filter(|r| r.skipped.is_none()).count();
+        let two = t
+            .lines()
+            .filter(|l| l.matches('%').count() == 2 && l.starts_with("hackbench"))
+            .count();
+        assert_eq!(two, compared, "{t}");
+        // Without measured costs, no second column and no footnote.
+        let v = validate(&opts, &m, None, &r, &|_| {});
+        let t = v.text();
+        assert!(
+            !t.contains("measured costs") && !t.contains("not held out"),
+            "{t}"
+        );
+        let j = serde_json::to_value(&v).unwrap();
+        assert!(j["rows"][0].get("sim_measured").is_none());
+    }
+
+    /// A directory that looks like tracefs; `hackbench` "runs" by writing a trace
+    /// with one more switch each time into it.
+    struct FakeTracefs {
+        root: std::path::PathBuf,
+        calls: RefCell<usize>,
+    }
+
+    impl Runner for FakeTracefs {
+        fn run(&self, program: &str, _args: &[String]) -> Result<String, String> {
+            assert_eq!(program, "hackbench");
+            let k = {
+                let mut c = self.calls.borrow_mut();
+                *c += 1;
+                *c
+            };
+            let mut t = String::from("# entries-in-buffer/entries-written: 9/9   #P:2\n");
+            for i in 0..k {
+                let ts = 100.0 + i as f64 * 1e-5;
+                t.push_str(&format!(
+                    "     hackbench-10    [000] d..2. {ts:.6}: sched_switch: prev_comm=hackbench prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=hackbench next_pid=11 next_prio=120\n"
+                ));
+            }
+            std::fs::write(self.root.join("trace"), t).unwrap();
+            Ok("Time: 0.010\n".into())
+        }
+    }
+
+    #[test]
+    fn traces_of_several_runs_give_median_min_max() {
+        let root =
+            std::env::temp_dir().join(format!("schedlab-fake-tracefs-{}", std::process::id()));
+        for ev in TRACE_EVENTS {
+            std::fs::create_dir_all(root.join(format!("events/sched/{ev}"))).unwrap();
+            std::fs::write(root.join(format!("events/sched/{ev}/enable")), "0").unwrap();
+        }
+        for (f, v) in [
+            ("trace", ""),
+            ("tracing_on", "1"),
+            ("buffer_size_kb", "1408"),
+        ] {
+            std::fs::write(root.join(f), v).unwrap();
+        }
+        let r = FakeTracefs {
+            root: root.clone(),
+            calls: RefCell::new(0),
+        };
+        let opts = ValidateOpts {
+            runs: 3,
+            quick: true,
+            ..Default::default()
+        };
+        let m = tiny_machine();
+        let tc = compare_traces(&opts, &m, Some(&m), &r, &root);
+        assert_eq!(*r.calls.borrow(), 3);
+        assert_eq!(tc.skipped, None);
+        let sw: Vec<u64> = tc.real.iter().map(|t| t.context_switches).collect();
+        assert_eq!(sw, vec![1, 2, 3]);
+        assert_eq!(tc.sim.len(), 3);
+        // Same machine, same seeds: the measured column repeats the default one.
+        assert_eq!(tc.sim, tc.sim_measured);
+        let t = tc.text();
+        assert!(t.contains("over 3 runs"), "{t}");
+        let line = t
+            .lines()
+            .find(|l| l.starts_with("context switches"))
+            .unwrap();
+        assert!(line.contains("2.000 [1.000–3.000]"), "{line}");
+        assert!(t.contains("sim, measured costs"), "{t}");
+        // The fake tracefs got its settings back.
+        assert_eq!(
+            std::fs::read_to_string(root.join("tracing_on")).unwrap(),
+            "1"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("buffer_size_kb")).unwrap(),
+            "1408"
+        );
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -751,6 +751,9 @@ kind = 1
             ("smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"", "smt_throughput = [1024]\n\n[[core_kind]]\nname = \"little\"", Some(11), "defined twice"),
             ("[topology]", "numa_distance = [[10, 20], [20, 10]]\n[topology]", Some(4), "numa_distance must be a 1×1 matrix"),
             ("[topology]", "[cost]\ncontext_switch = 5\nswitch = 3\n[topology]", Some(6), "unknown field `switch`"),
+            ("[topology]", "[cost]\nipi_send = -5\n[topology]", Some(5), "invalid value: integer `-5`"),
+            ("[topology]", "[cost]\nwakeup_local = 800\nipi_latency_ns = \"fast\"\n[topology]", Some(6), "invalid type: string"),
+            ("[topology]", "[cost]\ncontext_switch = 1.5\n[topology]", Some(5), "invalid type: floating point"),
             ("kind = 1", "kind = true", Some(42), "a name (string) or a 0-based index"),
             ("freq_khz = 2000000", "freq_khz = 2000000\n[[freq_domain.opp]]\nfreq_khz = 1000", Some(33), "ascend strictly"),
             ("cpus = \"2-3\"\ntransition", "cpus = \"2-9\"\ntransition", Some(29), "cpu4 is not a CPU of this machine (0-3)"),
@@ -779,6 +782,26 @@ kind = 1
         let e = err_of(&text);
         assert!(e.msg.contains("smt_throughput needs 2 entries"), "{e}");
         assert_eq!(e.to_string(), format!("bad.toml: {}", e.msg));
+    }
+
+    /// docs/machine-file.md names every `[cost]` key, and the writer writes each.
+    #[test]
+    fn every_cost_field_is_documented_and_written() {
+        let doc = include_str!("../../../../docs/machine-file.md");
+        let toml::Value::Table(t) = toml::Value::try_from(CostTable::default()).unwrap() else {
+            panic!("CostTable is not a table")
+        };
+        let text = machine_to_toml(&preset("juno-r0").unwrap());
+        for key in t.keys() {
+            assert!(
+                doc.contains(&format!("`{key}`")),
+                "docs/machine-file.md lacks `{key}`"
+            );
+            assert!(
+                text.contains(&format!("\n{key} = ")),
+                "machine_to_toml lacks {key}"
+            );
+        }
     }
 
     #[test]

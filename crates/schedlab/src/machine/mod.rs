@@ -122,6 +122,12 @@ pub struct CostTable {
     pub wakeup_remote: u64,
     /// Wall time from sending a reschedule/wakeup IPI to the target acting on it.
     pub ipi_latency_ns: u64,
+    /// Waker-side CPU cost of sending that IPI, charged on top of `wakeup_local` /
+    /// `wakeup_remote` when a wakeup sends one (a resched IPI to another CPU or the
+    /// TTWU_QUEUE IPI). 0 on bare-metal tables, where it is inside the wakeup
+    /// costs; large in a VM whose IPIs exit to the hypervisor (measured by
+    /// `schedlab calibrate host`).
+    pub ipi_send: u64,
     /// `C_SYS`: bare syscall round trip.
     pub syscall: u64,
     /// `C_GTOD`: clock read via the vDSO.
@@ -170,6 +176,7 @@ impl Default for CostTable {
             wakeup_local: 800,
             wakeup_remote: 1_200,
             ipi_latency_ns: 1_500,
+            ipi_send: 0,
             syscall: 100,
             gtod: 30,
             pipe_write: 600,

@@ -20,9 +20,10 @@
 //!   task's runtime and PELT and checks slice preemption.
 //! * **Costs**: the simulated kernel's own work is charged as CPU work from the
 //!   machine's [`CostTable`]: a context switch (and an mm switch) on every switch into a
-//!   task, the wakeup cost on the waker's CPU, cache refill after a migration, the tick
-//!   handler. IPIs take `ipi_latency_ns` of wall time; leaving an idle state takes the
-//!   state's exit latency.
+//!   task, the wakeup cost on the waker's CPU (plus `ipi_send` when the wakeup sends
+//!   an IPI to another CPU), cache refill after a migration, the tick handler. IPIs
+//!   take `ipi_latency_ns` of wall time; leaving an idle state takes the state's exit
+//!   latency.
 //!
 //! **Execution model** (simulator-only, `SIM_`): a running task consumes *work* at a
 //! rate of `capacity_orig × frequency / max × SMT share` (1024 = one reference ns per
@@ -787,15 +788,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.wake_list.push((pid, wake_flags));
             self.sync_idle_bits(cpu);
             self.tasks[pid as usize].wake_pending = true;
+            let mut c = self.m.cost.wakeup_remote;
             if first {
                 let lat = self.m.cost.ipi_latency_ns;
                 q.push(self.now + lat, Event::WakeIpi { cpu: cpu as u32 });
+                c += self.m.cost.ipi_send;
             }
-            let c = self.m.cost.wakeup_remote;
             self.charge(waker_cpu, c, q);
         } else {
+            // A resched of another CPU during the activation is an IPI sent by the
+            // waker (resched_curr bumps resched_gen only when it queues one).
+            let gen = self.rqs[cpu].resched_gen;
             self.ttwu_do_activate(cpu, pid, wake_flags, waker_cpu, q);
-            let c = self.m.cost.wakeup_local;
+            let mut c = self.m.cost.wakeup_local;
+            if cpu != waker_cpu && self.rqs[cpu].resched_gen != gen {
+                c += self.m.cost.ipi_send;
+            }
             self.charge(waker_cpu, c, q);
         }
         true

@@ -1,0 +1,1122 @@
+//! Measuring this host's primitive costs (`schedlab calibrate host`).
+//!
+//! sysfs says what a machine *is* (topology, idle states, frequencies), never what its
+//! kernel's own work costs, so an imported host simulates with its architecture's
+//! bare-metal [`CostTable`]. The standard way to get a machine's costs, the way
+//! lmbench's `lat_syscall`, `lat_pipe` and `lat_ctx` do it, is to time each primitive
+//! alone with a micro-benchmark, pinned, repeated, and to keep the medians. This
+//! module does that (the benchmarks are in [`micro`]) and turns the timings into the
+//! cost-table fields the simulator charges, then writes the imported host with those
+//! costs as a machine file. `validate host` then checks the result against *other*
+//! benchmarks (hackbench, perf messaging, sysbench) that measured nothing here: the
+//! costs are measured on primitives, never fitted to the benchmarks they are
+//! validated on.
+//!
+//! **The primitives** (ns per call; each repetition runs N calls after a warm-up,
+//! the median over repetitions is used, min and max are reported):
+//!
+//! | name | benchmark |
+//! |---|---|
+//! | `S` | `getppid()` loop |
+//! | `G` | `clock_gettime(CLOCK_MONOTONIC)` via the vDSO (`Instant::now`) loop |
+//! | `M` | uncontended `Mutex` lock + unlock |
+//! | `Y` | `sched_yield()` with nothing else runnable on the CPU (no switch) |
+//! | `Fw`, `Fa` | `FUTEX_WAKE` with no waiter; `FUTEX_WAIT` whose value does not match (`EAGAIN`) |
+//! | `P`, `Pw` | a 1-byte pipe write + read on one thread, never blocking; the same write alone, between two clock reads |
+//! | `U`, `Uw` | the same on an AF_UNIX stream socketpair with 100-byte messages (hackbench's and perf messaging's size) |
+//! | `Yp`, `ny` | two threads on one CPU each calling `sched_yield()`: ns per call, and switches per call |
+//! | `Ts`, `ss`, `ks` | pipe ping-pong of two threads on one CPU: round trip, switches and wakeups per round trip |
+//! | `Tp`, `sp`, `kp` | the same with a separate process (`cat`) as the peer: every switch changes the mm |
+//! | `Tc`, `Wc`, `kc` | pipe ping-pong of two threads on two CPUs `a` and `b` (same LLC, not SMT siblings when the host allows): round trip, A's write that wakes B (between two clock reads), wakeups per round trip |
+//!
+//! Switches and wakeups are counted by the kernel, not assumed: each thread's
+//! `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches` (`/proc/.../status`)
+//! before and after. Every switch away from A or B is a switch; every voluntary one
+//! (a read that blocked) needs a wakeup later. The count matters: on an EEVDF kernel
+//! a same-CPU wakee often preempts its waker at once, so a round trip has two
+//! switches but only one wakeup or so.
+//!
+//! **The algebra.** The simulator charges a blocking `read` its whole cost before it
+//! sleeps, a `write` its cost before its effect, `wakeup_local` to the waker after
+//! the wakeup (`ipi_send` more when that wakeup sent an IPI to another CPU), and
+//! `context_switch` (+ `mm_switch` when the mm changes) at every switch into a task;
+//! a resched IPI reaches the target `ipi_latency_ns` later, then the target leaves
+//! its idle state (its exit latency `X`). Written in those terms:
+//!
+//! ```text
+//! syscall, gtod, mutex_fast, futex_wake, futex_wait = S, G, M, Fw, Fa
+//! yield_         = Y
+//! pipe_write     = Pw − G                 (the write between two clock reads, less one clock read)
+//! pipe_read      = P − pipe_write
+//! unix_write     = Uw − G,   unix_read = U − unix_write
+//! context_switch = (Yp − Y) / ny          (a yield that switches = a yield + a switch)
+//! Ts             = 2·P + ss·context_switch + ks·wakeup_local
+//!   ⇒ wakeup_local = (Ts − 2·P − ss·context_switch) / ks
+//! Tp             = 2·P + sp·(context_switch + mm_switch) + kp·wakeup_local
+//!   ⇒ mm_switch  = (Tp − 2·P − kp·wakeup_local) / sp − context_switch
+//! Wc             = Pw + wakeup_local + ipi_send       (the waker's side of a cross-CPU wakeup)
+//!   ⇒ ipi_send   = Wc − Pw − wakeup_local
+//! Tc / kc        = pipe_write·2/kc + ipi_latency_ns + X + context_switch
+//!   ⇒ ipi_latency_ns = (Tc − 2·pipe_write) / kc − X − context_switch
+//! ```
+//!
+//! The last line is the simulator's critical path of a cross-CPU round trip (with
+//! `kc` = 2: each half is the wakee's write, the IPI's flight, the target's idle
+//! exit and its switch into the wakee; the waker's `wakeup_local + ipi_send` and its
+//! next `read` run on the waker's CPU meanwhile, off that path). `X` is the exit
+//! latency of the idle state the simulated governor picks on CPU `b` for an idle
+//! period of `Tc / 2` (the deepest whose target residency fits), from the imported
+//! machine. With these fields the simulator reproduces `Ts`, `Tp` and `Tc` exactly
+//! when its own switch and wakeup counts equal the measured ones (a unit test
+//! simulates the ping-pongs to check it).
+//!
+//! **What is not separable.** Pw and Wc include one clock read, which cancels in
+//! `ipi_send` and is subtracted (as `G`) from `pipe_write`. A blocked read's work
+//! after its wakeup (copy, return to user) is on the real critical path but is
+//! charged before the sleep in the simulator: it ends up in `ipi_latency_ns` for the
+//! cross-CPU case and in `wakeup_local` for the same-CPU case. The switch out of the
+//! idle task (cross-CPU) is priced like a task-to-task switch. The waker's IPI cost
+//! is measured with an idle (halted) target; an IPI to a busy vCPU may cost less.
+//! `wakeup_remote` (a wakeup across LLCs, TTWU_QUEUE) is not measured: it would need
+//! a CPU pair in different LLCs, and on a one-LLC host the simulator never charges it.
+//! Not measured either, and kept at the architecture's default: `tcp_*_8k`, `fork`,
+//! `exit`, `tick`, `migrate_*`, `probe_*`, `balance_per_cpu`, `domain_visit`.
+//! Everything here is wall time on a shared machine: other jobs inflate some
+//! repetitions, hence medians, and a repetition whose one-thread loops spent more
+//! than 1 % of their time waiting while another task had CPU `a` (the kernel's
+//! `run_delay` of the loop thread, `/proc/thread-self/schedstat`: a loop that never
+//! blocks only waits for someone else) is left out of them, unless every repetition
+//! did (then the report says so). A derived field that comes out negative (noise, or a
+//! kernel whose paths do not split the way the model's do) is clamped to 0 and said.
+
+#[cfg(target_os = "linux")]
+pub mod micro;
+
+use super::validate::Spread;
+use crate::machine::{CostTable, Machine};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One ping-pong's numbers: round trip and A's waking write in ns, switches and
+/// wakeups per round trip.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct PingPong {
+    pub rt: f64,
+    pub write_timed: f64,
+    pub switches: f64,
+    pub wakeups: f64,
+}
+
+/// The primitives of one repetition, or their medians (ns unless said).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Inputs {
+    pub syscall: f64,
+    pub gtod: f64,
+    pub mutex_fast: f64,
+    pub yield_alone: f64,
+    pub futex_wake: f64,
+    pub futex_wait: f64,
+    pub pipe_pair: f64,
+    pub pipe_write_timed: f64,
+    pub unix_pair: f64,
+    pub unix_write_timed: f64,
+    pub yield_pp: f64,
+    pub yield_pp_switches: f64,
+    pub same: PingPong,
+    /// `None`: `cat` could not run.
+    pub process: Option<PingPong>,
+    /// `None`: a single CPU.
+    pub cross: Option<PingPong>,
+}
+
+/// (key, description, unit) of each scalar of [`Inputs`], in [`Inputs::scalars`] order.
+pub const PRIMITIVES: [(&str, &str, &str); 22] = [
+    ("S", "getppid()", "ns"),
+    ("G", "clock_gettime via the vDSO", "ns"),
+    ("M", "mutex lock + unlock, uncontended", "ns"),
+    ("Y", "sched_yield, nothing else runnable", "ns"),
+    ("Fw", "FUTEX_WAKE, no waiter", "ns"),
+    ("Fa", "FUTEX_WAIT, value mismatch (EAGAIN)", "ns"),
+    ("P", "pipe write + read, 1 B, no blocking", "ns"),
+    ("Pw", "  pipe write alone (+1 clock read)", "ns"),
+    ("U", "AF_UNIX write + read, 100 B, no blocking", "ns"),
+    ("Uw", "  AF_UNIX write alone (+1 clock read)", "ns"),
+    ("Yp", "sched_yield ping-pong, 1 CPU, per call", "ns"),
+    ("ny", "  switches per call", "count"),
+    ("Ts", "pipe ping-pong, 2 threads, 1 CPU: round trip", "ns"),
+    ("ss", "  switches per round trip", "count"),
+    ("ks", "  wakeups per round trip", "count"),
+    ("Tp", "pipe ping-pong, thread + process, 1 CPU", "ns"),
+    ("sp", "  switches per round trip", "count"),
+    ("kp", "  wakeups per round trip", "count"),
+    ("Tc", "pipe ping-pong, 2 threads, 2 CPUs", "ns"),
+    ("Wc", "  the write that wakes (+1 clock read)", "ns"),
+    ("sc", "  switches per round trip", "count"),
+    ("kc", "  wakeups per round trip", "count"),
+];
+
+impl Inputs {
+    /// Every scalar, in [`PRIMITIVES`] order (`None`: not measured).
+    pub fn scalars(&self) -> [Option<f64>; 22] {
+        let pp = |p: &Option<PingPong>| {
+            p.map_or([None; 3], |p| {
+                [Some(p.rt), Some(p.switches), Some(p.wakeups)]
+            })
+        };
+        let (pr, cr) = (pp(&self.process), self.cross);
+        [
+            Some(self.syscall),
+            Some(self.gtod),
+            Some(self.mutex_fast),
+            Some(self.yield_alone),
+            Some(self.futex_wake),
+            Some(self.futex_wait),
+            Some(self.pipe_pair),
+            Some(self.pipe_write_timed),
+            Some(self.unix_pair),
+            Some(self.unix_write_timed),
+            Some(self.yield_pp),
+            Some(self.yield_pp_switches),
+            Some(self.same.rt),
+            Some(self.same.switches),
+            Some(self.same.wakeups),
+            pr[0],
+            pr[1],
+            pr[2],
+            cr.map(|c| c.rt),
+            cr.map(|c| c.write_timed),
+            cr.map(|c| c.switches),
+            cr.map(|c| c.wakeups),
+        ]
+    }
+
+    /// The inverse of [`Inputs::scalars`].
+    pub fn from_scalars(v: &[Option<f64>; 22]) -> Inputs {
+        let g = |i: usize| v[i].unwrap_or(0.0);
+        let pp = |i: usize, w: Option<f64>| -> Option<PingPong> {
+            Some(PingPong {
+                rt: v[i]?,
+                write_timed: w.unwrap_or(0.0),
+                switches: v[i + 1].unwrap_or(0.0),
+                wakeups: v[i + 2].unwrap_or(0.0),
+            })
+        };
+        Inputs {
+            syscall: g(0),
+            gtod: g(1),
+            mutex_fast: g(2),
+            yield_alone: g(3),
+            futex_wake: g(4),
+            futex_wait: g(5),
+            pipe_pair: g(6),
+            pipe_write_timed: g(7),
+            unix_pair: g(8),
+            unix_write_timed: g(9),
+            yield_pp: g(10),
+            yield_pp_switches: g(11),
+            same: pp(12, None).unwrap_or_default(),
+            process: pp(15, None),
+            cross: v[18].map(|rt| PingPong {
+                rt,
+                write_timed: g(19),
+                switches: g(20),
+                wakeups: g(21),
+            }),
+        }
+    }
+
+    /// Field-wise medians of several repetitions.
+    pub fn median(runs: &[Inputs]) -> Inputs {
+        let all: Vec<[Option<f64>; 22]> = runs.iter().map(Inputs::scalars).collect();
+        let mut m = [None; 22];
+        for (i, slot) in m.iter_mut().enumerate() {
+            let xs: Vec<f64> = all.iter().filter_map(|s| s[i]).collect();
+            *slot = Spread::of(&xs).map(|s| s.median);
+        }
+        Inputs::from_scalars(&m)
+    }
+}
+
+/// One derived cost field: where its value comes from.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Derived {
+    pub field: &'static str,
+    pub default: u64,
+    /// `None`: not measured (the default is kept).
+    pub value: Option<u64>,
+    pub formula: String,
+}
+
+/// The cost table `inputs` imply, on top of `base` (whose other fields are kept).
+/// `exit_ns(idle_ns)` is the exit latency of the idle state the simulator would pick
+/// on the cross-CPU partner for an idle period of `idle_ns`.
+pub fn derive(
+    inputs: &Inputs,
+    base: &CostTable,
+    exit_ns: &dyn Fn(f64) -> u64,
+) -> (CostTable, Vec<Derived>, Vec<String>) {
+    let i = inputs;
+    let mut c = base.clone();
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let mut set = |field: &'static str, slot: &mut u64, v: Option<f64>, formula: String| {
+        let default = *slot;
+        let value = v.map(|x| {
+            if !x.is_finite() || x < 0.0 {
+                notes.push(format!(
+                    "{field} came out as {x:.0} ns ({formula}): clamped to 0"
+                ));
+                0
+            } else {
+                x.round() as u64
+            }
+        });
+        if let Some(v) = value {
+            *slot = v;
+        }
+        rows.push(Derived {
+            field,
+            default,
+            value,
+            formula,
+        });
+    };
+    let div = |a: f64, b: f64| if b > 0.0 { Some(a / b) } else { None };
+    let pipe_write = i.pipe_write_timed - i.gtod;
+    let unix_write = i.unix_write_timed - i.gtod;
+    let cs = div(i.yield_pp - i.yield_alone, i.yield_pp_switches);
+    set("syscall", &mut c.syscall, Some(i.syscall), "S".into());
+    set("gtod", &mut c.gtod, Some(i.gtod), "G".into());
+    set(
+        "mutex_fast",
+        &mut c.mutex_fast,
+        Some(i.mutex_fast),
+        "M".into(),
+    );
+    set(
+        "futex_wake",
+        &mut c.futex_wake,
+        Some(i.futex_wake),
+        "Fw".into(),
+    );
+    set(
+        "futex_wait",
+        &mut c.futex_wait,
+        Some(i.futex_wait),
+        "Fa".into(),
+    );
+    set("yield_", &mut c.yield_, Some(i.yield_alone), "Y".into());
+    set(
+        "pipe_write",
+        &mut c.pipe_write,
+        Some(pipe_write),
+        "Pw − G".into(),
+    );
+    set(
+        "pipe_read",
+        &mut c.pipe_read,
+        Some(i.pipe_pair - pipe_write),
+        "P − pipe_write".into(),
+    );
+    set(
+        "unix_write",
+        &mut c.unix_write,
+        Some(unix_write),
+        "Uw − G".into(),
+    );
+    set(
+        "unix_read",
+        &mut c.unix_read,
+        Some(i.unix_pair - unix_write),
+        "U − unix_write".into(),
+    );
+    set(
+        "context_switch",
+        &mut c.context_switch,
+        cs,
+        "(Yp − Y) / ny".into(),
+    );
+    // The rest builds on the rounded fields, so that the simulator's sums (integer
+    // ns) reproduce the measured round trips as closely as integers allow.
+    let cs = c.context_switch as f64;
+    let wl = div(
+        i.same.rt - 2.0 * i.pipe_pair - i.same.switches * cs,
+        i.same.wakeups,
+    );
+    set(
+        "wakeup_local",
+        &mut c.wakeup_local,
+        wl,
+        "(Ts − 2·P − ss·context_switch) / ks".into(),
+    );
+    let wl = c.wakeup_local as f64;
+    let mm = i
+        .process
+        .and_then(|p| div(p.rt - 2.0 * i.pipe_pair - p.wakeups * wl, p.switches).map(|x| x - cs));
+    set(
+        "mm_switch",
+        &mut c.mm_switch,
+        mm,
+        if i.process.is_some() {
+            "(Tp − 2·P − kp·wakeup_local) / sp − context_switch".into()
+        } else {
+            "not measured (no `cat` to be the peer process)".into()
+        },
+    );
+    let (send, lat, lat_formula) = match i.cross {
+        Some(x) => {
+            let exit = exit_ns(x.rt / 2.0);
+            let pw = c.pipe_write as f64;
+            (
+                Some(x.write_timed - i.pipe_write_timed - wl),
+                div(x.rt - 2.0 * pw, x.wakeups).map(|h| h - exit as f64 - cs),
+                format!("(Tc − 2·pipe_write) / kc − X − context_switch, X = {exit} ns"),
+            )
+        }
+        None => (
+            None,
+            None,
+            "not measured (one CPU: no cross-CPU ping-pong)".to_string(),
+        ),
+    };
+    set(
+        "ipi_send",
+        &mut c.ipi_send,
+        send,
+        if i.cross.is_some() {
+            "Wc − Pw − wakeup_local".into()
+        } else {
+            "not measured (one CPU)".into()
+        },
+    );
+    set("ipi_latency_ns", &mut c.ipi_latency_ns, lat, lat_formula);
+    (c, rows, notes)
+}
+
+/// The exit latency of the idle state the simulated governor picks on `cpu` for an
+/// idle period of `idle_ns` (the deepest state whose target residency fits; no
+/// states: 0). Mirrors `Kernel::enter_idle`.
+pub fn exit_latency_for(m: &Machine, cpu: usize, idle_ns: f64) -> u64 {
+    m.idle_states(cpu)
+        .iter()
+        .rev()
+        .find(|s| (s.target_residency_ns as f64) <= idle_ns)
+        .or_else(|| m.idle_states(cpu).first())
+        .map_or(0, |s| s.exit_latency_ns)
+}
+
+/// A repetition whose one-thread loops waited more than this fraction of their time
+/// for their CPU (another task ran there) is left out of the medians.
+pub const SHARED: f64 = 0.01;
+
+/// The medians of the repetitions that had CPU `cpu` to themselves (their one-thread
+/// loops waited at most [`SHARED`] of their time), or of all of them, with a warning,
+/// when none had.
+pub fn robust_median(reps: &[Inputs], cpu_wait: &[f64], cpu: usize) -> (Inputs, Vec<String>) {
+    let clean: Vec<Inputs> = reps
+        .iter()
+        .zip(cpu_wait)
+        .filter(|(_, &p)| p <= SHARED)
+        .map(|(r, _)| *r)
+        .collect();
+    let shared = reps.len() - clean.len();
+    if clean.is_empty() {
+        let note = format!(
+            "another task shared CPU {cpu} during every repetition (the one-thread loops waited \
+             for it more than {:.0} % of their time): the numbers include its run time; check \
+             /proc/loadavg and run again",
+            SHARED * 100.0
+        );
+        (Inputs::median(reps), vec![note])
+    } else if shared > 0 {
+        let note = format!(
+            "{shared} of {} repetitions left out of the medians: another task shared CPU {cpu} \
+             meanwhile (the one-thread loops waited for it more than {:.0} % of their time)",
+            reps.len(),
+            SHARED * 100.0
+        );
+        (Inputs::median(&clean), vec![note])
+    } else {
+        (Inputs::median(reps), Vec::new())
+    }
+}
+
+/// Options of a calibration.
+#[derive(Clone, Copy, Debug)]
+pub struct CalibrateOpts {
+    /// Repetitions of every micro-benchmark.
+    pub runs: u32,
+    /// About 20× fewer calls per repetition (well under a second in all).
+    pub quick: bool,
+}
+
+/// Calls per repetition of each micro-benchmark: simple loops, write+read pairs,
+/// one-CPU ping-pongs, the cross-CPU ping-pong.
+fn counts(quick: bool) -> (u64, u64, u64, u64) {
+    if quick {
+        (10_000, 2_000, 1_000, 200)
+    } else {
+        (200_000, 50_000, 20_000, 5_000)
+    }
+}
+
+/// `calibrate host`'s result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Calibration {
+    pub runs: u32,
+    pub quick: bool,
+    pub kernel: String,
+    /// The CPU every one-CPU benchmark runs on, and the cross-CPU partner.
+    pub cpu_a: usize,
+    pub cpu_b: Option<usize>,
+    /// The closest level `cpu_a` and `cpu_b` share (`llc`, `smt`, ...).
+    pub shared: Option<String>,
+    /// Every repetition.
+    pub repetitions: Vec<Inputs>,
+    /// Per repetition: the fraction of the one-thread loops' time their threads
+    /// spent waiting while another task had CPU `cpu_a`.
+    pub cpu_wait: Vec<f64>,
+    pub medians: Inputs,
+    pub derived: Vec<Derived>,
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    pub cost: CostTable,
+}
+
+/// The cross-CPU partner of `a`: an allowed CPU sharing its LLC that is not an SMT
+/// sibling, else one sharing the LLC, else any other allowed CPU.
+pub fn partner(m: &Machine, a: usize, allowed: &[usize]) -> Option<usize> {
+    let ok = |c: usize| c != a && c < m.nr_cpus() && a < m.nr_cpus();
+    let others: Vec<usize> = allowed.iter().copied().filter(|&c| ok(c)).collect();
+    others
+        .iter()
+        .copied()
+        .find(|&c| m.llc_mask(a).test(c) && !m.smt_mask(a).test(c))
+        .or_else(|| others.iter().copied().find(|&c| m.llc_mask(a).test(c)))
+        .or_else(|| others.first().copied())
+}
+
+/// Run the micro-benchmarks on this host (whose imported description is `m`) and
+/// derive its cost table. `progress` gets a line per repetition.
+#[cfg(target_os = "linux")]
+pub fn calibrate(
+    opts: &CalibrateOpts,
+    m: &Machine,
+    progress: &dyn Fn(&str),
+) -> Result<Calibration, String> {
+    use micro as mb;
+    let allowed = mb::allowed_cpus()?;
+    let a = *allowed.first().ok_or("no CPU allowed")?;
+    let b = partner(m, a, &allowed);
+    let (n_loop, n_pair, n_pp, n_cross) = counts(opts.quick);
+    let mut notes = Vec::new();
+    let mut reps = Vec::new();
+    let mut cpu_wait = Vec::new();
+    for r in 0..opts.runs.max(1) {
+        // Time the one-thread loops spent waiting for CPU a, and their total.
+        let (mut waited, mut total) = (0u64, 0u64);
+        let mut alone = |x: mb::Alone<f64>| {
+            waited += x.waited_ns;
+            total += x.elapsed_ns;
+            x.value
+        };
+        let syscall = alone(mb::syscall(a, n_loop)?);
+        let gtod = alone(mb::gtod(a, n_loop)?);
+        let mutex_fast = alone(mb::mutex_fast(a, n_loop)?);
+        let yield_alone = alone(mb::sched_yield(a, n_loop / 2)?);
+        let futex_wake = alone(mb::futex_wake(a, n_loop / 2)?);
+        let futex_wait = alone(mb::futex_wait(a, n_loop / 2)?);
+        let pipe = mb::pipe_write_read(a, n_pair)?;
+        let unix = mb::unix_write_read(a, n_pair)?;
+        waited += pipe.waited_ns + unix.waited_ns;
+        total += pipe.elapsed_ns + unix.elapsed_ns;
+        let p = waited as f64 / total.max(1) as f64;
+        let (pipe_pair, pipe_write_timed) = pipe.value;
+        let (unix_pair, unix_write_timed) = unix.value;
+        let (yield_pp, yield_pp_switches) = mb::yield_pingpong(a, n_pair / 10, n_pair)?;
+        let pp = |p: mb::PingPongRun| PingPong {
+            rt: p.rt_ns,
+            write_timed: p.write_ns,
+            switches: p.switches(),
+            wakeups: p.wakeups(),
+        };
+        let same = pp(mb::pingpong_threads(a, a, n_pp / 10, n_pp)?);
+        let process = match mb::pingpong_process(a, n_pp / 10, n_pp) {
+            Ok(p) => Some(pp(p)),
+            Err(e) => {
+                if r == 0 {
+                    notes.push(format!("process ping-pong skipped: {e}"));
+                }
+                None
+            }
+        };
+        let cross = match b {
+            Some(b) => Some(pp(mb::pingpong_threads(a, b, n_cross / 10, n_cross)?)),
+            None => None,
+        };
+        cpu_wait.push(p);
+        reps.push(Inputs {
+            syscall,
+            gtod,
+            mutex_fast,
+            yield_alone,
+            futex_wake,
+            futex_wait,
+            pipe_pair,
+            pipe_write_timed,
+            unix_pair,
+            unix_write_timed,
+            yield_pp,
+            yield_pp_switches,
+            same,
+            process,
+            cross,
+        });
+        progress(&format!(
+            "repetition {} of {} done{}",
+            r + 1,
+            opts.runs.max(1),
+            if p > SHARED {
+                format!(
+                    " (CPU {a} shared: the loops waited {:.1} % of their time)",
+                    p * 100.0
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let (medians, mut more) = robust_median(&reps, &cpu_wait, a);
+    notes.append(&mut more);
+    let exit = |idle: f64| b.map_or(0, |b| exit_latency_for(m, b, idle));
+    let (cost, derived, mut more) = derive(&medians, &m.cost, &exit);
+    notes.append(&mut more);
+    if b.is_none() {
+        notes.push("one CPU allowed: no cross-CPU ping-pong".into());
+    }
+    Ok(Calibration {
+        runs: opts.runs.max(1),
+        quick: opts.quick,
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default(),
+        cpu_a: a,
+        cpu_b: b,
+        shared: b.map(|b| m.shared_level(a, b).name().to_string()),
+        repetitions: reps,
+        cpu_wait,
+        medians,
+        derived,
+        notes,
+        cost,
+    })
+}
+
+/// Without Linux there is nothing to measure with.
+#[cfg(not(target_os = "linux"))]
+pub fn calibrate(
+    _opts: &CalibrateOpts,
+    _m: &Machine,
+    _progress: &dyn Fn(&str),
+) -> Result<Calibration, String> {
+    Err("calibrate host needs Linux (sched_setaffinity, /proc)".into())
+}
+
+fn num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+impl Calibration {
+    /// `host` with the measured costs, named and described as calibrated.
+    pub fn machine(&self, host: &Machine) -> Machine {
+        let mut m = host.clone();
+        m.cost = self.cost.clone();
+        let measured: Vec<&str> = self
+            .derived
+            .iter()
+            .filter(|d| d.value.is_some())
+            .map(|d| d.field)
+            .collect();
+        let sep = if m.description.is_empty() { "" } else { "; " };
+        m.description = format!(
+            "{}{sep}[cost] {} measured by `schedlab calibrate host` ({} run{}{}, kernel {}), the rest {}'s defaults",
+            m.description,
+            measured.join(", "),
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+            if self.quick { ", quick" } else { "" },
+            self.kernel,
+            format!("{:?}", m.arch).to_lowercase(),
+        );
+        m
+    }
+
+    /// The machine file: a comment block with the primitives, then the schema.
+    pub fn machine_file(&self, host: &Machine) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# Calibrated by `schedlab calibrate host` ({} run{}{}; kernel {}; CPU {}{}).",
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+            if self.quick { ", quick" } else { "" },
+            self.kernel,
+            self.cpu_a,
+            self.cpu_b.map(|b| format!(" and {b}")).unwrap_or_default()
+        );
+        let _ = writeln!(
+            s,
+            "# Primitives, median [min–max] over the runs (docs/validation.md, experiment::calibrate):"
+        );
+        for line in self.primitive_lines() {
+            let _ = writeln!(s, "#   {line}");
+        }
+        let _ = writeln!(s, "# Derived [cost] fields:");
+        for d in &self.derived {
+            if let Some(v) = d.value {
+                let _ = writeln!(s, "#   {} = {v}  ({})", d.field, d.formula);
+            }
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "# note: {n}");
+        }
+        s.push_str(&crate::machine::file::machine_to_toml(&self.machine(host)));
+        s
+    }
+
+    fn primitive_lines(&self) -> Vec<String> {
+        // The repetitions the medians were taken over (see [`robust_median`]).
+        let clean = self.cpu_wait.iter().any(|&p| p <= SHARED);
+        let cols: Vec<[Option<f64>; 22]> = self
+            .repetitions
+            .iter()
+            .zip(self.cpu_wait.iter().chain(std::iter::repeat(&0.0)))
+            .filter(|(_, &p)| !clean || p <= SHARED)
+            .map(|(r, _)| r.scalars())
+            .collect();
+        let mut out = Vec::new();
+        for (i, (key, what, unit)) in PRIMITIVES.iter().enumerate() {
+            let xs: Vec<f64> = cols.iter().filter_map(|c| c[i]).collect();
+            let cell = match Spread::of(&xs) {
+                Some(sp) => format!("{} [{}–{}]", num(sp.median), num(sp.min), num(sp.max)),
+                None => "not measured".into(),
+            };
+            out.push(format!("{key:<3} {what:<44} {unit:>5} {cell}"));
+        }
+        out
+    }
+
+    /// The report: primitives, then the cost fields with their defaults.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "calibrate host: primitive costs on this machine (kernel {}, {} run{} each{}; one-CPU benchmarks on CPU {}{})\n",
+            self.kernel,
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+            if self.quick { ", quick" } else { "" },
+            self.cpu_a,
+            match (self.cpu_b, &self.shared) {
+                (Some(b), Some(l)) => format!(", cross-CPU with CPU {b} (closest shared level: {l})"),
+                _ => String::new(),
+            }
+        );
+        let _ = writeln!(
+            s,
+            "{:<3} {:<44} {:>5} median [min–max]",
+            "", "primitive", "unit"
+        );
+        for l in self.primitive_lines() {
+            let _ = writeln!(s, "{l}");
+        }
+        let _ = writeln!(
+            s,
+            "\n{:<15} {:>8} {:>9}  from",
+            "cost field", "default", "measured"
+        );
+        for d in &self.derived {
+            let _ = writeln!(
+                s,
+                "{:<15} {:>8} {:>9}  {}",
+                d.field,
+                d.default,
+                d.value.map_or("-".into(), |v| v.to_string()),
+                d.formula
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\nnot measured (defaults kept): wakeup_remote, tcp_write_8k, tcp_read_8k, fork, exit, tick,\n\
+             migrate_*, probe_*, balance_per_cpu, domain_visit. The algebra is in experiment::calibrate."
+        );
+        for n in &self.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Synthetic primitives, chosen so every field has a hand-computed value.
+    fn synthetic() -> Inputs {
+        Inputs {
+            syscall: 80.0,
+            gtod: 20.0,
+            mutex_fast: 15.0,
+            yield_alone: 170.0,
+            futex_wake: 90.0,
+            futex_wait: 180.0,
+            pipe_pair: 350.0,
+            pipe_write_timed: 200.0,
+            unix_pair: 700.0,
+            unix_write_timed: 320.0,
+            // (1 370 − 170) / 1.0 = 1 200 per switch.
+            yield_pp: 1_370.0,
+            yield_pp_switches: 1.0,
+            // 2·350 + 2·1 200 + 1.25·wl = 4 100 ⇒ wl = 800.
+            same: PingPong {
+                rt: 4_100.0,
+                write_timed: 0.0,
+                switches: 2.0,
+                wakeups: 1.25,
+            },
+            // (5 100 − 700 − 1·800) / 2 − 1 200 = 600.
+            process: Some(PingPong {
+                rt: 5_100.0,
+                write_timed: 0.0,
+                switches: 2.0,
+                wakeups: 1.0,
+            }),
+            // ipi_send = 11 000 − 200 − 800 = 10 000;
+            // ipi_latency = (80 000 − 2·180) / 2 − 1 000 − 1 200 = 37 620.
+            cross: Some(PingPong {
+                rt: 80_000.0,
+                write_timed: 11_000.0,
+                switches: 2.0,
+                wakeups: 2.0,
+            }),
+        }
+    }
+
+    #[test]
+    fn algebra_gives_the_hand_computed_fields() {
+        let base = CostTable::default();
+        let seen = std::cell::Cell::new(0.0);
+        let exit = |idle: f64| {
+            seen.set(idle);
+            1_000
+        };
+        let (c, rows, notes) = derive(&synthetic(), &base, &exit);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(seen.get(), 40_000.0, "idle period = Tc / 2");
+        let want = [
+            ("syscall", 80),
+            ("gtod", 20),
+            ("mutex_fast", 15),
+            ("futex_wake", 90),
+            ("futex_wait", 180),
+            ("yield_", 170),
+            ("pipe_write", 180),
+            ("pipe_read", 170),
+            ("unix_write", 300),
+            ("unix_read", 400),
+            ("context_switch", 1_200),
+            ("wakeup_local", 800),
+            ("mm_switch", 600),
+            ("ipi_send", 10_000),
+            ("ipi_latency_ns", 37_620),
+        ];
+        assert_eq!(rows.len(), want.len());
+        for ((field, v), row) in want.iter().zip(&rows) {
+            assert_eq!((row.field, row.value), (*field, Some(*v)), "{row:?}");
+        }
+        assert_eq!(
+            (
+                c.context_switch,
+                c.wakeup_local,
+                c.ipi_send,
+                c.ipi_latency_ns
+            ),
+            (1_200, 800, 10_000, 37_620)
+        );
+        // Fields not measured keep the base's values.
+        assert_eq!(c.wakeup_remote, base.wakeup_remote);
+        assert_eq!(c.fork, base.fork);
+        assert_eq!(c.probe_llc, base.probe_llc);
+        assert_eq!(rows[0].default, base.syscall);
+    }
+
+    #[test]
+    fn missing_parts_keep_defaults_and_negatives_clamp() {
+        let mut i = synthetic();
+        i.process = None;
+        i.cross = None;
+        // Same-CPU round trip shorter than its parts: wakeup_local < 0.
+        i.same.rt = 2_000.0;
+        let base = CostTable::default();
+        let (c, rows, notes) = derive(&i, &base, &|_| 0);
+        assert_eq!(c.wakeup_local, 0);
+        assert!(
+            notes.iter().any(|n| n.contains("wakeup_local came out as")),
+            "{notes:?}"
+        );
+        for f in ["mm_switch", "ipi_send", "ipi_latency_ns"] {
+            let r = rows.iter().find(|r| r.field == f).unwrap();
+            assert_eq!(r.value, None, "{r:?}");
+            assert!(r.formula.contains("not measured"), "{r:?}");
+        }
+        assert_eq!((c.mm_switch, c.ipi_send), (base.mm_switch, base.ipi_send));
+        assert_eq!(c.ipi_latency_ns, base.ipi_latency_ns);
+        // No switches counted: the context switch cannot be derived.
+        i.yield_pp_switches = 0.0;
+        let (c, _, _) = derive(&i, &base, &|_| 0);
+        assert_eq!(c.context_switch, base.context_switch);
+    }
+
+    #[test]
+    fn scalars_round_trip_and_medians_are_field_wise() {
+        let a = synthetic();
+        assert_eq!(Inputs::from_scalars(&a.scalars()), a);
+        let mut b = a;
+        b.syscall = 100.0;
+        b.cross = None;
+        let mut c = a;
+        c.syscall = 60.0;
+        let m = Inputs::median(&[a, b, c]);
+        assert_eq!(m.syscall, 80.0);
+        // The cross ping-pong's median is over the runs that have one.
+        assert_eq!(m.cross.unwrap().rt, 80_000.0);
+        assert_eq!(Inputs::median(&[b]).cross, None);
+    }
+
+    #[test]
+    fn shared_repetitions_leave_the_medians_unless_all_were_shared() {
+        let a = synthetic();
+        let mut b = a;
+        b.syscall = 5_000.0;
+        let mut c = a;
+        c.syscall = 90.0;
+        let (m, notes) = robust_median(&[a, b, c], &[0.0, 0.3, 0.005], 0);
+        assert_eq!(m.syscall, 85.0, "median of the clean runs 80 and 90");
+        assert!(
+            notes[0].starts_with("1 of 3 repetitions left out"),
+            "{notes:?}"
+        );
+        let (m, notes) = robust_median(&[a, b, c], &[0.0; 3], 0);
+        assert_eq!((m.syscall, notes.len()), (90.0, 0));
+        let (m, notes) = robust_median(&[a, b], &[0.02, 0.3], 0);
+        assert_eq!(m.syscall, (80.0 + 5_000.0) / 2.0);
+        assert!(notes[0].contains("during every repetition"), "{notes:?}");
+    }
+
+    #[test]
+    fn exit_latency_is_the_governors_choice() {
+        // test_topology's idle table: a shallow and a deep state.
+        let m = crate::machine::presets::test_topology(1, 1, 2, 1);
+        let st = m.idle_states(1).to_vec();
+        assert!(st.len() >= 2);
+        let deep = st.last().unwrap();
+        assert_eq!(
+            exit_latency_for(&m, 1, deep.target_residency_ns as f64),
+            deep.exit_latency_ns
+        );
+        assert_eq!(exit_latency_for(&m, 1, 0.0), st[0].exit_latency_ns);
+    }
+
+    #[test]
+    fn partner_prefers_the_llc_and_not_a_sibling() {
+        // 1 node, 2 LLCs, 2 cores each, SMT2: CPUs 0-1 one core, 2-3 the next (LLC 0).
+        let m = crate::machine::presets::test_topology(1, 2, 2, 2);
+        assert!(m.smt_mask(0).test(1) && m.llc_mask(0).test(2));
+        let all: Vec<usize> = (0..m.nr_cpus()).collect();
+        assert_eq!(partner(&m, 0, &all), Some(2));
+        assert_eq!(partner(&m, 0, &[0, 1, 5]), Some(1));
+        assert_eq!(partner(&m, 0, &[0, 5]), Some(5));
+        assert_eq!(partner(&m, 0, &[0]), None);
+    }
+
+    #[test]
+    fn calibrated_machine_file_round_trips() {
+        let host = crate::machine::presets::test_topology(1, 1, 2, 1);
+        let exit = |_: f64| 1_000;
+        let (cost, derived, notes) = derive(&synthetic(), &host.cost, &exit);
+        let cal = Calibration {
+            runs: 1,
+            quick: true,
+            kernel: "6.18-test".into(),
+            cpu_a: 0,
+            cpu_b: Some(1),
+            shared: Some("llc".into()),
+            repetitions: vec![synthetic()],
+            cpu_wait: vec![0.0],
+            medians: synthetic(),
+            derived,
+            notes,
+            cost: cost.clone(),
+        };
+        let text = cal.machine_file(&host);
+        assert!(
+            text.starts_with("# Calibrated by `schedlab calibrate host`"),
+            "{text}"
+        );
+        assert!(text.contains("#   ipi_send = 10000"), "{text}");
+        let back = crate::machine::file::parse_machine_toml(&text, std::path::Path::new("c.toml"))
+            .unwrap();
+        assert_eq!(back.cost, cost);
+        assert_eq!(back.cost.ipi_send, 10_000);
+        assert_eq!(back.cpus, host.cpus);
+        assert!(back
+            .description
+            .contains("measured by `schedlab calibrate host`"));
+        let t = cal.text();
+        assert!(
+            t.contains("context_switch") && t.contains("(Yp − Y) / ny"),
+            "{t}"
+        );
+    }
+
+    /// Simulated pipe ping-pong on `m`: (ns, switches, wakeups, busy CPU ns) per round trip, from
+    /// the difference of a long and a short run (start-up cancels). `layout`: 0 =
+    /// two threads on CPU 0, 1 = two processes on CPU 0, 2 = two processes on CPUs
+    /// 0 and 1.
+    fn sim_pingpong(m: &Machine, layout: u32) -> (f64, f64, f64, f64) {
+        let one = |loops: u64| {
+            let groups = match layout {
+                0 | 1 => format!(
+                    "[[workload.task]]\nname = \"pp\"\ncount = 2\ncpus = \"0\"\nthreads = {}\n\
+                     program = [{{ op = \"loop\", count = {loops}, body = [\
+                     {{ op = \"read\", chan = \"c[i]\", bytes = 1 }}, {{ op = \"write\", chan = \"c[i+1]\", bytes = 1 }}] }}]\n\
+                     [[workload.task]]\nname = \"start\"\ncpus = \"0\"\nprogram = [{{ op = \"write\", chan = \"c[0]\", bytes = 1 }}]\n",
+                    layout == 0
+                ),
+                _ => format!(
+                    "[[workload.task]]\nname = \"a\"\ncpus = \"0\"\n\
+                     program = [{{ op = \"loop\", count = {loops}, body = [\
+                     {{ op = \"write\", chan = \"c[0]\", bytes = 1 }}, {{ op = \"read\", chan = \"c[1]\", bytes = 1 }}] }}]\n\
+                     [[workload.task]]\nname = \"b\"\ncpus = \"1\"\n\
+                     program = [{{ op = \"loop\", count = {loops}, body = [\
+                     {{ op = \"read\", chan = \"c[0]\", bytes = 1 }}, {{ op = \"write\", chan = \"c[1]\", bytes = 1 }}] }}]\n"
+                ),
+            };
+            let text = format!(
+                "[machine]\npreset = \"juno-r0\"\n[kernel]\npreset = \"v5.6\"\n[run]\nseed = 1\nduration_ms = 10000\n\
+                 [workload]\nkind = \"tasks\"\n[[workload.channel]]\nname = \"c\"\nkind = \"pipe\"\ncount = 2\n{groups}"
+            );
+            let doc = crate::config::Doc::parse(&text, std::path::Path::new("pp.toml")).unwrap();
+            let mut sc = super::super::Scenario::from_doc(doc, &Default::default()).unwrap();
+            sc.machine = m.clone();
+            let (r, _) = super::super::run(&sc, 1, 0, &Default::default()).unwrap();
+            let busy: f64 = r.metrics.cpu_busy.iter().sum::<f64>() * r.sim_time_ns as f64;
+            (
+                r.sim_time_ns as f64,
+                r.metrics.context_switches as f64,
+                r.metrics.wakeups as f64,
+                busy,
+            )
+        };
+        let (a, b) = (one(200), one(1_200));
+        (
+            (b.0 - a.0) / 1_000.0,
+            (b.1 - a.1) / 1_000.0,
+            (b.2 - a.2) / 1_000.0,
+            (b.3 - a.3) / 1_000.0,
+        )
+    }
+
+    /// The mapping is the simulator's own accounting: simulate the ping-pongs with
+    /// known costs, feed the simulated round trips and counts to the algebra, and get
+    /// the costs back.
+    #[test]
+    fn simulated_pingpongs_give_back_their_costs() {
+        let mut m = crate::machine::presets::test_topology(1, 1, 2, 1);
+        let truth = CostTable {
+            pipe_write: 180,
+            pipe_read: 170,
+            context_switch: 1_200,
+            mm_switch: 600,
+            wakeup_local: 800,
+            ipi_send: 10_000,
+            ipi_latency_ns: 37_620,
+            gtod: 20,
+            ..CostTable::default()
+        };
+        m.cost = truth.clone();
+        let (ts, ss, ks, _) = sim_pingpong(&m, 0);
+        let (tp, sp, kp, _) = sim_pingpong(&m, 1);
+        let (tc, sc, kc, _) = sim_pingpong(&m, 2);
+        assert!(ss > 1.9 && ks > 0.9 && kc > 1.9, "{ss} {ks} {kc}");
+        let inputs = Inputs {
+            gtod: 20.0,
+            pipe_pair: 350.0,
+            pipe_write_timed: 200.0,
+            unix_pair: 700.0,
+            unix_write_timed: 320.0,
+            yield_alone: 170.0,
+            yield_pp: 170.0 + 1_200.0,
+            yield_pp_switches: 1.0,
+            same: PingPong {
+                rt: ts,
+                write_timed: 0.0,
+                switches: ss,
+                wakeups: ks,
+            },
+            process: Some(PingPong {
+                rt: tp,
+                write_timed: 0.0,
+                switches: sp,
+                wakeups: kp,
+            }),
+            cross: Some(PingPong {
+                rt: tc,
+                write_timed: 200.0 + 800.0 + 10_000.0,
+                switches: sc,
+                wakeups: kc,
+            }),
+            ..Default::default()
+        };
+        let (c, _, notes) = derive(&inputs, &CostTable::default(), &|idle| {
+            exit_latency_for(&m, 1, idle)
+        });
+        assert!(notes.is_empty(), "{notes:?}");
+        let near = |got: u64, want: u64, tol: u64| {
+            assert!(
+                got.abs_diff(want) <= tol,
+                "got {got}, want {want} ± {tol}: {c:?}"
+            );
+        };
+        near(c.context_switch, 1_200, 0);
+        near(c.wakeup_local, 800, 10);
+        near(c.mm_switch, 600, 10);
+        near(c.ipi_send, 10_000, 10);
+        near(c.ipi_latency_ns, 37_620, 100);
+    }
+
+    /// `ipi_send` is charged to the waker for a wakeup that sends an IPI (the
+    /// cross-CPU ping-pong: two per round trip) and never for a same-CPU wakeup, and
+    /// it stays off the wakee's critical path.
+    #[test]
+    fn ipi_send_is_charged_to_the_waker_of_a_cross_cpu_wakeup_only() {
+        let mut m = crate::machine::presets::test_topology(1, 1, 2, 1);
+        m.cost.ipi_latency_ns = 20_000;
+        let same0 = sim_pingpong(&m, 0);
+        let cross0 = sim_pingpong(&m, 2);
+        m.cost.ipi_send = 5_000;
+        let same1 = sim_pingpong(&m, 0);
+        let cross1 = sim_pingpong(&m, 2);
+        assert_eq!(same0, same1);
+        assert!((cross1.0 - cross0.0).abs() < 1.0, "{cross0:?} {cross1:?}");
+        let extra = cross1.3 - cross0.3;
+        assert!(
+            (extra - 2.0 * 5_000.0).abs() < 50.0,
+            "busy +{extra} ns per round trip"
+        );
+    }
+}

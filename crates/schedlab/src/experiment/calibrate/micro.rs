@@ -1,0 +1,448 @@
+//! The micro-benchmarks of `schedlab calibrate host` (Linux only).
+//!
+//! Each function measures one primitive on the running kernel and returns what one
+//! repetition saw: a per-call time in ns, or for a ping-pong the round-trip time and
+//! the context switches counted by the kernel (`/proc/thread-self/status`,
+//! `voluntary_ctxt_switches` / `nonvoluntary_ctxt_switches`). Threads are pinned with
+//! `sched_setaffinity` (rustix's safe wrapper: the crate stays `forbid(unsafe_code)`),
+//! always on threads spawned for the purpose, so the caller's affinity never changes.
+//! The algebra that turns these into cost-table fields is in the parent module.
+
+use std::hint::black_box;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicU32;
+use std::sync::{Barrier, Mutex};
+use std::time::Instant;
+
+use rustix::thread::{futex, sched_getaffinity, sched_setaffinity, CpuSet};
+
+/// Pin the calling thread to `cpu`.
+pub fn pin(cpu: usize) -> Result<(), String> {
+    let mut set = CpuSet::new();
+    set.set(cpu);
+    sched_setaffinity(None, &set).map_err(|e| format!("sched_setaffinity(cpu{cpu}): {e}"))
+}
+
+/// The CPUs this process may run on.
+pub fn allowed_cpus() -> Result<Vec<usize>, String> {
+    let set = sched_getaffinity(None).map_err(|e| format!("sched_getaffinity: {e}"))?;
+    Ok((0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
+}
+
+/// What a one-thread loop measured, how long it took, and how long its thread was
+/// runnable but waiting while another task had its CPU (`run_delay`, the second
+/// field of `/proc/thread-self/schedstat`): a loop that never blocks only waits when
+/// someone else wants the CPU, so that time is inside the timing but not the loop's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Alone<T> {
+    pub value: T,
+    pub elapsed_ns: u64,
+    pub waited_ns: u64,
+}
+
+/// `run_delay` (ns spent runnable on a runqueue, not running) of the calling thread.
+pub fn run_delay_ns() -> Result<u64, String> {
+    let p = "/proc/thread-self/schedstat";
+    let t = std::fs::read_to_string(p).map_err(|e| format!("reading {p}: {e}"))?;
+    t.split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("{p}: unexpected `{}`", t.trim()))
+}
+
+/// Run `f` on a new thread pinned to `cpu`, with its time waiting for the CPU.
+fn on_cpu<T: Send>(
+    cpu: usize,
+    f: impl FnOnce() -> Result<T, String> + Send,
+) -> Result<Alone<T>, String> {
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            pin(cpu)?;
+            let before = run_delay_ns()?;
+            let t0 = Instant::now();
+            let value = f()?;
+            let elapsed_ns = t0.elapsed().as_nanos() as u64;
+            let after = run_delay_ns()?;
+            Ok(Alone {
+                value,
+                elapsed_ns,
+                waited_ns: after.saturating_sub(before),
+            })
+        })
+        .join()
+        .map_err(|_| "a calibration thread panicked".to_string())?
+    })
+}
+
+/// (voluntary, involuntary) context switches from a `/proc/.../status` file.
+pub fn ctxt_switches(status: &str) -> Result<(u64, u64), String> {
+    let text = std::fs::read_to_string(status).map_err(|e| format!("reading {status}: {e}"))?;
+    parse_ctxt_switches(&text).ok_or_else(|| format!("{status}: no *_ctxt_switches lines"))
+}
+
+/// `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches` of a status text.
+pub fn parse_ctxt_switches(text: &str) -> Option<(u64, u64)> {
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    Some((
+        field("voluntary_ctxt_switches:")?,
+        field("nonvoluntary_ctxt_switches:")?,
+    ))
+}
+
+fn ns_per(n: u64, t0: Instant) -> f64 {
+    t0.elapsed().as_nanos() as f64 / n as f64
+}
+
+fn median(v: &mut [u64]) -> f64 {
+    v.sort_unstable();
+    let xs: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+    crate::stats::percentile_sorted(&xs, 50.0)
+}
+
+fn io(what: &str) -> impl Fn(std::io::Error) -> String + '_ {
+    move |e| format!("{what}: {e}")
+}
+
+/// `getppid()`: a bare system call round trip (ns per call).
+pub fn syscall(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
+    on_cpu(cpu, || {
+        let t0 = Instant::now();
+        for _ in 0..n {
+            black_box(std::os::unix::process::parent_id());
+        }
+        Ok(ns_per(n, t0))
+    })
+}
+
+/// `clock_gettime(CLOCK_MONOTONIC)` through the vDSO (`Instant::now`), ns per call.
+pub fn gtod(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
+    on_cpu(cpu, || {
+        let t0 = Instant::now();
+        for _ in 0..n {
+            black_box(Instant::now());
+        }
+        Ok(ns_per(n, t0))
+    })
+}
+
+/// Uncontended lock + unlock of a `std::sync::Mutex` (a futex word, no system call).
+pub fn mutex_fast(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
+    on_cpu(cpu, || {
+        let m = Mutex::new(0u64);
+        let t0 = Instant::now();
+        for _ in 0..n {
+            *black_box(&m).lock().map_err(|_| "poisoned".to_string())? += 1;
+        }
+        Ok(ns_per(n, t0))
+    })
+}
+
+/// `sched_yield()` with nothing else runnable on the CPU: the system call and the
+/// reschedule path, no switch (ns per call).
+pub fn sched_yield(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
+    on_cpu(cpu, || {
+        let t0 = Instant::now();
+        for _ in 0..n {
+            std::thread::yield_now();
+        }
+        Ok(ns_per(n, t0))
+    })
+}
+
+/// `FUTEX_WAKE` of a word nobody waits on (ns per call).
+pub fn futex_wake(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
+    on_cpu(cpu, || {
+        let w = AtomicU32::new(0);
+        let t0 = Instant::now();
+        for _ in 0..n {
+            futex::wake(&w, futex::Flags::PRIVATE, 1).map_err(|e| format!("futex wake: {e}"))?;
+        }
+        Ok(ns_per(n, t0))
+    })
+}
+
+/// `FUTEX_WAIT` whose expected value does not match (returns `EAGAIN` at once): the
+/// wait's system call without the sleep (ns per call).
+pub fn futex_wait(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
+    on_cpu(cpu, || {
+        let w = AtomicU32::new(0);
+        let t0 = Instant::now();
+        for _ in 0..n {
+            match futex::wait(&w, futex::Flags::PRIVATE, 1, None) {
+                Err(rustix::io::Errno::AGAIN) => {}
+                other => return Err(format!("futex wait returned {other:?}, not EAGAIN")),
+            }
+        }
+        Ok(ns_per(n, t0))
+    })
+}
+
+/// Two threads pinned to `cpu` call `sched_yield()` `n` times each (after `warm`):
+/// every call switches to the other thread. Returns (ns per call, switches per call).
+pub fn yield_pingpong(cpu: usize, warm: u64, n: u64) -> Result<(f64, f64), String> {
+    let start = Barrier::new(2);
+    let side = |timed: bool| -> Result<(f64, (u64, u64)), String> {
+        pin(cpu)?;
+        start.wait();
+        for _ in 0..warm {
+            std::thread::yield_now();
+        }
+        let before = ctxt_switches("/proc/thread-self/status")?;
+        let t0 = Instant::now();
+        for _ in 0..n {
+            std::thread::yield_now();
+        }
+        let t = if timed { ns_per(n, t0) } else { 0.0 };
+        let after = ctxt_switches("/proc/thread-self/status")?;
+        Ok((t, (after.0 - before.0, after.1 - before.1)))
+    };
+    std::thread::scope(|s| {
+        let b = s.spawn(|| side(false));
+        let a = side(true);
+        let b = b
+            .join()
+            .map_err(|_| "a calibration thread panicked".to_string())??;
+        let a = a?;
+        // Both threads' calls interleave: the time per call is half A's time per call.
+        let switches = (a.1 .0 + a.1 .1 + b.1 .0 + b.1 .1) as f64 / (2 * n) as f64;
+        Ok((a.0 / 2.0, switches))
+    })
+}
+
+/// A write + read pair that never blocks: `n` rounds of writing `bytes` bytes and
+/// reading them back on one thread. Returns (ns per write+read round, median ns of a
+/// write bracketed by two clock reads, measured in a second pass).
+fn write_read<W: Write, R: Read>(
+    w: &mut W,
+    r: &mut R,
+    bytes: usize,
+    n: u64,
+) -> Result<(f64, f64), String> {
+    let out = vec![1u8; bytes];
+    let mut inb = vec![0u8; bytes];
+    let t0 = Instant::now();
+    for _ in 0..n {
+        w.write_all(&out).map_err(io("write"))?;
+        r.read_exact(&mut inb).map_err(io("read"))?;
+    }
+    let pair = ns_per(n, t0);
+    let mut d = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let a = Instant::now();
+        w.write_all(&out).map_err(io("write"))?;
+        d.push(a.elapsed().as_nanos() as u64);
+        r.read_exact(&mut inb).map_err(io("read"))?;
+    }
+    Ok((pair, median(&mut d)))
+}
+
+/// A 1-byte write + read on an anonymous pipe, one thread, never blocking.
+pub fn pipe_write_read(cpu: usize, n: u64) -> Result<Alone<(f64, f64)>, String> {
+    on_cpu(cpu, || {
+        let (mut r, mut w) = std::io::pipe().map_err(io("pipe"))?;
+        write_read(&mut w, &mut r, 1, n)
+    })
+}
+
+/// A 100-byte send + receive on an AF_UNIX stream socketpair (hackbench's and perf
+/// messaging's message), one thread, never blocking.
+pub fn unix_write_read(cpu: usize, n: u64) -> Result<Alone<(f64, f64)>, String> {
+    on_cpu(cpu, || {
+        let (mut a, mut b) = std::os::unix::net::UnixStream::pair().map_err(io("socketpair"))?;
+        write_read(&mut a, &mut b, 100, n)
+    })
+}
+
+/// What one ping-pong repetition saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PingPongRun {
+    /// ns per round trip (two 1-byte writes, two reads).
+    pub rt_ns: f64,
+    /// Median ns of side A's write (bracketed by two clock reads), which wakes B.
+    pub write_ns: f64,
+    /// Context switches away from A and from B per round trip, voluntary (a read
+    /// that blocked) and involuntary (preempted).
+    pub vol_a: f64,
+    pub invol_a: f64,
+    pub vol_b: f64,
+    pub invol_b: f64,
+}
+
+impl PingPongRun {
+    /// Switches per round trip (each switch away from A or B).
+    pub fn switches(&self) -> f64 {
+        self.vol_a + self.invol_a + self.vol_b + self.invol_b
+    }
+    /// Wakeups per round trip: every voluntary switch (a blocked read) ends in one.
+    pub fn wakeups(&self) -> f64 {
+        self.vol_a + self.vol_b
+    }
+}
+
+fn diff(after: (u64, u64), before: (u64, u64), n: u64) -> (f64, f64) {
+    (
+        after.0.saturating_sub(before.0) as f64 / n as f64,
+        after.1.saturating_sub(before.1) as f64 / n as f64,
+    )
+}
+
+/// Two threads of this process, A pinned to `cpu_a` and B to `cpu_b`, bounce one
+/// byte over two pipes `n` times (after `warm` untimed rounds). A times each of its
+/// writes.
+pub fn pingpong_threads(
+    cpu_a: usize,
+    cpu_b: usize,
+    warm: u64,
+    n: u64,
+) -> Result<PingPongRun, String> {
+    let (mut r1, mut w1) = std::io::pipe().map_err(io("pipe"))?;
+    let (mut r2, mut w2) = std::io::pipe().map_err(io("pipe"))?;
+    let start = Barrier::new(2);
+    std::thread::scope(|s| {
+        let b = s.spawn(|| -> Result<(f64, f64), String> {
+            pin(cpu_b)?;
+            start.wait();
+            let mut x = [0u8; 1];
+            let mut before = (0, 0);
+            for i in 0..warm + n {
+                if i == warm {
+                    before = ctxt_switches("/proc/thread-self/status")?;
+                }
+                r1.read_exact(&mut x).map_err(io("B read"))?;
+                w2.write_all(&x).map_err(io("B write"))?;
+            }
+            let after = ctxt_switches("/proc/thread-self/status")?;
+            Ok(diff(after, before, n))
+        });
+        let a = (|| -> Result<PingPongRun, String> {
+            pin(cpu_a)?;
+            start.wait();
+            let mut x = [1u8; 1];
+            for _ in 0..warm {
+                w1.write_all(&x).map_err(io("A write"))?;
+                r2.read_exact(&mut x).map_err(io("A read"))?;
+            }
+            let before = ctxt_switches("/proc/thread-self/status")?;
+            let mut d = Vec::with_capacity(n as usize);
+            let t0 = Instant::now();
+            for _ in 0..n {
+                let t = Instant::now();
+                w1.write_all(&x).map_err(io("A write"))?;
+                d.push(t.elapsed().as_nanos() as u64);
+                r2.read_exact(&mut x).map_err(io("A read"))?;
+            }
+            let rt_ns = ns_per(n, t0);
+            let after = ctxt_switches("/proc/thread-self/status")?;
+            let (vol_a, invol_a) = diff(after, before, n);
+            Ok(PingPongRun {
+                rt_ns,
+                write_ns: median(&mut d),
+                vol_a,
+                invol_a,
+                ..Default::default()
+            })
+        })();
+        // On an error in A, B waits for a byte that never comes: unblock it.
+        if a.is_err() {
+            drop(w1);
+        }
+        let b = b
+            .join()
+            .map_err(|_| "a calibration thread panicked".to_string())?;
+        let mut a = a?;
+        (a.vol_b, a.invol_b) = b?;
+        Ok(a)
+    })
+}
+
+/// Like [`pingpong_threads`] on one CPU, with B a separate process (`cat`, whose
+/// `read` of whatever is there then `write` of it is exactly B's loop), so every
+/// switch changes the address space. `cat` inherits the affinity of the thread that
+/// spawns it.
+pub fn pingpong_process(cpu: usize, warm: u64, n: u64) -> Result<PingPongRun, String> {
+    let r = on_cpu(cpu, || {
+        let mut child = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(io("cannot start `cat`"))?;
+        let status = format!("/proc/{}/status", child.id());
+        let result = (|| {
+            let mut w = child.stdin.take().ok_or("no stdin")?;
+            let mut r = child.stdout.take().ok_or("no stdout")?;
+            let allowed = std::fs::read_to_string(&status)
+                .map_err(io("reading cat's status"))?
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("Cpus_allowed_list:")
+                        .map(|v| v.trim().to_string())
+                });
+            if allowed.as_deref() != Some(cpu.to_string().as_str()) {
+                return Err(format!("`cat` is not pinned to cpu{cpu}: {allowed:?}"));
+            }
+            let mut x = [1u8; 1];
+            for _ in 0..warm {
+                w.write_all(&x).map_err(io("write to cat"))?;
+                r.read_exact(&mut x).map_err(io("read from cat"))?;
+            }
+            let before_a = ctxt_switches("/proc/thread-self/status")?;
+            let before_b = ctxt_switches(&status)?;
+            let mut d = Vec::with_capacity(n as usize);
+            let t0 = Instant::now();
+            for _ in 0..n {
+                let t = Instant::now();
+                w.write_all(&x).map_err(io("write to cat"))?;
+                d.push(t.elapsed().as_nanos() as u64);
+                r.read_exact(&mut x).map_err(io("read from cat"))?;
+            }
+            let rt_ns = ns_per(n, t0);
+            let (vol_a, invol_a) = diff(ctxt_switches("/proc/thread-self/status")?, before_a, n);
+            let (vol_b, invol_b) = diff(ctxt_switches(&status)?, before_b, n);
+            Ok(PingPongRun {
+                rt_ns,
+                write_ns: median(&mut d),
+                vol_a,
+                invol_a,
+                vol_b,
+                invol_b,
+            })
+        })();
+        // Closing cat's stdin ends it.
+        drop(child.stdin.take());
+        drop(child.stdout.take());
+        let _ = child.kill();
+        let _ = child.wait();
+        result
+    })?;
+    Ok(r.value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ctxt_switch_lines_parse() {
+        let t = "Name:\tx\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
+        assert_eq!(parse_ctxt_switches(t), Some((12, 3)));
+        assert_eq!(parse_ctxt_switches("Name:\tx\n"), None);
+        assert!(ctxt_switches("/proc/thread-self/status").is_ok());
+        assert!(run_delay_ns().is_ok());
+    }
+
+    #[test]
+    fn primitives_measure_something() {
+        let cpu = allowed_cpus().unwrap()[0];
+        assert!(syscall(cpu, 1000).unwrap().value > 0.0);
+        let (pair, w) = pipe_write_read(cpu, 200).unwrap().value;
+        assert!(pair > 0.0 && w > 0.0);
+        let p = pingpong_threads(cpu, cpu, 10, 200).unwrap();
+        assert!(p.rt_ns > 0.0 && p.switches() > 0.0, "{p:?}");
+    }
+}
