@@ -220,6 +220,10 @@ enum Cmd {
         /// --quick), then simulate with them as with --machine.
         #[arg(long)]
         calibrate: bool,
+        /// The kernel preset to simulate (`schedlab list kernels`): `v5.6`, the
+        /// model's baseline, or e.g. `v6.6` (EEVDF, the fair class of today's hosts).
+        #[arg(long, default_value = "v5.6")]
+        kernel: String,
         /// Also write every number as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -804,6 +808,7 @@ fn real_main() -> Result<(), Failure> {
             quiet,
             machine,
             calibrate,
+            kernel,
         } => validate::run(
             validate::Args {
                 runs,
@@ -811,6 +816,7 @@ fn real_main() -> Result<(), Failure> {
                 trace,
                 machine,
                 calibrate,
+                kernel,
                 json,
             },
             quiet,

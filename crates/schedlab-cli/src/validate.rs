@@ -21,6 +21,7 @@ pub(crate) struct Args {
     pub trace: bool,
     pub machine: Option<PathBuf>,
     pub calibrate: bool,
+    pub kernel: String,
     pub json: Option<PathBuf>,
 }
 
@@ -87,6 +88,14 @@ pub(crate) fn run(a: Args, quiet: bool) -> Result<(), Failure> {
     if a.runs == 0 {
         return Err(InputError::new("--runs must be at least 1").into());
     }
+    let kernel = schedlab::sched::features::KernelPreset::by_name(&a.kernel)
+        .ok_or_else(|| {
+            InputError::new(format!(
+                "--kernel {}: unknown kernel preset (see `schedlab list kernels`)",
+                a.kernel
+            ))
+        })?
+        .name;
     let machine = schedlab::machine::sysfs::import_host()?;
     // The measured-costs machine: this host's topology with the file's (or a fresh
     // calibration's) cost table.
@@ -112,6 +121,7 @@ pub(crate) fn run(a: Args, quiet: bool) -> Result<(), Failure> {
     let opts = v::ValidateOpts {
         runs: a.runs,
         quick: a.quick,
+        kernel,
         ..Default::default()
     };
     let runner = v::HostRunner::default();

@@ -55,6 +55,9 @@ fn validate_rejects_zero_runs_and_other_targets() {
     for args in [
         vec!["validate", "host", "--runs", "0"],
         vec!["validate", "juno-r0"],
+        vec![
+            "validate", "host", "--kernel", "v9.9", "--quick", "--runs", "1",
+        ],
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_schedlab"))
             .args(&args)

@@ -484,6 +484,8 @@ pub struct Validation {
     pub runs: u32,
     pub quick: bool,
     pub noise: f64,
+    /// The kernel preset simulated.
+    pub kernel: String,
     /// Where the measured costs come from (`None`: default costs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_costs: Option<String>,
@@ -503,6 +505,9 @@ pub struct ValidateOpts {
     pub noise: f64,
     /// First seed of the simulated runs (seed, seed + 1, …).
     pub seed: u64,
+    /// The kernel preset simulated (`v5.6`, the model's baseline, by default; `v6.6`
+    /// is the EEVDF fair class of the kernels hosts run today).
+    pub kernel: &'static str,
 }
 
 impl Default for ValidateOpts {
@@ -512,6 +517,7 @@ impl Default for ValidateOpts {
             quick: false,
             noise: super::reproduce::DEFAULT_NOISE,
             seed: 1,
+            kernel: "v5.6",
         }
     }
 }
@@ -524,9 +530,10 @@ pub fn sim_scenario(
     case: &BenchCase,
     machine: &Machine,
     noise: f64,
+    kernel: &str,
 ) -> Result<Scenario, crate::error::InputError> {
     let text = format!(
-        "[machine]\npreset = \"juno-r0\"\n\n[kernel]\npreset = \"v5.6\"\n\n[run]\nseed = 1\nnoise = {noise}\n\n[workload]\n{}",
+        "[machine]\npreset = \"juno-r0\"\n\n[kernel]\npreset = \"{kernel}\"\n\n[run]\nseed = 1\nnoise = {noise}\n\n[workload]\n{}",
         case.workload
     );
     let doc = Doc::parse(&text, Path::new("validate-host.toml"))?;
@@ -550,7 +557,7 @@ pub fn simulate(
         }
         None => machine,
     };
-    let sc = sim_scenario(case, machine, opts.noise).map_err(|e| e.to_string())?;
+    let sc = sim_scenario(case, machine, opts.noise, opts.kernel).map_err(|e| e.to_string())?;
     let mut v = Vec::new();
     for i in 0..opts.runs as u64 {
         let (res, _) =
@@ -655,6 +662,7 @@ pub fn validate(
         runs: opts.runs,
         quick: opts.quick,
         noise: opts.noise,
+        kernel: opts.kernel.to_string(),
         measured_costs: measured.map(|m| m.description.clone()),
         rows,
         trace: None,
@@ -670,8 +678,9 @@ impl Validation {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "validate {}: real kernel vs simulation ({} CPUs, {} run{} each, simulated noise {}{})\n",
+            "validate {}: real kernel vs simulation of {} ({} CPUs, {} run{} each, simulated noise {}{})\n",
             self.machine,
+            self.kernel,
             self.nr_cpus,
             self.runs,
             if self.runs == 1 { "" } else { "s" },
@@ -890,9 +899,10 @@ pub fn simulated_trace(
     case: &BenchCase,
     machine: &Machine,
     noise: f64,
+    kernel: &str,
     seed: u64,
 ) -> Result<(String, super::RunResult), String> {
-    let sc = sim_scenario(case, machine, noise).map_err(|e| e.to_string())?;
+    let sc = sim_scenario(case, machine, noise, kernel).map_err(|e| e.to_string())?;
     let opts = RunOpts {
         trace: true,
         ftrace: true,
@@ -946,7 +956,7 @@ pub fn compare_traces(
     ] {
         let Some(m) = m else { continue };
         for i in 0..opts.runs as u64 {
-            match simulated_trace(&case, m, opts.noise, opts.seed + i) {
+            match simulated_trace(&case, m, opts.noise, opts.kernel, opts.seed + i) {
                 Ok((text, _)) => out.push(TraceStats::from_text(&text, None)),
                 Err(why) => {
                     sim_err = Some(why);
@@ -1190,7 +1200,7 @@ mod tests {
     #[test]
     fn simulated_trace_statistics_equal_the_runs_counters() {
         let m = tiny_machine();
-        let (text, res) = simulated_trace(&trace_case(true), &m, 0.05, 3).unwrap();
+        let (text, res) = simulated_trace(&trace_case(true), &m, 0.05, "v5.6", 3).unwrap();
         let st = TraceStats::from_text(&text, None);
         let c = &res.metrics;
         assert_eq!(st.context_switches, c.context_switches);
@@ -1265,6 +1275,26 @@ mod tests {
         let two = simulate(&hackbench_case(2, 10, false), &m, &opts).unwrap();
         assert_ne!(one[0], one[1], "different seeds, noise on: runs differ");
         assert!(two[0] > one[0] && two[1] > one[1], "{one:?} {two:?}");
+    }
+
+    #[test]
+    fn the_kernel_model_is_the_chosen_preset() {
+        let m = tiny_machine();
+        let case = hackbench_case(1, 10, false);
+        let sc = sim_scenario(&case, &m, 0.05, "v6.6").unwrap();
+        assert_eq!(sc.kernel_preset, "v6.6");
+        assert!(sc.features.has(crate::sched::features::SchedFeat::EEVDF));
+        let v56 = simulate(&case, &m, &ValidateOpts::default()).unwrap();
+        let v66 = simulate(
+            &case,
+            &m,
+            &ValidateOpts {
+                kernel: "v6.6",
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_ne!(v56, v66, "EEVDF schedules hackbench differently");
     }
 
     /// The same host with other costs: every simulated row gets a second column.
