@@ -406,13 +406,13 @@ pub fn update_min_vruntime(cfs: &mut CfsRq, curr_vruntime: Option<u64>, leftmost
     }
     // __update_min_vruntime: only forward, and the EEVDF sum follows the new base
     // (avg_vruntime_update).
-    let delta = vdiff(v, cfs.min_vruntime);
-    if delta > 0 {
-        cfs.avg_vruntime = cfs
-            .avg_vruntime
-            .wrapping_sub((cfs.avg_load as i64).wrapping_mul(delta));
-        cfs.min_vruntime = v;
-    }
+    // Written without a branch: the advance is 0 when `v` is not ahead, and this runs
+    // at every update_curr (a data-dependent branch here costs mispredictions).
+    let adv = vdiff(v, cfs.min_vruntime).max(0);
+    cfs.avg_vruntime = cfs
+        .avg_vruntime
+        .wrapping_sub((cfs.avg_load as i64).wrapping_mul(adv));
+    cfs.min_vruntime = cfs.min_vruntime.wrapping_add(adv as u64);
 }
 
 /// `pick_next_entity(cfs_rq, NULL)` after the previous task was put back: the
