@@ -369,4 +369,81 @@ mod tests {
             calc_delta_fair(6_000_000, &LoadWeight::from_nice(5)) as i64
         );
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Differential: the model's pick (scan in vruntime order, stopping at the
+        /// first ineligible entity; curr first and winning ties) against a brute-force
+        /// oracle that computes V exactly as a rational, tests every entity's lag and
+        /// takes the earliest deadline (curr first, then vruntime order). Random
+        /// weights (the nice table), vruntimes around a random min_vruntime (also near
+        /// the u64 wrap), deadlines, with or without a running entity.
+        #[test]
+        fn pick_matches_an_exhaustive_oracle(
+            base in prop_oneof![Just(0u64), Just(u64::MAX - 5_000_000), 0u64..1_000_000_000_000],
+            ents in prop::collection::vec((0u64..10_000_000, 0u64..20_000_000, 0usize..40), 1..12),
+            curr in prop::option::of((0u64..10_000_000, 0u64..20_000_000, 0usize..40)),
+        ) {
+            let w = |n: usize| crate::sched::fair::entity::SCHED_PRIO_TO_WEIGHT[n];
+            let mut cfs = CfsRq::default();
+            cfs.min_vruntime = base;
+            let mut deadlines = std::collections::BTreeMap::new();
+            for (i, &(v, d, n)) in ents.iter().enumerate() {
+                let pid = i as u32 + 1;
+                cfs.timeline_insert(pid, base.wrapping_add(v), w(n));
+                deadlines.insert(pid, base.wrapping_add(v + d));
+            }
+            let c = curr.map(|(v, d, n)| Curr {
+                pid: 100,
+                vruntime: base.wrapping_add(v),
+                deadline: base.wrapping_add(v + d),
+                vlag: 0,
+                weight: w(n),
+            });
+            let got = pick_eevdf(&cfs, c, false, |p| deadlines[&p]);
+
+            // Oracle: keys relative to base; V = Σ w·k / Σ w as an exact fraction.
+            let mut all: Vec<(u32, i128, i128, i128)> = Vec::new(); // pid, key, deadline key, w
+            if let Some((v, d, n)) = curr {
+                all.push((100, v as i128, (v + d) as i128, w(n) as i128));
+            }
+            let mut sorted: Vec<_> = ents.iter().enumerate().collect();
+            sorted.sort_by_key(|&(i, &(v, _, _))| (v, i)); // vruntime, then arrival
+            for (i, &(v, d, n)) in sorted {
+                all.push((i as u32 + 1, v as i128, (v + d) as i128, w(n) as i128));
+            }
+            let sw: i128 = all.iter().map(|e| e.3).sum();
+            let swk: i128 = all.iter().map(|e| e.3 * e.1).sum();
+            let mut want: Option<(u32, i128)> = None;
+            for &(pid, k, dk, _) in &all {
+                if swk >= k * sw {
+                    match want {
+                        Some((_, bd)) if bd <= dk => {}
+                        _ => want = Some((pid, dk)),
+                    }
+                }
+            }
+            prop_assert_eq!(got, want.map(|x| x.0));
+        }
+
+        /// avg_vruntime is the floor of the exact weighted mean, whatever the sign.
+        #[test]
+        fn avg_vruntime_is_the_floored_exact_mean(
+            base in 1_000_000u64..2_000_000,
+            ents in prop::collection::vec((0u64..2_000_000, 0usize..40), 1..10),
+        ) {
+            let w = |n: usize| crate::sched::fair::entity::SCHED_PRIO_TO_WEIGHT[n];
+            let mut cfs = CfsRq::default();
+            cfs.min_vruntime = base;
+            let (mut sw, mut swv) = (0i128, 0i128);
+            for (i, &(v, n)) in ents.iter().enumerate() {
+                cfs.timeline_insert(i as u32, v, w(n)); // below and above base
+                sw += w(n) as i128;
+                swv += w(n) as i128 * v as i128;
+            }
+            let exact_floor = swv.div_euclid(sw);
+            prop_assert_eq!(avg_vruntime(&cfs, None) as i128, exact_floor);
+        }
+    }
 }
