@@ -10,6 +10,17 @@
 //! kernel's sync or non-sync flavour). A task blocked in a call re-executes it when
 //! woken, as the kernel's wait loops do.
 //!
+//! `SIM_` **cross-CPU channel traffic.** A pipe or AF_UNIX write or read call costs
+//! `pipe_write` / `unix_write` / `pipe_read` / `unix_read` wherever it runs; when the
+//! channel's previous write or read call ran on a *different* CPU, the call also pays
+//! `pipe_remote` / `unix_remote` (kernel work on its CPU, after its effect). That is
+//! what moving the channel's buffers, lock and queue heads between caches (and, for
+//! a socket, freeing the skb away from the CPU that allocated it) costs a real call;
+//! the kernel has no such function, the cost is in its cache misses. The simulator
+//! keeps the CPU of each channel's last call (a blocked call counts: it took the
+//! lock). Both fields are 0 in every preset; `schedlab calibrate host` measures them
+//! (a spinning cross-CPU ping-pong, `experiment::calibrate`). TCP loopback pays none.
+//!
 //! The run ends when every task has exited (daemon tasks, the background load, are
 //! not waited for), when the scenario's duration elapses, or with an error when tasks
 //! are left blocked with nothing left that could wake them. Beside daemons, or with
@@ -37,6 +48,9 @@ const EV_STOP: u32 = 2;
 /// drains, so a deadlock of the other tasks is looked for every 10 ms of simulated
 /// time instead.
 const DAEMON_CHECK_NS: SimTime = 10_000_000;
+
+/// No CPU has touched the channel yet ([`Sim::touch_chan`]).
+const NO_CPU: u32 = u32::MAX;
 
 /// Interpreter state of one task.
 struct ProgState {
@@ -147,6 +161,9 @@ pub struct Sim<O> {
     chans: Vec<Channel>,
     /// Channel kind per channel index (for costs).
     chan_kind: Vec<ChanKind>,
+    /// `SIM_` the CPU of each channel's last write or read call ([`NO_CPU`] before
+    /// the first), for `pipe_remote` / `unix_remote` (see [`Sim::touch_chan`]).
+    chan_cpu: Vec<u32>,
     futex: FutexTable,
     futex_addr: Vec<usize>,
     mutexes: Vec<Mutex>,
@@ -216,6 +233,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             spin_holder: vec![None; spec.spinlocks as usize],
             spec,
             st: Vec::new(),
+            chan_cpu: vec![NO_CPU; chans.len()],
             chans,
             chan_kind,
             futex,
@@ -508,6 +526,30 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         self.wakes.clear();
     }
 
+    /// `SIM_` cross-CPU channel traffic: a write or read call on channel `i` from
+    /// `cpu` pays `pipe_remote` / `unix_remote` (as kernel work on `cpu`, with the
+    /// run's noise) when the channel's previous write or read call ran on another
+    /// CPU, and makes `cpu` the channel's last. Every call counts, one that blocks
+    /// too (it took the channel's lock and looked at its queue). Not a kernel
+    /// function: the kernel pays this in cache misses inside the call.
+    fn touch_chan(&mut self, cpu: usize, i: usize) {
+        let last = std::mem::replace(&mut self.chan_cpu[i], cpu as u32);
+        if last == cpu as u32 || last == NO_CPU {
+            return;
+        }
+        let c = &self.k.m.cost;
+        let ns = match self.chan_kind[i] {
+            ChanKind::Pipe => c.pipe_remote,
+            ChanKind::UnixStream => c.unix_remote,
+            ChanKind::TcpLoopback => 0,
+        };
+        // Nothing drawn from the noise stream when 0: results stay byte-identical.
+        if ns > 0 {
+            let ns = self.noisy(ns);
+            self.k.charge(cpu, ns, &mut self.q);
+        }
+    }
+
     /// Start the cost segment of a system call; returns true when the task must now
     /// run it (the step ends), false when the call is free and the effect follows.
     fn cost(&mut self, cpu: usize, st_phase: &mut u8, ns: u64) -> bool {
@@ -710,6 +752,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 let i = ch.resolve_at(inst, &st.marks, cpu);
                 pay!();
                 let r = self.chans[i].write(pid, bytes, st.retry, &mut self.wakes);
+                self.touch_chan(cpu, i);
                 self.do_wakes(cpu);
                 match r {
                     Outcome::Done => next!(),
@@ -724,6 +767,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 let i = ch.resolve_at(inst, &st.marks, cpu);
                 pay!();
                 let r = self.chans[i].read(pid, bytes - st.got, st.retry, &mut self.wakes);
+                self.touch_chan(cpu, i);
                 self.do_wakes(cpu);
                 match r {
                     ReadOutcome::Done(n) => {
