@@ -13,7 +13,7 @@
 //! `SIM_` **cross-CPU channel traffic.** A pipe or AF_UNIX write or read call costs
 //! `pipe_write` / `unix_write` / `pipe_read` / `unix_read` wherever it runs; when the
 //! channel's previous write or read call ran on a *different* CPU, the call also pays
-//! `pipe_remote` / `unix_remote` (kernel work on its CPU, after its effect). That is
+//! `pipe_remote` / `unix_remote` as more of its cost, before its effect. That is
 //! what moving the channel's buffers, lock and queue heads between caches (and, for
 //! a socket, freeing the skb away from the CPU that allocated it) costs a real call;
 //! the kernel has no such function, the cost is in its cache misses. The simulator
@@ -49,7 +49,7 @@ const EV_STOP: u32 = 2;
 /// time instead.
 const DAEMON_CHECK_NS: SimTime = 10_000_000;
 
-/// No CPU has touched the channel yet ([`Sim::touch_chan`]).
+/// No CPU has touched the channel yet ([`Sim::remote_chan_cost`]).
 const NO_CPU: u32 = u32::MAX;
 
 /// Interpreter state of one task.
@@ -63,6 +63,8 @@ struct ProgState {
     retry: bool,
     /// The current op's cost already ran with the preceding compute.
     prepaid: bool,
+    /// The current channel call already ran its `pipe_remote` / `unix_remote`.
+    remote_paid: bool,
     got: u32,
     loops: Vec<(usize, u64)>,
     marks: [SimTime; NR_REGS],
@@ -162,7 +164,7 @@ pub struct Sim<O> {
     /// Channel kind per channel index (for costs).
     chan_kind: Vec<ChanKind>,
     /// `SIM_` the CPU of each channel's last write or read call ([`NO_CPU`] before
-    /// the first), for `pipe_remote` / `unix_remote` (see [`Sim::touch_chan`]).
+    /// the first), for `pipe_remote` / `unix_remote` (see [`Sim::remote_chan_cost`]).
     chan_cpu: Vec<u32>,
     futex: FutexTable,
     futex_addr: Vec<usize>,
@@ -454,6 +456,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             phase: 0,
             retry: false,
             prepaid: false,
+            remote_paid: false,
             got: 0,
             loops: Vec::new(),
             marks: [0; NR_REGS],
@@ -526,16 +529,18 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         self.wakes.clear();
     }
 
-    /// `SIM_` cross-CPU channel traffic: a write or read call on channel `i` from
-    /// `cpu` pays `pipe_remote` / `unix_remote` (as kernel work on `cpu`, with the
-    /// run's noise) when the channel's previous write or read call ran on another
-    /// CPU, and makes `cpu` the channel's last. Every call counts, one that blocks
-    /// too (it took the channel's lock and looked at its queue). Not a kernel
-    /// function: the kernel pays this in cache misses inside the call.
-    fn touch_chan(&mut self, cpu: usize, i: usize) {
-        let last = std::mem::replace(&mut self.chan_cpu[i], cpu as u32);
-        if last == cpu as u32 || last == NO_CPU {
-            return;
+    /// `SIM_` cross-CPU channel traffic, before a write or read call's effect on
+    /// channel `i` from `cpu` (its own cost already run): when the channel's previous
+    /// write or read call ran on another CPU, the call first runs `pipe_remote` /
+    /// `unix_remote` (with the run's noise) as more of its cost and this returns true
+    /// (the step ends; the call resumes after it). Decided once per call
+    /// (`remote_paid`); [`Sim::touched_chan`] after the effect makes `cpu` the
+    /// channel's last. Not a kernel function: the kernel pays this in cache misses
+    /// inside the call.
+    fn remote_chan_cost(&mut self, cpu: usize, i: usize, st: &mut ProgState) -> bool {
+        let last = self.chan_cpu[i];
+        if st.remote_paid || last == cpu as u32 || last == NO_CPU {
+            return false;
         }
         let c = &self.k.m.cost;
         let ns = match self.chan_kind[i] {
@@ -544,10 +549,23 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             ChanKind::TcpLoopback => 0,
         };
         // Nothing drawn from the noise stream when 0: results stay byte-identical.
-        if ns > 0 {
-            let ns = self.noisy(ns);
-            self.k.charge(cpu, ns, &mut self.q);
+        if ns == 0 {
+            return false;
         }
+        st.remote_paid = true;
+        let ns = self.noisy(ns);
+        self.k
+            .set_segment(cpu, Segment::Work(ns << WORK_SHIFT), &mut self.q);
+        true
+    }
+
+    /// After a write or read call's effect on channel `i` (completed or blocked: a
+    /// blocked call took the channel's lock too): `cpu` is the channel's last CPU,
+    /// and the task's next call decides its remote cost afresh.
+    #[inline]
+    fn touched_chan(&mut self, cpu: usize, i: usize, st: &mut ProgState) {
+        self.chan_cpu[i] = cpu as u32;
+        st.remote_paid = false;
     }
 
     /// Start the cost segment of a system call; returns true when the task must now
@@ -751,8 +769,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Write { ch, bytes } => {
                 let i = ch.resolve_at(inst, &st.marks, cpu);
                 pay!();
+                if self.remote_chan_cost(cpu, i, st) {
+                    return true;
+                }
                 let r = self.chans[i].write(pid, bytes, st.retry, &mut self.wakes);
-                self.touch_chan(cpu, i);
+                self.touched_chan(cpu, i, st);
                 self.do_wakes(cpu);
                 match r {
                     Outcome::Done => next!(),
@@ -766,8 +787,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Read { ch, bytes } => {
                 let i = ch.resolve_at(inst, &st.marks, cpu);
                 pay!();
+                if self.remote_chan_cost(cpu, i, st) {
+                    return true;
+                }
                 let r = self.chans[i].read(pid, bytes - st.got, st.retry, &mut self.wakes);
-                self.touch_chan(cpu, i);
+                self.touched_chan(cpu, i, st);
                 self.do_wakes(cpu);
                 match r {
                     ReadOutcome::Done(n) => {
