@@ -55,14 +55,14 @@
 //!   ⇒ wakeup_local = (Ts − 2·P − ss·context_switch) / ks
 //! Tp             = 2·P + sp·(context_switch + mm_switch) + kp·wakeup_local
 //!   ⇒ mm_switch  = (Tp − 2·P − kp·wakeup_local) / sp − context_switch
-//! Wc             = Pw + wakeup_local + ipi_send       (the waker's side of a cross-CPU wakeup)
-//!   ⇒ ipi_send   = Wc − Pw − wakeup_local
-//! Tc / kc        = pipe_write·2/kc + ipi_latency_ns + X + context_switch
-//!   ⇒ ipi_latency_ns = (Tc − 2·pipe_write) / kc − X − context_switch
 //! Xp             = F + 2·P + 4·pipe_remote      (four calls, each on a channel the other CPU touched last)
 //!   ⇒ pipe_remote = (Xp − F − 2·P) / 4
 //! Xu             = F + 2·U + 4·unix_remote
 //!   ⇒ unix_remote = (Xu − F − 2·U) / 4
+//! Wc             = Pw + pipe_remote + wakeup_local + ipi_send   (the waker's side of a cross-CPU wakeup)
+//!   ⇒ ipi_send   = Wc − Pw − pipe_remote − wakeup_local
+//! Tc / kc        = (2·pipe_write + 4·pipe_remote)/kc + ipi_latency_ns + X + context_switch
+//!   ⇒ ipi_latency_ns = (Tc − 2·pipe_write − 4·pipe_remote) / kc − X − context_switch
 //! ```
 //!
 //! `pipe_remote` / `unix_remote` are the simulator's `SIM_` charge for a channel
@@ -80,7 +80,9 @@
 //! The last line is the simulator's critical path of a cross-CPU round trip (with
 //! `kc` = 2: each half is the wakee's write, the IPI's flight, the target's idle
 //! exit and its switch into the wakee; the waker's `wakeup_local + ipi_send` and its
-//! next `read` run on the waker's CPU meanwhile, off that path). `X` is the exit
+//! next `read` run on the waker's CPU meanwhile, off that path; each channel call
+//! on the path, the write and the woken read's retry, is on a pipe the other CPU
+//! touched last, so the half also pays `2·pipe_remote`). `X` is the exit
 //! latency of the idle state the simulated governor picks on CPU `b` for an idle
 //! period of `Tc / 2` (the deepest whose target residency fits), from the imported
 //! machine. With these fields the simulator reproduces `Ts`, `Tp` and `Tc` exactly
@@ -410,14 +412,48 @@ pub fn derive(
             "not measured (no `cat` to be the peer process)".into()
         },
     );
+    // Four calls per spinning round trip, each on a channel the other CPU touched
+    // last; on one CPU the same four calls cost 2·P (2·U). Derived before the IPI
+    // fields: the sleeping cross-CPU ping-pong pays them too.
+    let remote = |x: Option<f64>, pair: f64| {
+        x.zip(i.spin)
+            .map(|(x, sp)| (x - sp.flag - 2.0 * pair) / 4.0)
+    };
+    let one = if i.spin.is_some() {
+        ""
+    } else {
+        "not measured (one CPU)"
+    };
+    let f = |s: &str| {
+        if one.is_empty() {
+            s.to_string()
+        } else {
+            one.to_string()
+        }
+    };
+    set(
+        "pipe_remote",
+        &mut c.pipe_remote,
+        remote(i.spin.map(|x| x.pipe), i.pipe_pair),
+        f("(Xp − F − 2·P) / 4"),
+    );
+    set(
+        "unix_remote",
+        &mut c.unix_remote,
+        remote(i.spin.map(|x| x.unix), i.unix_pair),
+        f("(Xu − F − 2·U) / 4"),
+    );
+    let pr = c.pipe_remote as f64;
     let (send, lat, lat_formula) = match i.cross {
         Some(x) => {
             let exit = exit_ns(x.rt / 2.0);
             let pw = c.pipe_write as f64;
             (
-                Some(x.write_timed - i.pipe_write_timed - wl),
-                div(x.rt - 2.0 * pw, x.wakeups).map(|h| h - exit as f64 - cs),
-                format!("(Tc − 2·pipe_write) / kc − X − context_switch, X = {exit} ns"),
+                Some(x.write_timed - i.pipe_write_timed - pr - wl),
+                div(x.rt - 2.0 * pw - 4.0 * pr, x.wakeups).map(|h| h - exit as f64 - cs),
+                format!(
+                    "(Tc − 2·pipe_write − 4·pipe_remote) / kc − X − context_switch, X = {exit} ns"
+                ),
             )
         }
         None => (
@@ -431,33 +467,12 @@ pub fn derive(
         &mut c.ipi_send,
         send,
         if i.cross.is_some() {
-            "Wc − Pw − wakeup_local".into()
+            "Wc − Pw − pipe_remote − wakeup_local".into()
         } else {
             "not measured (one CPU)".into()
         },
     );
     set("ipi_latency_ns", &mut c.ipi_latency_ns, lat, lat_formula);
-    // Four calls per spinning round trip, each on a channel the other CPU touched
-    // last; on one CPU the same four calls cost 2·P (2·U).
-    let remote = |x: Option<f64>, pair: f64| x.zip(i.spin).map(|(x, sp)| (x - sp.flag - 2.0 * pair) / 4.0);
-    let one = if i.spin.is_some() {
-        ""
-    } else {
-        "not measured (one CPU)"
-    };
-    let f = |s: &str| if one.is_empty() { s.to_string() } else { one.to_string() };
-    set(
-        "pipe_remote",
-        &mut c.pipe_remote,
-        remote(i.spin.map(|x| x.pipe), i.pipe_pair),
-        f("(Xp − F − 2·P) / 4"),
-    );
-    set(
-        "unix_remote",
-        &mut c.unix_remote,
-        remote(i.spin.map(|x| x.unix), i.unix_pair),
-        f("(Xu − F − 2·U) / 4"),
-    );
     (c, rows, notes)
 }
 
@@ -883,11 +898,11 @@ mod tests {
                 switches: 2.0,
                 wakeups: 1.0,
             }),
-            // ipi_send = 11 000 − 200 − 800 = 10 000;
-            // ipi_latency = (80 000 − 2·180) / 2 − 1 000 − 1 200 = 37 620.
+            // ipi_send = 11 250 − 200 − 250 − 800 = 10 000;
+            // ipi_latency = (81 000 − 2·180 − 4·250) / 2 − 1 000 − 1 200 = 37 620.
             cross: Some(PingPong {
-                rt: 80_000.0,
-                write_timed: 11_000.0,
+                rt: 81_000.0,
+                write_timed: 11_250.0,
                 switches: 2.0,
                 wakeups: 2.0,
             }),
@@ -911,7 +926,7 @@ mod tests {
         };
         let (c, rows, notes) = derive(&synthetic(), &base, &exit);
         assert!(notes.is_empty(), "{notes:?}");
-        assert_eq!(seen.get(), 40_000.0, "idle period = Tc / 2");
+        assert_eq!(seen.get(), 40_500.0, "idle period = Tc / 2");
         let want = [
             ("syscall", 80),
             ("gtod", 20),
@@ -926,10 +941,10 @@ mod tests {
             ("context_switch", 1_200),
             ("wakeup_local", 800),
             ("mm_switch", 600),
-            ("ipi_send", 10_000),
-            ("ipi_latency_ns", 37_620),
             ("pipe_remote", 250),
             ("unix_remote", 600),
+            ("ipi_send", 10_000),
+            ("ipi_latency_ns", 37_620),
         ];
         assert_eq!(rows.len(), want.len());
         for ((field, v), row) in want.iter().zip(&rows) {
@@ -1011,7 +1026,7 @@ mod tests {
         let m = Inputs::median(&[a, b, c]);
         assert_eq!(m.syscall, 80.0);
         // The cross ping-pong's median is over the runs that have one.
-        assert_eq!(m.cross.unwrap().rt, 80_000.0);
+        assert_eq!(m.cross.unwrap().rt, 81_000.0);
         assert_eq!(Inputs::median(&[b]).cross, None);
     }
 
@@ -1168,6 +1183,7 @@ mod tests {
             wakeup_local: 800,
             ipi_send: 10_000,
             ipi_latency_ns: 37_620,
+            pipe_remote: 250,
             gtod: 20,
             ..CostTable::default()
         };
@@ -1199,9 +1215,15 @@ mod tests {
             }),
             cross: Some(PingPong {
                 rt: tc,
-                write_timed: 200.0 + 800.0 + 10_000.0,
+                write_timed: 200.0 + 250.0 + 800.0 + 10_000.0,
                 switches: sc,
                 wakeups: kc,
+            }),
+            // (2 100 − 400 − 2·350) / 4 = 250.
+            spin: Some(Spin {
+                flag: 400.0,
+                pipe: 2_100.0,
+                unix: 400.0 + 2.0 * 700.0,
             }),
             ..Default::default()
         };
@@ -1220,6 +1242,8 @@ mod tests {
         near(c.mm_switch, 600, 10);
         near(c.ipi_send, 10_000, 10);
         near(c.ipi_latency_ns, 37_620, 100);
+        near(c.pipe_remote, 250, 0);
+        near(c.unix_remote, 0, 0);
     }
 
     /// `ipi_send` is charged to the waker for a wakeup that sends an IPI (the
@@ -1278,6 +1302,9 @@ mod tests {
         // The other kind's field charges nothing to this kind's channels.
         let mut r = m.clone();
         r.cost.pipe_remote = 700;
-        assert_eq!(sim_pingpong_over(&m, 2, "unix"), sim_pingpong_over(&r, 2, "unix"));
+        assert_eq!(
+            sim_pingpong_over(&m, 2, "unix"),
+            sim_pingpong_over(&r, 2, "unix")
+        );
     }
 }
