@@ -69,7 +69,14 @@ fn calibrate_host_quick_writes_a_usable_machine_file() {
             "{name} = {v}\n{report}"
         );
     }
-    for v in [c.wakeup_local, c.mm_switch, c.ipi_send, c.ipi_latency_ns] {
+    for v in [
+        c.wakeup_local,
+        c.mm_switch,
+        c.ipi_send,
+        c.ipi_latency_ns,
+        c.pipe_remote,
+        c.unix_remote,
+    ] {
         assert!(v < 10_000_000, "{c:?}");
     }
     if host.nr_cpus() > 1 {

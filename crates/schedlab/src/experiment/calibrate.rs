@@ -28,6 +28,7 @@
 //! | `Ts`, `ss`, `ks` | pipe ping-pong of two threads on one CPU: round trip, switches and wakeups per round trip |
 //! | `Tp`, `sp`, `kp` | the same with a separate process (`cat`) as the peer: every switch changes the mm |
 //! | `Tc`, `Wc`, `kc` | pipe ping-pong of two threads on two CPUs `a` and `b` (same LLC, not SMT siblings when the host allows): round trip, A's write that wakes B (between two clock reads), wakeups per round trip |
+//! | `F`, `Xp`, `Xu` | a ping-pong of two threads on CPUs `a` and `b` that never sleeps: A writes its message, then stores a round number in a shared word; B spins on the word, reads the message (it is there, so the read neither blocks nor fails), writes its answer, stores the next number; A spins, reads the answer. Median round trip with no message (`F`: the word alone), with 1 B over two pipes (`Xp`), with 100 B over two AF_UNIX socketpairs (`Xu`) |
 //!
 //! Switches and wakeups are counted by the kernel, not assumed: each thread's
 //! `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches` (`/proc/.../status`)
@@ -54,16 +55,34 @@
 //!   ⇒ wakeup_local = (Ts − 2·P − ss·context_switch) / ks
 //! Tp             = 2·P + sp·(context_switch + mm_switch) + kp·wakeup_local
 //!   ⇒ mm_switch  = (Tp − 2·P − kp·wakeup_local) / sp − context_switch
-//! Wc             = Pw + wakeup_local + ipi_send       (the waker's side of a cross-CPU wakeup)
-//!   ⇒ ipi_send   = Wc − Pw − wakeup_local
-//! Tc / kc        = pipe_write·2/kc + ipi_latency_ns + X + context_switch
-//!   ⇒ ipi_latency_ns = (Tc − 2·pipe_write) / kc − X − context_switch
+//! Xp             = F + 2·P + 4·pipe_remote      (four calls, each on a channel the other CPU touched last)
+//!   ⇒ pipe_remote = (Xp − F − 2·P) / 4
+//! Xu             = F + 2·U + 4·unix_remote
+//!   ⇒ unix_remote = (Xu − F − 2·U) / 4
+//! Wc             = Pw + pipe_remote + wakeup_local + ipi_send   (the waker's side of a cross-CPU wakeup)
+//!   ⇒ ipi_send   = Wc − Pw − pipe_remote − wakeup_local
+//! Tc / kc        = (2·pipe_write + 4·pipe_remote)/kc + ipi_latency_ns + X + context_switch
+//!   ⇒ ipi_latency_ns = (Tc − 2·pipe_write − 4·pipe_remote) / kc − X − context_switch
 //! ```
+//!
+//! `pipe_remote` / `unix_remote` are the simulator's `SIM_` charge for a channel
+//! call on a CPU other than the one of the channel's previous call
+//! (`workload::exec`). A spinning round trip has four calls (A's write and B's read
+//! of one channel, B's write and A's read of the other), each on a channel whose
+//! previous call ran on the other CPU; on one CPU the same four calls cost `2·P`
+//! (`2·U`), and handing the word over and back costs `F` in both. Nothing in it
+//! sleeps, so no wakeup and no IPI is inside (the kernel's voluntary switch counts
+//! of both threads are checked: a note says when one slept). What the difference
+//! holds: the cache lines of the pipe buffer or socket queue, its lock and its wait
+//! queue moving between the CPUs, and for a socket the skb allocated on one CPU and
+//! freed on the other; in a VM also whatever the hypervisor adds to those misses.
 //!
 //! The last line is the simulator's critical path of a cross-CPU round trip (with
 //! `kc` = 2: each half is the wakee's write, the IPI's flight, the target's idle
 //! exit and its switch into the wakee; the waker's `wakeup_local + ipi_send` and its
-//! next `read` run on the waker's CPU meanwhile, off that path). `X` is the exit
+//! next `read` run on the waker's CPU meanwhile, off that path; each channel call
+//! on the path, the write and the woken read's retry, is on a pipe the other CPU
+//! touched last, so the half also pays `2·pipe_remote`). `X` is the exit
 //! latency of the idle state the simulated governor picks on CPU `b` for an idle
 //! period of `Tc / 2` (the deepest whose target residency fits), from the imported
 //! machine. With these fields the simulator reproduces `Ts`, `Tp` and `Tc` exactly
@@ -81,7 +100,10 @@
 //! a CPU pair in different LLCs, and on a one-LLC host the simulator never charges it.
 //! Not measured either, and kept at the architecture's default: `tcp_*_8k`, `fork`,
 //! `exit`, `tick`, `migrate_*`, `probe_*`, `balance_per_cpu`, `domain_visit`.
-//! Everything here is wall time on a shared machine: other jobs inflate some
+//! The spinning ping-pong measures the cross-CPU cost of a call whose channel the
+//! *other* CPU touched just before, with both CPUs busy; a channel touched by a
+//! third CPU, or long ago, may cost more or less, and a real workload's calls
+//! overlap with other work. Everything here is wall time on a shared machine: other jobs inflate some
 //! repetitions, hence medians, and a repetition whose one-thread loops spent more
 //! than 1 % of their time waiting while another task had CPU `a` (the kernel's
 //! `run_delay` of the loop thread, `/proc/thread-self/schedstat`: a loop that never
@@ -127,10 +149,26 @@ pub struct Inputs {
     pub process: Option<PingPong>,
     /// `None`: a single CPU.
     pub cross: Option<PingPong>,
+    /// `None`: a single CPU.
+    pub spin: Option<Spin>,
 }
 
+/// The spinning cross-CPU ping-pongs (no sleep, no wakeup): round trips in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Spin {
+    /// `F`: only the shared word goes over and back.
+    pub flag: f64,
+    /// `Xp`: each side also writes 1 B into a pipe that the other reads.
+    pub pipe: f64,
+    /// `Xu`: the same with 100 B over AF_UNIX stream sockets.
+    pub unix: f64,
+}
+
+/// How many scalars [`Inputs`] has.
+pub const NPRIM: usize = 25;
+
 /// (key, description, unit) of each scalar of [`Inputs`], in [`Inputs::scalars`] order.
-pub const PRIMITIVES: [(&str, &str, &str); 22] = [
+pub const PRIMITIVES: [(&str, &str, &str); NPRIM] = [
     ("S", "getppid()", "ns"),
     ("G", "clock_gettime via the vDSO", "ns"),
     ("M", "mutex lock + unlock, uncontended", "ns"),
@@ -153,11 +191,14 @@ pub const PRIMITIVES: [(&str, &str, &str); 22] = [
     ("Wc", "  the write that wakes (+1 clock read)", "ns"),
     ("sc", "  switches per round trip", "count"),
     ("kc", "  wakeups per round trip", "count"),
+    ("F", "spin ping-pong, 2 CPUs, shared word only", "ns"),
+    ("Xp", "  + 1 B over two pipes", "ns"),
+    ("Xu", "  + 100 B over two AF_UNIX sockets", "ns"),
 ];
 
 impl Inputs {
     /// Every scalar, in [`PRIMITIVES`] order (`None`: not measured).
-    pub fn scalars(&self) -> [Option<f64>; 22] {
+    pub fn scalars(&self) -> [Option<f64>; NPRIM] {
         let pp = |p: &Option<PingPong>| {
             p.map_or([None; 3], |p| {
                 [Some(p.rt), Some(p.switches), Some(p.wakeups)]
@@ -187,11 +228,14 @@ impl Inputs {
             cr.map(|c| c.write_timed),
             cr.map(|c| c.switches),
             cr.map(|c| c.wakeups),
+            self.spin.map(|x| x.flag),
+            self.spin.map(|x| x.pipe),
+            self.spin.map(|x| x.unix),
         ]
     }
 
     /// The inverse of [`Inputs::scalars`].
-    pub fn from_scalars(v: &[Option<f64>; 22]) -> Inputs {
+    pub fn from_scalars(v: &[Option<f64>; NPRIM]) -> Inputs {
         let g = |i: usize| v[i].unwrap_or(0.0);
         let pp = |i: usize, w: Option<f64>| -> Option<PingPong> {
             Some(PingPong {
@@ -222,13 +266,18 @@ impl Inputs {
                 switches: g(20),
                 wakeups: g(21),
             }),
+            spin: v[22].map(|flag| Spin {
+                flag,
+                pipe: g(23),
+                unix: g(24),
+            }),
         }
     }
 
     /// Field-wise medians of several repetitions.
     pub fn median(runs: &[Inputs]) -> Inputs {
-        let all: Vec<[Option<f64>; 22]> = runs.iter().map(Inputs::scalars).collect();
-        let mut m = [None; 22];
+        let all: Vec<[Option<f64>; NPRIM]> = runs.iter().map(Inputs::scalars).collect();
+        let mut m = [None; NPRIM];
         for (i, slot) in m.iter_mut().enumerate() {
             let xs: Vec<f64> = all.iter().filter_map(|s| s[i]).collect();
             *slot = Spread::of(&xs).map(|s| s.median);
@@ -363,14 +412,48 @@ pub fn derive(
             "not measured (no `cat` to be the peer process)".into()
         },
     );
+    // Four calls per spinning round trip, each on a channel the other CPU touched
+    // last; on one CPU the same four calls cost 2·P (2·U). Derived before the IPI
+    // fields: the sleeping cross-CPU ping-pong pays them too.
+    let remote = |x: Option<f64>, pair: f64| {
+        x.zip(i.spin)
+            .map(|(x, sp)| (x - sp.flag - 2.0 * pair) / 4.0)
+    };
+    let one = if i.spin.is_some() {
+        ""
+    } else {
+        "not measured (one CPU)"
+    };
+    let f = |s: &str| {
+        if one.is_empty() {
+            s.to_string()
+        } else {
+            one.to_string()
+        }
+    };
+    set(
+        "pipe_remote",
+        &mut c.pipe_remote,
+        remote(i.spin.map(|x| x.pipe), i.pipe_pair),
+        f("(Xp − F − 2·P) / 4"),
+    );
+    set(
+        "unix_remote",
+        &mut c.unix_remote,
+        remote(i.spin.map(|x| x.unix), i.unix_pair),
+        f("(Xu − F − 2·U) / 4"),
+    );
+    let pr = c.pipe_remote as f64;
     let (send, lat, lat_formula) = match i.cross {
         Some(x) => {
             let exit = exit_ns(x.rt / 2.0);
             let pw = c.pipe_write as f64;
             (
-                Some(x.write_timed - i.pipe_write_timed - wl),
-                div(x.rt - 2.0 * pw, x.wakeups).map(|h| h - exit as f64 - cs),
-                format!("(Tc − 2·pipe_write) / kc − X − context_switch, X = {exit} ns"),
+                Some(x.write_timed - i.pipe_write_timed - pr - wl),
+                div(x.rt - 2.0 * pw - 4.0 * pr, x.wakeups).map(|h| h - exit as f64 - cs),
+                format!(
+                    "(Tc − 2·pipe_write − 4·pipe_remote) / kc − X − context_switch, X = {exit} ns"
+                ),
             )
         }
         None => (
@@ -384,7 +467,7 @@ pub fn derive(
         &mut c.ipi_send,
         send,
         if i.cross.is_some() {
-            "Wc − Pw − wakeup_local".into()
+            "Wc − Pw − pipe_remote − wakeup_local".into()
         } else {
             "not measured (one CPU)".into()
         },
@@ -554,6 +637,25 @@ pub fn calibrate(
             Some(b) => Some(pp(mb::pingpong_threads(a, b, n_cross / 10, n_cross)?)),
             None => None,
         };
+        let spin = match b {
+            Some(b) => {
+                let mut x = |ch| -> Result<f64, String> {
+                    let (rt, slept) = mb::spin_pingpong(a, b, ch, n_pp / 10, n_pp)?;
+                    if slept > 0.01 && r == 0 {
+                        notes.push(format!(
+                            "the spinning ping-pong ({ch:?}) slept {slept:.3} times per round trip"
+                        ));
+                    }
+                    Ok(rt)
+                };
+                Some(Spin {
+                    flag: x(mb::SpinChan::None)?,
+                    pipe: x(mb::SpinChan::Pipe)?,
+                    unix: x(mb::SpinChan::Unix)?,
+                })
+            }
+            None => None,
+        };
         cpu_wait.push(p);
         reps.push(Inputs {
             syscall,
@@ -571,6 +673,7 @@ pub fn calibrate(
             same,
             process,
             cross,
+            spin,
         });
         progress(&format!(
             "repetition {} of {} done{}",
@@ -691,7 +794,7 @@ impl Calibration {
     fn primitive_lines(&self) -> Vec<String> {
         // The repetitions the medians were taken over (see [`robust_median`]).
         let clean = self.cpu_wait.iter().any(|&p| p <= SHARED);
-        let cols: Vec<[Option<f64>; 22]> = self
+        let cols: Vec<[Option<f64>; NPRIM]> = self
             .repetitions
             .iter()
             .zip(self.cpu_wait.iter().chain(std::iter::repeat(&0.0)))
@@ -795,13 +898,20 @@ mod tests {
                 switches: 2.0,
                 wakeups: 1.0,
             }),
-            // ipi_send = 11 000 − 200 − 800 = 10 000;
-            // ipi_latency = (80 000 − 2·180) / 2 − 1 000 − 1 200 = 37 620.
+            // ipi_send = 11 250 − 200 − 250 − 800 = 10 000;
+            // ipi_latency = (81 000 − 2·180 − 4·250) / 2 − 1 000 − 1 200 = 37 620.
             cross: Some(PingPong {
-                rt: 80_000.0,
-                write_timed: 11_000.0,
+                rt: 81_000.0,
+                write_timed: 11_250.0,
                 switches: 2.0,
                 wakeups: 2.0,
+            }),
+            // pipe_remote = (2 100 − 400 − 2·350) / 4 = 250;
+            // unix_remote = (4 200 − 400 − 2·700) / 4 = 600.
+            spin: Some(Spin {
+                flag: 400.0,
+                pipe: 2_100.0,
+                unix: 4_200.0,
             }),
         }
     }
@@ -816,7 +926,7 @@ mod tests {
         };
         let (c, rows, notes) = derive(&synthetic(), &base, &exit);
         assert!(notes.is_empty(), "{notes:?}");
-        assert_eq!(seen.get(), 40_000.0, "idle period = Tc / 2");
+        assert_eq!(seen.get(), 40_500.0, "idle period = Tc / 2");
         let want = [
             ("syscall", 80),
             ("gtod", 20),
@@ -831,6 +941,8 @@ mod tests {
             ("context_switch", 1_200),
             ("wakeup_local", 800),
             ("mm_switch", 600),
+            ("pipe_remote", 250),
+            ("unix_remote", 600),
             ("ipi_send", 10_000),
             ("ipi_latency_ns", 37_620),
         ];
@@ -859,6 +971,7 @@ mod tests {
         let mut i = synthetic();
         i.process = None;
         i.cross = None;
+        i.spin = None;
         // Same-CPU round trip shorter than its parts: wakeup_local < 0.
         i.same.rt = 2_000.0;
         let base = CostTable::default();
@@ -868,13 +981,33 @@ mod tests {
             notes.iter().any(|n| n.contains("wakeup_local came out as")),
             "{notes:?}"
         );
-        for f in ["mm_switch", "ipi_send", "ipi_latency_ns"] {
+        for f in [
+            "mm_switch",
+            "ipi_send",
+            "ipi_latency_ns",
+            "pipe_remote",
+            "unix_remote",
+        ] {
             let r = rows.iter().find(|r| r.field == f).unwrap();
             assert_eq!(r.value, None, "{r:?}");
             assert!(r.formula.contains("not measured"), "{r:?}");
         }
         assert_eq!((c.mm_switch, c.ipi_send), (base.mm_switch, base.ipi_send));
         assert_eq!(c.ipi_latency_ns, base.ipi_latency_ns);
+        assert_eq!((c.pipe_remote, c.unix_remote), (0, 0));
+        // A cross-CPU call cheaper than a same-CPU one: clamped to 0.
+        let mut j = synthetic();
+        j.spin = Some(Spin {
+            flag: 400.0,
+            pipe: 1_000.0,
+            unix: 4_200.0,
+        });
+        let (c, _, notes) = derive(&j, &base, &|_| 0);
+        assert_eq!((c.pipe_remote, c.unix_remote), (0, 600));
+        assert!(
+            notes.iter().any(|n| n.contains("pipe_remote came out as")),
+            "{notes:?}"
+        );
         // No switches counted: the context switch cannot be derived.
         i.yield_pp_switches = 0.0;
         let (c, _, _) = derive(&i, &base, &|_| 0);
@@ -893,7 +1026,7 @@ mod tests {
         let m = Inputs::median(&[a, b, c]);
         assert_eq!(m.syscall, 80.0);
         // The cross ping-pong's median is over the runs that have one.
-        assert_eq!(m.cross.unwrap().rt, 80_000.0);
+        assert_eq!(m.cross.unwrap().rt, 81_000.0);
         assert_eq!(Inputs::median(&[b]).cross, None);
     }
 
@@ -988,6 +1121,11 @@ mod tests {
     /// two threads on CPU 0, 1 = two processes on CPU 0, 2 = two processes on CPUs
     /// 0 and 1.
     fn sim_pingpong(m: &Machine, layout: u32) -> (f64, f64, f64, f64) {
+        sim_pingpong_over(m, layout, "pipe")
+    }
+
+    /// [`sim_pingpong`] over channels of `kind` (`pipe` or `unix`).
+    fn sim_pingpong_over(m: &Machine, layout: u32, kind: &str) -> (f64, f64, f64, f64) {
         let one = |loops: u64| {
             let groups = match layout {
                 0 | 1 => format!(
@@ -1008,7 +1146,7 @@ mod tests {
             };
             let text = format!(
                 "[machine]\npreset = \"juno-r0\"\n[kernel]\npreset = \"v5.6\"\n[run]\nseed = 1\nduration_ms = 10000\n\
-                 [workload]\nkind = \"tasks\"\n[[workload.channel]]\nname = \"c\"\nkind = \"pipe\"\ncount = 2\n{groups}"
+                 [workload]\nkind = \"tasks\"\n[[workload.channel]]\nname = \"c\"\nkind = \"{kind}\"\ncount = 2\n{groups}"
             );
             let doc = crate::config::Doc::parse(&text, std::path::Path::new("pp.toml")).unwrap();
             let mut sc = super::super::Scenario::from_doc(doc, &Default::default()).unwrap();
@@ -1045,6 +1183,7 @@ mod tests {
             wakeup_local: 800,
             ipi_send: 10_000,
             ipi_latency_ns: 37_620,
+            pipe_remote: 250,
             gtod: 20,
             ..CostTable::default()
         };
@@ -1076,9 +1215,15 @@ mod tests {
             }),
             cross: Some(PingPong {
                 rt: tc,
-                write_timed: 200.0 + 800.0 + 10_000.0,
+                write_timed: 200.0 + 250.0 + 800.0 + 10_000.0,
                 switches: sc,
                 wakeups: kc,
+            }),
+            // (2 100 − 400 − 2·350) / 4 = 250.
+            spin: Some(Spin {
+                flag: 400.0,
+                pipe: 2_100.0,
+                unix: 400.0 + 2.0 * 700.0,
             }),
             ..Default::default()
         };
@@ -1097,6 +1242,8 @@ mod tests {
         near(c.mm_switch, 600, 10);
         near(c.ipi_send, 10_000, 10);
         near(c.ipi_latency_ns, 37_620, 100);
+        near(c.pipe_remote, 250, 0);
+        near(c.unix_remote, 0, 0);
     }
 
     /// `ipi_send` is charged to the waker for a wakeup that sends an IPI (the
@@ -1117,6 +1264,47 @@ mod tests {
         assert!(
             (extra - 2.0 * 5_000.0).abs() < 50.0,
             "busy +{extra} ns per round trip"
+        );
+    }
+
+    /// `unix_remote` / `pipe_remote` are charged to every write and read call on a
+    /// channel whose previous call ran on the other CPU: a ping-pong of two tasks
+    /// pinned to CPUs 0 and 1 has four such calls per round trip (A's write and B's
+    /// read of one channel, B's write and A's read of the other; B's read that blocks
+    /// follows B's own last read, so it pays nothing), so the CPUs are busy exactly
+    /// 4 × 700 ns longer per round trip; on one CPU nothing is charged.
+    #[test]
+    fn ipc_remote_is_charged_only_when_the_channel_changes_cpu() {
+        let mut m = crate::machine::presets::test_topology(1, 1, 2, 1);
+        m.cost.ipi_latency_ns = 20_000;
+        // No tick cost: a longer round trip would pay more ticks.
+        m.cost.tick = 0;
+        for kind in ["unix", "pipe"] {
+            let same0 = sim_pingpong_over(&m, 0, kind);
+            let cross0 = sim_pingpong_over(&m, 2, kind);
+            let mut r = m.clone();
+            if kind == "unix" {
+                r.cost.unix_remote = 700;
+            } else {
+                r.cost.pipe_remote = 700;
+            }
+            let same1 = sim_pingpong_over(&r, 0, kind);
+            let cross1 = sim_pingpong_over(&r, 2, kind);
+            assert_eq!(same0, same1, "{kind}: one CPU, nothing charged");
+            let extra = cross1.3 - cross0.3;
+            assert!(
+                (extra - 4.0 * 700.0).abs() < 1.0,
+                "{kind}: busy +{extra} ns per round trip, want 2800"
+            );
+            // The wakee's side is on the critical path: the round trip grows too.
+            assert!(cross1.0 > cross0.0, "{cross0:?} {cross1:?}");
+        }
+        // The other kind's field charges nothing to this kind's channels.
+        let mut r = m.clone();
+        r.cost.pipe_remote = 700;
+        assert_eq!(
+            sim_pingpong_over(&m, 2, "unix"),
+            sim_pingpong_over(&r, 2, "unix")
         );
     }
 }

@@ -136,6 +136,15 @@ pub struct CostTable {
     pub pipe_read: u64,
     pub unix_write: u64,
     pub unix_read: u64,
+    /// `SIM_` cross-CPU traffic of a channel: extra ns charged to a pipe (`pipe_remote`)
+    /// or AF_UNIX stream (`unix_remote`) write or read call made on a CPU other than
+    /// the one that made the channel's previous write or read call (its buffers,
+    /// locks and queue heads, and an skb freed away from the CPU that allocated it,
+    /// move between caches). 0 in every preset (bare metal: inside the per-call
+    /// costs); measured by `schedlab calibrate host` with a spinning cross-CPU
+    /// ping-pong. Not charged to TCP loopback.
+    pub pipe_remote: u64,
+    pub unix_remote: u64,
     pub tcp_write_8k: u64,
     pub tcp_read_8k: u64,
     pub futex_wake: u64,
@@ -183,6 +192,8 @@ impl Default for CostTable {
             pipe_read: 600,
             unix_write: 1_100,
             unix_read: 1_100,
+            pipe_remote: 0,
+            unix_remote: 0,
             tcp_write_8k: 6_000,
             tcp_read_8k: 1_500,
             futex_wake: 500,

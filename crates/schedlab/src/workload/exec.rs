@@ -10,6 +10,17 @@
 //! kernel's sync or non-sync flavour). A task blocked in a call re-executes it when
 //! woken, as the kernel's wait loops do.
 //!
+//! `SIM_` **cross-CPU channel traffic.** A pipe or AF_UNIX write or read call costs
+//! `pipe_write` / `unix_write` / `pipe_read` / `unix_read` wherever it runs; when the
+//! channel's previous write or read call ran on a *different* CPU, the call also pays
+//! `pipe_remote` / `unix_remote` as more of its cost, before its effect. That is
+//! what moving the channel's buffers, lock and queue heads between caches (and, for
+//! a socket, freeing the skb away from the CPU that allocated it) costs a real call;
+//! the kernel has no such function, the cost is in its cache misses. The simulator
+//! keeps the CPU of each channel's last call (a blocked call counts: it took the
+//! lock). Both fields are 0 in every preset; `schedlab calibrate host` measures them
+//! (a spinning cross-CPU ping-pong, `experiment::calibrate`). TCP loopback pays none.
+//!
 //! The run ends when every task has exited (daemon tasks, the background load, are
 //! not waited for), when the scenario's duration elapses, or with an error when tasks
 //! are left blocked with nothing left that could wake them. Beside daemons, or with
@@ -38,6 +49,9 @@ const EV_STOP: u32 = 2;
 /// time instead.
 const DAEMON_CHECK_NS: SimTime = 10_000_000;
 
+/// No CPU has touched the channel yet ([`Sim::remote_chan_cost`]).
+const NO_CPU: u32 = u32::MAX;
+
 /// Interpreter state of one task.
 struct ProgState {
     prog: usize,
@@ -49,6 +63,8 @@ struct ProgState {
     retry: bool,
     /// The current op's cost already ran with the preceding compute.
     prepaid: bool,
+    /// The current channel call already ran its `pipe_remote` / `unix_remote`.
+    remote_paid: bool,
     got: u32,
     loops: Vec<(usize, u64)>,
     marks: [SimTime; NR_REGS],
@@ -147,6 +163,9 @@ pub struct Sim<O> {
     chans: Vec<Channel>,
     /// Channel kind per channel index (for costs).
     chan_kind: Vec<ChanKind>,
+    /// `SIM_` the CPU of each channel's last write or read call ([`NO_CPU`] before
+    /// the first), for `pipe_remote` / `unix_remote` (see [`Sim::remote_chan_cost`]).
+    chan_cpu: Vec<u32>,
     futex: FutexTable,
     futex_addr: Vec<usize>,
     mutexes: Vec<Mutex>,
@@ -216,6 +235,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             spin_holder: vec![None; spec.spinlocks as usize],
             spec,
             st: Vec::new(),
+            chan_cpu: vec![NO_CPU; chans.len()],
             chans,
             chan_kind,
             futex,
@@ -436,6 +456,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             phase: 0,
             retry: false,
             prepaid: false,
+            remote_paid: false,
             got: 0,
             loops: Vec::new(),
             marks: [0; NR_REGS],
@@ -506,6 +527,45 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 .try_to_wake_up(w.pid, if w.sync { WF_SYNC } else { 0 }, cpu, &mut self.q);
         }
         self.wakes.clear();
+    }
+
+    /// `SIM_` cross-CPU channel traffic, before a write or read call's effect on
+    /// channel `i` from `cpu` (its own cost already run): when the channel's previous
+    /// write or read call ran on another CPU, the call first runs `pipe_remote` /
+    /// `unix_remote` (with the run's noise) as more of its cost and this returns true
+    /// (the step ends; the call resumes after it). Decided once per call
+    /// (`remote_paid`); [`Sim::touched_chan`] after the effect makes `cpu` the
+    /// channel's last. Not a kernel function: the kernel pays this in cache misses
+    /// inside the call.
+    fn remote_chan_cost(&mut self, cpu: usize, i: usize, st: &mut ProgState) -> bool {
+        let last = self.chan_cpu[i];
+        if st.remote_paid || last == cpu as u32 || last == NO_CPU {
+            return false;
+        }
+        let c = &self.k.m.cost;
+        let ns = match self.chan_kind[i] {
+            ChanKind::Pipe => c.pipe_remote,
+            ChanKind::UnixStream => c.unix_remote,
+            ChanKind::TcpLoopback => 0,
+        };
+        // Nothing drawn from the noise stream when 0: results stay byte-identical.
+        if ns == 0 {
+            return false;
+        }
+        st.remote_paid = true;
+        let ns = self.noisy(ns);
+        self.k
+            .set_segment(cpu, Segment::Work(ns << WORK_SHIFT), &mut self.q);
+        true
+    }
+
+    /// After a write or read call's effect on channel `i` (completed or blocked: a
+    /// blocked call took the channel's lock too): `cpu` is the channel's last CPU,
+    /// and the task's next call decides its remote cost afresh.
+    #[inline]
+    fn touched_chan(&mut self, cpu: usize, i: usize, st: &mut ProgState) {
+        self.chan_cpu[i] = cpu as u32;
+        st.remote_paid = false;
     }
 
     /// Start the cost segment of a system call; returns true when the task must now
@@ -709,7 +769,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Write { ch, bytes } => {
                 let i = ch.resolve_at(inst, &st.marks, cpu);
                 pay!();
+                if self.remote_chan_cost(cpu, i, st) {
+                    return true;
+                }
                 let r = self.chans[i].write(pid, bytes, st.retry, &mut self.wakes);
+                self.touched_chan(cpu, i, st);
                 self.do_wakes(cpu);
                 match r {
                     Outcome::Done => next!(),
@@ -723,7 +787,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Read { ch, bytes } => {
                 let i = ch.resolve_at(inst, &st.marks, cpu);
                 pay!();
+                if self.remote_chan_cost(cpu, i, st) {
+                    return true;
+                }
                 let r = self.chans[i].read(pid, bytes - st.got, st.retry, &mut self.wakes);
+                self.touched_chan(cpu, i, st);
                 self.do_wakes(cpu);
                 match r {
                     ReadOutcome::Done(n) => {

@@ -360,6 +360,125 @@ pub fn pingpong_threads(
     })
 }
 
+/// The channel a [`spin_pingpong`] carries its messages over, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpinChan {
+    /// Only the shared word: the cost of handing a cache line over and back.
+    None,
+    /// 1-byte messages over two pipes (as [`pipe_write_read`]).
+    Pipe,
+    /// 100-byte messages over two AF_UNIX stream socketpairs (as [`unix_write_read`]).
+    Unix,
+}
+
+/// A ping-pong that never sleeps: A (pinned to `cpu_a`) writes its message, then
+/// publishes a round number in a shared word; B (pinned to `cpu_b`) spins on the
+/// word, reads the message (it is there: no read blocks, no read fails), writes its
+/// answer and publishes the next number; A spins, then reads the answer. No wakeup,
+/// no IPI: the only cross-CPU traffic is the channels' own data and the word's cache
+/// line. Returns (median ns of a round trip, voluntary switches of A and B per round
+/// trip: 0 unless something slept). With `SpinChan::None` only the word moves.
+pub fn spin_pingpong(
+    cpu_a: usize,
+    cpu_b: usize,
+    chan: SpinChan,
+    warm: u64,
+    n: u64,
+) -> Result<(f64, f64), String> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    type Pair = (Box<dyn Read + Send>, Box<dyn Write + Send>);
+    let pair = || -> Result<Option<Pair>, String> {
+        Ok(match chan {
+            SpinChan::None => None,
+            SpinChan::Pipe => {
+                let (r, w) = std::io::pipe().map_err(io("pipe"))?;
+                Some((Box::new(r), Box::new(w)))
+            }
+            SpinChan::Unix => {
+                let (a, b) = std::os::unix::net::UnixStream::pair().map_err(io("socketpair"))?;
+                Some((Box::new(b), Box::new(a)))
+            }
+        })
+    };
+    let bytes = if chan == SpinChan::Unix { 100 } else { 1 };
+    let (ab, ba) = (pair()?, pair()?);
+    let (mut ab_r, mut ab_w) = ab.map_or((None, None), |(r, w)| (Some(r), Some(w)));
+    let (mut ba_r, mut ba_w) = ba.map_or((None, None), |(r, w)| (Some(r), Some(w)));
+    let word = AtomicU64::new(0);
+    // Set when either side fails, so the other stops spinning.
+    let stop = AtomicBool::new(false);
+    let start = Barrier::new(2);
+    let wait_for = |v: u64| -> Result<(), String> {
+        while word.load(Ordering::Acquire) != v {
+            if stop.load(Ordering::Relaxed) {
+                return Err("the other side of the spin ping-pong failed".into());
+            }
+            std::hint::spin_loop();
+        }
+        Ok(())
+    };
+    let fail = |e: String| {
+        stop.store(true, Ordering::Relaxed);
+        e
+    };
+    std::thread::scope(|s| {
+        let b = s.spawn(|| -> Result<(u64, u64), String> {
+            pin(cpu_b).map_err(fail)?;
+            start.wait();
+            let mut x = vec![0u8; bytes];
+            let mut before = (0, 0);
+            for i in 0..warm + n {
+                if i == warm {
+                    before = ctxt_switches("/proc/thread-self/status").map_err(fail)?;
+                }
+                wait_for(2 * i + 1)?;
+                if let (Some(r), Some(w)) = (ab_r.as_mut(), ba_w.as_mut()) {
+                    r.read_exact(&mut x).map_err(io("B read")).map_err(fail)?;
+                    w.write_all(&x).map_err(io("B write")).map_err(fail)?;
+                }
+                word.store(2 * i + 2, Ordering::Release);
+            }
+            let after = ctxt_switches("/proc/thread-self/status").map_err(fail)?;
+            Ok((after.0 - before.0, 0))
+        });
+        let a = (|| -> Result<(f64, u64), String> {
+            pin(cpu_a).map_err(fail)?;
+            start.wait();
+            let mut x = vec![1u8; bytes];
+            let mut d = Vec::with_capacity(n as usize);
+            let mut before = (0, 0);
+            for i in 0..warm + n {
+                if i == warm {
+                    before = ctxt_switches("/proc/thread-self/status").map_err(fail)?;
+                }
+                let t = Instant::now();
+                if let Some(w) = ab_w.as_mut() {
+                    w.write_all(&x).map_err(io("A write")).map_err(fail)?;
+                }
+                word.store(2 * i + 1, Ordering::Release);
+                wait_for(2 * i + 2)?;
+                if let Some(r) = ba_r.as_mut() {
+                    r.read_exact(&mut x).map_err(io("A read")).map_err(fail)?;
+                }
+                if i >= warm {
+                    d.push(t.elapsed().as_nanos() as u64);
+                }
+            }
+            let after = ctxt_switches("/proc/thread-self/status").map_err(fail)?;
+            Ok((median(&mut d), after.0 - before.0))
+        })();
+        if a.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let b = b
+            .join()
+            .map_err(|_| "a calibration thread panicked".to_string())?;
+        let (rt, vol_a) = a?;
+        let (vol_b, _) = b?;
+        Ok((rt, (vol_a + vol_b) as f64 / n as f64))
+    })
+}
+
 /// Like [`pingpong_threads`] on one CPU, with B a separate process (`cat`, whose
 /// `read` of whatever is there then `write` of it is exactly B's loop), so every
 /// switch changes the address space. `cat` inherits the affinity of the thread that
@@ -444,5 +563,12 @@ mod tests {
         assert!(pair > 0.0 && w > 0.0);
         let p = pingpong_threads(cpu, cpu, 10, 200).unwrap();
         assert!(p.rt_ns > 0.0 && p.switches() > 0.0, "{p:?}");
+        // The spinning ping-pong needs two CPUs (on one, each side spins out its slice).
+        if let Some(&b) = allowed_cpus().unwrap().iter().find(|&&c| c != cpu) {
+            for ch in [SpinChan::None, SpinChan::Pipe, SpinChan::Unix] {
+                let (rt, _) = spin_pingpong(cpu, b, ch, 10, 200).unwrap();
+                assert!(rt > 0.0, "{ch:?}");
+            }
+        }
     }
 }
