@@ -1142,8 +1142,8 @@ mod tests {
         crate::machine::presets::preset("juno-r0").unwrap()
     }
 
-    #[test]
-    fn validate_with_canned_tools_compares_and_skips() {
+    /// Canned tools, quick sizes, two runs, the small machine.
+    fn canned_quick() -> (Canned, ValidateOpts, Machine) {
         let r = Canned {
             calls: RefCell::new(vec![]),
         };
@@ -1152,7 +1152,12 @@ mod tests {
             quick: true,
             ..Default::default()
         };
-        let m = tiny_machine();
+        (r, opts, tiny_machine())
+    }
+
+    #[test]
+    fn validate_with_canned_tools_compares_and_skips() {
+        let (r, opts, m) = canned_quick();
         let seen = RefCell::new(0);
         let v = validate(&opts, &m, None, &r, &|_| *seen.borrow_mut() += 1);
         assert_eq!(*seen.borrow(), cases(true).len());
@@ -1300,15 +1305,7 @@ mod tests {
     /// The same host with other costs: every simulated row gets a second column.
     #[test]
     fn measured_costs_add_a_column_and_mark_what_is_not_held_out() {
-        let r = Canned {
-            calls: RefCell::new(vec![]),
-        };
-        let opts = ValidateOpts {
-            runs: 2,
-            quick: true,
-            ..Default::default()
-        };
-        let m = tiny_machine();
+        let (r, opts, m) = canned_quick();
         let mut slow = m.clone();
         slow.cost.context_switch *= 4;
         slow.cost.unix_write *= 4;
