@@ -12,6 +12,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod explain;
+pub mod oracle;
 pub mod report;
 pub mod reproduce;
 pub mod result;
