@@ -3,3 +3,4 @@
 //!
 //! (Essay to be completed as the pieces land: guest runner, decision statistics,
 //! comparison, the recorded suite.)
+pub mod workload;
