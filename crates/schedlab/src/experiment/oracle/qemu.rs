@@ -41,8 +41,7 @@ pub const DEFAULT_MAX_VCPUS: usize = 32;
 /// The kernel command line every guest gets (before the caller's additions):
 /// console on the first serial port, reboot (→ QEMU exits, `-no-reboot`) on panic,
 /// no automatic NUMA balancing and no autogroup (schedlab models neither).
-pub const BASE_APPEND: &str =
-    "console=ttyS0 panic=-1 quiet numa_balancing=disable noautogroup";
+pub const BASE_APPEND: &str = "console=ttyS0 panic=-1 quiet numa_balancing=disable noautogroup";
 
 /// How TCG runs the vCPUs: one host thread for all (`single`, slow but robust), or
 /// one host thread per vCPU (`multi`, faster to boot; see the guest runner's retry).
@@ -142,11 +141,7 @@ impl GuestTopology {
                 's' => &mut sockets,
                 'c' => &mut cores,
                 't' => &mut threads,
-                _ => {
-                    return Err(bad(format!(
-                        "unexpected `{ch}` (expected e.g. `2s4c2t`)"
-                    )))
-                }
+                _ => return Err(bad(format!("unexpected `{ch}` (expected e.g. `2s4c2t`)"))),
             };
             if slot.is_some() || num.is_empty() {
                 return Err(bad(format!(
@@ -187,7 +182,9 @@ impl GuestTopology {
                     v.split(',')
                         .map(|w| w.trim().parse::<u32>())
                         .collect::<Result<_, _>>()
-                        .map_err(|_| bad(format!("`dist={v}`: expected numbers separated by commas")))?,
+                        .map_err(|_| {
+                            bad(format!("`dist={v}`: expected numbers separated by commas"))
+                        })?,
                 );
             } else {
                 return Err(bad(format!(
@@ -205,13 +202,10 @@ impl GuestTopology {
             Some(d) if d.len() == nodes * nodes => d.chunks(nodes).map(|r| r.to_vec()).collect(),
             Some(d) if d.len() == nodes * (nodes - 1) / 2 => {
                 let mut m = default_distances(nodes);
-                let mut it = d.into_iter();
-                for a in 0..nodes {
-                    for b in a + 1..nodes {
-                        let v = it.next().unwrap_or(20);
-                        m[a][b] = v;
-                        m[b][a] = v;
-                    }
+                let pairs = (0..nodes).flat_map(|a| (a + 1..nodes).map(move |b| (a, b)));
+                for ((a, b), v) in pairs.zip(d) {
+                    m[a][b] = v;
+                    m[b][a] = v;
                 }
                 m
             }
@@ -420,7 +414,10 @@ impl GuestTopology {
             let first = mem_mb - each * (nodes as u32 - 1);
             for k in 0..nodes {
                 let size = if k == 0 { first } else { each };
-                push(&["-object", &format!("memory-backend-ram,id=m{k},size={size}M")]);
+                push(&[
+                    "-object",
+                    &format!("memory-backend-ram,id=m{k},size={size}M"),
+                ]);
             }
             for k in 0..nodes {
                 push(&[
@@ -553,14 +550,19 @@ mod tests {
     fn size_limit() {
         let t = GuestTopology::parse("2s16c2t").unwrap();
         assert_eq!(t.nr_cpus(), 64);
-        assert!(t.check_size(DEFAULT_MAX_VCPUS).unwrap_err().contains("64 vCPUs is more than 32"));
+        assert!(t
+            .check_size(DEFAULT_MAX_VCPUS)
+            .unwrap_err()
+            .contains("64 vCPUs is more than 32"));
         assert!(t.check_size(64).is_ok());
     }
 
     #[test]
     fn machine_presets_map_or_are_refused() {
         // Juno: big.LITTLE capacities.
-        let juno = preset("juno-r0").or_else(|| preset("juno")).expect("juno preset");
+        let juno = preset("juno-r0")
+            .or_else(|| preset("juno"))
+            .expect("juno preset");
         assert!(GuestTopology::from_machine(&juno)
             .unwrap_err()
             .contains("capacities differ"));
