@@ -40,8 +40,10 @@ pub const DEFAULT_MAX_VCPUS: usize = 32;
 
 /// The kernel command line every guest gets (before the caller's additions):
 /// console on the first serial port, reboot (→ QEMU exits, `-no-reboot`) on panic,
-/// no automatic NUMA balancing and no autogroup (schedlab models neither).
-pub const BASE_APPEND: &str = "console=ttyS0 panic=-1 quiet numa_balancing=disable noautogroup";
+/// no automatic NUMA balancing and no autogroup (schedlab models neither), and
+/// `sched_verbose` (6.x publishes the sched domains in debugfs only then).
+pub const BASE_APPEND: &str =
+    "console=ttyS0 panic=-1 quiet numa_balancing=disable noautogroup sched_verbose";
 
 /// How TCG runs the vCPUs: one host thread for all (`single`, slow but robust), or
 /// one host thread per vCPU (`multi`, faster to boot; see the guest runner's retry).
@@ -488,7 +490,7 @@ mod tests {
         .join(" ")
     }
 
-    const TAIL: &str = "-kernel /k/vmlinuz -initrd /t/initrd.gz -append console=ttyS0 panic=-1 quiet numa_balancing=disable noautogroup -display none -monitor none -serial file:/t/console.log -no-reboot -drive file=/t/out.img,format=raw,if=virtio";
+    const TAIL: &str = "-kernel /k/vmlinuz -initrd /t/initrd.gz -append console=ttyS0 panic=-1 quiet numa_balancing=disable noautogroup sched_verbose -display none -monitor none -serial file:/t/console.log -no-reboot -drive file=/t/out.img,format=raw,if=virtio";
 
     #[test]
     fn one_socket_no_numa_options() {
