@@ -3,4 +3,8 @@
 //!
 //! (Essay to be completed as the pieces land: guest runner, decision statistics,
 //! comparison, the recorded suite.)
+pub mod decisions;
+pub mod domains;
+pub mod guest;
+pub mod qemu;
 pub mod workload;

@@ -1,0 +1,1585 @@
+//! The guest runner: boot an unmodified Linux kernel in a QEMU (TCG) guest of a
+//! chosen topology, run jobs in it under ftrace, and bring back what the kernel saw.
+//!
+//! The guest has no disk image and no distribution. Its root file system is an
+//! initramfs built here: a static busybox (the shell and every small tool), the
+//! workload binaries copied from the host together with every shared library `ldd`
+//! lists (plus the dynamic loader and `libgcc_s.so.1`, which glibc loads lazily when
+//! a thread exits — rt-app's threads abort without it), the virtio modules the kernel
+//! needs to see a block device, the jobs' input files, and a generated `/init`.
+//!
+//! `/init` prepares the scheduler as schedlab models it (schedstats on, autogroup off,
+//! no NUMA balancing), records the kernel release, copies the sysfs files that
+//! [`crate::machine::sysfs::import_sysfs`] reads — so the guest's machine is
+//! imported by the same code as any host — and the sched-domain tree the kernel
+//! built (5.10: `/proc/sys/kernel/sched_domain`, 6.x: debugfs `sched/domains`).
+//! Then each job runs in order under a fresh trace buffer with the `sched_*`
+//! tracepoints on, between two `/proc/schedstat` snapshots. The results leave the
+//! guest as a tar archive written straight onto a raw virtio disk (`/dev/vda`) that
+//! the host created and reads back afterwards: the serial console is far too slow
+//! for traces of megabytes. `/init` then powers the guest off.
+//!
+//! Kernels come as Debian packages fetched with a private apt configuration (a
+//! sources list naming one suite of the host's Debian mirror, private lists and
+//! cache: the system's apt state is never touched), unpacked once into a cache
+//! directory and reused. A kernel of one's own can be given as a bzImage path.
+//!
+//! Multi-threaded TCG boots faster but sometimes crashes the guest early (an `int3`
+//! trap in `sched_clock_cpu` while the kernel patches its own text); a crash, a
+//! timeout or missing results make the runner boot again, up to a set number of
+//! attempts.
+//!
+//! Artifacts (`out_dir`):
+//!
+//! ```text
+//! meta.json                  kernel release, QEMU argv, boot/job seconds, drops, attempts
+//! console.log                the serial console of the successful boot
+//! uname_r, cmdline           `uname -r`, /proc/cmdline
+//! schedstat                  /proc/schedstat after boot
+//! sched_features             the kernel's sched_features (debugfs)
+//! sysfs/sys/devices/system/… the subset import_sysfs reads (and sysfs/proc/cpuinfo)
+//! domains/cpuN/domainM/<f>   the kernel's sched domain files, as they read
+//! jobs/<name>/trace.txt      ftrace text of the job
+//! jobs/<name>/schedstat.before, schedstat.after
+//! jobs/<name>/dropped        per CPU: `cpuN overrun: X dropped events: Y`
+//! jobs/<name>/stdout         the command's stdout and stderr
+//! jobs/<name>/exit_status    its exit status (124 or 137: timed out)
+//! jobs/<name>/uptime         guest uptime (s) at start and end of the job
+//! ```
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::qemu::{AccelThreads, GuestTopology, DEFAULT_MAX_VCPUS, QEMU_BIN};
+
+/// Which kernel boots in the guest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KernelChoice {
+    /// Debian bullseye's newest `linux-image-5.10.0-<abi>-amd64-unsigned`.
+    V5_10,
+    /// Debian bookworm-backports' newest `linux-image-6.12.*-amd64-unsigned`.
+    V6_12,
+    /// A bzImage of one's own. Its virtio modules (`virtio`, `virtio_ring`,
+    /// `virtio_pci`, `virtio_blk`, as `.ko`, `.ko.xz` or `.ko.zst`) are taken from a
+    /// `lib/modules/<release>/` tree beside the image or one level up (the layout of
+    /// `dpkg -x` or `make modules_install INSTALL_MOD_PATH=`); without such a tree the
+    /// kernel must have `CONFIG_VIRTIO_PCI=y` and `CONFIG_VIRTIO_BLK=y`.
+    Path(PathBuf),
+}
+
+impl KernelChoice {
+    /// `5.10` | `6.12` | a path to a bzImage.
+    pub fn parse(s: &str) -> Result<KernelChoice, String> {
+        match s.trim() {
+            "5.10" => Ok(KernelChoice::V5_10),
+            "6.12" => Ok(KernelChoice::V6_12),
+            p if p.contains('/') || Path::new(p).exists() => {
+                let p = PathBuf::from(p);
+                if !p.is_file() {
+                    return Err(format!(
+                        "kernel `{}`: no such file (expected `5.10`, `6.12` or a bzImage path)",
+                        p.display()
+                    ));
+                }
+                Ok(KernelChoice::Path(p))
+            }
+            other => Err(format!(
+                "kernel `{other}`: expected `5.10`, `6.12` or a path to a bzImage"
+            )),
+        }
+    }
+
+    /// The Debian suite and a predicate on package names, for the packaged kernels.
+    fn suite(&self) -> Option<(&'static str, PkgFilter)> {
+        match self {
+            KernelChoice::V5_10 => Some(("bullseye", is_510_pkg)),
+            KernelChoice::V6_12 => Some(("bookworm-backports", is_612_pkg)),
+            KernelChoice::Path(_) => None,
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            KernelChoice::V5_10 => "5.10".into(),
+            KernelChoice::V6_12 => "6.12".into(),
+            KernelChoice::Path(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// Accepts the package names of one kernel choice.
+pub type PkgFilter = fn(&str) -> bool;
+
+/// `linux-image-5.10.0-<abi>-amd64-unsigned`.
+pub fn is_510_pkg(name: &str) -> bool {
+    name.strip_prefix("linux-image-5.10.0-")
+        .and_then(|r| r.strip_suffix("-amd64-unsigned"))
+        .is_some_and(|abi| !abi.is_empty() && abi.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `linux-image-6.12.<n>+deb<k>-amd64-unsigned` (generic flavour: not cloud, not rt).
+pub fn is_612_pkg(name: &str) -> bool {
+    name.strip_prefix("linux-image-6.12.")
+        .and_then(|r| r.strip_suffix("-amd64-unsigned"))
+        .is_some_and(|mid| {
+            let (patch, abi) = mid.split_once('+').unwrap_or((mid, ""));
+            !patch.is_empty()
+                && patch.bytes().all(|b| b.is_ascii_digit())
+                && (abi.is_empty()
+                    || abi
+                        .strip_prefix("deb")
+                        .is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit())))
+        })
+}
+
+/// Numeric fields of a name, for ordering versions (`5.10.0-32` > `5.10.0-9`).
+fn version_key(name: &str) -> Vec<u64> {
+    name.split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap_or(0))
+        .collect()
+}
+
+/// The newest package of `apt-cache search --names-only` output (`name - summary`
+/// lines) that `want` accepts.
+pub fn choose_package(search_output: &str, want: PkgFilter) -> Option<String> {
+    search_output
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| want(n))
+        .max_by_key(|n| version_key(n))
+        .map(str::to_string)
+}
+
+/// One job run in the guest, in a working directory holding `files`, as
+/// `/bin/sh ./command.sh` (rt-app and hackbench are on `PATH`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuestJob {
+    /// Names the job's result directory: letters, digits, `.`, `_`, `-`.
+    pub name: String,
+    /// A shell command (several lines allowed).
+    pub command: String,
+    /// (file name, contents) put in the job's working directory.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// Everything one guest boot needs.
+#[derive(Clone, Debug)]
+pub struct GuestRequest {
+    pub topology: GuestTopology,
+    pub kernel: KernelChoice,
+    pub jobs: Vec<GuestJob>,
+    /// Guest RAM (MiB); it holds the trace buffers and the results too.
+    pub mem_mb: u32,
+    /// Trace buffer per CPU (KiB, `buffer_size_kb`).
+    pub buffer_kb: u32,
+    /// Wall-clock limit of one boot (boot, all jobs, writing the results).
+    pub timeout: Duration,
+    /// Limit of each job inside the guest (busybox `timeout`, then SIGKILL).
+    pub job_timeout: Duration,
+    /// Kernel and apt cache; `None`: [`default_cache_dir`].
+    pub cache_dir: Option<PathBuf>,
+    pub accel_threads: AccelThreads,
+    /// Boots tried before giving up (≥ 1).
+    pub attempts: u32,
+    /// Refuse larger guests (see [`DEFAULT_MAX_VCPUS`]).
+    pub max_vcpus: usize,
+    /// Extra kernel command line, after [`super::qemu::BASE_APPEND`].
+    pub append: String,
+}
+
+impl GuestRequest {
+    /// A request with the defaults: 2 GiB, 16 MiB of trace buffer per CPU, 20 min
+    /// per boot, 5 min per job, multi-threaded TCG with 3 attempts, at most 32 vCPUs.
+    pub fn new(topology: GuestTopology, kernel: KernelChoice, jobs: Vec<GuestJob>) -> Self {
+        GuestRequest {
+            topology,
+            kernel,
+            jobs,
+            mem_mb: 2048,
+            buffer_kb: 16384,
+            timeout: Duration::from_secs(1200),
+            job_timeout: Duration::from_secs(300),
+            cache_dir: None,
+            accel_threads: AccelThreads::Multi,
+            attempts: 3,
+            max_vcpus: DEFAULT_MAX_VCPUS,
+            append: String::new(),
+        }
+    }
+}
+
+/// One boot attempt and how it ended.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Attempt {
+    pub outcome: String,
+    pub wall_s: f64,
+}
+
+/// What one job did, from the guest's records.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct JobMeta {
+    pub name: String,
+    /// Guest seconds from tracing on to tracing off.
+    pub seconds: f64,
+    pub exit_status: i32,
+    /// Sum over CPUs of `dropped events` and of `overrun` (both 0 for a complete trace).
+    pub dropped_events: u64,
+    pub overrun: u64,
+    pub trace_bytes: u64,
+}
+
+/// `meta.json`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct GuestMeta {
+    pub kernel: String,
+    pub kernel_package: Option<String>,
+    pub kernel_release: String,
+    pub topology: GuestTopology,
+    pub qemu_argv: Vec<String>,
+    /// Guest uptime when `/init` started (≈ wall seconds: without icount the guest
+    /// clock is the host's).
+    pub boot_s: f64,
+    /// Host wall seconds from QEMU's start until `/init` ran (firmware, kernel
+    /// decompression and boot: the cost of a boot as a user sees it).
+    pub host_boot_s: f64,
+    /// Host wall seconds of the successful boot, from QEMU's start to its exit.
+    pub wall_s: f64,
+    pub buffer_kb: u32,
+    pub jobs: Vec<JobMeta>,
+    pub attempts: Vec<Attempt>,
+}
+
+/// A finished guest run.
+#[derive(Clone, Debug)]
+pub struct GuestRun {
+    pub out_dir: PathBuf,
+    pub meta: GuestMeta,
+}
+
+// ---------------------------------------------------------------------------
+// Host tools.
+
+/// (tool, Debian package) of every host program the runner uses.
+pub const TOOLS: &[(&str, &str)] = &[
+    (QEMU_BIN, "qemu-system-x86"),
+    ("busybox", "busybox-static"),
+    ("cpio", "cpio"),
+    ("gzip", "gzip"),
+    ("tar", "tar"),
+    ("apt-get", "apt"),
+    ("apt-cache", "apt"),
+    ("dpkg", "dpkg"),
+    ("rt-app", "rt-app"),
+    ("hackbench", "rt-tests"),
+    ("ldd", "libc-bin"),
+];
+
+/// The path of `tool` on `PATH` (and the sbin directories).
+pub fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+}
+
+/// True when the ELF file has no program interpreter (statically linked).
+fn is_static_elf(bytes: &[u8]) -> bool {
+    let u16_at = |o: usize| {
+        bytes
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let u64_at = |o: usize| {
+        bytes
+            .get(o..o + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    if bytes.get(..5) != Some(b"\x7fELF\x02") {
+        return false;
+    }
+    let (Some(phoff), Some(phsz), Some(phnum)) = (u64_at(0x20), u16_at(0x36), u16_at(0x38)) else {
+        return false;
+    };
+    (0..phnum as usize).all(|i| {
+        let o = phoff as usize + i * phsz as usize;
+        bytes.get(o..o + 4) != Some(&3u32.to_le_bytes()[..]) // PT_INTERP
+    })
+}
+
+/// Every host tool the runner needs, or an error naming the Debian packages that
+/// provide the missing ones (`tools/oracle-deps.sh` installs them all).
+pub fn check_tools() -> Result<(), String> {
+    let mut missing: Vec<String> = Vec::new();
+    for (tool, pkg) in TOOLS {
+        match which(tool) {
+            None => missing.push(format!("`{tool}` (Debian package {pkg})")),
+            Some(p) if *tool == "busybox" => {
+                let ok = std::fs::read(&p)
+                    .map(|b| is_static_elf(&b))
+                    .unwrap_or(false);
+                if !ok {
+                    missing.push(format!(
+                        "a static `busybox` ({} is dynamically linked; Debian package busybox-static)",
+                        p.display()
+                    ));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the QEMU oracle needs {} (install all with tools/oracle-deps.sh)",
+            missing.join(", ")
+        ))
+    }
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+// ---------------------------------------------------------------------------
+// Kernels.
+
+/// `$SCHEDLAB_ORACLE_CACHE`, else `$XDG_CACHE_HOME/schedlab/oracle`, else
+/// `~/.cache/schedlab/oracle`.
+pub fn default_cache_dir() -> Result<PathBuf, String> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(p) = var("SCHEDLAB_ORACLE_CACHE") {
+        return Ok(p);
+    }
+    if let Some(p) = var("XDG_CACHE_HOME") {
+        return Ok(p.join("schedlab/oracle"));
+    }
+    var("HOME")
+        .map(|h| h.join(".cache/schedlab/oracle"))
+        .ok_or_else(|| {
+            "no cache directory: set SCHEDLAB_ORACLE_CACHE (or XDG_CACHE_HOME or HOME)".into()
+        })
+}
+
+/// The Debian mirror of the host's own apt sources (`$SCHEDLAB_ORACLE_MIRROR`
+/// overrides; default `http://deb.debian.org/debian`).
+pub fn debian_mirror() -> String {
+    if let Ok(m) = std::env::var("SCHEDLAB_ORACLE_MIRROR") {
+        if !m.is_empty() {
+            return m;
+        }
+    }
+    let deb822 =
+        std::fs::read_to_string("/etc/apt/sources.list.d/debian.sources").unwrap_or_default();
+    let one_line = std::fs::read_to_string("/etc/apt/sources.list").unwrap_or_default();
+    mirror_from_sources(&deb822, &one_line).unwrap_or_else(|| "http://deb.debian.org/debian".into())
+}
+
+/// The first URI ending in `/debian` of a deb822 sources file, else of a one-line
+/// `sources.list`.
+fn mirror_from_sources(deb822: &str, one_line: &str) -> Option<String> {
+    let is_main = |u: &&str| u.trim_end_matches('/').ends_with("/debian");
+    deb822
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("URIs:"))
+        .flat_map(|u| u.split_whitespace())
+        .find(is_main)
+        .or_else(|| {
+            one_line
+                .lines()
+                .filter(|l| l.trim_start().starts_with("deb "))
+                .flat_map(|l| l.split_whitespace().skip(1))
+                .filter(|w| !w.starts_with('['))
+                .find(is_main)
+        })
+        .map(|u| u.trim_end_matches('/').to_string())
+}
+
+/// The private apt configuration of one suite: its directory holds `sources.list`,
+/// `lists/` and `cache/`.
+pub struct AptConfig {
+    pub dir: PathBuf,
+    pub mirror: String,
+    pub suite: String,
+}
+
+impl AptConfig {
+    /// The sources list: the one suite, main, signed by the Debian archive keyring.
+    pub fn sources_list(&self) -> String {
+        format!(
+            "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] {} {} main\n",
+            self.mirror, self.suite
+        )
+    }
+    /// The `-o` options that make apt use only this configuration.
+    pub fn options(&self) -> Vec<String> {
+        let d = self.dir.display();
+        let mut o = vec![
+            "-o".to_string(),
+            format!("Dir::Etc::SourceList={d}/sources.list"),
+            "-o".into(),
+            "Dir::Etc::SourceParts=/dev/null".into(),
+            "-o".into(),
+            format!("Dir::State::Lists={d}/lists"),
+            "-o".into(),
+            format!("Dir::Cache={d}/cache"),
+        ];
+        if is_root() {
+            // Downloads into a directory `_apt` cannot write to: do not drop to it.
+            o.extend(["-o".into(), "APT::Sandbox::User=root".into()]);
+        }
+        o
+    }
+    fn prepare(&self) -> Result<(), String> {
+        for sub in ["lists/partial", "cache/archives/partial"] {
+            std::fs::create_dir_all(self.dir.join(sub))
+                .map_err(|e| format!("cannot create {}: {e}", self.dir.join(sub).display()))?;
+        }
+        write_atomic(
+            &self.dir.join("sources.list"),
+            self.sources_list().as_bytes(),
+        )
+    }
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A kernel ready to boot.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub bzimage: PathBuf,
+    pub package: Option<String>,
+    /// The virtio modules found for it, in load order (possibly compressed).
+    pub modules: Vec<PathBuf>,
+}
+
+/// Modules that make `/dev/vda` appear, in load order; those built in are absent.
+const VIRTIO_MODULES: &[&str] = &[
+    "virtio",
+    "virtio_ring",
+    "virtio_pci_legacy_dev",
+    "virtio_pci_modern_dev",
+    "virtio_pci",
+    "virtio_blk",
+];
+
+/// The virtio modules below `lib/modules/*/` of `root`, in load order.
+fn find_modules(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        if let Ok(rd) = std::fs::read_dir(d) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    walk(&root.join("lib/modules"), &mut files);
+    VIRTIO_MODULES
+        .iter()
+        .filter_map(|m| {
+            files
+                .iter()
+                .find(|f| {
+                    let n = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                    [".ko", ".ko.xz", ".ko.zst"]
+                        .iter()
+                        .any(|ext| n.strip_suffix(ext) == Some(m))
+                })
+                .cloned()
+        })
+        .collect()
+}
+
+fn unpacked_kernel(dir: &Path, pkg: &str) -> Result<Kernel, String> {
+    let boot = dir.join("boot");
+    let bz = std::fs::read_dir(&boot)
+        .map_err(|e| format!("{}: {e}", boot.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("vmlinuz-"))
+        })
+        .ok_or_else(|| format!("{}: no vmlinuz-* in the package {pkg}", boot.display()))?;
+    Ok(Kernel {
+        bzimage: bz,
+        package: Some(pkg.to_string()),
+        modules: find_modules(dir),
+    })
+}
+
+/// The kernel of `choice`: a bzImage path as is, or the Debian package, fetched and
+/// unpacked into `cache/kernels/<package>/` the first time and reused after (no
+/// network when an unpacked one exists).
+pub fn prepare_kernel(choice: &KernelChoice, cache: &Path) -> Result<Kernel, String> {
+    let Some((suite, want)) = choice.suite() else {
+        let KernelChoice::Path(p) = choice else {
+            unreachable!()
+        };
+        let dir = p.parent().unwrap_or(Path::new("."));
+        let mut modules = find_modules(dir);
+        if modules.is_empty() {
+            modules = find_modules(dir.parent().unwrap_or(dir));
+        }
+        return Ok(Kernel {
+            bzimage: p.clone(),
+            package: None,
+            modules,
+        });
+    };
+    let kernels = cache.join("kernels");
+    // Reuse: the newest complete unpacked package of this choice.
+    let cached = std::fs::read_dir(&kernels)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().join(".complete").exists())
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .filter(|n| want(n))
+                .max_by_key(|n| version_key(n))
+        })
+        .ok()
+        .flatten();
+    if let Some(pkg) = cached {
+        return unpacked_kernel(&kernels.join(&pkg), &pkg);
+    }
+    let apt = AptConfig {
+        dir: cache.join("apt").join(suite),
+        mirror: debian_mirror(),
+        suite: suite.into(),
+    };
+    apt.prepare()?;
+    run(
+        Command::new("apt-get")
+            .args(apt.options())
+            .args(["-q", "update"]),
+        &format!("apt-get update of {} {suite}", apt.mirror),
+    )?;
+    let search = run(
+        Command::new("apt-cache").args(apt.options()).args([
+            "search",
+            "--names-only",
+            "^linux-image-",
+        ]),
+        "apt-cache search",
+    )?;
+    let pkg = choose_package(&search, want).ok_or_else(|| {
+        format!(
+            "no kernel package for {} in {} {suite}",
+            choice.label(),
+            apt.mirror
+        )
+    })?;
+    let dl = cache.join("downloads");
+    std::fs::create_dir_all(&dl).map_err(|e| format!("cannot create {}: {e}", dl.display()))?;
+    run(
+        Command::new("apt-get")
+            .args(apt.options())
+            .args(["-q", "download", &pkg])
+            .current_dir(&dl),
+        &format!("apt-get download {pkg}"),
+    )?;
+    let deb = std::fs::read_dir(&dl)
+        .map_err(|e| format!("{}: {e}", dl.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{pkg}_")) && n.ends_with(".deb"))
+        })
+        .ok_or_else(|| format!("apt-get download {pkg} left no .deb in {}", dl.display()))?;
+    let tmp = kernels.join(format!(".{pkg}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+    run(
+        Command::new("dpkg").arg("-x").arg(&deb).arg(&tmp),
+        &format!("dpkg -x {}", deb.display()),
+    )?;
+    std::fs::write(tmp.join(".complete"), b"")
+        .map_err(|e| format!("cannot write in {}: {e}", tmp.display()))?;
+    let dest = kernels.join(&pkg);
+    let _ = std::fs::remove_dir_all(&dest);
+    std::fs::rename(&tmp, &dest)
+        .map_err(|e| format!("cannot rename to {}: {e}", dest.display()))?;
+    let _ = std::fs::remove_file(&deb);
+    unpacked_kernel(&dest, &pkg)
+}
+
+// ---------------------------------------------------------------------------
+// The initramfs.
+
+/// Shared libraries (absolute paths) of `ldd` output, loader included; an error for
+/// a library `ldd` could not find.
+pub fn parse_ldd(output: &str) -> Result<Vec<PathBuf>, String> {
+    let mut libs = Vec::new();
+    for l in output.lines() {
+        let l = l.trim();
+        if l.is_empty() || l.contains("statically linked") {
+            continue;
+        }
+        let path = match l.split_once("=>") {
+            Some((name, rhs)) => {
+                let rhs = rhs.trim();
+                if rhs.starts_with("not found") {
+                    return Err(format!("library {} not found", name.trim()));
+                }
+                rhs.split_whitespace().next().unwrap_or("")
+            }
+            None => l.split_whitespace().next().unwrap_or(""),
+        };
+        if path.starts_with('/') {
+            libs.push(PathBuf::from(path));
+        }
+    }
+    Ok(libs)
+}
+
+/// The binaries copied into the guest (`/opt/bin`).
+const GUEST_BINARIES: &[&str] = &["rt-app", "hackbench"];
+
+/// `sched_*` events each job traces.
+pub const TRACE_EVENTS: &[&str] = &[
+    "sched_switch",
+    "sched_waking",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_migrate_task",
+    "sched_process_fork",
+    "sched_process_exit",
+];
+
+/// The marker `/init` prints when it starts.
+pub const INIT_MARKER: &str = "SCHEDLAB-ORACLE: init at";
+
+/// The marker `/init` prints once the results are on the disk.
+pub const DONE_MARKER: &str = "SCHEDLAB-ORACLE-DONE";
+
+fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+fn check_jobs(jobs: &[GuestJob]) -> Result<(), String> {
+    if jobs.is_empty() {
+        return Err("a guest run needs at least one job".into());
+    }
+    for (i, j) in jobs.iter().enumerate() {
+        if !valid_name(&j.name) {
+            return Err(format!(
+                "job name `{}`: use letters, digits, `.`, `_` and `-` only",
+                j.name
+            ));
+        }
+        if jobs[..i].iter().any(|o| o.name == j.name) {
+            return Err(format!("two jobs are named `{}`", j.name));
+        }
+        for (f, _) in &j.files {
+            if !valid_name(f) || f == "command.sh" {
+                return Err(format!(
+                    "job `{}`: file name `{f}`: use a plain name (letters, digits, `.`, `_`, `-`; not command.sh)",
+                    j.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The guest's `/init`: a busybox shell script.
+pub fn init_script(
+    modules: &[String],
+    jobs: &[GuestJob],
+    buffer_kb: u32,
+    job_timeout_s: u64,
+) -> String {
+    let mut s = String::new();
+    s.push_str(
+        r#"#!/bin/busybox sh
+# Generated by schedlab (experiment::oracle::guest).
+/bin/busybox --install -s
+export PATH=/opt/bin:/bin:/sbin:/usr/bin:/usr/sbin
+mount -t devtmpfs devtmpfs /dev
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+O=/out
+mkdir -p $O/jobs /tmp
+cut -d' ' -f1 /proc/uptime > $O/boot_uptime
+"#,
+    );
+    s.push_str(&format!("echo \"{INIT_MARKER} $(cat $O/boot_uptime) s\"\n"));
+    for m in modules {
+        s.push_str(&format!(
+            "insmod /lib/oracle-modules/{m} || echo \"SCHEDLAB-ORACLE: insmod {m} failed\"\n"
+        ));
+    }
+    s.push_str(&format!(
+        r#"T=/sys/kernel/tracing
+[ -e $T/trace ] || T=/sys/kernel/debug/tracing
+echo 1 > /proc/sys/kernel/sched_schedstats
+[ -e /proc/sys/kernel/sched_autogroup_enabled ] && echo 0 > /proc/sys/kernel/sched_autogroup_enabled
+[ -e /proc/sys/kernel/numa_balancing ] && echo 0 > /proc/sys/kernel/numa_balancing
+uname -r > $O/uname_r
+cat /proc/cmdline > $O/cmdline
+# The sysfs files import_sysfs reads, at their own paths below $O/sysfs.
+cpf() {{ [ -f "$1" ] && mkdir -p "$O/sysfs${{1%/*}}" && cat "$1" > "$O/sysfs$1" 2>/dev/null; }}
+S=/sys/devices/system
+for f in $S/cpu/online $S/cpu/possible $S/node/online /proc/cpuinfo; do cpf $f; done
+for c in $S/cpu/cpu[0-9]*; do
+  for f in core_cpus_list thread_siblings_list package_cpus_list core_siblings_list physical_package_id cluster_cpus_list core_id die_id; do cpf $c/topology/$f; done
+  cpf $c/cpu_capacity
+  for k in $c/cache/index*; do for f in level type shared_cpu_list size; do cpf $k/$f; done; done
+  for k in $c/cpuidle/state*; do for f in name latency residency power; do cpf $k/$f; done; done
+done
+for p in $S/cpu/cpufreq/policy*; do for f in related_cpus scaling_available_frequencies cpuinfo_max_freq cpuinfo_transition_latency; do cpf $p/$f; done; done
+for n in $S/node/node[0-9]*; do cpf $n/cpulist; cpf $n/distance; done
+# The sched domains as the kernel shows them.
+# (6.x fills debugfs sched/domains only when verbose: `sched_verbose` on the command line.)
+[ -e /sys/kernel/debug/sched/verbose ] && echo Y > /sys/kernel/debug/sched/verbose
+D=/proc/sys/kernel/sched_domain
+[ -d $D/cpu0 ] || D=/sys/kernel/debug/sched/domains
+for c in $D/cpu[0-9]*; do for d in $c/domain[0-9]*; do
+  [ -d $d ] || continue
+  mkdir -p $O/domains/${{c##*/}}/${{d##*/}}
+  for f in $d/*; do [ -f $f ] && cat $f > $O/domains/${{c##*/}}/${{d##*/}}/${{f##*/}} 2>/dev/null; done
+done; done
+for f in /sys/kernel/debug/sched/features /sys/kernel/debug/sched_features; do [ -f $f ] && cat $f > $O/sched_features; done
+cat /proc/schedstat > $O/schedstat
+i=0; while [ ! -b /dev/vda ] && [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done
+[ -b /dev/vda ] || echo "SCHEDLAB-ORACLE: no /dev/vda"
+run_job() {{
+  J=$O/jobs/$1
+  mkdir -p $J
+  echo "SCHEDLAB-ORACLE: job $1"
+  echo 0 > $T/tracing_on
+  echo > $T/set_event
+  echo {buffer_kb} > $T/buffer_size_kb
+  echo > $T/trace
+  echo mono > $T/trace_clock
+"#
+    ));
+    for e in TRACE_EVENTS {
+        s.push_str(&format!("  echo sched:{e} >> $T/set_event\n"));
+    }
+    s.push_str(&format!(
+        r#"  cd /jobs/$1
+  cat /proc/schedstat > $J/schedstat.before
+  t0=$(cut -d' ' -f1 /proc/uptime)
+  echo 1 > $T/tracing_on
+  timeout -k 5 {job_timeout_s} sh ./command.sh > $J/stdout 2>&1
+  echo $? > $J/exit_status
+  echo 0 > $T/tracing_on
+  t1=$(cut -d' ' -f1 /proc/uptime)
+  cat /proc/schedstat > $J/schedstat.after
+  echo "$t0 $t1" > $J/uptime
+  cat $T/trace > $J/trace.txt
+  for c in $T/per_cpu/cpu[0-9]*; do echo "${{c##*/}} $(grep -E '^(overrun|dropped events):' $c/stats | tr '\n' ' ')"; done > $J/dropped
+  cd /
+}}
+"#
+    ));
+    for j in jobs {
+        s.push_str(&format!("run_job {}\n", j.name));
+    }
+    s.push_str(&format!(
+        r#"cd /
+echo "SCHEDLAB-ORACLE: writing results"
+tar cf /dev/vda out && sync && echo "{DONE_MARKER}"
+poweroff -f
+"#
+    ));
+    s
+}
+
+fn write_file(p: &Path, bytes: &[u8]) -> Result<(), String> {
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    }
+    std::fs::write(p, bytes).map_err(|e| format!("cannot write {}: {e}", p.display()))
+}
+
+/// Write a file through a temporary sibling and a rename.
+pub fn write_atomic(p: &Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = p.with_file_name(format!(
+        ".{}.tmp-{}",
+        p.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
+        std::process::id()
+    ));
+    write_file(&tmp, bytes)?;
+    std::fs::rename(&tmp, p).map_err(|e| format!("cannot rename to {}: {e}", p.display()))
+}
+
+fn copy_into(root: &Path, src: &Path, dest_rel: &Path) -> Result<(), String> {
+    let bytes = std::fs::read(src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+    let dest = root.join(dest_rel);
+    write_file(&dest, &bytes)?;
+    set_mode(&dest, 0o755)
+}
+
+fn set_mode(p: &Path, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("cannot chmod {}: {e}", p.display()))
+}
+
+/// A module file as an uncompressed `.ko` (busybox insmod reads plain ELF).
+fn module_bytes(src: &Path) -> Result<Vec<u8>, String> {
+    let n = src.to_string_lossy();
+    if n.ends_with(".ko.xz") {
+        let o = Command::new("busybox")
+            .arg("xzcat")
+            .arg(src)
+            .output()
+            .map_err(|e| {
+                format!(
+                    "xzcat {}: {e} (Debian package busybox-static)",
+                    src.display()
+                )
+            })?;
+        if !o.status.success() {
+            return Err(format!("busybox xzcat {} failed", src.display()));
+        }
+        Ok(o.stdout)
+    } else if n.ends_with(".ko.zst") {
+        let o = Command::new("zstd")
+            .args(["-dc"])
+            .arg(src)
+            .output()
+            .map_err(|e| format!("zstd -dc {}: {e} (Debian package zstd)", src.display()))?;
+        if !o.status.success() {
+            return Err(format!("zstd -dc {} failed", src.display()));
+        }
+        Ok(o.stdout)
+    } else {
+        std::fs::read(src).map_err(|e| format!("cannot read {}: {e}", src.display()))
+    }
+}
+
+/// Build the initramfs of `req` into `work/initrd.gz`.
+fn build_initramfs(req: &GuestRequest, kernel: &Kernel, work: &Path) -> Result<PathBuf, String> {
+    let root = work.join("root");
+    for d in [
+        "bin", "sbin", "usr/bin", "usr/sbin", "dev", "proc", "sys", "tmp", "opt/bin",
+    ] {
+        std::fs::create_dir_all(root.join(d))
+            .map_err(|e| format!("cannot create {}: {e}", root.join(d).display()))?;
+    }
+    let busybox = which("busybox").ok_or("`busybox` not found (Debian package busybox-static)")?;
+    copy_into(&root, &busybox, Path::new("bin/busybox"))?;
+    let mut libs: Vec<PathBuf> = Vec::new();
+    for b in GUEST_BINARIES {
+        let p = which(b).ok_or_else(|| {
+            let pkg = TOOLS.iter().find(|(t, _)| t == b).map_or("?", |(_, p)| p);
+            format!("`{b}` not found (Debian package {pkg})")
+        })?;
+        copy_into(&root, &p, &Path::new("opt/bin").join(b))?;
+        let ldd = run(Command::new("ldd").arg(&p), &format!("ldd {}", p.display()))?;
+        for l in parse_ldd(&ldd).map_err(|e| format!("{}: {e}", p.display()))? {
+            if !libs.contains(&l) {
+                libs.push(l);
+            }
+        }
+    }
+    // glibc dlopens libgcc_s at thread exit: take it from libc's directory.
+    if let Some(libc) = libs.iter().find(|l| {
+        l.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("libc.so"))
+    }) {
+        let gcc = libc.with_file_name("libgcc_s.so.1");
+        if gcc.exists() && !libs.contains(&gcc) {
+            libs.push(gcc);
+        }
+    }
+    for l in &libs {
+        copy_into(&root, l, l.strip_prefix("/").unwrap_or(l))?;
+    }
+    let mut names = Vec::new();
+    for (i, m) in kernel.modules.iter().enumerate() {
+        let base = m
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("m.ko")
+            .trim_end_matches(".xz")
+            .trim_end_matches(".zst")
+            .to_string();
+        let name = format!("{i:02}-{base}");
+        write_file(
+            &root.join("lib/oracle-modules").join(&name),
+            &module_bytes(m)?,
+        )?;
+        names.push(name);
+    }
+    for j in &req.jobs {
+        let d = root.join("jobs").join(&j.name);
+        write_file(&d.join("command.sh"), format!("{}\n", j.command).as_bytes())?;
+        for (f, bytes) in &j.files {
+            write_file(&d.join(f), bytes)?;
+        }
+    }
+    let init = root.join("init");
+    write_file(
+        &init,
+        init_script(
+            &names,
+            &req.jobs,
+            req.buffer_kb,
+            req.job_timeout.as_secs().max(1),
+        )
+        .as_bytes(),
+    )?;
+    set_mode(&init, 0o755)?;
+    let initrd = work.join("initrd.gz");
+    let sh = format!(
+        "cd '{}' && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1 > '{}'",
+        root.display(),
+        initrd.display()
+    );
+    run(
+        Command::new("sh").arg("-c").arg(&sh),
+        "building the initramfs (cpio | gzip)",
+    )?;
+    Ok(initrd)
+}
+
+// ---------------------------------------------------------------------------
+// Running.
+
+/// Extract the tar archive at the start of `image` (the guest's raw disk) into
+/// `dest` (created).
+pub fn extract_tar(image: &Path, dest: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
+    run(
+        Command::new("tar")
+            .arg("xf")
+            .arg(image)
+            .arg("-C")
+            .arg(dest)
+            .arg("--no-same-owner")
+            .arg("--no-same-permissions"),
+        &format!("reading the guest's results from {}", image.display()),
+    )
+    .map(|_| ())
+}
+
+/// The last lines of a console log, for error messages.
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Why a boot failed, from its console log.
+fn crash_reason(console: &str) -> Option<String> {
+    for pat in [
+        "Kernel panic",
+        "int3:",
+        "invalid opcode",
+        "BUG:",
+        "Oops",
+        "general protection fault",
+    ] {
+        if let Some(l) = console.lines().find(|l| l.contains(pat)) {
+            return Some(format!("guest kernel crashed: {}", l.trim()));
+        }
+    }
+    None
+}
+
+fn parse_dropped(text: &str) -> (u64, u64) {
+    let (mut dropped, mut overrun) = (0, 0);
+    for l in text.lines() {
+        let mut it = l.split_whitespace().peekable();
+        while let Some(w) = it.next() {
+            match w {
+                "overrun:" => overrun += it.next().and_then(|v| v.parse().ok()).unwrap_or(0),
+                "events:" => dropped += it.next().and_then(|v| v.parse().ok()).unwrap_or(0),
+                _ => {}
+            }
+        }
+    }
+    (dropped, overrun)
+}
+
+fn read_trim(p: &Path) -> String {
+    std::fs::read_to_string(p)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// Boot once: Ok((wall seconds, seconds until `/init` ran)) when the results are on
+/// the disk.
+fn boot(argv: &[String], console: &Path, timeout: Duration) -> Result<(f64, f64), (String, f64)> {
+    let start = Instant::now();
+    let mut child = Command::new(argv[0].as_str())
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            (
+                format!("cannot start {QEMU_BIN}: {e} (Debian package qemu-system-x86)"),
+                0.0,
+            )
+        })?;
+    let mut boot_s = None;
+    let status = loop {
+        if let Some(st) = child
+            .try_wait()
+            .map_err(|e| (format!("{QEMU_BIN}: {e}"), start.elapsed().as_secs_f64()))?
+        {
+            break Some(st);
+        }
+        if boot_s.is_none()
+            && std::fs::read(console).is_ok_and(|b| {
+                b.windows(INIT_MARKER.len())
+                    .any(|w| w == INIT_MARKER.as_bytes())
+            })
+        {
+            boot_s = Some(start.elapsed().as_secs_f64());
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let wall = start.elapsed().as_secs_f64();
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut stderr);
+    }
+    let log = String::from_utf8_lossy(&std::fs::read(console).unwrap_or_default()).into_owned();
+    if log.contains(DONE_MARKER) {
+        return Ok((wall, boot_s.unwrap_or(f64::NAN)));
+    }
+    let why = match status {
+        None => format!("timed out after {} s", timeout.as_secs()),
+        Some(st) if !st.success() => format!("{QEMU_BIN} failed ({st}): {}", stderr.trim()),
+        Some(_) => crash_reason(&log).unwrap_or_else(|| "the guest stopped without results".into()),
+    };
+    Err((format!("{why}; console tail:\n{}", tail(&log, 15)), wall))
+}
+
+/// Boot the guest of `req`, run its jobs, and leave the artifacts (see the module
+/// documentation) in `out_dir`, which must not exist or be empty or hold an earlier
+/// run (`meta.json`), which is replaced. The directory appears complete or not at all.
+pub fn run_guest(req: &GuestRequest, out_dir: &Path) -> Result<GuestRun, String> {
+    check_jobs(&req.jobs)?;
+    req.topology.check_size(req.max_vcpus)?;
+    if req.attempts == 0 {
+        return Err("attempts must be at least 1".into());
+    }
+    if let Ok(mut rd) = std::fs::read_dir(out_dir) {
+        if rd.next().is_some() && !out_dir.join("meta.json").exists() {
+            return Err(format!(
+                "{} exists and holds something else than a guest run; give an empty or new directory",
+                out_dir.display()
+            ));
+        }
+    }
+    check_tools()?;
+    let cache = match &req.cache_dir {
+        Some(c) => c.clone(),
+        None => default_cache_dir()?,
+    };
+    let kernel = prepare_kernel(&req.kernel, &cache)?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let work = std::env::temp_dir().join(format!("schedlab-oracle-{}-{stamp}", std::process::id()));
+    let result = run_in(req, &kernel, &work, out_dir);
+    if std::env::var_os("SCHEDLAB_ORACLE_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    result
+}
+
+fn run_in(
+    req: &GuestRequest,
+    kernel: &Kernel,
+    work: &Path,
+    out_dir: &Path,
+) -> Result<GuestRun, String> {
+    std::fs::create_dir_all(work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    let initrd = build_initramfs(req, kernel, work)?;
+    let n = req.topology.nr_cpus() as u64;
+    // Room for each job's trace text (≈ 3× the binary buffer at most) and the rest.
+    let disk_bytes = (64 << 20) + req.jobs.len() as u64 * n * req.buffer_kb as u64 * 1024 * 3;
+    let disk = work.join("out.img");
+    let console = work.join("console.log");
+    let mut argv = vec![QEMU_BIN.to_string()];
+    argv.extend(req.topology.qemu_args(
+        &kernel.bzimage,
+        &initrd,
+        &disk,
+        req.mem_mb,
+        &req.append,
+        req.accel_threads,
+        Some(&console),
+    ));
+    let mut attempts = Vec::new();
+    let mut wall = None;
+    for _ in 0..req.attempts {
+        // A fresh, zeroed (sparse) disk each time.
+        let _ = std::fs::remove_file(&disk);
+        let f = std::fs::File::create(&disk)
+            .map_err(|e| format!("cannot create {}: {e}", disk.display()))?;
+        f.set_len(disk_bytes)
+            .map_err(|e| format!("cannot size {}: {e}", disk.display()))?;
+        drop(f);
+        let _ = std::fs::remove_file(&console);
+        match boot(&argv, &console, req.timeout) {
+            Ok((w, b)) => {
+                attempts.push(Attempt {
+                    outcome: "ok".into(),
+                    wall_s: w,
+                });
+                wall = Some((w, b));
+                break;
+            }
+            Err((e, w)) => attempts.push(Attempt {
+                outcome: e,
+                wall_s: w,
+            }),
+        }
+    }
+    let Some((wall_s, host_boot_s)) = wall else {
+        return Err(format!(
+            "the guest failed {} times; last: {}",
+            attempts.len(),
+            attempts.last().map_or("", |a| a.outcome.as_str())
+        ));
+    };
+    // Build the result directory beside out_dir, then rename it into place.
+    let parent = out_dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)
+        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let name = out_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("oracle-out");
+    let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    extract_tar(&disk, &staging)?;
+    let tmp_out = staging.join("out");
+    if !tmp_out.join("uname_r").exists() {
+        return Err(format!(
+            "the guest's results on {} lack out/uname_r",
+            disk.display()
+        ));
+    }
+    std::fs::copy(&console, tmp_out.join("console.log"))
+        .map_err(|e| format!("cannot copy the console log: {e}"))?;
+    let mut jobs = Vec::new();
+    for j in &req.jobs {
+        let d = tmp_out.join("jobs").join(&j.name);
+        let up: Vec<f64> = read_trim(&d.join("uptime"))
+            .split_whitespace()
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        let (dropped_events, overrun) = parse_dropped(&read_trim(&d.join("dropped")));
+        jobs.push(JobMeta {
+            name: j.name.clone(),
+            seconds: if up.len() == 2 {
+                up[1] - up[0]
+            } else {
+                f64::NAN
+            },
+            exit_status: read_trim(&d.join("exit_status")).parse().unwrap_or(-1),
+            dropped_events,
+            overrun,
+            trace_bytes: std::fs::metadata(d.join("trace.txt")).map_or(0, |m| m.len()),
+        });
+    }
+    let meta = GuestMeta {
+        kernel: req.kernel.label(),
+        kernel_package: kernel.package.clone(),
+        kernel_release: read_trim(&tmp_out.join("uname_r")),
+        topology: req.topology.clone(),
+        qemu_argv: argv,
+        boot_s: read_trim(&tmp_out.join("boot_uptime"))
+            .parse()
+            .unwrap_or(f64::NAN),
+        host_boot_s,
+        wall_s,
+        buffer_kb: req.buffer_kb,
+        jobs,
+        attempts,
+    };
+    let json = serde_json::to_string_pretty(&meta).map_err(|e| format!("meta.json: {e}"))?;
+    write_atomic(&tmp_out.join("meta.json"), json.as_bytes())?;
+    // Replace an earlier run atomically enough: move it aside, rename, delete it.
+    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+    let had_old = out_dir.exists();
+    if had_old {
+        std::fs::rename(out_dir, &old)
+            .map_err(|e| format!("cannot move {} aside: {e}", out_dir.display()))?;
+    }
+    std::fs::rename(&tmp_out, out_dir)
+        .map_err(|e| format!("cannot rename to {}: {e}", out_dir.display()))?;
+    let _ = std::fs::remove_dir_all(&staging);
+    if had_old {
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    Ok(GuestRun {
+        out_dir: out_dir.to_path_buf(),
+        meta,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(name: &str) -> GuestJob {
+        GuestJob {
+            name: name.into(),
+            command: format!("rt-app {name}.json"),
+            files: vec![(format!("{name}.json"), b"{}".to_vec())],
+        }
+    }
+
+    /// Positions of `needles` in `hay`, each searched after the previous one; panics
+    /// naming the first one missing or out of order.
+    fn in_order(hay: &str, needles: &[&str]) {
+        let mut from = 0;
+        for n in needles {
+            match hay[from..].find(n) {
+                Some(i) => from += i + n.len(),
+                None => panic!("`{n}` missing or out of order in:\n{hay}"),
+            }
+        }
+    }
+
+    #[test]
+    fn init_script_steps_in_order() {
+        let mods = vec!["00-virtio.ko".to_string(), "01-virtio_blk.ko".to_string()];
+        let s = init_script(&mods, &[job("first"), job("second")], 32768, 120);
+        assert!(s.starts_with("#!/bin/busybox sh\n"));
+        in_order(
+            &s,
+            &[
+                "mount -t devtmpfs devtmpfs /dev",
+                "mount -t proc proc /proc",
+                "mount -t sysfs sysfs /sys",
+                "mount -t debugfs debugfs /sys/kernel/debug",
+                "mount -t tracefs tracefs /sys/kernel/tracing",
+                "insmod /lib/oracle-modules/00-virtio.ko",
+                "insmod /lib/oracle-modules/01-virtio_blk.ko",
+                "echo 1 > /proc/sys/kernel/sched_schedstats",
+                "echo 0 > /proc/sys/kernel/sched_autogroup_enabled",
+                "uname -r > $O/uname_r",
+                "cpf $c/topology/$f",
+                "cpf $n/distance",
+                "/proc/sys/kernel/sched_domain",
+                "/sys/kernel/debug/sched/domains",
+                "cat /proc/schedstat > $O/schedstat",
+                // The job function: the buffer is reset and configured first.
+                "run_job() {",
+                "echo 0 > $T/tracing_on",
+                "echo 32768 > $T/buffer_size_kb",
+                "echo > $T/trace",
+                "echo mono > $T/trace_clock",
+                "echo sched:sched_switch >> $T/set_event",
+                "echo sched:sched_waking >> $T/set_event",
+                "echo sched:sched_wakeup >> $T/set_event",
+                "echo sched:sched_wakeup_new >> $T/set_event",
+                "echo sched:sched_migrate_task >> $T/set_event",
+                "echo sched:sched_process_fork >> $T/set_event",
+                "echo sched:sched_process_exit >> $T/set_event",
+                "cat /proc/schedstat > $J/schedstat.before",
+                "echo 1 > $T/tracing_on",
+                "timeout -k 5 120 sh ./command.sh > $J/stdout 2>&1",
+                "echo $? > $J/exit_status",
+                "echo 0 > $T/tracing_on",
+                "cat /proc/schedstat > $J/schedstat.after",
+                "cat $T/trace > $J/trace.txt",
+                "$c/stats",
+                "> $J/dropped",
+                // Then the jobs, in the request's order, and the way out.
+                "run_job first\nrun_job second\n",
+                "tar cf /dev/vda out",
+                DONE_MARKER,
+                "poweroff -f",
+            ],
+        );
+        assert_eq!(s.matches("run_job first").count(), 1);
+    }
+
+    #[test]
+    fn ldd_output_gives_libraries_and_loader() {
+        let out = "\tlinux-vdso.so.1 (0x00007ffd6b5f2000)\n\
+\tlibjson-c.so.5 => /lib/x86_64-linux-gnu/libjson-c.so.5 (0x00007f1c0a6c0000)\n\
+\tlibm.so.6 => /lib/x86_64-linux-gnu/libm.so.6 (0x00007f1c0a5e1000)\n\
+\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f1c0a400000)\n\
+\t/lib64/ld-linux-x86-64.so.2 (0x00007f1c0a6f0000)\n";
+        assert_eq!(
+            parse_ldd(out).unwrap(),
+            [
+                "/lib/x86_64-linux-gnu/libjson-c.so.5",
+                "/lib/x86_64-linux-gnu/libm.so.6",
+                "/lib/x86_64-linux-gnu/libc.so.6",
+                "/lib64/ld-linux-x86-64.so.2"
+            ]
+            .map(PathBuf::from)
+        );
+        assert_eq!(
+            parse_ldd("\tlibfoo.so.1 => not found\n").unwrap_err(),
+            "library libfoo.so.1 not found"
+        );
+        assert!(parse_ldd("\tstatically linked\n").unwrap().is_empty());
+    }
+
+    #[test]
+    fn apt_private_configuration() {
+        let apt = AptConfig {
+            dir: PathBuf::from("/c/apt/bullseye"),
+            mirror: "http://deb.debian.org/debian".into(),
+            suite: "bullseye".into(),
+        };
+        assert_eq!(
+            apt.sources_list(),
+            "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bullseye main\n"
+        );
+        let o = apt.options();
+        assert_eq!(
+            o[..8],
+            [
+                "-o",
+                "Dir::Etc::SourceList=/c/apt/bullseye/sources.list",
+                "-o",
+                "Dir::Etc::SourceParts=/dev/null",
+                "-o",
+                "Dir::State::Lists=/c/apt/bullseye/lists",
+                "-o",
+                "Dir::Cache=/c/apt/bullseye/cache",
+            ]
+        );
+    }
+
+    #[test]
+    fn mirror_from_the_hosts_sources() {
+        let deb822 = "Types: deb\n# http://snapshot.debian.org/archive/debian/2025\nURIs: http://mirror.example/debian/\nSuites: bookworm\n\nTypes: deb\nURIs: http://deb.debian.org/debian-security\n";
+        assert_eq!(
+            mirror_from_sources(deb822, "").as_deref(),
+            Some("http://mirror.example/debian")
+        );
+        let one = "# comment\ndeb http://security.debian.org/debian-security bookworm-security main\ndeb [arch=amd64] http://ftp.fr.debian.org/debian bookworm main\n";
+        assert_eq!(
+            mirror_from_sources("", one).as_deref(),
+            Some("http://ftp.fr.debian.org/debian")
+        );
+        assert_eq!(mirror_from_sources("", ""), None);
+    }
+
+    #[test]
+    fn kernel_package_choice() {
+        let bullseye = "linux-image-5.10.0-9-amd64-unsigned - Linux 5.10 for 64-bit PCs\n\
+linux-image-5.10.0-32-amd64-unsigned - Linux 5.10 for 64-bit PCs\n\
+linux-image-5.10.0-30-amd64-unsigned - Linux 5.10 for 64-bit PCs\n\
+linux-image-5.10.0-33-cloud-amd64-unsigned - Linux 5.10 for x86-64 cloud\n\
+linux-image-5.10.0-33-rt-amd64-unsigned - Linux 5.10 for 64-bit PCs, PREEMPT_RT\n\
+linux-image-5.10.0-33-amd64 - Linux 5.10 for 64-bit PCs (signed)\n\
+linux-image-5.10.0-33-amd64-dbg - Debug symbols\n";
+        assert_eq!(
+            choose_package(bullseye, is_510_pkg).as_deref(),
+            Some("linux-image-5.10.0-32-amd64-unsigned")
+        );
+        let bpo = "linux-image-6.12.9+deb12-amd64-unsigned - Linux 6.12 for 64-bit PCs\n\
+linux-image-6.12.95+deb12-amd64-unsigned - Linux 6.12 for 64-bit PCs\n\
+linux-image-6.12.95+deb12-cloud-amd64-unsigned - Linux 6.12 for x86-64 cloud\n\
+linux-image-6.12.96+deb12-rt-amd64-unsigned - Linux 6.12 PREEMPT_RT\n\
+linux-image-6.12.96+deb12-amd64 - Linux 6.12 for 64-bit PCs (signed)\n\
+linux-image-6.1.0-30-amd64-unsigned - Linux 6.1\n";
+        assert_eq!(
+            choose_package(bpo, is_612_pkg).as_deref(),
+            Some("linux-image-6.12.95+deb12-amd64-unsigned")
+        );
+        assert_eq!(choose_package(bpo, is_510_pkg), None);
+    }
+
+    #[test]
+    fn kernel_choice_parsing() {
+        assert_eq!(KernelChoice::parse("5.10").unwrap(), KernelChoice::V5_10);
+        assert_eq!(KernelChoice::parse(" 6.12").unwrap(), KernelChoice::V6_12);
+        assert!(KernelChoice::parse("6.1")
+            .unwrap_err()
+            .contains("expected `5.10`, `6.12` or a path"));
+        assert!(KernelChoice::parse("/nonexistent/bzImage")
+            .unwrap_err()
+            .contains("no such file"));
+    }
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("schedlab-guest-test-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn virtio_modules_found_in_load_order() {
+        let d = scratch("mods");
+        let k = d.join("lib/modules/5.10.0-32-amd64/kernel");
+        for f in [
+            "drivers/block/virtio_blk.ko",
+            "drivers/virtio/virtio_pci.ko",
+            "drivers/virtio/virtio_ring.ko",
+            "drivers/virtio/virtio.ko",
+            "drivers/virtio/virtio_balloon.ko",
+            "drivers/net/virtio_net.ko",
+        ] {
+            write_file(&k.join(f), b"x").unwrap();
+        }
+        let names: Vec<String> = find_modules(&d)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "virtio.ko",
+                "virtio_ring.ko",
+                "virtio_pci.ko",
+                "virtio_blk.ko"
+            ]
+        );
+        // 6.12: only virtio_blk is a module, compressed.
+        let d2 = scratch("mods612");
+        write_file(
+            &d2.join("lib/modules/6.12.95+deb12-amd64/kernel/drivers/block/virtio_blk.ko.xz"),
+            b"x",
+        )
+        .unwrap();
+        assert_eq!(find_modules(&d2).len(), 1);
+        let _ = std::fs::remove_dir_all(&d);
+        let _ = std::fs::remove_dir_all(&d2);
+    }
+
+    #[test]
+    fn results_come_back_from_a_tar_on_a_raw_disk() {
+        let d = scratch("tar");
+        write_file(&d.join("src/out/jobs/a/trace.txt"), b"trace a\n").unwrap();
+        write_file(&d.join("src/out/uname_r"), b"5.10.0-32-amd64\n").unwrap();
+        let img = d.join("out.img");
+        let st = Command::new("tar")
+            .arg("cf")
+            .arg(&img)
+            .arg("-C")
+            .arg(d.join("src"))
+            .arg("out")
+            .status()
+            .unwrap();
+        assert!(st.success());
+        // The disk is larger than the archive: zeros follow it.
+        let f = std::fs::OpenOptions::new().write(true).open(&img).unwrap();
+        let len = f.metadata().unwrap().len();
+        f.set_len(len + (4 << 20)).unwrap();
+        drop(f);
+        extract_tar(&img, &d.join("dest")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.join("dest/out/jobs/a/trace.txt")).unwrap(),
+            "trace a\n"
+        );
+        assert_eq!(read_trim(&d.join("dest/out/uname_r")), "5.10.0-32-amd64");
+        // A disk the guest never wrote (all zeros) is no archive.
+        let empty = d.join("empty.img");
+        std::fs::File::create(&empty)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
+        extract_tar(&empty, &d.join("dest2")).unwrap();
+        assert!(!d.join("dest2/out").exists());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn drop_counters_and_crashes() {
+        let t = "cpu0 overrun: 0 dropped events: 0 \ncpu1 overrun: 3 dropped events: 7 \ncpu2 overrun: 1 dropped events: 0 \n";
+        assert_eq!(parse_dropped(t), (7, 4));
+        let log = "[    1.2] smpboot: x\n[    1.3] int3: 0000 [#1] SMP PTI\n[    1.3] RIP: 0010:sched_clock_cpu+0x10/0xa0\n";
+        assert_eq!(
+            crash_reason(log).unwrap(),
+            "guest kernel crashed: [    1.3] int3: 0000 [#1] SMP PTI"
+        );
+        assert_eq!(crash_reason("SCHEDLAB-ORACLE: job a\n"), None);
+    }
+
+    #[test]
+    fn static_elf_detection() {
+        // A 64-bit ELF header with one program header at 0x40 (56 bytes).
+        let mut elf = vec![0u8; 0x40 + 56];
+        elf[..5].copy_from_slice(b"\x7fELF\x02");
+        elf[0x20..0x28].copy_from_slice(&0x40u64.to_le_bytes());
+        elf[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
+        elf[0x38..0x3a].copy_from_slice(&1u16.to_le_bytes());
+        elf[0x40..0x44].copy_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+        assert!(is_static_elf(&elf));
+        elf[0x40..0x44].copy_from_slice(&3u32.to_le_bytes()); // PT_INTERP
+        assert!(!is_static_elf(&elf));
+        assert!(!is_static_elf(b"#!/bin/sh\n"));
+    }
+
+    #[test]
+    fn bad_jobs_are_refused_before_anything_runs() {
+        let topo = GuestTopology::parse("1s2c2t").unwrap();
+        let req = |jobs| GuestRequest::new(topo.clone(), KernelChoice::V5_10, jobs);
+        let out = std::env::temp_dir().join("schedlab-guest-never-created");
+        let e = |r: GuestRequest| run_guest(&r, &out).unwrap_err();
+        assert_eq!(e(req(vec![])), "a guest run needs at least one job");
+        assert!(e(req(vec![job("a b")])).contains("job name `a b`"));
+        assert!(e(req(vec![job("a"), job("a")])).contains("two jobs are named `a`"));
+        let mut j = job("a");
+        j.files.push(("../x".into(), vec![]));
+        assert!(e(req(vec![j])).contains("file name `../x`"));
+        let mut big = req(vec![job("a")]);
+        big.topology = GuestTopology::parse("4s8c2t").unwrap();
+        assert!(e(big).contains("64 vCPUs is more than 32"));
+        assert!(!out.exists());
+    }
+}
