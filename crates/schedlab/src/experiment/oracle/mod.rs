@@ -3,3 +3,5 @@
 //!
 //! (Essay to be completed as the pieces land: guest runner, decision statistics,
 //! comparison, the recorded suite.)
+
+pub mod decisions;
