@@ -5,3 +5,4 @@
 //! comparison, the recorded suite.)
 
 pub mod decisions;
+pub mod domains;
