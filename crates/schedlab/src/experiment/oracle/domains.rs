@@ -6,8 +6,8 @@
 //! any decision is compared. The kernel prints each surviving domain of each CPU
 //! as a directory of small files (`cpuN/domainM/`, `domain0` the lowest):
 //! `name`, `flags`, `min_interval`, `max_interval`, `busy_factor`,
-//! `imbalance_pct`, `cache_nice_tries` and a few more (`max_newidle_lb_cost` in
-//! v5.10, `groups_flags` in v6.x). v5.10 puts them under
+//! `imbalance_pct`, `cache_nice_tries` and a few more (`max_newidle_lb_cost`,
+//! `groups_flags` from v6.5, `level` from v6.9). v5.10 puts them under
 //! `/proc/sys/kernel/sched_domain` (with `CONFIG_SCHED_DEBUG`), v6.x under
 //! `/sys/kernel/debug/sched/domains`. Since v5.10 `flags` lists flag *names*, each
 //! followed by a space; older kernels print the bit mask as a number, which is
@@ -29,7 +29,9 @@
 //! Everything else is compared exactly: per CPU, the chain's length, and per level
 //! the name, the flag set and the numeric parameters schedlab models
 //! (`min_interval` = span weight ms, `max_interval` = twice that, `busy_factor`,
-//! `imbalance_pct`, `cache_nice_tries`). Numbers the kernel prints that schedlab
+//! `imbalance_pct`, `cache_nice_tries`, and `level` when the kernel prints it,
+//! v6.9+: the build-time level number, which tells whether a degenerate CLS
+//! level was built below MC). Numbers the kernel prints that schedlab
 //! does not model (`max_newidle_lb_cost`, a running average) and flags it does
 //! not know (`SD_ASYM_CPUCAPACITY_FULL`) are kept: the first are not compared,
 //! the second show up as differences, since a flag schedlab lacks is a gap.
@@ -49,6 +51,10 @@ pub const COMPARED_PARAMS: [&str; 5] = [
     "imbalance_pct",
     "cache_nice_tries",
 ];
+
+/// Compared when both sides print it: `sd->level`, the build-time level number
+/// (SMT = 0, not renumbered when degenerate levels go), in debugfs from v6.9.
+pub const COMPARED_IF_BOTH: [&str; 1] = ["level"];
 
 /// One domain of one CPU as printed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -202,6 +208,7 @@ impl DomainDump {
                             ("busy_factor".to_string(), sd.busy_factor as u64),
                             ("imbalance_pct".to_string(), sd.imbalance_pct as u64),
                             ("cache_nice_tries".to_string(), sd.cache_nice_tries as u64),
+                            ("level".to_string(), sd.level as u64),
                         ]),
                         other: BTreeMap::new(),
                     }
@@ -388,7 +395,10 @@ pub fn compare_domains(
                     ),
                 });
             }
-            for p in COMPARED_PARAMS {
+            let both = COMPARED_IF_BOTH
+                .into_iter()
+                .filter(|p| a.params.contains_key(*p) && b.params.contains_key(*p));
+            for p in COMPARED_PARAMS.into_iter().chain(both) {
                 let (x, y) = (a.params.get(p), b.params.get(p));
                 if x != y {
                     let f = |v: Option<&u64>| v.map_or("-".into(), |v| v.to_string());
@@ -513,8 +523,9 @@ mod tests {
         assert_eq!(f[0].field, "flags");
         assert_eq!(f[0].real, "+-");
         assert_eq!(f[0].sim, "+SD_LOAD_BALANCE");
-        // Against v5.6's rules: busy_factor on every level, and the NUMA level's
-        // default imbalance_pct (125).
+        // Against v5.6's rules: busy_factor on every level, the NUMA level's
+        // default imbalance_pct (125), and no CLS level built below MC, so the
+        // build-time level numbers above SMT are one lower.
         let c = compare_with_model(&d, &m, &opts("v5.6"), "6.12.38");
         let f = &c.cpus[8].diffs;
         let got: Vec<(usize, &str, &str, &str)> = f
@@ -526,8 +537,10 @@ mod tests {
             vec![
                 (0, "busy_factor", "16", "32"),
                 (1, "busy_factor", "16", "32"),
+                (1, "level", "2", "1"),
                 (2, "busy_factor", "16", "32"),
                 (2, "imbalance_pct", "117", "125"),
+                (2, "level", "5", "4"),
             ]
         );
         // On a one-node model of one LLC the NUMA level is missing, and MC spans
