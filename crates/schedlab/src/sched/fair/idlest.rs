@@ -13,7 +13,8 @@
 //! A group is classified with the shared `group_classify`; **v5.6 quirk:**
 //! `avg_load = load × 1024 / capacity` is computed only for `has_spare` groups
 //! (`group_type < fully_busy`), so fully_busy and overloaded groups compare with
-//! `avg_load = 0`.
+//! `avg_load = 0`. v5.8 fixed the test (`IDLEST_AVG_LOAD`): busy groups get their
+//! `avg_load`, has_spare groups (compared by idle CPUs) do not need it.
 //!
 //! **Choosing** (`imb = 1024 × (imbalance_pct − 100) / 100`): the best non-local
 //! group (`update_pick_idlest`: lower type; then lower avg_load for busy types,
@@ -102,7 +103,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `update_sg_wakeup_stats(sd, group, sgs, p)` (kernel/sched/fair.c, v5.6), with
-    /// the v5.6 quirk: `avg_load` only for has_spare groups.
+    /// the v5.6 quirk: `avg_load` only for has_spare groups (`IDLEST_AVG_LOAD`, the
+    /// v5.8 fix: only for fully_busy and overloaded groups).
     pub fn update_sg_wakeup_stats(
         &self,
         sd: usize,
@@ -136,7 +138,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         s.group_capacity = sgc.capacity;
         s.group_weight = g.group_weight;
         s.group_type = group_classify(d.imbalance_pct, sgc.imbalance, &s);
-        if s.group_type < GroupType::FullyBusy {
+        // v5.6 computes it for has_spare groups only (an inverted test); v5.8 fixed
+        // it to the busy types, the only ones find_idlest_group compares by load.
+        let busy = matches!(s.group_type, GroupType::FullyBusy | GroupType::Overloaded);
+        if busy == self.feat.has(SchedFeat::IDLEST_AVG_LOAD) {
             s.avg_load = s.group_load * 1024 / s.group_capacity;
         }
         s
