@@ -38,6 +38,7 @@ fn inp(idle: CpuIdleType, prefer_sibling: bool, total_load: u64, total_cap: u64)
         imbalance_pct: 117,
         prefer_sibling,
         sd_numa: false,
+        imb_numa_nr: None,
         total_load,
         total_capacity: total_cap,
         eas_not_overutilized: false,

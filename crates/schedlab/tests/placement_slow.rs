@@ -28,6 +28,8 @@ fn cmp(lt: GroupType, it: GroupType) -> IdlestCmp {
         idlest_max_capacity: 1024,
         imbalance_pct: 117,
         numa: false,
+        local_sum_nr_running: 0,
+        imb_numa_nr: None,
     }
 }
 

@@ -75,6 +75,9 @@ sched_features! {
     IDLE_CPU_MASK = false, "seed 000", "After a fruitless select_idle_core, select_idle_cpu scans only the CPUs it did not see busy (Parth Shah, RFC, July 2019).";
     MISFIT = true, "v4.20 (seed 004)", "Misfit tasks on asymmetric-capacity systems: rq.misfit_task_load at pick and tick, the group_misfit_task type, migrate_misfit with active balance, and the nohz kick and rd.overload on misfit (Morten Rasmussen, Valentin Schneider, 2018); NO_MISFIT is the kernel before the series.";
     SELECT_IDLE_CAPACITY = false, "v5.7", "Asymmetric-capacity wakeups of v5.7 (Morten Rasmussen, Valentin Schneider, 2020): select_idle_sibling on a sched_asym_cpucapacity system scans sd_asym_cpucapacity with select_idle_capacity (the first idle CPU, wrapping from target, that the task fits, else the idle CPU of largest capacity, else target), wake_cap no longer blocks affine wakeups, and asymmetric domains lose SD_BALANCE_WAKE; seed 002's test base includes it.";
+    ASYM_FITS_CAPACITY = false, "v5.10", "SIM_ switch for a kernel version (with SELECT_IDLE_CAPACITY): v5.10's asym_fits_capacity (Vincent Guittot, \"Prefer prev cpu in asymmetric wakeup path\"): on a sched_asym_cpucapacity system select_idle_sibling first takes an idle target, prev or recent_used_cpu the task fits (capacity_of with the 1280/1024 margin), and only then scans sd_asym_cpucapacity with select_idle_capacity.";
+    IDLEST_AVG_LOAD = false, "v5.8", "SIM_ switch for a kernel fix: update_sg_wakeup_stats computes avg_load for fully_busy and overloaded groups (the groups find_idlest_group compares by load), not for has_spare ones as v5.6's inverted test did (Tao Zhou, \"Fix condition of avg_load calculation\").";
+    IMB_NUMA_NR = false, "v5.18 (v6.12 form)", "SIM_ switch for a kernel version: the allowed NUMA imbalance scales with the LLCs (Mel Gorman): each SD_NUMA domain's imb_numa_nr comes from the LLC span at build time; calculate_imbalance (has_spare) zeroes an imbalance of at most 2 while the local group would run at most imb_numa_nr tasks, before halving; find_idlest_group (has_spare, NUMA) stays local on the same test with the idle-CPU difference and imb_numa_nr capped by the allowed CPUs of the local group, instead of v5.6's 'stay while the local node has an idle CPU'.";
     EEVDF = false, "v6.6", "SIM_ switch for a kernel version, not a features.h bit: the fair class picks and places by Earliest Eligible Virtual Deadline First as in v6.6 (Peter Zijlstra): lag-preserving placement, eligibility against the weighted average vruntime, earliest-deadline pick, wakeup preemption by the pick rule, slice end at the deadline; no sleeper credit, START_DEBIT, buddies but NEXT_BUDDY, or tick/wakeup granularities (fair/eevdf.rs).";
     PLACE_LAG = true, "v6.6", "EEVDF only: place_entity keeps the lag an entity had at dequeue (scaled by (W+w)/W); NO_PLACE_LAG places every entity at the average vruntime.";
     PLACE_DEADLINE_INITIAL = true, "v6.6", "EEVDF only: ENQUEUE_INITIAL placements get half a slice to their first deadline (in v6.6 only task_fork_fair's provisional placement passes it).";
@@ -316,14 +319,20 @@ fn topo_v5_6() -> TopologyOpts {
 }
 
 /// v5.7 drops the asymmetric SD_BALANCE_WAKE; v5.10 lowers the default
-/// `imbalance_pct` to 117 and `busy_factor` to 16.
-fn topo_v5_12() -> TopologyOpts {
+/// `imbalance_pct` to 117 and `busy_factor` to 16. (v5.8 also removed
+/// SD_LOAD_BALANCE; schedlab keeps the flag on every domain, which is what it meant.)
+fn topo_v5_10() -> TopologyOpts {
     TopologyOpts {
         imbalance_pct_default: 117,
         busy_factor: 16,
         asym_balance_wake: false,
         ..TopologyOpts::v5_6()
     }
+}
+
+/// No domain-building change between v5.10 and v5.12.
+fn topo_v5_12() -> TopologyOpts {
+    topo_v5_10()
 }
 
 /// v5.16 adds the cluster (CLS) level.
@@ -351,17 +360,24 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
         topology: topo_v5_6,
     },
     KernelPreset {
-        name: "v5.12",
-        description: "v5.6 + merged idle-core/idle-CPU scan (SIS_MERGED), v5.7 asymmetric-capacity wakeups (SELECT_IDLE_CAPACITY, in its v5.7 form), v5.10 imbalance_pct 117 / busy_factor 16",
+        name: "v5.10",
+        description: "v5.6 + v5.7 asymmetric-capacity wakeups (SELECT_IDLE_CAPACITY) with v5.10's prev-first fit checks (ASYM_FITS_CAPACITY), v5.8's find_idlest_group avg_load fix (IDLEST_AVG_LOAD), v5.10 imbalance_pct 117 / busy_factor 16; the v5.6 sd_flag domain walk (LEGACY_SD_FLAG), SIS_PROP, no SIS_AVG_CPU. Not modelled: v5.7 runnable_avg in group classification, v5.10's relaxed detach_tasks load test (docs/kernel-mapping.md §9)",
         base: None,
-        changes: &["SIS_MERGED", "NO_SIS_AVG_CPU", "SELECT_IDLE_CAPACITY"],
+        changes: &["SELECT_IDLE_CAPACITY", "ASYM_FITS_CAPACITY", "IDLEST_AVG_LOAD"],
+        topology: topo_v5_10,
+    },
+    KernelPreset {
+        name: "v5.12",
+        description: "v5.10 + merged idle-core/idle-CPU scan (SIS_MERGED; SIS_AVG_CPU gone)",
+        base: Some("v5.10"),
+        changes: &["SIS_MERGED", "NO_SIS_AVG_CPU"],
         topology: topo_v5_12,
     },
     KernelPreset {
         name: "v6.0",
-        description: "v5.12 + SIS_UTIL scan budget (SIS_PROP off), v5.16 cluster level",
+        description: "v5.12 + SIS_UTIL scan budget (SIS_PROP off), v5.16 cluster level, v5.18 NUMA imbalance by LLC span (IMB_NUMA_NR, in its v6.0 = v6.12 form)",
         base: Some("v5.12"),
-        changes: &["SIS_UTIL", "NO_SIS_PROP"],
+        changes: &["SIS_UTIL", "NO_SIS_PROP", "IMB_NUMA_NR"],
         topology: topo_v6_0,
     },
     KernelPreset {
@@ -369,6 +385,13 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
         description: "v6.0 + the EEVDF fair class (lag placement, eligibility, earliest-deadline pick, RUN_TO_PARITY); base_slice = 0.75 ms × factor",
         base: Some("v6.0"),
         changes: &["EEVDF", "NO_START_DEBIT", "NO_LAST_BUDDY"],
+        topology: topo_v6_0,
+    },
+    KernelPreset {
+        name: "v6.12",
+        description: "v6.6 + v6.7 cluster-first idle scan (SIS_CLUSTER; acts where a CLS level sits under the LLC); base_slice 0.75 ms × factor as v6.6. Not modelled: v6.8 deadline-ordered tree, PLACE_REL_DEADLINE, v6.6 sibling_imbalance, wakelist wakeups to idle CPUs in the same LLC (docs/kernel-mapping.md §9)",
+        base: Some("v6.6"),
+        changes: &["SIS_CLUSTER"],
         topology: topo_v6_0,
     },
 ];

@@ -179,6 +179,10 @@ pub struct SchedDomain {
     /// The group ring, starting at the local group (the one containing `cpu`).
     pub groups: Vec<SgId>,
     pub imbalance_pct: u32,
+    /// `sd->imb_numa_nr` (v5.18): the number of running tasks up to which a NUMA
+    /// imbalance is allowed, computed at build time from the LLC span (see
+    /// [`imb_numa_nr`]); always computed, read only under `IMB_NUMA_NR`.
+    pub imb_numa_nr: u32,
     pub busy_factor: u32,
     pub cache_nice_tries: u32,
     /// ms.
@@ -345,6 +349,7 @@ struct Tmp {
     groups: Vec<SgId>,
     imbalance_pct: u32,
     cache_nice_tries: u32,
+    imb_numa_nr: u32,
 }
 
 fn arch_levels(m: &Machine, opts: &TopologyOpts) -> Vec<TopoLevel> {
@@ -566,6 +571,7 @@ impl SchedTopology {
                     groups: Vec::new(),
                     imbalance_pct,
                     cache_nice_tries,
+                    imb_numa_nr: 0,
                 });
                 if let Some(c) = child {
                     tmp[c].parent = Some(id);
@@ -648,6 +654,12 @@ impl SchedTopology {
                 ring.push(g);
             }
             tmp[id].groups = ring;
+        }
+
+        // sd->imb_numa_nr, on the full chains (build_sched_domains computes it
+        // before cpu_attach_domain drops degenerate levels).
+        for &first in built[0].iter().flatten() {
+            imb_numa_nr(&mut tmp, first);
         }
 
         // Degenerate removal (cpu_attach_domain).
@@ -742,6 +754,7 @@ impl SchedTopology {
                 child: t.child.map(|c| new_id[c]),
                 groups: ring,
                 imbalance_pct: t.imbalance_pct,
+                imb_numa_nr: t.imb_numa_nr,
                 busy_factor: opts.busy_factor,
                 cache_nice_tries: t.cache_nice_tries,
                 min_interval: w,
@@ -986,6 +999,44 @@ fn asym_cpu_capacity_level(
         }
     }
     asym_tl
+}
+
+/// The allowed NUMA imbalance of each domain of one CPU's chain, bottom-up from
+/// `first` (v5.18 "Adjust the allowed NUMA imbalance when SD_NUMA spans multiple
+/// LLCs", as in v6.12 `build_sched_domains`). The first domain above the LLC gets
+/// `imb` = its number of LLCs when it has several, else an eighth of its span (at
+/// least 1); the span of reference becomes that of the lowest SD_NUMA domain above
+/// it (or its own). Every higher domain gets `imb × max(1, span / reference)`, and
+/// the domains up to the LLC get 0.
+fn imb_numa_nr(tmp: &mut [Tmp], first: usize) {
+    let (mut imb, mut imb_span) = (0u32, 1u32);
+    let mut sd = Some(first);
+    while let Some(d) = sd {
+        let w = tmp[d].span.weight() as u32;
+        let child_llc = tmp[d].child.map(|c| {
+            (
+                tmp[c].flags & SD_SHARE_PKG_RESOURCES != 0,
+                tmp[c].span.weight() as u32,
+            )
+        });
+        match child_llc {
+            Some((true, cw)) if tmp[d].flags & SD_SHARE_PKG_RESOURCES == 0 => {
+                let nr_llcs = w / cw.max(1);
+                imb = if nr_llcs == 1 { w >> 3 } else { nr_llcs }.max(1);
+                tmp[d].imb_numa_nr = imb;
+                let mut top = tmp[d].parent;
+                while let Some(t) = top {
+                    if tmp[t].flags & SD_NUMA != 0 {
+                        break;
+                    }
+                    top = tmp[t].parent;
+                }
+                imb_span = top.map_or(w, |t| tmp[t].span.weight() as u32);
+            }
+            _ => tmp[d].imb_numa_nr = imb * (w / imb_span.max(1)).max(1),
+        }
+        sd = tmp[d].parent;
+    }
 }
 
 /// `sd_degenerate`.

@@ -18,7 +18,11 @@
 //!
 //! With `SELECT_IDLE_CAPACITY` (v5.7) on an asymmetric-capacity system, all of
 //! this is replaced by `select_idle_capacity` over `sd_asym_cpucapacity(target)`
-//! (reason `idle_capacity`, else `affine_fallback` with target).
+//! (reason `idle_capacity`, else `affine_fallback` with target). v5.10
+//! (`ASYM_FITS_CAPACITY`, "prefer prev cpu in asymmetric wakeup path") keeps steps
+//! 1–3 in front of that scan, each CPU taken only if the task's `task_util_est` fits
+//! its `capacity_of` (`asym_fits_capacity`, the 1280/1024 margin): a fitting idle
+//! prev is no longer traded for the first fitting CPU of the scan.
 //!
 //! With `SMT_BALANCE` (seed 003) on an SMT machine, steps 4–6 are replaced by
 //! `smt_balance` (fair/smt_balance.rs, reason `smt_balance`); with `IDLE_CPU_MASK`
@@ -170,6 +174,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         best
     }
 
+    /// The asymmetric branch of `select_idle_sibling`: `select_idle_capacity`, else
+    /// target.
+    fn select_idle_capacity_or_target(
+        &mut self,
+        pid: Pid,
+        sd: usize,
+        target: usize,
+        this_cpu: usize,
+        pr: &mut Probes,
+    ) -> (usize, &'static str) {
+        match self.select_idle_capacity(pid, sd, target, this_cpu, pr) {
+            Some(c) => (c, reason::IDLE_CAPACITY),
+            None => (target, reason::AFFINE_FALLBACK),
+        }
+    }
+
     fn select_idle_sibling_inner(
         &mut self,
         pid: Pid,
@@ -181,16 +201,25 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         // v5.7: on asymmetric-capacity systems the domain of interest is
         // sd_asym_cpucapacity, scanned by capacity instead of the LLC scans (a CPU
         // below no asymmetric domain, e.g. in a symmetric cpuset island, goes on).
-        if self.feat.has(SchedFeat::SELECT_IDLE_CAPACITY) && self.topo.asym_cpucapacity {
+        let asym = self.feat.has(SchedFeat::SELECT_IDLE_CAPACITY) && self.topo.asym_cpucapacity;
+        // v5.10 (ASYM_FITS_CAPACITY): target, prev and recent first, each only if the
+        // task fits it (`asym_fits_capacity`), then the capacity scan.
+        let fits_first = asym && self.feat.has(SchedFeat::ASYM_FITS_CAPACITY);
+        if asym && !fits_first {
             if let Some(sd) = self.topo.sd_asym_cpucapacity[target] {
-                return match self.select_idle_capacity(pid, sd, target, this_cpu, pr) {
-                    Some(c) => (c, reason::IDLE_CAPACITY),
-                    None => (target, reason::AFFINE_FALLBACK),
-                };
+                return self.select_idle_capacity_or_target(pid, sd, target, this_cpu, pr);
             }
         }
+        let task_util = if fits_first {
+            self.sync_entity_load_avg(pid);
+            Some(self.task_util_est_of(pid))
+        } else {
+            None
+        };
+        let asym_fits =
+            |k: &Self, cpu: usize| task_util.is_none_or(|u| fits_capacity(u, k.capacity_of(cpu)));
         self.probe(pr, this_cpu, target);
-        if self.idle_or_sched_idle(target) {
+        if self.idle_or_sched_idle(target) && asym_fits(self, target) {
             return (target, reason::TARGET_IDLE);
         }
         // v6.7 (SIS_CLUSTER with the merged scan): an idle prev / recent CPU outside
@@ -201,7 +230,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let mut fallback: Option<(usize, &'static str)> = None;
         if prev != target && self.topo.cpus_share_cache(prev, target) {
             self.probe(pr, this_cpu, prev);
-            if self.idle_or_sched_idle(prev) {
+            if self.idle_or_sched_idle(prev) && asym_fits(self, prev) {
                 if !cluster || self.topo.cpus_share_resources(prev, target) {
                     return (prev, reason::PREV_IDLE);
                 }
@@ -211,12 +240,20 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let recent = self.tasks[pid as usize].recent_used_cpu;
         if recent != prev && recent != target && self.topo.cpus_share_cache(recent, target) {
             self.probe(pr, this_cpu, recent);
-            if self.idle_or_sched_idle(recent) && self.cpus_allowed(pid).test(recent) {
+            if self.idle_or_sched_idle(recent)
+                && self.cpus_allowed(pid).test(recent)
+                && asym_fits(self, recent)
+            {
                 self.tasks[pid as usize].recent_used_cpu = prev;
                 if !cluster || self.topo.cpus_share_resources(recent, target) {
                     return (recent, reason::RECENT_USED);
                 }
                 fallback = fallback.or(Some((recent, reason::RECENT_USED)));
+            }
+        }
+        if fits_first {
+            if let Some(sd) = self.topo.sd_asym_cpucapacity[target] {
+                return self.select_idle_capacity_or_target(pid, sd, target, this_cpu, pr);
             }
         }
         let Some(sd) = self.topo.sd_llc[target] else {

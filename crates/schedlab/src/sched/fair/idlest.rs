@@ -13,7 +13,8 @@
 //! A group is classified with the shared `group_classify`; **v5.6 quirk:**
 //! `avg_load = load × 1024 / capacity` is computed only for `has_spare` groups
 //! (`group_type < fully_busy`), so fully_busy and overloaded groups compare with
-//! `avg_load = 0`.
+//! `avg_load = 0`. v5.8 fixed the test (`IDLEST_AVG_LOAD`): busy groups get their
+//! `avg_load`, has_spare groups (compared by idle CPUs) do not need it.
 //!
 //! **Choosing** (`imb = 1024 × (imbalance_pct − 100) / 100`): the best non-local
 //! group (`update_pick_idlest`: lower type; then lower avg_load for busy types,
@@ -27,6 +28,11 @@
 //! | both imbalanced / asym_packing | stay |
 //! | both misfit | stay if `local.max_capacity ≥ idlest.max_capacity` |
 //! | both has_spare | NUMA: stay if local has any idle CPU (preferred-node rules need NUMA balancing: off); stay if `local.idle_cpus ≥ idlest.idle_cpus` |
+//!
+//! With `IMB_NUMA_NR` (v5.18 in its v6.12 form) the NUMA has_spare rule is instead:
+//! stay if `adjust_numa_imbalance(|local.idle − idlest.idle|, local.nr_running + 1,
+//! min(|local ∩ allowed|, sd.imb_numa_nr))` is 0, i.e. the local node would run at
+//! most `imb_numa_nr` tasks and the idle-CPU difference is at most 2.
 //!
 //! **find_idlest_group_cpu**: a SCHED_IDLE-only CPU at once; else among idle CPUs the
 //! one in the shallowest cpuidle state (a CPU not inside a state only wins on a
@@ -44,6 +50,7 @@
 
 use crate::engine::Observer;
 use crate::sched::core::{Kernel, TaskState};
+use crate::sched::fair::balance::adjust_numa_imbalance;
 use crate::sched::fair::group::{fits_capacity, group_classify, GroupType, SgLbStats};
 use crate::sched::fair::wakeup::Probes;
 use crate::sched::features::SchedFeat;
@@ -102,7 +109,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `update_sg_wakeup_stats(sd, group, sgs, p)` (kernel/sched/fair.c, v5.6), with
-    /// the v5.6 quirk: `avg_load` only for has_spare groups.
+    /// the v5.6 quirk: `avg_load` only for has_spare groups (`IDLEST_AVG_LOAD`, the
+    /// v5.8 fix: only for fully_busy and overloaded groups).
     pub fn update_sg_wakeup_stats(
         &self,
         sd: usize,
@@ -136,7 +144,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         s.group_capacity = sgc.capacity;
         s.group_weight = g.group_weight;
         s.group_type = group_classify(d.imbalance_pct, sgc.imbalance, &s);
-        if s.group_type < GroupType::FullyBusy {
+        // v5.6 computes it for has_spare groups only (an inverted test); v5.8 fixed
+        // it to the busy types, the only ones find_idlest_group compares by load.
+        let busy = matches!(s.group_type, GroupType::FullyBusy | GroupType::Overloaded);
+        if busy == self.feat.has(SchedFeat::IDLEST_AVG_LOAD) {
             s.avg_load = s.group_load * 1024 / s.group_capacity;
         }
         s
@@ -183,6 +194,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             idlest_max_capacity: self.topo.sgc[self.topo.groups[ig].sgc].max_capacity,
             imbalance_pct: d.imbalance_pct,
             numa: d.has(SD_NUMA),
+            local_sum_nr_running: ls.sum_nr_running,
+            // v6.12 caps it by the task's allowed CPUs in the local group whenever
+            // `nr_cpus_allowed != NR_CPUS`, i.e. on every real configuration.
+            imb_numa_nr: self.feat.has(SchedFeat::IMB_NUMA_NR).then(|| {
+                let w = self.topo.groups[lg].span.and(allowed).weight() as u32;
+                w.min(d.imb_numa_nr)
+            }),
         };
         find_idlest_group_decide(&cmp).then_some(ig)
     }
@@ -325,6 +343,10 @@ pub struct IdlestCmp {
     pub idlest_max_capacity: u64,
     pub imbalance_pct: u32,
     pub numa: bool,
+    pub local_sum_nr_running: u32,
+    /// `IMB_NUMA_NR` (v6.12 form): `min(|local ∩ allowed|, sd.imb_numa_nr)`; `None`
+    /// keeps v5.6's NUMA has_spare rule.
+    pub imb_numa_nr: Option<u32>,
 }
 
 /// The end of `find_idlest_group` (v5.6): true = go to the idlest group, false =
@@ -353,8 +375,20 @@ pub fn find_idlest_group_decide(c: &IdlestCmp) -> bool {
         GroupType::Imbalanced | GroupType::AsymPacking => false,
         GroupType::MisfitTask => c.local_max_capacity < c.idlest_max_capacity,
         GroupType::HasSpare => {
-            if c.numa && c.local_idle_cpus > 0 {
-                return false;
+            if c.numa {
+                match c.imb_numa_nr {
+                    // v6.12: stay while the local node would run at most
+                    // imb_numa_nr tasks and the idle-CPU difference is at most 2.
+                    Some(nr) => {
+                        let imb = (c.local_idle_cpus as i32 - c.idlest_idle_cpus as i32).abs();
+                        let dst = c.local_sum_nr_running as i32 + 1;
+                        if adjust_numa_imbalance(imb, dst, nr as i32) == 0 {
+                            return false;
+                        }
+                    }
+                    None if c.local_idle_cpus > 0 => return false,
+                    None => {}
+                }
             }
             c.local_idle_cpus < c.idlest_idle_cpus
         }

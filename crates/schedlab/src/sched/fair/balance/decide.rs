@@ -140,6 +140,9 @@ pub struct SdInputs {
     /// The child domain has SD_PREFER_SIBLING.
     pub prefer_sibling: bool,
     pub sd_numa: bool,
+    /// `IMB_NUMA_NR` (v5.18, 6.12 form): the domain's `imb_numa_nr`; `None` keeps
+    /// v5.6's NUMA rule.
+    pub imb_numa_nr: Option<u32>,
     pub total_load: u64,
     pub total_capacity: u64,
     /// Perf domains exist and `rd.overutilized` is clear.
@@ -254,6 +257,9 @@ pub fn calculate_imbalance(
             }
             return (MigrationType::Util, imb as i64, ImbBranch::SpareUtil);
         }
+        if let Some(imb_numa_nr) = inp.imb_numa_nr {
+            return spare_numa_imb_nr(local, busiest, inp, imb_numa_nr);
+        }
         if busiest.group_weight == 1 || inp.prefer_sibling {
             // lsub_positive on unsigned int.
             let nr_diff = busiest.sum_nr_running.saturating_sub(local.sum_nr_running);
@@ -286,6 +292,59 @@ pub fn calculate_imbalance(
     // unsigned long / 1024 < 2^54: fits in the long.
     let imb = (a.min(b) / SCALE) as i64;
     (MigrationType::Load, imb, ImbBranch::Load)
+}
+
+/// `adjust_numa_imbalance(imbalance, dst_running, imb_numa_nr)` (v6.12, all `int`):
+/// no imbalance while the destination would run at most `imb_numa_nr` tasks and
+/// the imbalance is at most `NUMA_IMBALANCE_MIN` (2); otherwise unchanged.
+pub fn adjust_numa_imbalance(imbalance: i32, dst_running: i32, imb_numa_nr: i32) -> i32 {
+    const NUMA_IMBALANCE_MIN: i32 = 2;
+    // allow_numa_imbalance: running <= imb_numa_nr.
+    if dst_running > imb_numa_nr {
+        return imbalance;
+    }
+    if imbalance <= NUMA_IMBALANCE_MIN {
+        return 0;
+    }
+    imbalance
+}
+
+/// The has_spare, not-overloaded branches of `calculate_imbalance` in their v6.12
+/// form (`IMB_NUMA_NR`): the task-count or idle-CPU difference, then, on SD_NUMA,
+/// `adjust_numa_imbalance` with the destination's count `local.sum_nr_running + 1`,
+/// then halved (v6.12 halves after the NUMA test; v5.6 halved first). The
+/// prefer-sibling difference is `sibling_imbalance`'s for groups of equal core
+/// counts (its core-ratio form for unequal ones, and its 0 for a busy balancing CPU,
+/// are v6.6 and not modelled).
+fn spare_numa_imb_nr(
+    local: &SgLbStats,
+    busiest: &SgLbStats,
+    inp: &SdInputs,
+    imb_numa_nr: u32,
+) -> (MigrationType, i64, ImbBranch) {
+    let (raw, branch) = if busiest.group_weight == 1 || inp.prefer_sibling {
+        let nr_diff = busiest.sum_nr_running.saturating_sub(local.sum_nr_running);
+        (nr_diff as i64, ImbBranch::SpareNrDiff)
+    } else {
+        // max_t(long, 0, unsigned int difference): a wrap stays positive here.
+        let d = local.idle_cpus.wrapping_sub(busiest.idle_cpus);
+        (d as i64, ImbBranch::SpareIdleCpus)
+    };
+    let mut imb = raw;
+    let mut branch = branch;
+    if inp.sd_numa {
+        // The long is passed as an int and the int result stored back in the long.
+        let a = adjust_numa_imbalance(
+            raw as i32,
+            local.sum_nr_running as i32 + 1,
+            imb_numa_nr as i32,
+        );
+        if a == 0 && raw != 0 {
+            branch = ImbBranch::SpareNumaSmall;
+        }
+        imb = a as i64;
+    }
+    (MigrationType::Task, imb >> 1, branch)
 }
 
 /// `task_hot` (kernel/sched/fair.c, v5.6) over its inputs: `delta` is

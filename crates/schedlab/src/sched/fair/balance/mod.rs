@@ -967,6 +967,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             imbalance_pct: d.imbalance_pct,
             prefer_sibling: sds.prefer_sibling,
             sd_numa: d.has(SD_NUMA),
+            imb_numa_nr: self
+                .feat
+                .has(SchedFeat::IMB_NUMA_NR)
+                .then_some(d.imb_numa_nr),
             total_load: sds.total_load,
             total_capacity: sds.total_capacity,
             // Perf domains exist (fair/eas.rs) and the root domain is not overutilized.
