@@ -1,10 +1,252 @@
 //! The real kernel as oracle (`schedlab oracle`): the same scenario in a QEMU guest
 //! of the scenario's topology, and the decisions of both compared.
 //!
-//! (Essay to be completed as the pieces land: guest runner, decision statistics,
-//! comparison, the recorded suite.)
+//! schedlab claims to place tasks as Linux does. On the machine it runs on, that can
+//! be checked against the host's kernel (`validate host`), but the decisions that
+//! matter most — where a new task lands, which CPU a wakee gets, how fast load
+//! balancing spreads work over cores, LLCs and nodes — depend on a topology the
+//! host does not have. An unmodified Linux kernel in a QEMU guest, emulated
+//! instruction by instruction (TCG), builds its sched domains from whatever
+//! topology QEMU describes (`-smp sockets,cores,threads`, `-numa`), and its
+//! scheduler then decides on that topology for real. This module makes that
+//! kernel the oracle:
+//!
+//! 1. [`qemu`]: the scenario's machine as a QEMU x86 topology (or a refusal that
+//!    says why QEMU cannot express it);
+//! 2. [`guest`]: a Debian kernel (5.10, the closest packaged one to the seeds' v5.6,
+//!    and 6.12) booted with an initramfs that runs the workload's real program
+//!    ([`workload`]) under ftrace and brings back the trace, the guest's sysfs and
+//!    its sched domains;
+//! 3. the guest's machine imported from that sysfs by the same code as any host,
+//!    and — when the run measured them — with the guest's own primitive costs
+//!    (`schedlab calibrate host` run inside the guest: an emulated kernel is a very
+//!    slow machine, and the work between two scheduler decisions must be as long,
+//!    relative to ticks, PELT and balance intervals, in the simulation as in the
+//!    guest), simulated with the kernel preset that models the guest's release;
+//! 4. [`domains`]: the guest's domain chains against schedlab's, per CPU, exactly;
+//! 5. [`decisions`]: both traces reduced to placement decisions in topology terms
+//!    (fork levels, wakeup classes, migrations per level and mechanism, spread,
+//!    occupancy) and compared statistic by statistic with a distance and a verdict.
+//!
+//! Times are not compared as such: a guest's kernel paths cost far more guest time
+//! than on hardware, and its vCPUs share the host's two cores.
+//!
+//! [`suite`] is the recorded validation suite: cases across topologies and both
+//! kernels, whose guest runs are committed (compressed) so that `cargo test`
+//! checks the simulator against real kernels without QEMU.
+
 pub mod decisions;
 pub mod domains;
 pub mod guest;
 pub mod qemu;
+pub mod suite;
 pub mod workload;
+
+use super::{Overrides, RunOpts, Scenario};
+use crate::machine::{self, Machine};
+use crate::sched::features::KernelPreset;
+use decisions::{Comparison, DecisionOpts, Decisions, TaskFilter};
+use domains::{DomainComparison, DomainDump};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use workload::GuestWorkload;
+
+/// The guest job that measures the guest's primitive costs, when a run has one.
+pub const CALIBRATE_JOB: &str = "calibrate";
+
+/// The guest command of [`CALIBRATE_JOB`]: the machine file goes to stdout.
+pub const CALIBRATE_COMMAND: &str =
+    "schedlab calibrate host --quick --runs 3 --out guest.toml -q && cat guest.toml";
+
+/// A guest run's artifacts (see [`guest`] for the layout).
+#[derive(Clone, Debug)]
+pub struct Artifacts {
+    pub dir: PathBuf,
+    /// `uname -r` of the guest.
+    pub release: String,
+}
+
+impl Artifacts {
+    pub fn open(dir: &Path) -> Result<Artifacts, String> {
+        let p = dir.join("uname_r");
+        let release = std::fs::read_to_string(&p)
+            .map_err(|e| format!("{}: {e} (not a guest run's directory?)", p.display()))?
+            .trim()
+            .to_string();
+        Ok(Artifacts {
+            dir: dir.to_path_buf(),
+            release,
+        })
+    }
+
+    /// The kernel preset that models this guest's kernel.
+    pub fn preset(&self) -> Result<&'static str, String> {
+        workload::preset_for_release(&self.release)
+    }
+
+    /// A job's ftrace text.
+    pub fn trace(&self, job: &str) -> Result<String, String> {
+        let p = self.dir.join("jobs").join(job).join("trace.txt");
+        std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))
+    }
+
+    /// The guest's machine as the simulator sees it, and where its costs come from:
+    /// the calibration job's machine file when the run has one (topology imported
+    /// in the guest, costs measured there), else the sysfs snapshot with the
+    /// default x86 cost table.
+    pub fn machine(&self) -> Result<(Machine, MachineSource), String> {
+        let cal = self.dir.join("jobs").join(CALIBRATE_JOB).join("stdout");
+        if cal.exists() {
+            let m = machine::file::load_machine_file(&cal).map_err(|e| e.to_string())?;
+            return Ok((m, MachineSource::Calibrated(cal)));
+        }
+        let root = self.dir.join("sysfs");
+        let m = machine::sysfs::import_sysfs_with_arch(&root, machine::Arch::X86)
+            .map_err(|e| e.to_string())?;
+        Ok((m, MachineSource::Sysfs(root)))
+    }
+
+    /// The guest's domain chains against schedlab's on the imported machine.
+    pub fn domains(&self) -> Result<DomainComparison, String> {
+        let real = DomainDump::read_dir(&self.dir.join("domains"), &self.release)?;
+        let preset = KernelPreset::by_name(self.preset()?).expect("release presets exist");
+        let (m, _) = self.machine()?;
+        Ok(domains::compare_with_model(
+            &real,
+            &m,
+            &preset.topology_opts(),
+            &self.release,
+        ))
+    }
+}
+
+/// Where the simulated guest machine came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum MachineSource {
+    /// `schedlab calibrate host` run in the guest (its stdout: a machine file).
+    Calibrated(PathBuf),
+    /// The sysfs snapshot, default costs.
+    Sysfs(PathBuf),
+}
+
+impl MachineSource {
+    fn sets(&self) -> Vec<String> {
+        match self {
+            MachineSource::Calibrated(p) => vec![format!("machine.file={}", p.display())],
+            MachineSource::Sysfs(p) => vec![format!("machine.sysfs={}", p.display())],
+        }
+    }
+    pub fn describe(&self) -> &'static str {
+        match self {
+            MachineSource::Calibrated(_) => "guest sysfs + costs calibrated in the guest",
+            MachineSource::Sysfs(_) => "guest sysfs, default x86 costs",
+        }
+    }
+}
+
+/// The real trace's workload tasks: the tool's tasks by comm, and their children.
+/// rt-app names each thread after its task (the comm, cut to 15 bytes); hackbench's
+/// processes all keep the name `hackbench`.
+pub fn real_filter(w: &GuestWorkload) -> TaskFilter {
+    let mut prefixes = Vec::new();
+    if w.tool == "rt-app" {
+        for (_, bytes) in &w.files {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
+                if let Some(t) = v.get("tasks").and_then(|t| t.as_object()) {
+                    prefixes.extend(t.keys().map(|k| comm_of(k)));
+                }
+            }
+        }
+    } else {
+        prefixes.push(comm_of(w.tool));
+    }
+    prefixes.sort();
+    prefixes.dedup();
+    TaskFilter {
+        comm_prefixes: prefixes,
+        follow_forks: w.include_root,
+        ..Default::default()
+    }
+}
+
+/// A task name as the kernel's comm (`TASK_COMM_LEN` 16, with the NUL).
+fn comm_of(name: &str) -> String {
+    let mut end = name.len().min(15);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_string()
+}
+
+/// One case: a guest job against its simulation.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseOutcome {
+    pub case: String,
+    pub kernel_release: String,
+    pub preset: String,
+    pub machine: String,
+    pub real: Decisions,
+    pub sim: Decisions,
+    pub comparison: Comparison,
+}
+
+/// Compare job `job` of a guest run with the simulation of `scenario` (with `sets`
+/// overrides) on the guest's machine under the guest kernel's preset.
+pub fn compare_job(
+    art: &Artifacts,
+    job: &str,
+    scenario: &Path,
+    sets: &[String],
+) -> Result<CaseOutcome, String> {
+    let preset = art.preset()?;
+    let (m, source) = art.machine()?;
+    let w = workload::guest_workload(scenario, sets).map_err(|e| e.to_string())?;
+    let real_text = art.trace(job)?;
+    let real = Decisions::from_text(
+        &real_text,
+        &m,
+        &DecisionOpts {
+            filter: real_filter(&w),
+            ..Default::default()
+        },
+    );
+    let sim_text = simulate(scenario, sets, &source, preset)?;
+    let sim = Decisions::from_text(&sim_text, &m, &DecisionOpts::default());
+    let comparison = decisions::compare(&real, &sim);
+    Ok(CaseOutcome {
+        case: job.to_string(),
+        kernel_release: art.release.clone(),
+        preset: preset.to_string(),
+        machine: source.describe().to_string(),
+        real,
+        sim,
+        comparison,
+    })
+}
+
+/// The simulated ftrace text of `scenario` on the guest machine.
+fn simulate(
+    scenario: &Path,
+    sets: &[String],
+    source: &MachineSource,
+    preset: &str,
+) -> Result<String, String> {
+    let mut all = sets.to_vec();
+    all.extend(source.sets());
+    all.push(format!("kernel.preset={preset}"));
+    let sc = Scenario::load(
+        scenario,
+        &Overrides {
+            sets: all,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let opts = RunOpts {
+        trace: true,
+        ftrace: true,
+        ..Default::default()
+    };
+    let (_, text) = super::run(&sc, sc.seed, 0, &opts).map_err(|e| e.to_string())?;
+    Ok(text.unwrap_or_default())
+}

@@ -1,0 +1,484 @@
+//! The oracle suite: recorded real-kernel runs across topologies, checked without
+//! QEMU.
+//!
+//! A validation that needs a ten-minute emulator run is a validation nobody runs.
+//! So the suite separates the two halves of the oracle. *Recording* boots each
+//! kernel once per topology of `scenarios/oracle/suite.toml` and runs, under one
+//! trace each, the guest calibration and every case of that topology; the run's
+//! artifacts (sysfs snapshot, domain dumps, traces, `schedstat`, `meta.json`; not
+//! the console log) are packed into one deterministic `tar.gz` per topology and
+//! kernel. *Checking* unpacks each bundle, imports the guest machine, compares the
+//! domain chains and, case by case, the real trace's decisions with the simulated
+//! ones: that is what `cargo test` does against the committed bundles, so a model
+//! change that moves a decision statistic across a verdict threshold shows up as a
+//! changed verdict table.
+//!
+//! A topology is named by its machine file's stem (`machines/2s4c2t-2n.toml` →
+//! `2s4c2t-2n`), a bundle by topology and kernel (`2s4c2t-2n-5.10.tar.gz`).
+
+use super::decisions::Verdict;
+use super::guest::{GuestJob, GuestMeta, GuestRequest, KernelChoice};
+use super::qemu::GuestTopology;
+use super::{workload, Artifacts, CaseOutcome, CALIBRATE_COMMAND, CALIBRATE_JOB};
+use crate::error::InputError;
+use crate::machine::file::load_machine_file;
+use super::domains::DomainComparison;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    kernels: Vec<String>,
+    topology: Vec<TopologyFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopologyFile {
+    machine: String,
+    cases: Vec<String>,
+}
+
+/// The suite as loaded and checked.
+#[derive(Clone, Debug)]
+pub struct Suite {
+    /// The directory of the suite file (cases and machines are relative to it).
+    pub dir: PathBuf,
+    pub kernels: Vec<String>,
+    pub topologies: Vec<SuiteTopology>,
+}
+
+/// One topology and its cases.
+#[derive(Clone, Debug)]
+pub struct SuiteTopology {
+    pub name: String,
+    pub machine: PathBuf,
+    pub guest: GuestTopology,
+    pub cases: Vec<String>,
+}
+
+impl SuiteTopology {
+    /// The overrides that put a case on this topology.
+    pub fn sets(&self) -> Vec<String> {
+        vec![format!("machine.file={}", self.machine.display())]
+    }
+}
+
+impl Suite {
+    /// Load `path`, checking that every machine loads and fits QEMU and every case
+    /// exists and has a real program.
+    pub fn load(path: &Path) -> Result<Suite, InputError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| InputError::in_file(path, None, format!("cannot read: {e}")))?;
+        let f: SuiteFile = toml::from_str(&text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+            InputError::in_file(path, line, e.message().to_string())
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        let err = |msg: String| InputError::in_file(path, None, msg);
+        for k in &f.kernels {
+            KernelChoice::parse(k).map_err(|e| err(format!("kernel `{k}`: {e}")))?;
+        }
+        let mut topologies = Vec::new();
+        for t in &f.topology {
+            let machine = dir.join(&t.machine);
+            let m = load_machine_file(&machine)?;
+            let guest = GuestTopology::from_machine(&m)
+                .map_err(|e| err(format!("machine `{}`: {e}", t.machine)))?;
+            let name = machine
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if topologies.iter().any(|x: &SuiteTopology| x.name == name) {
+                return Err(err(format!("topology `{name}` listed twice")));
+            }
+            let topo = SuiteTopology {
+                name,
+                machine,
+                guest,
+                cases: t.cases.clone(),
+            };
+            for c in &t.cases {
+                if c == CALIBRATE_JOB {
+                    return Err(err(format!("`{c}` is the calibration job's name")));
+                }
+                workload::guest_workload(&dir.join(format!("{c}.toml")), &topo.sets())?;
+            }
+            topologies.push(topo);
+        }
+        Ok(Suite {
+            dir,
+            kernels: f.kernels,
+            topologies,
+        })
+    }
+
+    pub fn case_path(&self, case: &str) -> PathBuf {
+        self.dir.join(format!("{case}.toml"))
+    }
+
+    /// The guest jobs of one topology's boot: the calibration, then every case.
+    pub fn guest_jobs(&self, topo: &SuiteTopology) -> Result<Vec<GuestJob>, String> {
+        let mut jobs = vec![GuestJob {
+            name: CALIBRATE_JOB.into(),
+            command: CALIBRATE_COMMAND.into(),
+            files: Vec::new(),
+        }];
+        for c in &topo.cases {
+            let w = workload::guest_workload(&self.case_path(c), &topo.sets())
+                .map_err(|e| e.to_string())?;
+            jobs.push(GuestJob {
+                name: c.clone(),
+                command: w.command,
+                files: w.files,
+            });
+        }
+        Ok(jobs)
+    }
+}
+
+/// The bundle file of a topology and kernel.
+pub fn bundle_name(topology: &str, kernel: &str) -> String {
+    format!("{topology}-{kernel}.tar.gz")
+}
+
+/// Files of a guest run left out of a bundle (large, and not needed to check).
+const NOT_BUNDLED: &[&str] = &["console.log"];
+
+/// Pack a guest run's directory into a deterministic `tar.gz` (sorted entries,
+/// zero times and owners), written atomically.
+pub fn pack(dir: &Path, bundle: &Path) -> Result<(), String> {
+    let mut files = Vec::new();
+    collect(dir, dir, &mut files)?;
+    files.sort();
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let mut tar = tar::Builder::new(gz);
+    tar.mode(tar::HeaderMode::Deterministic);
+    for rel in &files {
+        let data = std::fs::read(dir.join(rel)).map_err(|e| format!("{}: {e}", rel.display()))?;
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_cksum();
+        tar.append_data(&mut h, rel, data.as_slice())
+            .map_err(|e| format!("packing {}: {e}", rel.display()))?;
+    }
+    let bytes = tar
+        .into_inner()
+        .and_then(|gz| gz.finish())
+        .map_err(|e| format!("packing {}: {e}", bundle.display()))?;
+    super::guest::write_atomic(bundle, &bytes)
+}
+
+fn collect(root: &Path, d: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    let rd = std::fs::read_dir(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    for e in rd {
+        let e = e.map_err(|e| e.to_string())?;
+        let p = e.path();
+        let rel = p.strip_prefix(root).expect("under root").to_path_buf();
+        if p.is_dir() {
+            collect(root, &p, out)?;
+        } else if !NOT_BUNDLED.iter().any(|n| rel == Path::new(n)) {
+            out.push(rel);
+        }
+    }
+    Ok(())
+}
+
+/// Unpack a bundle into `dest` (created).
+pub fn unpack(bundle: &Path, dest: &Path) -> Result<(), String> {
+    let mut raw = Vec::new();
+    std::fs::File::open(bundle)
+        .and_then(|mut f| f.read_to_end(&mut raw))
+        .map_err(|e| format!("{}: {e}", bundle.display()))?;
+    let gz = flate2::read::GzDecoder::new(raw.as_slice());
+    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    tar::Archive::new(gz)
+        .unpack(dest)
+        .map_err(|e| format!("unpacking {}: {e}", bundle.display()))
+}
+
+/// Boot `kernel` on `topo`, run the calibration and every case, and pack the run
+/// as `data_dir/<bundle>`. `adjust` may change the request (timeouts, cache).
+pub fn record(
+    suite: &Suite,
+    topo: &SuiteTopology,
+    kernel: &str,
+    data_dir: &Path,
+    adjust: &dyn Fn(&mut GuestRequest),
+) -> Result<GuestMeta, String> {
+    let choice = KernelChoice::parse(kernel)?;
+    let jobs = suite.guest_jobs(topo)?;
+    let mut req = GuestRequest::new(topo.guest.clone(), choice, jobs);
+    adjust(&mut req);
+    let work = std::env::temp_dir().join(format!(
+        "schedlab-oracle-record-{}-{}-{kernel}",
+        std::process::id(),
+        topo.name
+    ));
+    let _ = std::fs::remove_dir_all(&work);
+    let run = super::guest::run_guest(&req, &work)?;
+    std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+    let r = pack(&work, &data_dir.join(bundle_name(&topo.name, kernel)));
+    let _ = std::fs::remove_dir_all(&work);
+    r.map(|_| run.meta)
+}
+
+/// One recorded boot, checked.
+#[derive(Clone, Debug, Serialize)]
+pub struct BootCheck {
+    pub topology: String,
+    pub kernel: String,
+    pub release: String,
+    pub domains: DomainComparison,
+    pub cases: Vec<CaseOutcome>,
+}
+
+/// Check every recorded bundle of `suite` found in `data_dir` (topology and kernel
+/// names may be restricted); bundles not recorded are listed in the second value.
+pub fn check(
+    suite: &Suite,
+    data_dir: &Path,
+    only_topology: Option<&str>,
+    only_kernel: Option<&str>,
+) -> Result<(Vec<BootCheck>, Vec<String>), String> {
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for topo in &suite.topologies {
+        if only_topology.is_some_and(|t| t != topo.name) {
+            continue;
+        }
+        for kernel in &suite.kernels {
+            if only_kernel.is_some_and(|k| k != kernel) {
+                continue;
+            }
+            let name = bundle_name(&topo.name, kernel);
+            let bundle = data_dir.join(&name);
+            if !bundle.exists() {
+                missing.push(name);
+                continue;
+            }
+            let tmp = std::env::temp_dir().join(format!(
+                "schedlab-oracle-check-{}-{}-{kernel}",
+                std::process::id(),
+                topo.name
+            ));
+            let _ = std::fs::remove_dir_all(&tmp);
+            let r = check_bundle(suite, topo, kernel, &bundle, &tmp);
+            let _ = std::fs::remove_dir_all(&tmp);
+            out.push(r?);
+        }
+    }
+    Ok((out, missing))
+}
+
+fn check_bundle(
+    suite: &Suite,
+    topo: &SuiteTopology,
+    kernel: &str,
+    bundle: &Path,
+    tmp: &Path,
+) -> Result<BootCheck, String> {
+    unpack(bundle, tmp)?;
+    let art = Artifacts::open(tmp)?;
+    let domains = art.domains()?;
+    let mut cases = Vec::new();
+    for c in &topo.cases {
+        let o = super::compare_job(&art, c, &suite.case_path(c), &[])
+            .map_err(|e| format!("{}: case {c}: {e}", bundle.display()))?;
+        cases.push(o);
+    }
+    Ok(BootCheck {
+        topology: topo.name.clone(),
+        kernel: kernel.to_string(),
+        release: art.release.clone(),
+        domains,
+        cases,
+    })
+}
+
+/// Every verdict, one line each (`topology kernel case statistic verdict`), in
+/// suite order: the golden form `cargo test` compares.
+pub fn verdict_lines(checks: &[BootCheck]) -> String {
+    let mut s = String::new();
+    for b in checks {
+        let d = if b.domains.all_match() { "match" } else { "differ" };
+        let _ = writeln!(s, "{} {} domains {d}", b.topology, b.kernel);
+        for c in &b.cases {
+            for r in &c.comparison.rows {
+                let _ = writeln!(
+                    s,
+                    "{} {} {} {} {}",
+                    b.topology,
+                    b.kernel,
+                    c.case,
+                    r.statistic,
+                    r.verdict.name()
+                );
+            }
+        }
+    }
+    s
+}
+
+/// The suite as a Markdown table: one row per topology, kernel and case with its
+/// verdict counts and the statistics that differ.
+pub fn summary_markdown(checks: &[BootCheck]) -> String {
+    let mut s = String::from(
+        "| topology | kernel | case | match | close | differ | n/a | differing statistics |\n|---|---|---|---:|---:|---:|---:|---|\n",
+    );
+    for b in checks {
+        let d = if b.domains.all_match() {
+            "all CPUs match".to_string()
+        } else {
+            "**differ** (see the domain table)".to_string()
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} ({}) | domains | | | | | {d} |",
+            b.topology, b.kernel, b.release
+        );
+        for c in &b.cases {
+            let cmp = &c.comparison;
+            let differ: Vec<&str> = cmp
+                .rows
+                .iter()
+                .filter(|r| r.verdict == Verdict::Differ)
+                .map(|r| r.statistic.as_str())
+                .collect();
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                b.topology,
+                b.kernel,
+                c.case,
+                cmp.count(Verdict::Match),
+                cmp.count(Verdict::Close),
+                cmp.count(Verdict::Differ),
+                cmp.count(Verdict::NoData),
+                differ.join(", ")
+            );
+        }
+    }
+    s
+}
+
+/// Per statistic and kernel, how many cases match, are close, differ or have no
+/// data: where the model is right across topologies and where it is not.
+pub fn by_statistic_markdown(checks: &[BootCheck]) -> String {
+    use std::collections::BTreeMap;
+    let mut kernels: Vec<&str> = checks.iter().map(|b| b.kernel.as_str()).collect();
+    kernels.dedup();
+    kernels.sort();
+    kernels.dedup();
+    let mut order: Vec<String> = Vec::new();
+    let mut counts: BTreeMap<(String, String), [usize; 4]> = BTreeMap::new();
+    for b in checks {
+        for c in &b.cases {
+            for r in &c.comparison.rows {
+                if !order.contains(&r.statistic) {
+                    order.push(r.statistic.clone());
+                }
+                let e = counts
+                    .entry((r.statistic.clone(), b.kernel.clone()))
+                    .or_default();
+                e[match r.verdict {
+                    Verdict::Match => 0,
+                    Verdict::Close => 1,
+                    Verdict::Differ => 2,
+                    Verdict::NoData => 3,
+                }] += 1;
+            }
+        }
+    }
+    let mut s = String::from("| statistic |");
+    for k in &kernels {
+        let _ = write!(s, " {k}: match / close / differ / n/a |");
+    }
+    s.push_str("\n|---|");
+    for _ in &kernels {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for st in &order {
+        let _ = write!(s, "| {st} |");
+        for k in &kernels {
+            let c = counts
+                .get(&(st.clone(), k.to_string()))
+                .copied()
+                .unwrap_or_default();
+            let _ = write!(s, " {} / {} / {} / {} |", c[0], c[1], c[2], c[3]);
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suite_path() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/oracle/suite.toml")
+    }
+
+    #[test]
+    fn the_suite_spans_four_topologies_both_kernels_and_twelve_cases() {
+        let s = Suite::load(&suite_path()).unwrap();
+        assert_eq!(s.kernels, ["5.10", "6.12"]);
+        assert!(s.topologies.len() >= 4);
+        let cases: usize = s.topologies.iter().map(|t| t.cases.len()).sum();
+        assert!(cases >= 12, "{cases}");
+        let t = s.topologies.iter().find(|t| t.name == "4s2c2t-4n").unwrap();
+        assert_eq!((t.guest.sockets, t.guest.cores, t.guest.threads), (4, 2, 2));
+        assert_eq!(t.guest.distances[0], [10, 20, 30, 30]);
+        let jobs = s.guest_jobs(t).unwrap();
+        assert_eq!(jobs[0].name, CALIBRATE_JOB);
+        assert_eq!(jobs.len(), t.cases.len() + 1);
+        assert_eq!(jobs[1].command, "timeout -s KILL 12 rt-app hog-spread.json");
+    }
+
+    #[test]
+    fn a_bad_suite_names_file_and_line() {
+        let dir = std::env::temp_dir().join(format!("schedlab-suite-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("suite.toml");
+        std::fs::write(&p, "kernels = [\"5.10\"]\n\n[[topology]]\nmachine = \"m.toml\"\ncase = []\n").unwrap();
+        let e = Suite::load(&p).unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.msg.contains("case"), "{e}");
+        std::fs::write(&p, "kernels = [\"4.19\"]\ntopology = []\n").unwrap();
+        let e = Suite::load(&p).unwrap_err();
+        assert!(e.msg.contains("kernel `4.19`"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bundles_are_deterministic_and_round_trip() {
+        let base = std::env::temp_dir().join(format!("schedlab-bundle-{}", std::process::id()));
+        let src = base.join("src");
+        std::fs::create_dir_all(src.join("jobs/a")).unwrap();
+        std::fs::write(src.join("uname_r"), "5.10.0-32-amd64\n").unwrap();
+        std::fs::write(src.join("jobs/a/trace.txt"), "x\n").unwrap();
+        std::fs::write(src.join("console.log"), "noise\n").unwrap();
+        pack(&src, &base.join("one.tar.gz")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(src.join("jobs/a/trace.txt"), "x\n").unwrap();
+        pack(&src, &base.join("two.tar.gz")).unwrap();
+        let one = std::fs::read(base.join("one.tar.gz")).unwrap();
+        assert_eq!(one, std::fs::read(base.join("two.tar.gz")).unwrap());
+        unpack(&base.join("one.tar.gz"), &base.join("out")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(base.join("out/jobs/a/trace.txt")).unwrap(),
+            "x\n"
+        );
+        assert!(!base.join("out/console.log").exists());
+        assert_eq!(Artifacts::open(&base.join("out")).unwrap().release, "5.10.0-32-amd64");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}
