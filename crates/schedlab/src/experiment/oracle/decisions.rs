@@ -550,7 +550,7 @@ fn subject(l: &Line<'_>) -> Option<u64> {
 }
 
 /// The included pids of `lines` under `f`.
-fn included(lines: &[Line<'_>], f: &TaskFilter) -> BTreeSet<u64> {
+fn included(lines: &[(Line<'_>, &str)], f: &TaskFilter) -> BTreeSet<u64> {
     let mut s = BTreeSet::new();
     let pairs = [
         ("prev_comm", "prev_pid"),
@@ -558,7 +558,7 @@ fn included(lines: &[Line<'_>], f: &TaskFilter) -> BTreeSet<u64> {
         ("comm", "pid"),
         ("child_comm", "child_pid"),
     ];
-    for l in lines {
+    for (l, _) in lines {
         for (ck, pk) in pairs {
             if let (Some(c), Some(p)) = (l.get(ck), l.get(pk).and_then(|v| v.parse::<u64>().ok())) {
                 if p != 0 && (f.is_all() || f.matches_comm(c)) {
@@ -569,7 +569,10 @@ fn included(lines: &[Line<'_>], f: &TaskFilter) -> BTreeSet<u64> {
     }
     s.extend(f.pids.iter().copied().filter(|&p| p != 0));
     if f.follow_forks {
-        for l in lines.iter().filter(|l| l.event == "sched_process_fork") {
+        for (l, _) in lines
+            .iter()
+            .filter(|(l, _)| l.event == "sched_process_fork")
+        {
             let parent = l.get("pid").and_then(|v| v.parse::<u64>().ok());
             let child = l.get("child_pid").and_then(|v| v.parse::<u64>().ok());
             if let (Some(pp), Some(c)) = (parent, child) {
@@ -648,8 +651,7 @@ impl Decisions {
         }
         // ftrace prints in time order; a stable sort keeps same-instant order.
         lines.sort_by_key(|(l, _)| l.ts_ns);
-        let parsed: Vec<Line<'_>> = lines.iter().map(|(l, _)| l.clone()).collect();
-        let incl = included(&parsed, &opts.filter);
+        let incl = included(&lines, &opts.filter);
         let n = m.nr_cpus();
         let ours = |p: Option<u64>| p.filter(|p| *p != 0 && incl.contains(p));
         let num = |l: &Line<'_>, k: &str| l.get(k).and_then(|v| v.parse::<u64>().ok());
@@ -1227,6 +1229,19 @@ pub fn compare_with(real: &Decisions, sim: &Decisions, th: &Thresholds) -> Compa
         &LEVEL_NAMES[1..],
         &levels(&r.migrations.by_level)[1..],
         &levels(&s.migrations.by_level)[1..],
+    );
+    // The two mechanisms apart: wakeup placement and load balancing.
+    b.dist(
+        "migrations.wakeup.level",
+        &LEVEL_NAMES[1..],
+        &levels(&r.migrations.wakeup)[1..],
+        &levels(&s.migrations.wakeup)[1..],
+    );
+    b.dist(
+        "migrations.balance.level",
+        &LEVEL_NAMES[1..],
+        &levels(&r.migrations.balance)[1..],
+        &levels(&s.migrations.balance)[1..],
     );
     let share = |d: &Decisions| (d.migrations.count > 0).then_some(d.migrations.wakeup_share);
     b.scalar(
@@ -1916,6 +1931,9 @@ mod tests {
         };
         // No wakeups on either side: n/a, not a match.
         assert_eq!(row(&c, "wakeup.class").verdict, Verdict::NoData);
+        assert_eq!(row(&c, "migrations.wakeup.level").verdict, Verdict::NoData);
+        let bal = row(&c, "migrations.balance.level");
+        assert_eq!((bal.real_n, bal.distance), (3, Some(0.0)));
         // Spread time ×2 is still a match, ×4 close, beyond differs.
         let mut sim = real.clone();
         for (f, v) in [
