@@ -72,6 +72,9 @@ fn a_real_5_10_rtapp_trace() {
     );
     assert_eq!(by_root.tasks, 12);
     assert_eq!(by_root.fork.count, 12);
+    let j: serde_json::Value = serde_json::from_str(&d.json()).unwrap();
+    assert_eq!(j["fork"]["level_counts"]["llc"], 8);
+    assert_eq!(j["window_ns"][0], 5_610_358_000u64);
     // Compared with itself, everything with data matches.
     let c = compare(&d, &d);
     assert_eq!(c.count(Verdict::Differ) + c.count(Verdict::Close), 0);

@@ -636,6 +636,11 @@ impl WakeupStats {
 }
 
 impl Decisions {
+    /// JSON (serde, fields in declaration order).
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("decisions serialise")
+    }
+
     /// The decisions in ftrace `text` of a run on `m`.
     pub fn from_text(text: &str, m: &Machine, opts: &DecisionOpts) -> Decisions {
         let mut unparsed = 0;
