@@ -247,7 +247,8 @@ fn frac(a: u64, n: u64) -> f64 {
 }
 
 /// Which tasks of a trace are the workload's.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TaskFilter {
     /// Comms matched exactly.
     pub comms: Vec<String>,
@@ -289,7 +290,8 @@ impl TaskFilter {
 }
 
 /// How to read a trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct DecisionOpts {
     pub filter: TaskFilter,
     /// Occupancy sample step (ns); 0 takes no samples.
@@ -1906,6 +1908,20 @@ mod tests {
             Some(0),
             "first event after the marker"
         );
+    }
+
+    #[test]
+    fn options_read_from_toml() {
+        let o: DecisionOpts = toml::from_str(
+            "sample_step_ns = 500000\ncpus = [0, 1]\n[filter]\ncomm_prefixes = [\"hog\"]\nfollow_forks = true\n",
+        )
+        .unwrap();
+        assert_eq!(o.filter, TaskFilter::comm_prefix("hog"));
+        assert_eq!(
+            (o.sample_step_ns, o.cpus, o.start_marker),
+            (500_000, Some(vec![0, 1]), None)
+        );
+        assert!(toml::from_str::<DecisionOpts>("step = 1\n").is_err());
     }
 
     #[test]
