@@ -72,6 +72,9 @@ fn a_real_5_10_rtapp_trace() {
     );
     assert_eq!(by_root.tasks, 12);
     assert_eq!(by_root.fork.count, 12);
+    let j: serde_json::Value = serde_json::from_str(&d.json()).unwrap();
+    assert_eq!(j["fork"]["level_counts"]["llc"], 8);
+    assert_eq!(j["window_ns"][0], 5_610_358_000u64);
     // Compared with itself, everything with data matches.
     let c = compare(&d, &d);
     assert_eq!(c.count(Verdict::Differ) + c.count(Verdict::Close), 0);
@@ -104,6 +107,50 @@ fn real_5_10_domain_dumps_match_schedlab() {
             0
         );
     }
+}
+
+#[test]
+fn real_6_12_domain_dumps_match_schedlab_after_the_renames() {
+    let opts = KernelPreset::by_name("v6.0").unwrap().topology_opts();
+    for (dir, m, chain) in [
+        (
+            "real-domains-6.12-1s4c2t",
+            test_topology(1, 1, 4, 2),
+            vec!["SMT", "MC"],
+        ),
+        (
+            "real-domains-6.12-2s4c2t-2node",
+            test_topology(2, 1, 4, 2),
+            vec!["SMT", "MC", "NUMA"],
+        ),
+    ] {
+        let version = "6.12.95+deb12-amd64";
+        let real = DomainDump::read_dir(&fixture(dir), version).unwrap();
+        assert_eq!(real.cpus.len(), m.nr_cpus(), "{dir}");
+        // SD_SHARE_LLC as printed, and the build-time level of MC above CLS.
+        assert!(real.cpus[&0][1].flags.contains("SD_SHARE_LLC"), "{dir}");
+        assert_eq!(real.cpus[&0][1].params["level"], 2, "{dir}");
+        let c = compare_with_model(&real, &m, &opts, version);
+        assert!(c.all_match(), "{dir}\n{}", c.text());
+        assert!(c.cpus.iter().all(|x| x.real == chain), "{dir}");
+        // Without the cluster level (v5.12's rules) MC would be level 1.
+        let v512 = KernelPreset::by_name("v5.12").unwrap().topology_opts();
+        let c = compare_with_model(&real, &m, &v512, version);
+        assert_eq!(c.matching_cpus, 0, "{dir}");
+        assert!(c.cpus[0].diffs.iter().all(|d| d.field == "level"), "{dir}");
+    }
+    // The hand-written fixture is the real dump, cost averages aside.
+    let strip = |mut d: DomainDump| {
+        for lv in d.cpus.values_mut().flatten() {
+            lv.params.remove("max_newidle_lb_cost");
+        }
+        d
+    };
+    let v = "6.12.95";
+    assert_eq!(
+        strip(DomainDump::read_dir(&fixture("real-domains-6.12-2s4c2t-2node"), v).unwrap()),
+        strip(DomainDump::read_dir(&fixture("domains-6.12-2s4c2t-2node"), v).unwrap())
+    );
 }
 
 #[test]

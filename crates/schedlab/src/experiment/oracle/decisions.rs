@@ -247,7 +247,8 @@ fn frac(a: u64, n: u64) -> f64 {
 }
 
 /// Which tasks of a trace are the workload's.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TaskFilter {
     /// Comms matched exactly.
     pub comms: Vec<String>,
@@ -289,7 +290,8 @@ impl TaskFilter {
 }
 
 /// How to read a trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct DecisionOpts {
     pub filter: TaskFilter,
     /// Occupancy sample step (ns); 0 takes no samples.
@@ -550,7 +552,7 @@ fn subject(l: &Line<'_>) -> Option<u64> {
 }
 
 /// The included pids of `lines` under `f`.
-fn included(lines: &[Line<'_>], f: &TaskFilter) -> BTreeSet<u64> {
+fn included(lines: &[(Line<'_>, &str)], f: &TaskFilter) -> BTreeSet<u64> {
     let mut s = BTreeSet::new();
     let pairs = [
         ("prev_comm", "prev_pid"),
@@ -558,7 +560,7 @@ fn included(lines: &[Line<'_>], f: &TaskFilter) -> BTreeSet<u64> {
         ("comm", "pid"),
         ("child_comm", "child_pid"),
     ];
-    for l in lines {
+    for (l, _) in lines {
         for (ck, pk) in pairs {
             if let (Some(c), Some(p)) = (l.get(ck), l.get(pk).and_then(|v| v.parse::<u64>().ok())) {
                 if p != 0 && (f.is_all() || f.matches_comm(c)) {
@@ -569,7 +571,10 @@ fn included(lines: &[Line<'_>], f: &TaskFilter) -> BTreeSet<u64> {
     }
     s.extend(f.pids.iter().copied().filter(|&p| p != 0));
     if f.follow_forks {
-        for l in lines.iter().filter(|l| l.event == "sched_process_fork") {
+        for (l, _) in lines
+            .iter()
+            .filter(|(l, _)| l.event == "sched_process_fork")
+        {
             let parent = l.get("pid").and_then(|v| v.parse::<u64>().ok());
             let child = l.get("child_pid").and_then(|v| v.parse::<u64>().ok());
             if let (Some(pp), Some(c)) = (parent, child) {
@@ -633,6 +638,11 @@ impl WakeupStats {
 }
 
 impl Decisions {
+    /// JSON (serde, fields in declaration order).
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("decisions serialise")
+    }
+
     /// The decisions in ftrace `text` of a run on `m`.
     pub fn from_text(text: &str, m: &Machine, opts: &DecisionOpts) -> Decisions {
         let mut unparsed = 0;
@@ -648,8 +658,7 @@ impl Decisions {
         }
         // ftrace prints in time order; a stable sort keeps same-instant order.
         lines.sort_by_key(|(l, _)| l.ts_ns);
-        let parsed: Vec<Line<'_>> = lines.iter().map(|(l, _)| l.clone()).collect();
-        let incl = included(&parsed, &opts.filter);
+        let incl = included(&lines, &opts.filter);
         let n = m.nr_cpus();
         let ours = |p: Option<u64>| p.filter(|p| *p != 0 && incl.contains(p));
         let num = |l: &Line<'_>, k: &str| l.get(k).and_then(|v| v.parse::<u64>().ok());
@@ -1227,6 +1236,19 @@ pub fn compare_with(real: &Decisions, sim: &Decisions, th: &Thresholds) -> Compa
         &LEVEL_NAMES[1..],
         &levels(&r.migrations.by_level)[1..],
         &levels(&s.migrations.by_level)[1..],
+    );
+    // The two mechanisms apart: wakeup placement and load balancing.
+    b.dist(
+        "migrations.wakeup.level",
+        &LEVEL_NAMES[1..],
+        &levels(&r.migrations.wakeup)[1..],
+        &levels(&s.migrations.wakeup)[1..],
+    );
+    b.dist(
+        "migrations.balance.level",
+        &LEVEL_NAMES[1..],
+        &levels(&r.migrations.balance)[1..],
+        &levels(&s.migrations.balance)[1..],
     );
     let share = |d: &Decisions| (d.migrations.count > 0).then_some(d.migrations.wakeup_share);
     b.scalar(
@@ -1889,6 +1911,20 @@ mod tests {
     }
 
     #[test]
+    fn options_read_from_toml() {
+        let o: DecisionOpts = toml::from_str(
+            "sample_step_ns = 500000\ncpus = [0, 1]\n[filter]\ncomm_prefixes = [\"hog\"]\nfollow_forks = true\n",
+        )
+        .unwrap();
+        assert_eq!(o.filter, TaskFilter::comm_prefix("hog"));
+        assert_eq!(
+            (o.sample_step_ns, o.cpus, o.start_marker),
+            (500_000, Some(vec![0, 1]), None)
+        );
+        assert!(toml::from_str::<DecisionOpts>("step = 1\n").is_err());
+    }
+
+    #[test]
     fn verdicts_at_the_threshold_edges() {
         let b = Thresholds::default().fraction;
         assert_eq!(verdict(0.05, b), Verdict::Match);
@@ -1916,6 +1952,9 @@ mod tests {
         };
         // No wakeups on either side: n/a, not a match.
         assert_eq!(row(&c, "wakeup.class").verdict, Verdict::NoData);
+        assert_eq!(row(&c, "migrations.wakeup.level").verdict, Verdict::NoData);
+        let bal = row(&c, "migrations.balance.level");
+        assert_eq!((bal.real_n, bal.distance), (3, Some(0.0)));
         // Spread time ×2 is still a match, ×4 close, beyond differs.
         let mut sim = real.clone();
         for (f, v) in [
