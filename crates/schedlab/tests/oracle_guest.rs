@@ -5,7 +5,9 @@
 //!   one boot of 5.10 on `1s2c2t` with one tiny rt-app job (the CI case).
 //! - `SCHEDLAB_ORACLE_E2E=full` plus `SCHEDLAB_ORACLE_TOPO` (e.g. `2s4c2t:nodes=2`),
 //!   `SCHEDLAB_ORACLE_KERNEL` (`5.10` | `6.12`), optional `SCHEDLAB_ORACLE_OUT`: the
-//!   measurement run, 8 rt-app hogs of 200 ms and `hackbench -g 2 -l 100`.
+//!   measurement run, 8 rt-app hogs of 200 ms and `hackbench -g 2 -l 100` (pipes,
+//!   then sockets). Optional for both: `SCHEDLAB_ORACLE_ACCEL` (`single` | `multi`),
+//!   `SCHEDLAB_ORACLE_TIMEOUT_S`, `SCHEDLAB_ORACLE_ATTEMPTS`, `SCHEDLAB_ORACLE_CACHE`.
 //!
 //! Each checks that the imported guest machine has the asked topology, that every
 //! `sched_*` line of every trace parses, and that no event was dropped.
@@ -13,7 +15,7 @@
 use std::path::PathBuf;
 
 use schedlab::experiment::oracle::guest::{run_guest, GuestJob, GuestRequest, KernelChoice};
-use schedlab::experiment::oracle::qemu::GuestTopology;
+use schedlab::experiment::oracle::qemu::{AccelThreads, GuestTopology};
 use schedlab::machine::sysfs::import_sysfs;
 use schedlab::metrics::ftrace_stats::parse_line;
 
@@ -32,6 +34,7 @@ fn rtapp_job(name: &str, threads: usize, runtime_us: u64) -> GuestJob {
 fn check(run: &schedlab::experiment::oracle::guest::GuestRun, topo: &GuestTopology) {
     let out = &run.out_dir;
     let m = import_sysfs(&out.join("sysfs")).expect("import the guest's sysfs");
+    assert_eq!(run.machine().unwrap().nr_cpus(), m.nr_cpus());
     assert_eq!(m.nr_cpus(), topo.nr_cpus());
     assert_eq!(m.nr_nodes(), topo.node_sockets.len());
     assert_eq!(m.numa_distance, topo.distances);
@@ -79,8 +82,9 @@ fn check(run: &schedlab::experiment::oracle::guest::GuestRun, topo: &GuestTopolo
         );
     }
     eprintln!(
-        "kernel {} boot {:.1} s, wall {:.1} s, attempts {}",
+        "kernel {} boot {:.1} s (guest uptime {:.1} s), wall {:.1} s, attempts {}",
         run.meta.kernel_release,
+        run.meta.host_boot_s,
         run.meta.boot_s,
         run.meta.wall_s,
         run.meta.attempts.len()
@@ -123,6 +127,15 @@ fn guest_e2e() {
     if !full {
         req.mem_mb = 512;
         req.buffer_kb = 4096;
+    }
+    if let Ok(a) = std::env::var("SCHEDLAB_ORACLE_ACCEL") {
+        req.accel_threads = AccelThreads::parse(&a).unwrap();
+    }
+    if let Ok(t) = std::env::var("SCHEDLAB_ORACLE_TIMEOUT_S") {
+        req.timeout = std::time::Duration::from_secs(t.parse().unwrap());
+    }
+    if let Ok(n) = std::env::var("SCHEDLAB_ORACLE_ATTEMPTS") {
+        req.attempts = n.parse().unwrap();
     }
     let out = match std::env::var_os("SCHEDLAB_ORACLE_OUT") {
         Some(p) => PathBuf::from(p),

@@ -43,7 +43,7 @@
 //! jobs/<name>/schedstat.before, schedstat.after
 //! jobs/<name>/dropped        per CPU: `cpuN overrun: X dropped events: Y`
 //! jobs/<name>/stdout         the command's stdout and stderr
-//! jobs/<name>/exit_status    its exit status (124 or 137: timed out)
+//! jobs/<name>/exit_status    its exit status (143 or 137: timed out, SIGTERM or SIGKILL)
 //! jobs/<name>/uptime         guest uptime (s) at start and end of the job
 //! ```
 
@@ -257,6 +257,18 @@ pub struct GuestMeta {
 pub struct GuestRun {
     pub out_dir: PathBuf,
     pub meta: GuestMeta,
+}
+
+impl GuestRun {
+    /// The guest's machine, imported from its sysfs snapshot (`out_dir/sysfs`).
+    pub fn machine(&self) -> Result<crate::machine::Machine, crate::error::InputError> {
+        crate::machine::sysfs::import_sysfs(&self.out_dir.join("sysfs"))
+    }
+
+    /// A job's result directory (`out_dir/jobs/<name>`).
+    pub fn job_dir(&self, name: &str) -> PathBuf {
+        self.out_dir.join("jobs").join(name)
+    }
 }
 
 // ---------------------------------------------------------------------------

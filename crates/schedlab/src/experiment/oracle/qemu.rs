@@ -568,6 +568,28 @@ mod tests {
         assert!(GuestTopology::from_machine(&juno)
             .unwrap_err()
             .contains("capacities differ"));
+        // Xeon E5 (2 sockets × 10 cores × SMT2, a node per socket, SLIT 21): maps,
+        // with cpu0 and its sibling as guest vCPUs 0 and 1 whatever the preset's
+        // numbering, and socket 1 as vCPUs 20..40.
+        let xeon = preset("xeon-e5-40").unwrap();
+        let t = GuestTopology::from_machine(&xeon).unwrap();
+        assert_eq!((t.sockets, t.cores, t.threads), (2, 10, 2));
+        assert_eq!(t.node_sockets, vec![1, 1]);
+        assert_eq!(t.distances, vec![vec![10, 21], vec![21, 10]]);
+        let sib = xeon.smt_mask(0).iter().find(|&c| c != 0).unwrap();
+        assert_eq!((t.cpu_map[0], t.cpu_map[sib]), (0, 1));
+        for c in 0..40 {
+            assert_eq!(t.cpu_map[c] / 20, xeon.cpus[c].package, "cpu{c}");
+        }
+        assert!(t
+            .check_size(DEFAULT_MAX_VCPUS)
+            .unwrap_err()
+            .contains("40 vCPUs"));
+        // EPYC: an L3 per CCX, not per socket.
+        let epyc = preset("epyc-192").unwrap();
+        assert!(GuestTopology::from_machine(&epyc)
+            .unwrap_err()
+            .contains("is not its whole package"));
         // Every preset either maps, with a permutation as the CPU map and the
         // nodes' sockets adding up, or is refused with a reason.
         for (name, _) in crate::machine::presets::preset_names() {
