@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod oracle;
 mod validate;
 
 /// Print to stdout, ignoring a closed pipe (`schedlab list machines | head`).
@@ -251,6 +252,13 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// A scenario on a real Linux kernel in a QEMU guest of its topology, and the
+    /// decisions (domains, fork and wakeup placement, migrations, spread) compared
+    /// with the simulation; or the recorded validation suite.
+    Oracle {
+        #[command(subcommand)]
+        verb: OracleVerb,
+    },
     /// Measure simulator speed on three fixed scenarios.
     Bench {
         /// Run only these (small, medium, large).
@@ -259,6 +267,106 @@ enum Cmd {
         /// Scale the simulated duration (for quick checks).
         #[arg(long, default_value_t = 1.0)]
         scale: f64,
+    },
+}
+
+/// Options of every `oracle` verb that boots a guest.
+#[derive(clap::Args)]
+struct OracleBoot {
+    /// Kernel and apt cache (default `$SCHEDLAB_ORACLE_CACHE`, else
+    /// `$XDG_CACHE_HOME/schedlab/oracle`, else `~/.cache/schedlab/oracle`).
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// Wall-clock limit of one boot with all its jobs, in seconds (default 1200).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
+    /// Single-threaded TCG (slower boots, none of multi-threaded TCG's early crashes).
+    #[arg(long)]
+    single_thread: bool,
+}
+
+impl OracleBoot {
+    fn args(&self) -> oracle::BootArgs {
+        oracle::BootArgs {
+            cache: self.cache.clone(),
+            timeout_s: self.timeout,
+            single_thread: self.single_thread,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum OracleVerb {
+    /// Boot each kernel on the scenario's topology, run the workload's real program
+    /// (rt-app with the same JSON, hackbench with the same options) under ftrace,
+    /// simulate it on the imported guest machine, and compare the decisions.
+    Run {
+        scenario: PathBuf,
+        /// Kernels: `5.10` (Debian bullseye), `6.12` (bookworm-backports) or a
+        /// bzImage path; repeat or separate with commas.
+        #[arg(long, value_delimiter = ',', default_values_t = ["5.10".to_string(), "6.12".to_string()])]
+        kernel: Vec<String>,
+        /// The guest topology instead of the scenario's machine, e.g. `1s4c2t`,
+        /// `2s4c2t:nodes=2`, `4s2c2t:nodes=4:dist=10,20,30,30,...`.
+        #[arg(long, value_name = "SPEC")]
+        topology: Option<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Where the guest runs are kept (one directory per kernel).
+        #[arg(long, default_value = "oracle-runs")]
+        out: PathBuf,
+        /// Skip the guest calibration (simulate with default x86 costs).
+        #[arg(long)]
+        no_calibrate: bool,
+        /// Also write every number as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        boot: OracleBoot,
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Compare a kept guest run (a directory `oracle run` wrote) with the scenario's
+    /// simulation again, without QEMU.
+    Compare {
+        dir: PathBuf,
+        scenario: PathBuf,
+        /// The guest job (default: the scenario's file stem).
+        #[arg(long)]
+        job: Option<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check the recorded validation suite (no QEMU), or re-record it with --record.
+    Suite {
+        /// The suite file.
+        #[arg(long, default_value = "scenarios/oracle/suite.toml")]
+        suite: PathBuf,
+        /// Where the recorded bundles are.
+        #[arg(long, default_value = "crates/schedlab/tests/data/oracle")]
+        data: PathBuf,
+        /// Boot every topology and kernel again and rewrite their bundles first.
+        #[arg(long)]
+        record: bool,
+        /// Only this topology (a machine file stem of the suite).
+        #[arg(long)]
+        topology: Option<String>,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Also write the verdict tables (Markdown) here.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        boot: OracleBoot,
+        #[arg(long, short)]
+        quiet: bool,
     },
 }
 
@@ -799,6 +907,58 @@ fn real_main() -> Result<(), Failure> {
                 Err(e) => return Err(Failure::Internal(e.to_string())),
             }
         }
+        Cmd::Oracle { verb } => match verb {
+            OracleVerb::Run {
+                scenario,
+                kernel,
+                topology,
+                sets,
+                out,
+                no_calibrate,
+                json,
+                boot,
+                quiet,
+            } => oracle::run_cmd(
+                &scenario,
+                &kernel,
+                topology.as_deref(),
+                sets,
+                &out,
+                no_calibrate,
+                json,
+                &boot.args(),
+                quiet,
+            )?,
+            OracleVerb::Compare {
+                dir,
+                scenario,
+                job,
+                sets,
+                json,
+                quiet,
+            } => oracle::compare_cmd(&dir, &scenario, job, sets, json, quiet)?,
+            OracleVerb::Suite {
+                suite,
+                data,
+                record,
+                topology,
+                kernel,
+                markdown,
+                json,
+                boot,
+                quiet,
+            } => oracle::suite_cmd(
+                &suite,
+                &data,
+                record,
+                topology,
+                kernel,
+                markdown,
+                json,
+                &boot.args(),
+                quiet,
+            )?,
+        },
         Cmd::Validate {
             target: _,
             runs,

@@ -270,3 +270,32 @@ fn launcher_uses_the_first_allowed_cpu_when_cpu0_is_excluded() {
     let c2 = sim.k.tasks[2].cpu;
     assert!((44..48).contains(&c1) && (44..48).contains(&c2) && c1 != c2);
 }
+
+#[test]
+fn idle_cpus_of_a_machine_without_idle_states_are_found_at_time_zero() {
+    // The oracle's QEMU guests have no cpuidle states, so find_idlest_group_cpu
+    // takes an idle CPU only on a later `idle_stamp`. In the kernel every CPU idle
+    // since boot has a nonzero stamp (newidle_balance set it); with stamps of 0 the
+    // scan took no CPU and fell back to this_cpu, and 4 hogs forked at t = 0 went
+    // to CPUs 0 and 1. Expected: MC level, the local core {0,1} has one idle CPU
+    // after the first hog, the others two -> one hog per core: 0, 2, 4, 6.
+    let machine =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/oracle/machines/1s4c2t.toml");
+    let text = format!(
+        "[machine]\nfile = \"{}\"\n\n[run]\nduration_ms = 2\nseed = 1\n\n\
+         [workload]\nkind = \"tasks\"\n\n[[workload.task]]\nname = \"hog\"\ncount = 4\n\
+         program = [ {{ op = \"compute\", work = \"100ms\" }} ]\n",
+        machine.display()
+    );
+    let doc = Doc::parse(&text, Path::new("launcher.toml")).expect("parses");
+    let sc = Scenario::from_doc(doc, &Overrides::default()).expect("valid");
+    assert!(sc.machine.idle_states(0).is_empty());
+    let opts = RunOpts {
+        check: true,
+        ..Default::default()
+    };
+    let mut sim = experiment::build(&sc, sc.seed, 0, &opts);
+    sim.run(sc.duration_ns).expect("runs");
+    let hogs: Vec<usize> = (1..sim.k.tasks.len()).map(|p| sim.k.tasks[p].cpu).collect();
+    assert_eq!(hogs, [0, 2, 4, 6]);
+}

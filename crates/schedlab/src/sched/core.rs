@@ -165,6 +165,10 @@ impl Task {
     }
 }
 
+/// The `idle_stamp` of a CPU idle since before the run began: the earliest nonzero
+/// rq-clock value (the run's time 0 is not the kernel's boot).
+pub const IDLE_SINCE_BOOT: SimTime = 1;
+
 /// `struct rq`, the parts placement reads, plus the simulator's execution state.
 #[derive(Clone, Debug)]
 pub struct Rq {
@@ -417,10 +421,15 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             k.sync_idle_bits(cpu);
         }
         // At the start every CPU sits in the idle loop, in the state the governor
-        // picks with no history (the deepest one when no timer is pending).
+        // picks with no history (the deepest one when no timer is pending). It got
+        // there through newidle_balance, which stamped `idle_stamp` with the rq
+        // clock of that moment: before the run, yet never 0 (the kernel's rq clock
+        // counts from boot). [`IDLE_SINCE_BOOT`] stands for it, so that
+        // find_idlest_group_cpu's "later idle_stamp" test takes such CPUs on a
+        // machine without idle states, as the kernel does.
         for cpu in 0..k.m.nr_cpus() {
             k.enter_idle(cpu);
-            k.rqs[cpu].idle_stamp = 0;
+            k.rqs[cpu].idle_stamp = IDLE_SINCE_BOOT;
         }
         k.cpufreq_start();
         k
@@ -1113,7 +1122,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
         }
         let rq = &mut self.rqs[cpu];
-        rq.idle_stamp = now;
+        // A stamp of 0 means "not idle since the last wakeup" (ttwu clears it).
+        rq.idle_stamp = now.max(IDLE_SINCE_BOOT);
         rq.idle_entered = now;
         rq.idle_exit_latency = states.get(chosen).map_or(0, |s| s.exit_latency_ns);
         if states.is_empty() {

@@ -55,8 +55,26 @@ use workload::GuestWorkload;
 pub const CALIBRATE_JOB: &str = "calibrate";
 
 /// The guest command of [`CALIBRATE_JOB`]: the machine file goes to stdout.
-pub const CALIBRATE_COMMAND: &str =
-    "schedlab calibrate host --quick --runs 3 --out guest.toml -q && cat guest.toml";
+pub const CALIBRATE_COMMAND: &str = "chmod +x schedlab && ./schedlab calibrate host --quick --runs 3 --out guest.toml -q && cat guest.toml";
+
+/// The guest calibration job: `exe` (a schedlab binary; its libraries are glibc's,
+/// which the guest has for rt-app) shipped as the job's file, stripped of debug
+/// information when `strip` is at hand, and run as `calibrate host`.
+pub fn calibrate_job(exe: &Path) -> Result<guest::GuestJob, String> {
+    let tmp = std::env::temp_dir().join(format!("schedlab-guest-exe-{}", std::process::id()));
+    std::fs::copy(exe, &tmp).map_err(|e| format!("copying {}: {e}", exe.display()))?;
+    let _ = std::process::Command::new("strip")
+        .arg(&tmp)
+        .stderr(std::process::Stdio::null())
+        .status();
+    let bytes = std::fs::read(&tmp).map_err(|e| format!("{}: {e}", tmp.display()));
+    let _ = std::fs::remove_file(&tmp);
+    Ok(guest::GuestJob {
+        name: CALIBRATE_JOB.into(),
+        command: CALIBRATE_COMMAND.into(),
+        files: vec![("schedlab".into(), bytes?)],
+    })
+}
 
 /// A guest run's artifacts (see [`guest`] for the layout).
 #[derive(Clone, Debug)]

@@ -17,12 +17,14 @@
 //! `2s4c2t-2n`), a bundle by topology and kernel (`2s4c2t-2n-5.10.tar.gz`).
 
 use super::decisions::Verdict;
+use super::domains::DomainComparison;
 use super::guest::{GuestJob, GuestMeta, GuestRequest, KernelChoice};
 use super::qemu::GuestTopology;
-use super::{workload, Artifacts, CaseOutcome, CALIBRATE_COMMAND, CALIBRATE_JOB};
+#[cfg(test)]
+use super::CALIBRATE_COMMAND;
+use super::{workload, Artifacts, CaseOutcome, CALIBRATE_JOB};
 use crate::error::InputError;
 use crate::machine::file::load_machine_file;
-use super::domains::DomainComparison;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::io::Read as _;
@@ -74,7 +76,7 @@ impl Suite {
         let text = std::fs::read_to_string(path)
             .map_err(|e| InputError::in_file(path, None, format!("cannot read: {e}")))?;
         let f: SuiteFile = toml::from_str(&text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+            let line = e.span().map(|s| crate::error::line_of(&text, s.start));
             InputError::in_file(path, line, e.message().to_string())
         })?;
         let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
@@ -121,13 +123,14 @@ impl Suite {
         self.dir.join(format!("{case}.toml"))
     }
 
-    /// The guest jobs of one topology's boot: the calibration, then every case.
-    pub fn guest_jobs(&self, topo: &SuiteTopology) -> Result<Vec<GuestJob>, String> {
-        let mut jobs = vec![GuestJob {
-            name: CALIBRATE_JOB.into(),
-            command: CALIBRATE_COMMAND.into(),
-            files: Vec::new(),
-        }];
+    /// The guest jobs of one topology's boot: the calibration (when given), then
+    /// every case.
+    pub fn guest_jobs(
+        &self,
+        topo: &SuiteTopology,
+        calibrate: Option<GuestJob>,
+    ) -> Result<Vec<GuestJob>, String> {
+        let mut jobs: Vec<GuestJob> = calibrate.into_iter().collect();
         for c in &topo.cases {
             let w = workload::guest_workload(&self.case_path(c), &topo.sets())
                 .map_err(|e| e.to_string())?;
@@ -203,17 +206,19 @@ pub fn unpack(bundle: &Path, dest: &Path) -> Result<(), String> {
         .map_err(|e| format!("unpacking {}: {e}", bundle.display()))
 }
 
-/// Boot `kernel` on `topo`, run the calibration and every case, and pack the run
-/// as `data_dir/<bundle>`. `adjust` may change the request (timeouts, cache).
+/// Boot `kernel` on `topo`, run the calibration with the schedlab binary `exe` and
+/// every case, and pack the run as `data_dir/<bundle>`. `adjust` may change the
+/// request (timeouts, cache).
 pub fn record(
     suite: &Suite,
     topo: &SuiteTopology,
     kernel: &str,
+    exe: &Path,
     data_dir: &Path,
     adjust: &dyn Fn(&mut GuestRequest),
 ) -> Result<GuestMeta, String> {
     let choice = KernelChoice::parse(kernel)?;
-    let jobs = suite.guest_jobs(topo)?;
+    let jobs = suite.guest_jobs(topo, Some(super::calibrate_job(exe)?))?;
     let mut req = GuestRequest::new(topo.guest.clone(), choice, jobs);
     adjust(&mut req);
     let work = std::env::temp_dir().join(format!(
@@ -307,7 +312,11 @@ fn check_bundle(
 pub fn verdict_lines(checks: &[BootCheck]) -> String {
     let mut s = String::new();
     for b in checks {
-        let d = if b.domains.all_match() { "match" } else { "differ" };
+        let d = if b.domains.all_match() {
+            "match"
+        } else {
+            "differ"
+        };
         let _ = writeln!(s, "{} {} domains {d}", b.topology, b.kernel);
         for c in &b.cases {
             for r in &c.comparison.rows {
@@ -437,9 +446,15 @@ mod tests {
         let t = s.topologies.iter().find(|t| t.name == "4s2c2t-4n").unwrap();
         assert_eq!((t.guest.sockets, t.guest.cores, t.guest.threads), (4, 2, 2));
         assert_eq!(t.guest.distances[0], [10, 20, 30, 30]);
-        let jobs = s.guest_jobs(t).unwrap();
+        let cal = GuestJob {
+            name: CALIBRATE_JOB.into(),
+            command: CALIBRATE_COMMAND.into(),
+            files: Vec::new(),
+        };
+        let jobs = s.guest_jobs(t, Some(cal)).unwrap();
         assert_eq!(jobs[0].name, CALIBRATE_JOB);
         assert_eq!(jobs.len(), t.cases.len() + 1);
+        assert_eq!(jobs[1].name, "hog-spread");
         assert_eq!(jobs[1].command, "timeout -s KILL 12 rt-app hog-spread.json");
     }
 
@@ -448,9 +463,13 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("schedlab-suite-bad-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("suite.toml");
-        std::fs::write(&p, "kernels = [\"5.10\"]\n\n[[topology]]\nmachine = \"m.toml\"\ncase = []\n").unwrap();
+        std::fs::write(
+            &p,
+            "kernels = [\"5.10\"]\n\n[[topology]]\nmachine = \"m.toml\"\ncase = []\n",
+        )
+        .unwrap();
         let e = Suite::load(&p).unwrap_err();
-        assert_eq!(e.line, Some(3), "{e}");
+        assert_eq!(e.line, Some(5), "{e}");
         assert!(e.msg.contains("case"), "{e}");
         std::fs::write(&p, "kernels = [\"4.19\"]\ntopology = []\n").unwrap();
         let e = Suite::load(&p).unwrap_err();
@@ -478,7 +497,10 @@ mod tests {
             "x\n"
         );
         assert!(!base.join("out/console.log").exists());
-        assert_eq!(Artifacts::open(&base.join("out")).unwrap().release, "5.10.0-32-amd64");
+        assert_eq!(
+            Artifacts::open(&base.join("out")).unwrap().release,
+            "5.10.0-32-amd64"
+        );
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -1,0 +1,322 @@
+//! `schedlab oracle`: a scenario on a real kernel in a QEMU guest of its topology,
+//! and the decisions compared with the simulation (`schedlab::experiment::oracle`).
+//!
+//! Three verbs. `run` boots each requested kernel, runs the guest calibration and the
+//! scenario's workload, and compares; `compare` does the comparison again from a
+//! kept guest run (no QEMU); `suite` checks the recorded validation suite, or with
+//! `--record` boots every topology and kernel of it again and rewrites the bundles.
+
+use crate::Failure;
+use schedlab::error::InputError;
+use schedlab::experiment::oracle::{
+    self as o,
+    guest::{self, GuestJob, GuestRequest, KernelChoice},
+    qemu::GuestTopology,
+    suite, workload, Artifacts,
+};
+use schedlab::experiment::{self, Overrides, Scenario};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Options shared by the verbs that boot a guest.
+pub(crate) struct BootArgs {
+    pub cache: Option<PathBuf>,
+    pub timeout_s: Option<u64>,
+    pub single_thread: bool,
+}
+
+impl BootArgs {
+    fn apply(&self, req: &mut GuestRequest) {
+        if let Some(c) = &self.cache {
+            req.cache_dir = Some(c.clone());
+        }
+        if let Some(t) = self.timeout_s {
+            req.timeout = Duration::from_secs(t);
+        }
+        if self.single_thread {
+            req.accel_threads = o::qemu::AccelThreads::Single;
+        }
+    }
+}
+
+fn exe() -> Result<PathBuf, Failure> {
+    std::env::current_exe()
+        .map_err(|e| Failure::Internal(format!("cannot find the schedlab binary: {e}")))
+}
+
+fn write_json<T: Serialize>(p: &Path, v: &T) -> Result<(), Failure> {
+    let mut s = serde_json::to_string_pretty(v).map_err(|e| Failure::Internal(e.to_string()))?;
+    s.push('\n');
+    experiment::write_atomic(p, s.as_bytes())
+        .map_err(|e| InputError::in_file(p, None, format!("cannot write: {e}")).into())
+}
+
+#[derive(Serialize)]
+struct KernelReport {
+    kernel: String,
+    release: String,
+    preset: String,
+    artifacts: PathBuf,
+    domains: o::domains::DomainComparison,
+    outcome: o::CaseOutcome,
+}
+
+fn print_kernel(r: &KernelReport, quiet: bool) {
+    if quiet {
+        return;
+    }
+    println!(
+        "== {} on a real {} (guest {}), simulated as {} on the {}",
+        r.outcome.case, r.kernel, r.release, r.preset, r.outcome.machine
+    );
+    println!("-- sched domains (real vs schedlab)");
+    print!("{}", r.domains.text());
+    println!("-- decisions (real vs simulated)");
+    print!("{}", r.outcome.comparison.text());
+    println!();
+}
+
+/// A job name from a scenario's file stem.
+fn job_name(scenario: &Path) -> String {
+    let stem = scenario
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "workload".into());
+    let s: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s == o::CALIBRATE_JOB {
+        format!("{s}-workload")
+    } else {
+        s
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_cmd(
+    scenario: &Path,
+    kernels: &[String],
+    topology: Option<&str>,
+    sets: Vec<String>,
+    out: &Path,
+    no_calibrate: bool,
+    json: Option<PathBuf>,
+    boot: &BootArgs,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let choices = kernels
+        .iter()
+        .map(|k| KernelChoice::parse(k).map_err(|e| InputError::new(format!("--kernel {k}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let topo = match topology {
+        Some(spec) => GuestTopology::parse(spec)
+            .map_err(|e| InputError::new(format!("--topology {spec}: {e}")))?,
+        None => {
+            let sc = Scenario::load(
+                scenario,
+                &Overrides {
+                    sets: sets.clone(),
+                    ..Default::default()
+                },
+            )?;
+            GuestTopology::from_machine(&sc.machine).map_err(|e| {
+                InputError::in_file(
+                    scenario,
+                    None,
+                    format!("its machine cannot be a QEMU x86 guest: {e} (give --topology to choose one)"),
+                )
+            })?
+        }
+    };
+    let w = workload::guest_workload(scenario, &sets)?;
+    let job = job_name(scenario);
+    let mut jobs = Vec::new();
+    if !no_calibrate {
+        // The guest calibration runs this very binary.
+        jobs.push(o::calibrate_job(&exe()?).map_err(Failure::Internal)?);
+    }
+    jobs.push(GuestJob {
+        name: job.clone(),
+        command: w.command.clone(),
+        files: w.files.clone(),
+    });
+    let mut reports = Vec::new();
+    for (k, choice) in kernels.iter().zip(choices) {
+        let mut req = GuestRequest::new(topo.clone(), choice, jobs.clone());
+        boot.apply(&mut req);
+        let dir = out.join(format!("{job}-{k}").replace('/', "_"));
+        if !quiet {
+            eprintln!(
+                "oracle: booting {k} on {} vCPUs -> {}",
+                topo.nr_cpus(),
+                dir.display()
+            );
+        }
+        let run = guest::run_guest(&req, &dir).map_err(Failure::Internal)?;
+        if !quiet {
+            eprintln!(
+                "oracle: {} booted in {:.1} s, {:.1} s in all",
+                run.meta.kernel_release, run.meta.host_boot_s, run.meta.wall_s
+            );
+        }
+        let r = compare_dir(&dir, &job, scenario, &sets, k)?;
+        print_kernel(&r, quiet);
+        reports.push(r);
+    }
+    if let Some(p) = json {
+        write_json(&p, &reports)?;
+    }
+    Ok(())
+}
+
+fn compare_dir(
+    dir: &Path,
+    job: &str,
+    scenario: &Path,
+    sets: &[String],
+    kernel: &str,
+) -> Result<KernelReport, Failure> {
+    let art = Artifacts::open(dir).map_err(InputError::new)?;
+    let domains = art.domains().map_err(Failure::Internal)?;
+    let outcome = o::compare_job(&art, job, scenario, sets).map_err(Failure::Internal)?;
+    Ok(KernelReport {
+        kernel: kernel.to_string(),
+        release: art.release.clone(),
+        preset: outcome.preset.clone(),
+        artifacts: dir.to_path_buf(),
+        domains,
+        outcome,
+    })
+}
+
+pub(crate) fn compare_cmd(
+    dir: &Path,
+    scenario: &Path,
+    job: Option<String>,
+    sets: Vec<String>,
+    json: Option<PathBuf>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let job = job.unwrap_or_else(|| job_name(scenario));
+    let art = Artifacts::open(dir).map_err(InputError::new)?;
+    let r = compare_dir(dir, &job, scenario, &sets, &art.release)?;
+    print_kernel(&r, quiet);
+    if let Some(p) = json {
+        write_json(&p, &r)?;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn suite_cmd(
+    suite_file: &Path,
+    data: &Path,
+    record: bool,
+    only_topology: Option<String>,
+    only_kernel: Option<String>,
+    markdown: Option<PathBuf>,
+    json: Option<PathBuf>,
+    boot: &BootArgs,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let s = suite::Suite::load(suite_file)?;
+    if let Some(t) = &only_topology {
+        if !s.topologies.iter().any(|x| &x.name == t) {
+            return Err(InputError::new(format!(
+                "--topology {t}: not in {} (it has: {})",
+                suite_file.display(),
+                s.topologies
+                    .iter()
+                    .map(|x| x.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .into());
+        }
+    }
+    if let Some(k) = &only_kernel {
+        if !s.kernels.contains(k) {
+            return Err(InputError::new(format!(
+                "--kernel {k}: not one of the suite's kernels ({})",
+                s.kernels.join(", ")
+            ))
+            .into());
+        }
+    }
+    if record {
+        for topo in &s.topologies {
+            if only_topology.as_ref().is_some_and(|t| t != &topo.name) {
+                continue;
+            }
+            for k in &s.kernels {
+                if only_kernel.as_ref().is_some_and(|x| x != k) {
+                    continue;
+                }
+                if !quiet {
+                    eprintln!(
+                        "oracle suite: recording {} on {} ({} cases)",
+                        k,
+                        topo.name,
+                        topo.cases.len()
+                    );
+                }
+                let meta = suite::record(&s, topo, k, &exe()?, data, &|req| boot.apply(req))
+                    .map_err(Failure::Internal)?;
+                if !quiet {
+                    eprintln!(
+                        "oracle suite: {} {}: {:.0} s in all ({} boot attempt(s))",
+                        topo.name,
+                        meta.kernel_release,
+                        meta.wall_s,
+                        meta.attempts.len()
+                    );
+                }
+            }
+        }
+    }
+    let (checks, missing) =
+        suite::check(&s, data, only_topology.as_deref(), only_kernel.as_deref())
+            .map_err(Failure::Internal)?;
+    if !quiet {
+        for b in &checks {
+            println!("== {} / {} ({})", b.topology, b.kernel, b.release);
+            if b.domains.all_match() {
+                println!("sched domains: every CPU's chain matches");
+            } else {
+                print!("{}", b.domains.text());
+            }
+            for c in &b.cases {
+                println!("-- {} ({} on the {})", c.case, c.preset, c.machine);
+                print!("{}", c.comparison.text());
+            }
+            println!();
+        }
+        print!("{}", suite::summary_markdown(&checks));
+        println!();
+        print!("{}", suite::by_statistic_markdown(&checks));
+        for m in &missing {
+            println!("not recorded: {m}");
+        }
+    }
+    if let Some(p) = markdown {
+        let text = format!(
+            "{}\n{}",
+            suite::summary_markdown(&checks),
+            suite::by_statistic_markdown(&checks)
+        );
+        experiment::write_atomic(&p, text.as_bytes())
+            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+    }
+    if let Some(p) = json {
+        write_json(&p, &checks)?;
+    }
+    Ok(())
+}
