@@ -44,7 +44,8 @@
 //!   pinned there, then allowed everywhere), the clock starts instead at the last
 //!   such moment, the release: the real and the simulated workload reach it after
 //!   different set-up times (thread creation, a barrier), which are not what the
-//!   spread measures.
+//!   spread measures. Spread is compared only when one side had such a release:
+//!   for tasks that never sat together on one CPU it measures nothing.
 //! * **occupancy**, sampled every `sample_step_ns` from the start to the last
 //!   event: per level, the imbalance `max − min` of runnable included tasks per
 //!   unit, averaged over samples; and the fraction of samples in which some CPU
@@ -1309,7 +1310,10 @@ pub fn compare_with(real: &Decisions, sim: &Decisions, th: &Thresholds) -> Compa
         rate(s, s.migrations.balance_rate_per_s),
         (r.migrations.balance.total(), s.migrations.balance.total()),
     );
-    for u in Unit::ALL {
+    // Spread is a statistic of tasks released from one CPU; for a workload that
+    // never had them all on one CPU (on either side) it measures nothing.
+    let released = r.spread.released || s.spread.released;
+    for u in Unit::ALL.into_iter().filter(|_| released) {
         let t = |d: &Decisions| d.spread.at.get(u).after_ns.map(|x| x as f64 / 1e6);
         let mg = |d: &Decisions| d.spread.at.get(u).migrations.map(|x| x as f64);
         b.scalar(
@@ -1931,6 +1935,78 @@ mod tests {
             Some(0),
             "first event after the marker"
         );
+    }
+
+    #[test]
+    fn spread_counts_from_the_release_not_from_the_forks() {
+        // The four hogs are forked onto CPUs 1, 2, 3, 0 at t0 − 10 ms, pinned to
+        // CPU 0 at t0 − 5 ms (three migrations), then run as in `hogs_trace`. The
+        // last moment CPU 0 holds all four is t0 (the pulls start at t0 + 1 ms), so
+        // the spread times are those of `hogs_trace`, not 10 ms more.
+        let t0 = 100_000_000;
+        let mut s = String::new();
+        for p in 1..=4u64 {
+            s += &l(
+                0,
+                t0 - 10_000,
+                "bash-50",
+                &format!("sched_process_fork: comm=bash pid=50 child_comm=hog child_pid={p}"),
+            );
+            s += &l(
+                0,
+                t0 - 10_000,
+                "bash-50",
+                &format!(
+                    "sched_wakeup_new: comm=hog pid={p} prio=120 target_cpu={:03}",
+                    p % 4
+                ),
+            );
+        }
+        for p in 1..=3u64 {
+            s += &l(
+                0,
+                t0 - 5_000,
+                "bash-50",
+                &format!("sched_migrate_task: comm=hog pid={p} prio=120 orig_cpu={p} dest_cpu=0"),
+            );
+        }
+        for line in hogs_trace().lines() {
+            if !line.contains("sched_process_fork") && !line.contains("sched_wakeup_new") {
+                s += line;
+                s.push('\n');
+            }
+        }
+        let m = test_topology(1, 1, 2, 2);
+        let opts = DecisionOpts {
+            filter: TaskFilter::comm_prefix("hog"),
+            ..Default::default()
+        };
+        let d = Decisions::from_text(&s, &m, &opts);
+        assert!(d.spread.released);
+        assert_eq!(d.spread.start_ns, 100_000_000_000);
+        assert_eq!(d.spread.at.cpu.after_ns, Some(6_000_000));
+        assert_eq!(
+            d.spread.at.cpu.migrations,
+            Some(3),
+            "the pinning migrations are before it"
+        );
+        assert_eq!(d.window_ns.0, 99_990_000_000);
+        // Tasks never all on one CPU: no release, and no spread rows compared.
+        let mut apart = String::new();
+        for p in 1..=2u64 {
+            apart += &l(
+                p as usize,
+                t0,
+                "bash-50",
+                &format!("sched_wakeup_new: comm=hog pid={p} prio=120 target_cpu={p:03}"),
+            );
+        }
+        let d = Decisions::from_text(&apart, &m, &opts);
+        assert!(!d.spread.released);
+        assert!(compare(&d, &d)
+            .rows
+            .iter()
+            .all(|r| !r.statistic.starts_with("spread.")));
     }
 
     #[test]
