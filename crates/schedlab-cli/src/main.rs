@@ -307,7 +307,8 @@ enum OracleVerb {
         #[arg(long, value_delimiter = ',', default_values_t = ["5.10".to_string(), "6.12".to_string()])]
         kernel: Vec<String>,
         /// The guest topology instead of the scenario's machine, e.g. `1s4c2t`,
-        /// `2s4c2t:nodes=2`, `4s2c2t:nodes=4:dist=10,20,30,30,...`.
+        /// `2s4c2t:nodes=2`, `4s2c2t:nodes=4:dist=20,30,30,30,30,20` (the distances
+        /// above the SLIT's diagonal, row by row).
         #[arg(long, value_name = "SPEC")]
         topology: Option<String>,
         #[arg(long = "set", value_name = "KEY=VALUE")]

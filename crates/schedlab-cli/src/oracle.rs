@@ -301,6 +301,8 @@ pub(crate) fn suite_cmd(
         }
         print!("{}", suite::summary_markdown(&checks));
         println!();
+        print!("{}", suite::headline_markdown(&checks));
+        println!();
         print!("{}", suite::by_statistic_markdown(&checks));
         for m in &missing {
             println!("not recorded: {m}");
@@ -308,8 +310,9 @@ pub(crate) fn suite_cmd(
     }
     if let Some(p) = markdown {
         let text = format!(
-            "{}\n{}",
+            "{}\n{}\n{}",
             suite::summary_markdown(&checks),
+            suite::headline_markdown(&checks),
             suite::by_statistic_markdown(&checks)
         );
         experiment::write_atomic(&p, text.as_bytes())

@@ -378,6 +378,63 @@ pub fn summary_markdown(checks: &[BootCheck]) -> String {
     s
 }
 
+/// The statistics of the per-case table: one per decision family (the per-class
+/// rows under a distribution are in the full comparison).
+pub const HEADLINE: &[&str] = &[
+    "fork.level",
+    "fork.reach.core",
+    "wakeup.class",
+    "wakeup.vs_waker",
+    "migrations.level",
+    "migrations.wakeup_share",
+    "migrations.rate.wakeup",
+    "migrations.rate.balance",
+    "spread.core.ms",
+    "spread.node.ms",
+    "occupancy.imbalance.core",
+    "occupancy.idle_while_overloaded",
+];
+
+/// The per-case, per-statistic table of [`HEADLINE`] statistics (Markdown): each
+/// cell is the verdict (`M` match, `C` close, `D` differ, `–` no data or not
+/// compared) and the distance.
+pub fn headline_markdown(checks: &[BootCheck]) -> String {
+    let mut s = String::from("| topology | kernel | case |");
+    for h in HEADLINE {
+        let _ = write!(s, " {h} |");
+    }
+    s.push_str("\n|---|---|---|");
+    for _ in HEADLINE {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for b in checks {
+        for c in &b.cases {
+            let _ = write!(s, "| {} | {} | {} |", b.topology, b.kernel, c.case);
+            for h in HEADLINE {
+                let cell = match c.comparison.rows.iter().find(|r| r.statistic == *h) {
+                    None => "–".to_string(),
+                    Some(r) => {
+                        let v = match r.verdict {
+                            Verdict::Match => "M",
+                            Verdict::Close => "C",
+                            Verdict::Differ => "D",
+                            Verdict::NoData => "–",
+                        };
+                        match r.distance {
+                            Some(d) => format!("{v} {d:.2}"),
+                            None => v.to_string(),
+                        }
+                    }
+                };
+                let _ = write!(s, " {cell} |");
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
 /// Per statistic and kernel, how many cases match, are close, differ or have no
 /// data: where the model is right across topologies and where it is not.
 pub fn by_statistic_markdown(checks: &[BootCheck]) -> String {
