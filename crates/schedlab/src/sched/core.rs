@@ -310,6 +310,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             place_deadline_initial: feat.has(SchedFeat::PLACE_DEADLINE_INITIAL),
             run_to_parity: feat.has(SchedFeat::RUN_TO_PARITY),
             preempt_short: feat.has(SchedFeat::EEVDF) && feat.has(SchedFeat::PREEMPT_SHORT),
+            delay_dequeue: feat.has(SchedFeat::EEVDF) && feat.has(SchedFeat::DELAY_DEQUEUE),
             tick_nsec: tun.tick_nsec(),
         };
         let rqs = (0..m.nr_cpus())
@@ -831,6 +832,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// task's runqueue lock itself; no wakelist), plus an IPI if it reschedules
     /// another CPU. The `Placement` (reason `ttwu_runnable`) records that the wakeup
     /// stayed on prev without a search.
+    #[cold]
+    #[inline(never)]
     fn ttwu_runnable(
         &mut self,
         pid: Pid,

@@ -318,6 +318,8 @@ pub struct FairParams {
     pub run_to_parity: bool,
     /// EEVDF with PREEMPT_SHORT (v6.12): `update_curr` runs `did_preempt_short`.
     pub preempt_short: bool,
+    /// EEVDF with DELAY_DEQUEUE (v6.12).
+    pub delay_dequeue: bool,
     /// `TICK_NSEC`, the floor of the EEVDF lag clamp.
     pub tick_nsec: u64,
 }
@@ -479,6 +481,7 @@ mod tests {
             place_deadline_initial: true,
             run_to_parity: true,
             preempt_short: false,
+            delay_dequeue: false,
             tick_nsec: 4_000_000,
         }
     }

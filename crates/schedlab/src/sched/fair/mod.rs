@@ -103,6 +103,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// the running entity's slice is no longer protected (RUN_TO_PARITY's stash in
     /// `vlag` differs from its deadline), it is rescheduled as soon as it is not
     /// eligible.
+    #[cold]
+    #[inline(never)]
     fn did_preempt_short(&mut self, cpu: usize, pid: Pid) {
         let se = &self.tasks[pid as usize].se;
         if !se.on_rq || se.vlag == se.deadline as i64 {
@@ -349,10 +351,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     fn dequeue_task_fair(&mut self, cpu: usize, pid: Pid, flags: u32) -> bool {
         self.update_curr(cpu);
         let delayed_final = flags & DEQUEUE_DELAYED != 0;
-        if !delayed_final
+        if self.fair.delay_dequeue
+            && !delayed_final
             && flags & (DEQUEUE_SLEEP | DEQUEUE_SPECIAL) == DEQUEUE_SLEEP
-            && self.fair.eevdf
-            && self.feat.has(SchedFeat::DELAY_DEQUEUE)
         {
             let v = self.tasks[pid as usize].se.vruntime;
             let curr = self.eevdf_curr(cpu);
@@ -414,7 +415,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         self.refresh_min_vruntime(cpu);
         let se = &mut self.tasks[pid as usize].se;
-        if se.sched_delayed {
+        if self.fair.delay_dequeue && se.sched_delayed {
             if delayed_final {
                 // finish_delayed_dequeue_entity.
                 se.sched_delayed = false;
@@ -431,6 +432,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `util_est_dequeue` + `util_est_update` of a dequeue.
+    #[inline(always)]
     fn util_est_dequeue_update(&mut self, cpu: usize, pid: Pid, sleep: bool) {
         if self.feat.has(SchedFeat::UTIL_EST) {
             let fastup = self.feat.has(SchedFeat::UTIL_EST_FASTUP);
@@ -445,6 +447,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// a delayed task (`ttwu_runnable`), on the runqueue it never left. With
     /// DELAY_ZERO an entity whose lag has become positive is re-placed at the
     /// average (lag 0, a new deadline); otherwise it keeps its vruntime and deadline.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn requeue_delayed_entity(&mut self, cpu: usize, pid: Pid) {
         debug_assert!(self.tasks[pid as usize].se.sched_delayed);
         if self.feat.has(SchedFeat::UTIL_EST) {
