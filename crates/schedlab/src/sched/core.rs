@@ -313,6 +313,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             place_lag: feat.has(SchedFeat::PLACE_LAG),
             place_deadline_initial: feat.has(SchedFeat::PLACE_DEADLINE_INITIAL),
             run_to_parity: feat.has(SchedFeat::RUN_TO_PARITY),
+            preempt_short: feat.has(SchedFeat::EEVDF) && feat.has(SchedFeat::PREEMPT_SHORT),
+            delay_dequeue: feat.has(SchedFeat::EEVDF) && feat.has(SchedFeat::DELAY_DEQUEUE),
             tick_nsec: tun.tick_nsec(),
         };
         let rqs = (0..m.nr_cpus())
@@ -507,6 +509,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         assert!(!allowed.is_empty(), "set_cpus_allowed: empty affinity");
         self.tasks[pid as usize].nr_cpus_allowed = allowed.weight() as u32;
         self.allowed[pid as usize] = allowed;
+        // SIM_: a delayed task left on a CPU it may no longer use leaves its queue now
+        // (the kernel moves a queued task with the migration stopper instead).
+        let cpu = self.tasks[pid as usize].cpu;
+        if self.tasks[pid as usize].se.sched_delayed && !allowed.test(cpu) {
+            self.rq_update_clock(cpu, self.now);
+            self.deactivate_task(
+                cpu,
+                pid,
+                crate::sched::fair::DEQUEUE_SLEEP | crate::sched::fair::DEQUEUE_DELAYED,
+            );
+        }
     }
 
     /// `idle_cpu`: running the idle task, nothing queued, no pending wakeups.
@@ -783,6 +796,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         self.remove_timer(pid);
         wake_flags |= WF_TTWU;
+        if self.tasks[pid as usize].se.sched_delayed {
+            self.ttwu_runnable(pid, wake_flags, waker_cpu, q);
+            return true;
+        }
         let cpu = self.select_task_rq(pid, prev_cpu, wake_flags, waker_cpu, q);
         if cpu != prev_cpu {
             wake_flags |= WF_MIGRATED;
@@ -816,6 +833,48 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             self.charge(waker_cpu, c, q);
         }
         true
+    }
+
+    /// `ttwu_runnable` (v6.12) for a task DELAY_DEQUEUE kept queued: requeue it where
+    /// it is (`enqueue_task(ENQUEUE_DELAYED)`), with no `select_task_rq` and so no
+    /// migration, then check preemption. The waker pays a local wakeup (it takes the
+    /// task's runqueue lock itself; no wakelist), plus an IPI if it reschedules
+    /// another CPU. The `Placement` (reason `ttwu_runnable`) records that the wakeup
+    /// stayed on prev without a search.
+    #[cold]
+    #[inline(never)]
+    fn ttwu_runnable(
+        &mut self,
+        pid: Pid,
+        wake_flags: u32,
+        waker_cpu: usize,
+        q: &mut EventQueue<Event>,
+    ) {
+        let cpu = self.tasks[pid as usize].cpu;
+        let now = self.now;
+        self.rq_update_clock(cpu, now);
+        self.emit(SchedEvent::Placement {
+            pid,
+            kind: crate::sched::WakeKind::Wakeup,
+            prev_cpu: cpu,
+            cpu,
+            reason: crate::sched::fair::wakeup::reason::TTWU_RUNNABLE,
+        });
+        let gen = self.rqs[cpu].resched_gen;
+        self.requeue_delayed_entity(cpu, pid);
+        self.emit(SchedEvent::Wakeup {
+            pid,
+            cpu,
+            new: false,
+        });
+        if self.rqs[cpu].curr != Some(pid) {
+            self.check_preempt_curr(cpu, pid, wake_flags, waker_cpu, q);
+        }
+        let mut c = self.m.cost.wakeup_local;
+        if cpu != waker_cpu && self.rqs[cpu].resched_gen != gen {
+            c += self.m.cost.ipi_send;
+        }
+        self.charge(waker_cpu, c, q);
     }
 
     /// `ttwu_do_activate`: enqueue a woken task on `cpu` and check preemption.
@@ -1012,7 +1071,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
                 TaskState::Dead => {
                     prev_state = PrevState::Dead;
-                    self.deactivate_task(cpu, p, crate::sched::fair::DEQUEUE_SLEEP);
+                    // A dying task is never delayed (SIM_: it must leave the queue).
+                    self.deactivate_task(
+                        cpu,
+                        p,
+                        crate::sched::fair::DEQUEUE_SLEEP | crate::sched::fair::DEQUEUE_SPECIAL,
+                    );
                     self.task_dead_fair(p);
                 }
                 _ => {}
@@ -1539,7 +1603,19 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         for t in self.tasks.iter().skip(1) {
             let runnable = t.state == TaskState::Runnable;
-            let expect = u32::from(runnable);
+            if t.se.sched_delayed {
+                // DELAY_DEQUEUE: asleep, still queued, never running.
+                if t.state != TaskState::Sleeping || !t.se.on_rq || !self.fair.eevdf {
+                    return Err(format!(
+                        "pid {} ({}) sched_delayed but state {:?}, on_rq {}",
+                        t.pid, t.name, t.state, t.se.on_rq
+                    ));
+                }
+                if self.rqs[t.cpu].curr == Some(t.pid) {
+                    return Err(format!("pid {} is sched_delayed and running", t.pid));
+                }
+            }
+            let expect = u32::from(runnable || t.se.sched_delayed);
             if seen[t.pid as usize] != expect {
                 return Err(format!(
                     "pid {} ({}) state {:?} appears {} times on runqueues",

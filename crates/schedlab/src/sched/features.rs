@@ -82,6 +82,9 @@ sched_features! {
     PLACE_LAG = true, "v6.6", "EEVDF only: place_entity keeps the lag an entity had at dequeue (scaled by (W+w)/W); NO_PLACE_LAG places every entity at the average vruntime.";
     PLACE_DEADLINE_INITIAL = true, "v6.6", "EEVDF only: ENQUEUE_INITIAL placements get half a slice to their first deadline (in v6.6 only task_fork_fair's provisional placement passes it).";
     RUN_TO_PARITY = true, "v6.6", "EEVDF only: the running entity keeps the CPU until its deadline is renewed, while it stays eligible.";
+    PREEMPT_SHORT = false, "v6.12", "EEVDF only: update_curr reschedules a running entity whose slice protection is over (RUN_TO_PARITY's stash no longer equals its deadline) as soon as it is not eligible (did_preempt_short); the wakeup half (a wakee with a shorter slice cancels the protection, do_preempt_short) needs per-task sched_attr slices, which schedlab does not model: with every slice equal it never fires.";
+    DELAY_DEQUEUE = false, "v6.12", "EEVDF only: a task that sleeps while not eligible (negative lag) stays queued, sched_delayed, competing until the pick reaches it (then it is dequeued for real) or it is woken (ttwu_runnable requeues it on its own CPU: no select_task_rq, no migration) (Peter Zijlstra).";
+    DELAY_ZERO = false, "v6.12", "EEVDF only, with DELAY_DEQUEUE: a delayed entity leaves (at its pick) or is woken (requeue_delayed_entity, re-placed at the average) with its positive lag clipped to 0.";
     BREAK_EVEN = false, "seed 001", "find_idlest_group_cpu breaks exit-latency ties between idle CPUs by the earliest break-even deadline (entry time + exit latency of the state entered) instead of the latest idle_stamp (Daniel Lezcano, v2, March 2020).";
 }
 
@@ -389,9 +392,9 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
     },
     KernelPreset {
         name: "v6.12",
-        description: "v6.6 + v6.7 cluster-first idle scan (SIS_CLUSTER; acts where a CLS level sits under the LLC); base_slice 0.75 ms × factor as v6.6. Not modelled: v6.8 deadline-ordered tree, PLACE_REL_DEADLINE, v6.6 sibling_imbalance, wakelist wakeups to idle CPUs in the same LLC (docs/kernel-mapping.md §9)",
+        description: "v6.6 + v6.7 cluster-first idle scan (SIS_CLUSTER; acts where a CLS level sits under the LLC), EEVDF's DELAY_DEQUEUE / DELAY_ZERO (a sleeper with negative lag stays queued; its wakeup requeues it on its CPU without select_task_rq) and PREEMPT_SHORT; base_slice 0.75 ms × factor as v6.6. Not modelled: v6.8 deadline-ordered tree, PLACE_REL_DEADLINE, v6.6 sibling_imbalance, wakelist wakeups to idle CPUs in the same LLC (docs/kernel-mapping.md §9)",
         base: Some("v6.6"),
-        changes: &["SIS_CLUSTER"],
+        changes: &["SIS_CLUSTER", "PREEMPT_SHORT", "DELAY_DEQUEUE", "DELAY_ZERO"],
         topology: topo_v6_0,
     },
 ];

@@ -47,9 +47,16 @@
 //! order, stopping at the first ineligible entity (eligibility is monotone in
 //! vruntime). The chosen entity is the same except between *equal* deadlines, which
 //! the kernel breaks by tree shape and this model by the smaller vruntime. Not
-//! modelled: later EEVDF changes (v6.8 deadline-sorted tree, v6.12 DELAY_DEQUEUE and
-//! PREEMPT_SHORT, per-task slices through `sched_attr`), reweighting of queued
-//! entities (`reweight_entity`; weights here never change while queued).
+//! modelled: the v6.8 deadline-sorted tree, per-task slices through `sched_attr`,
+//! reweighting of queued entities (`reweight_entity`; weights here never change
+//! while queued).
+//!
+//! **v6.12** (`v6.12` preset, fair/mod.rs and core.rs; hand-computed tests in
+//! fair/delay_tests.rs): DELAY_DEQUEUE keeps a task that sleeps while not eligible
+//! queued (`sched_delayed`) until the pick reaches it or it is woken in place
+//! (`ttwu_runnable`, no `select_task_rq`); DELAY_ZERO forgives the positive lag it
+//! gathers meanwhile; PREEMPT_SHORT ends an unprotected slice at the first
+//! `update_curr` that finds the running entity ineligible.
 
 use crate::sched::fair::entity::{calc_delta_fair, vdiff, CfsRq, LoadWeight};
 

@@ -159,6 +159,8 @@ pub struct SchedEntity {
     pub deadline: u64,
     pub slice: u64,
     pub vlag: i64,
+    /// v6.12 DELAY_DEQUEUE: asleep but still queued (`se->sched_delayed`).
+    pub sched_delayed: bool,
 }
 
 /// Removed-load accumulator (`cfs_rq->removed`), folded in at the next update.
@@ -314,6 +316,10 @@ pub struct FairParams {
     pub place_lag: bool,
     pub place_deadline_initial: bool,
     pub run_to_parity: bool,
+    /// EEVDF with PREEMPT_SHORT (v6.12): `update_curr` runs `did_preempt_short`.
+    pub preempt_short: bool,
+    /// EEVDF with DELAY_DEQUEUE (v6.12).
+    pub delay_dequeue: bool,
     /// `TICK_NSEC`, the floor of the EEVDF lag clamp.
     pub tick_nsec: u64,
 }
@@ -474,6 +480,8 @@ mod tests {
             place_lag: true,
             place_deadline_initial: true,
             run_to_parity: true,
+            preempt_short: false,
+            delay_dequeue: false,
             tick_nsec: 4_000_000,
         }
     }

@@ -44,6 +44,10 @@ pub const ENQUEUE_WAKEUP: u32 = 0x01;
 pub const ENQUEUE_INITIAL: u32 = 0x80;
 pub const ENQUEUE_MIGRATED: u32 = 0x40;
 pub const DEQUEUE_SLEEP: u32 = 0x01;
+/// `DEQUEUE_SPECIAL` (v6.12): a sleep that must not be delayed (here: a dying task).
+pub const DEQUEUE_SPECIAL: u32 = 0x10;
+/// `DEQUEUE_DELAYED` (v6.12): the final dequeue of a delayed entity.
+pub const DEQUEUE_DELAYED: u32 = 0x200;
 
 fn sub_positive(a: &mut u64, b: u64) {
     *a = a.saturating_sub(b);
@@ -55,9 +59,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.enqueue_task_fair(cpu, pid, flags);
     }
 
-    /// `deactivate_task`.
-    pub(crate) fn deactivate_task(&mut self, cpu: usize, pid: Pid, flags: u32) {
-        self.dequeue_task_fair(cpu, pid, flags);
+    /// `deactivate_task` (v6.12 `block_task`): false when DELAY_DEQUEUE kept the
+    /// task queued.
+    pub(crate) fn deactivate_task(&mut self, cpu: usize, pid: Pid, flags: u32) -> bool {
+        self.dequeue_task_fair(cpu, pid, flags)
     }
 
     /// `update_curr`: charge the current entity's runtime since `exec_start` and
@@ -89,6 +94,28 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let curr_v = if se.on_rq { Some(se.vruntime) } else { None };
         let left = rq.cfs.first().map(|p| self.tasks[p as usize].se.vruntime);
         update_min_vruntime(&mut rq.cfs, curr_v, left);
+        if self.fair.preempt_short && !rq.deadline_resched && rq.cfs.nr_running > 1 {
+            self.did_preempt_short(cpu, pid);
+        }
+    }
+
+    /// v6.12 `did_preempt_short` (PREEMPT_SHORT), at the end of `update_curr`: once
+    /// the running entity's slice is no longer protected (RUN_TO_PARITY's stash in
+    /// `vlag` differs from its deadline), it is rescheduled as soon as it is not
+    /// eligible.
+    #[cold]
+    #[inline(never)]
+    fn did_preempt_short(&mut self, cpu: usize, pid: Pid) {
+        let se = &self.tasks[pid as usize].se;
+        if !se.on_rq || se.vlag == se.deadline as i64 {
+            return;
+        }
+        let v = se.vruntime;
+        if !eevdf::entity_eligible(&self.rqs[cpu].cfs, self.eevdf_curr(cpu), v) {
+            let rq = &mut self.rqs[cpu];
+            rq.deadline_resched = true;
+            Self::clear_buddies(&mut rq.cfs, pid);
+        }
     }
 
     fn refresh_min_vruntime(&mut self, cpu: usize) {
@@ -316,9 +343,33 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.report_cfs_rq(cpu);
     }
 
-    /// `dequeue_task_fair` → `dequeue_entity`, then `util_est_dequeue`.
-    fn dequeue_task_fair(&mut self, cpu: usize, pid: Pid, flags: u32) {
+    /// `dequeue_task_fair` → `dequeue_entity`, then `util_est_dequeue`. Under
+    /// DELAY_DEQUEUE (EEVDF) a sleep of a non-eligible entity only marks it
+    /// `sched_delayed` and leaves it queued (returns false, as `dequeue_entities`'
+    /// −1: the task stays on the runqueue); `DEQUEUE_DELAYED` is the final dequeue
+    /// of such an entity, from the pick (no second `util_est_dequeue`).
+    fn dequeue_task_fair(&mut self, cpu: usize, pid: Pid, flags: u32) -> bool {
         self.update_curr(cpu);
+        let delayed_final = flags & DEQUEUE_DELAYED != 0;
+        if self.fair.delay_dequeue
+            && !delayed_final
+            && flags & (DEQUEUE_SLEEP | DEQUEUE_SPECIAL) == DEQUEUE_SLEEP
+        {
+            let v = self.tasks[pid as usize].se.vruntime;
+            let curr = self.eevdf_curr(cpu);
+            if !eevdf::entity_eligible(&self.rqs[cpu].cfs, curr, v) {
+                let cfs = &mut self.rqs[cpu].cfs;
+                if cfs.next == Some(pid) {
+                    cfs.next = None;
+                }
+                self.update_load_avg(cpu, pid, false);
+                self.tasks[pid as usize].se.sched_delayed = true;
+                self.util_est_dequeue_update(cpu, pid, true);
+                self.cpufreq_update_util(cpu);
+                self.report_cfs_rq(cpu);
+                return false;
+            }
+        }
         self.update_load_avg(cpu, pid, false);
         let t = &self.tasks[pid as usize];
         let w = t.se.load.weight;
@@ -363,18 +414,77 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             se.vruntime = se.vruntime.wrapping_sub(mv);
         }
         self.refresh_min_vruntime(cpu);
+        let se = &mut self.tasks[pid as usize].se;
+        if self.fair.delay_dequeue && se.sched_delayed {
+            if delayed_final {
+                // finish_delayed_dequeue_entity.
+                se.sched_delayed = false;
+                if self.feat.has(SchedFeat::DELAY_ZERO) && se.vlag > 0 {
+                    se.vlag = 0;
+                }
+            }
+        } else {
+            self.util_est_dequeue_update(cpu, pid, flags & DEQUEUE_SLEEP != 0);
+        }
+        self.cpufreq_update_util(cpu);
+        self.report_cfs_rq(cpu);
+        true
+    }
+
+    /// `util_est_dequeue` + `util_est_update` of a dequeue.
+    #[inline(always)]
+    fn util_est_dequeue_update(&mut self, cpu: usize, pid: Pid, sleep: bool) {
         if self.feat.has(SchedFeat::UTIL_EST) {
             let fastup = self.feat.has(SchedFeat::UTIL_EST_FASTUP);
             let cap = self.rqs[cpu].cpu_capacity_orig;
             let sa = self.tasks[pid as usize].se.avg;
             pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
-            pelt::util_est_update_feat(
-                &mut self.tasks[pid as usize].se.avg,
-                flags & DEQUEUE_SLEEP != 0,
-                cap,
-                fastup,
-            );
+            pelt::util_est_update_feat(&mut self.tasks[pid as usize].se.avg, sleep, cap, fastup);
         }
+    }
+
+    /// `enqueue_task_fair(ENQUEUE_DELAYED)` → `requeue_delayed_entity`: the wakeup of
+    /// a delayed task (`ttwu_runnable`), on the runqueue it never left. With
+    /// DELAY_ZERO an entity whose lag has become positive is re-placed at the
+    /// average (lag 0, a new deadline); otherwise it keeps its vruntime and deadline.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn requeue_delayed_entity(&mut self, cpu: usize, pid: Pid) {
+        debug_assert!(self.tasks[pid as usize].se.sched_delayed);
+        if self.feat.has(SchedFeat::UTIL_EST) {
+            let sa = self.tasks[pid as usize].se.avg;
+            pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
+        }
+        if self.feat.has(SchedFeat::DELAY_ZERO) {
+            let curr = self.eevdf_curr(cpu);
+            let se = &self.tasks[pid as usize].se;
+            let lag = eevdf::update_entity_lag(
+                &self.rqs[cpu].cfs,
+                curr,
+                se.vruntime,
+                se.slice,
+                &se.load,
+                self.fair.tick_nsec,
+            );
+            self.tasks[pid as usize].se.vlag = lag;
+            if lag > 0 {
+                let is_curr = self.rqs[cpu].cfs.curr == Some(pid);
+                self.rqs[cpu].cfs.nr_running -= 1;
+                if !is_curr {
+                    self.rqs[cpu].cfs.timeline_remove(pid);
+                }
+                self.tasks[pid as usize].se.vlag = 0;
+                self.place_entity_eevdf(cpu, pid, false);
+                let se = &self.tasks[pid as usize].se;
+                let (v, w) = (se.vruntime, se.load.weight);
+                if !is_curr {
+                    self.rqs[cpu].cfs.timeline_insert(pid, v, w);
+                }
+                self.rqs[cpu].cfs.nr_running += 1;
+            }
+        }
+        self.update_load_avg(cpu, pid, false);
+        self.tasks[pid as usize].se.sched_delayed = false;
         self.cpufreq_update_util(cpu);
         self.report_cfs_rq(cpu);
     }
@@ -404,6 +514,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
             }
             eevdf_pick = self.pick_next_entity_eevdf(cpu);
+            // v6.12 pick_next_entity: a delayed entity reached by the pick is dequeued
+            // for good, and the pick starts again.
+            while let Some(d) = eevdf_pick.filter(|&d| self.tasks[d as usize].se.sched_delayed) {
+                self.dequeue_task_fair(cpu, d, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+                eevdf_pick = self.pick_next_entity_eevdf(cpu);
+            }
         }
         // put_prev_entity
         if let Some(p) = prev {
@@ -448,8 +564,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let se = &mut self.tasks[next as usize].se;
         se.exec_start = now;
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
-        if self.fair.eevdf {
+        if self.fair.eevdf && (prev != Some(next) || !self.fair.preempt_short) {
             // set_next_entity's stash for RUN_TO_PARITY (vlag is unused until dequeue).
+            // The kernel runs set_next_entity only when the pick changes task
+            // (`prev != p`); modelled so under PREEMPT_SHORT (v6.12), whose
+            // did_preempt_short reads the stash. v6.6 keeps re-stashing (see §3).
             se.vlag = se.deadline as i64;
         }
         self.lb_picked(cpu, next);
@@ -730,3 +849,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         util.min(rq.cpu_capacity_orig)
     }
 }
+
+#[cfg(test)]
+mod delay_tests;

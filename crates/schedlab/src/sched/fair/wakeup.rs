@@ -106,6 +106,9 @@ pub mod reason {
     /// No search ran or none found anything: the initial target is kept.
     pub const AFFINE_FALLBACK: &str = "affine_fallback";
     pub const SLOW_PATH: &str = "slow_path";
+    /// v6.12 DELAY_DEQUEUE: a delayed task woken where it is queued (`ttwu_runnable`):
+    /// no `select_task_rq`, no search.
+    pub const TTWU_RUNNABLE: &str = "ttwu_runnable";
     pub const SINGLE_CPU: &str = "single_cpu";
     /// Chosen by `find_energy_efficient_cpu` (fair/eas.rs).
     pub const EAS: &str = "eas";

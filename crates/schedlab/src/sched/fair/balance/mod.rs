@@ -1064,6 +1064,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `can_migrate_task` (kernel/sched/fair.c, v5.6).
     fn can_migrate_task(&self, pid: Pid, env: &mut LbEnv) -> bool {
+        // SIM_ (v6.12 DELAY_DEQUEUE): a delayed (sleeping) task is not moved; it
+        // leaves at its next pick or is woken in place.
+        if self.tasks[pid as usize].se.sched_delayed {
+            return false;
+        }
         let allowed = self.cpus_allowed(pid);
         if !allowed.test(env.dst_cpu) {
             env.flags |= LBF_SOME_PINNED;
