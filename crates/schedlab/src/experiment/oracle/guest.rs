@@ -46,6 +46,7 @@
 //! jobs/<name>/trace.txt      ftrace text of the job
 //! jobs/<name>/schedstat.before, schedstat.after
 //! jobs/<name>/dropped        per CPU: `cpuN overrun: X dropped events: Y`
+//! jobs/<name>/buffer_size_kb the per-CPU buffer the kernel granted
 //! jobs/<name>/stdout         the command's stdout and stderr
 //! jobs/<name>/exit_status    its exit status (143 or 137: timed out, SIGTERM or SIGKILL)
 //! jobs/<name>/uptime         guest uptime (s) at start and end of the job
@@ -830,6 +831,7 @@ run_job() {{
   echo 0 > $T/tracing_on
   echo > $T/set_event
   echo {buffer_kb} > $T/buffer_size_kb
+  cat $T/buffer_size_kb > $J/buffer_size_kb
   echo > $T/trace
   echo mono > $T/trace_clock
 "#
@@ -1188,6 +1190,17 @@ pub fn run_guest(req: &GuestRequest, out_dir: &Path) -> Result<GuestRun, String>
     if req.attempts == 0 {
         return Err("attempts must be at least 1".into());
     }
+    // The trace buffers live in guest RAM, and so do the trace texts until the end.
+    let ring_mb = req.topology.nr_cpus() as u64 * req.buffer_kb as u64 / 1024;
+    if (req.mem_mb as u64) < 256 + 2 * ring_mb {
+        return Err(format!(
+            "guest memory {} MiB is too small for {} CPUs × {} KiB of trace buffer: give at least {} MiB (256 + twice the buffers) or a smaller buffer",
+            req.mem_mb,
+            req.topology.nr_cpus(),
+            req.buffer_kb,
+            256 + 2 * ring_mb
+        ));
+    }
     if let Ok(mut rd) = std::fs::read_dir(out_dir) {
         if rd.next().is_some() && !out_dir.join("meta.json").exists() {
             return Err(format!(
@@ -1400,6 +1413,7 @@ mod tests {
                 "run_job() {",
                 "echo 0 > $T/tracing_on",
                 "echo 32768 > $T/buffer_size_kb",
+                "cat $T/buffer_size_kb > $J/buffer_size_kb",
                 "echo > $T/trace",
                 "echo mono > $T/trace_clock",
                 "echo sched:sched_switch >> $T/set_event",
@@ -1667,6 +1681,11 @@ linux-image-6.1.0-30-amd64-unsigned - Linux 6.1\n";
         let mut big = req(vec![job("a")]);
         big.topology = GuestTopology::parse("4s8c2t").unwrap();
         assert!(e(big).contains("64 vCPUs is more than 32"));
+        // 4 CPUs × 64 MiB of buffer need 256 + 2·256 MiB.
+        let mut small = req(vec![job("a")]);
+        small.buffer_kb = 65536;
+        small.mem_mb = 767;
+        assert!(e(small).contains("give at least 768 MiB"));
         assert!(!out.exists());
     }
 }
