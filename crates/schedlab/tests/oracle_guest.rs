@@ -2,7 +2,9 @@
 //! under TCG, so they run only when asked:
 //!
 //! - `SCHEDLAB_ORACLE_E2E=1 cargo test -p schedlab --test oracle_guest -- --nocapture`:
-//!   one boot of 5.10 on `1s2c2t` with one tiny rt-app job (the CI case).
+//!   one boot of 5.10 on `1s2c2t` with one tiny rt-app job (the CI case: measured
+//!   8–16 s for `run_guest` on a 2-core host with the kernel cached, +6 s to fetch
+//!   it into an empty cache; 25 s on a host loaded by other builds).
 //! - `SCHEDLAB_ORACLE_E2E=full` plus `SCHEDLAB_ORACLE_TOPO` (e.g. `2s4c2t:nodes=2`),
 //!   `SCHEDLAB_ORACLE_KERNEL` (`5.10` | `6.12`), optional `SCHEDLAB_ORACLE_OUT`: the
 //!   measurement run, 8 rt-app hogs of 200 ms and `hackbench -g 2 -l 100` (pipes,

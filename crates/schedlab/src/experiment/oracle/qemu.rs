@@ -118,12 +118,13 @@ fn cpulist(cpus: &[usize]) -> String {
 impl GuestTopology {
     /// A topology from a compact spec:
     ///
-    /// `<S>s<C>c[<T>t][:nodes=<N>][:dist=<d>,<d>,...]`
+    /// `<S>s<C>c[<T>t][:nodes=<N>|<a>+<b>+...][:dist=<d>,<d>,...]`
     ///
     /// - `S` sockets of `C` cores of `T` threads (`T` defaults to 1): `1s4c2t` is one
     ///   socket of four 2-thread cores (8 vCPUs), `2s4c2t` 16 vCPUs.
     /// - `nodes=N` splits the sockets into `N` NUMA nodes of `S/N` whole sockets each
-    ///   (`N` must divide `S`; default 1).
+    ///   (`N` must divide `S`; default 1); `nodes=1+2` gives the sockets per node
+    ///   (node 0: socket 0, node 1: sockets 1 and 2; they must add up to `S`).
     /// - `dist=` gives the SLIT: either the `N·N` matrix row by row, or the
     ///   `N(N−1)/2` distances above the diagonal row by row (then symmetric), e.g. for
     ///   4 nodes `dist=20,30,30,20,30,20` means d(0,1)=20, d(0,2)=30, d(0,3)=30,
@@ -170,15 +171,36 @@ impl GuestTopology {
             ));
         };
         let threads = threads.unwrap_or(1);
-        let mut nodes = 1;
+        let mut node_sockets = vec![sockets];
         let mut dist: Option<Vec<u32>> = None;
         for p in parts {
             if let Some(v) = p.strip_prefix("nodes=") {
-                nodes = v
-                    .parse()
-                    .ok()
-                    .filter(|&n: &usize| n > 0)
-                    .ok_or_else(|| bad(format!("`nodes={v}`: expected a positive number")))?;
+                let counts: Option<Vec<usize>> = v
+                    .split('+')
+                    .map(|w| w.trim().parse().ok().filter(|&n: &usize| n > 0))
+                    .collect();
+                let counts = counts.ok_or_else(|| {
+                    bad(format!(
+                        "`nodes={v}`: expected a positive number, or sockets per node as `1+2`"
+                    ))
+                })?;
+                node_sockets = if counts.len() == 1 {
+                    let nodes = counts[0];
+                    if sockets % nodes != 0 {
+                        return Err(bad(format!(
+                            "{nodes} nodes do not divide {sockets} sockets (a node is a run of whole sockets: QEMU x86 guests share the L3 per socket)"
+                        )));
+                    }
+                    vec![sockets / nodes; nodes]
+                } else {
+                    if counts.iter().sum::<usize>() != sockets {
+                        return Err(bad(format!(
+                            "`nodes={v}` adds up to {} sockets, not {sockets}",
+                            counts.iter().sum::<usize>()
+                        )));
+                    }
+                    counts
+                };
             } else if let Some(v) = p.strip_prefix("dist=") {
                 dist = Some(
                     v.split(',')
@@ -194,11 +216,7 @@ impl GuestTopology {
                 )));
             }
         }
-        if sockets % nodes != 0 {
-            return Err(bad(format!(
-                "{nodes} nodes do not divide {sockets} sockets (a node is a run of whole sockets: QEMU x86 guests share the L3 per socket)"
-            )));
-        }
+        let nodes = node_sockets.len();
         let distances = match dist {
             None => default_distances(nodes),
             Some(d) if d.len() == nodes * nodes => d.chunks(nodes).map(|r| r.to_vec()).collect(),
@@ -225,7 +243,7 @@ impl GuestTopology {
             sockets,
             cores,
             threads,
-            node_sockets: vec![sockets / nodes; nodes],
+            node_sockets,
             distances,
             cpu_map: (0..n).collect(),
         };
@@ -348,6 +366,31 @@ impl GuestTopology {
             }
         }
         Ok(())
+    }
+
+    /// The compact spec of this topology (see [`GuestTopology::parse`]; the CPU
+    /// map is not part of it).
+    pub fn spec(&self) -> String {
+        let mut s = format!("{}s{}c{}t", self.sockets, self.cores, self.threads);
+        let n = self.node_sockets.len();
+        if n > 1 {
+            if self.node_sockets.iter().all(|&k| k == self.node_sockets[0]) {
+                s.push_str(&format!(":nodes={n}"));
+            } else {
+                let v: Vec<String> = self.node_sockets.iter().map(|k| k.to_string()).collect();
+                s.push_str(&format!(":nodes={}", v.join("+")));
+            }
+            if self.distances != default_distances(n) {
+                let v: Vec<String> = self
+                    .distances
+                    .iter()
+                    .flatten()
+                    .map(|d| d.to_string())
+                    .collect();
+                s.push_str(&format!(":dist={}", v.join(",")));
+            }
+        }
+        s
     }
 
     /// Number of vCPUs.
@@ -546,6 +589,32 @@ mod tests {
         assert!(e("2s4c:nodes=2:dist=12,20,20,10").contains("local distance of node 0 is 12"));
         assert!(e("2s4c:foo=1").contains("unknown option `foo=1`"));
         assert!(e("2s4").contains("without a unit"));
+    }
+
+    #[test]
+    fn uneven_nodes_and_spec_round_trip() {
+        let t = GuestTopology::parse("3s2c:nodes=1+2").unwrap();
+        assert_eq!(t.node_sockets, vec![1, 2]);
+        assert_eq!(t.node_cpus(1), vec![2, 3, 4, 5]);
+        let s = args(&t, 900, AccelThreads::Single);
+        assert!(
+            s.contains(
+                "-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-5,memdev=m1 "
+            ),
+            "{s}"
+        );
+        assert_eq!(t.spec(), "3s2c1t:nodes=1+2");
+        for spec in [
+            "1s4c2t",
+            "2s4c2t:nodes=2",
+            "4s2c2t:nodes=4:dist=10,20,30,30,20,10,30,30,30,30,10,20,30,30,20,10",
+            "3s2c1t:nodes=1+2",
+        ] {
+            assert_eq!(GuestTopology::parse(spec).unwrap().spec(), spec);
+        }
+        assert!(GuestTopology::parse("3s2c:nodes=1+1")
+            .unwrap_err()
+            .contains("adds up to 2 sockets, not 3"));
     }
 
     #[test]
