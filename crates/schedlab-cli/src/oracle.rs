@@ -136,6 +136,12 @@ pub(crate) fn run_cmd(
             })?
         }
     };
+    if !quiet && topo.cpu_map.iter().enumerate().any(|(i, &c)| i != c) {
+        eprintln!(
+            "oracle: note: QEMU numbers this machine's CPUs differently (guest vCPU of each CPU: {:?}); the workload's CPU numbers (affinities) are read as guest vCPUs, and the comparison uses the guest's numbering",
+            topo.cpu_map
+        );
+    }
     let w = workload::guest_workload(scenario, &sets)?;
     let job = job_name(scenario);
     let mut jobs = Vec::new();

@@ -18,6 +18,19 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The real domain dump of a recorded suite run (`tests/data/oracle/<bundle>`),
+/// unpacked into a fresh directory.
+fn real_domains(bundle: &str) -> PathBuf {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/oracle");
+    let dir = std::env::temp_dir().join(format!(
+        "schedlab-oracle-decisions-{}-{bundle}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    schedlab::experiment::oracle::suite::unpack(&data.join(bundle), &dir).unwrap();
+    dir.join("domains")
+}
+
 #[test]
 fn a_real_5_10_rtapp_trace() {
     let text = std::fs::read_to_string(fixture("real-5.10-1s4c2t-rtapp8.trace.txt")).unwrap();
@@ -85,17 +98,17 @@ fn real_5_10_domain_dumps_match_schedlab() {
     let opts = KernelPreset::by_name("v5.12").unwrap().topology_opts();
     for (dir, m, chain) in [
         (
-            "real-domains-5.10-1s4c2t",
+            "1s4c2t-5.10.tar.gz",
             test_topology(1, 1, 4, 2),
             vec!["SMT", "MC"],
         ),
         (
-            "real-domains-5.10-2s4c2t-2node",
+            "2s4c2t-2n-5.10.tar.gz",
             test_topology(2, 1, 4, 2),
             vec!["SMT", "MC", "NUMA"],
         ),
     ] {
-        let real = DomainDump::read_dir(&fixture(dir), "5.10.0-32-amd64").unwrap();
+        let real = DomainDump::read_dir(&real_domains(dir), "5.10.0-32-amd64").unwrap();
         assert_eq!(real.cpus.len(), m.nr_cpus(), "{dir}");
         let c = compare_with_model(&real, &m, &opts, "5.10.223");
         assert!(c.all_match(), "{dir}\n{}", c.text());
@@ -114,18 +127,18 @@ fn real_6_12_domain_dumps_match_schedlab_after_the_renames() {
     let opts = KernelPreset::by_name("v6.0").unwrap().topology_opts();
     for (dir, m, chain) in [
         (
-            "real-domains-6.12-1s4c2t",
+            "1s4c2t-6.12.tar.gz",
             test_topology(1, 1, 4, 2),
             vec!["SMT", "MC"],
         ),
         (
-            "real-domains-6.12-2s4c2t-2node",
+            "2s4c2t-2n-6.12.tar.gz",
             test_topology(2, 1, 4, 2),
             vec!["SMT", "MC", "NUMA"],
         ),
     ] {
         let version = "6.12.95+deb12-amd64";
-        let real = DomainDump::read_dir(&fixture(dir), version).unwrap();
+        let real = DomainDump::read_dir(&real_domains(dir), version).unwrap();
         assert_eq!(real.cpus.len(), m.nr_cpus(), "{dir}");
         // SD_SHARE_LLC as printed, and the build-time level of MC above CLS.
         assert!(real.cpus[&0][1].flags.contains("SD_SHARE_LLC"), "{dir}");
@@ -148,7 +161,7 @@ fn real_6_12_domain_dumps_match_schedlab_after_the_renames() {
     };
     let v = "6.12.95";
     assert_eq!(
-        strip(DomainDump::read_dir(&fixture("real-domains-6.12-2s4c2t-2node"), v).unwrap()),
+        strip(DomainDump::read_dir(&real_domains("2s4c2t-2n-6.12.tar.gz"), v).unwrap()),
         strip(DomainDump::read_dir(&fixture("domains-6.12-2s4c2t-2node"), v).unwrap())
     );
 }
