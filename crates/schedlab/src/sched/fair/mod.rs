@@ -354,21 +354,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.fair.delay_dequeue
             && !delayed_final
             && flags & (DEQUEUE_SLEEP | DEQUEUE_SPECIAL) == DEQUEUE_SLEEP
+            && self.try_delay_dequeue(cpu, pid)
         {
-            let v = self.tasks[pid as usize].se.vruntime;
-            let curr = self.eevdf_curr(cpu);
-            if !eevdf::entity_eligible(&self.rqs[cpu].cfs, curr, v) {
-                let cfs = &mut self.rqs[cpu].cfs;
-                if cfs.next == Some(pid) {
-                    cfs.next = None;
-                }
-                self.update_load_avg(cpu, pid, false);
-                self.tasks[pid as usize].se.sched_delayed = true;
-                self.util_est_dequeue_update(cpu, pid, true);
-                self.cpufreq_update_util(cpu);
-                self.report_cfs_rq(cpu);
-                return false;
-            }
+            return false;
         }
         self.update_load_avg(cpu, pid, false);
         let t = &self.tasks[pid as usize];
@@ -414,14 +402,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             se.vruntime = se.vruntime.wrapping_sub(mv);
         }
         self.refresh_min_vruntime(cpu);
-        let se = &mut self.tasks[pid as usize].se;
-        if self.fair.delay_dequeue && se.sched_delayed {
+        if self.fair.delay_dequeue && self.tasks[pid as usize].se.sched_delayed {
             if delayed_final {
-                // finish_delayed_dequeue_entity.
-                se.sched_delayed = false;
-                if self.feat.has(SchedFeat::DELAY_ZERO) && se.vlag > 0 {
-                    se.vlag = 0;
-                }
+                self.finish_delayed_dequeue_entity(pid);
             }
         } else {
             self.util_est_dequeue_update(cpu, pid, flags & DEQUEUE_SLEEP != 0);
@@ -429,6 +412,39 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.cpufreq_update_util(cpu);
         self.report_cfs_rq(cpu);
         true
+    }
+
+    /// The DELAY_DEQUEUE test of `dequeue_entity` for a sleep: a non-eligible entity
+    /// is only marked `sched_delayed` (true) and stays queued.
+    #[cold]
+    #[inline(never)]
+    fn try_delay_dequeue(&mut self, cpu: usize, pid: Pid) -> bool {
+        let v = self.tasks[pid as usize].se.vruntime;
+        let curr = self.eevdf_curr(cpu);
+        if eevdf::entity_eligible(&self.rqs[cpu].cfs, curr, v) {
+            return false;
+        }
+        let cfs = &mut self.rqs[cpu].cfs;
+        if cfs.next == Some(pid) {
+            cfs.next = None;
+        }
+        self.update_load_avg(cpu, pid, false);
+        self.tasks[pid as usize].se.sched_delayed = true;
+        self.util_est_dequeue_update(cpu, pid, true);
+        self.cpufreq_update_util(cpu);
+        self.report_cfs_rq(cpu);
+        true
+    }
+
+    /// `finish_delayed_dequeue_entity`: DELAY_ZERO forgives a positive lag.
+    #[cold]
+    #[inline(never)]
+    fn finish_delayed_dequeue_entity(&mut self, pid: Pid) {
+        let se = &mut self.tasks[pid as usize].se;
+        se.sched_delayed = false;
+        if self.feat.has(SchedFeat::DELAY_ZERO) && se.vlag > 0 {
+            se.vlag = 0;
+        }
     }
 
     /// `util_est_dequeue` + `util_est_update` of a dequeue.
@@ -516,9 +532,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             eevdf_pick = self.pick_next_entity_eevdf(cpu);
             // v6.12 pick_next_entity: a delayed entity reached by the pick is dequeued
             // for good, and the pick starts again.
-            while let Some(d) = eevdf_pick.filter(|&d| self.tasks[d as usize].se.sched_delayed) {
-                self.dequeue_task_fair(cpu, d, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
-                eevdf_pick = self.pick_next_entity_eevdf(cpu);
+            if self.fair.delay_dequeue {
+                if let Some(d) = eevdf_pick.filter(|&d| self.tasks[d as usize].se.sched_delayed) {
+                    eevdf_pick = self.pick_past_delayed(cpu, d);
+                }
             }
         }
         // put_prev_entity
@@ -573,6 +590,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         self.lb_picked(cpu, next);
         Some(next)
+    }
+
+    /// The v6.12 pick reached the delayed entity `d`: dequeue it for good
+    /// (DEQUEUE_SLEEP | DEQUEUE_DELAYED) and pick again, as long as the pick lands on
+    /// delayed entities.
+    #[cold]
+    #[inline(never)]
+    fn pick_past_delayed(&mut self, cpu: usize, mut d: Pid) -> Option<Pid> {
+        loop {
+            self.dequeue_task_fair(cpu, d, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+            let next = self.pick_next_entity_eevdf(cpu);
+            match next {
+                Some(n) if self.tasks[n as usize].se.sched_delayed => d = n,
+                _ => return next,
+            }
+        }
     }
 
     /// `pick_next_entity` of v6.6: an eligible NEXT_BUDDY, else `pick_eevdf`.
