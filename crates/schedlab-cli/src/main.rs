@@ -322,6 +322,9 @@ enum OracleVerb {
         /// Also write every number as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Also write a self-contained HTML report here.
+        #[arg(long)]
+        report: Option<PathBuf>,
         #[command(flatten)]
         boot: OracleBoot,
         #[arg(long, short)]
@@ -339,6 +342,9 @@ enum OracleVerb {
         sets: Vec<String>,
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Also write a self-contained HTML report here.
+        #[arg(long)]
+        report: Option<PathBuf>,
         #[arg(long, short)]
         quiet: bool,
     },
@@ -364,6 +370,9 @@ enum OracleVerb {
         markdown: Option<PathBuf>,
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Also write a self-contained HTML report of every case here.
+        #[arg(long)]
+        report: Option<PathBuf>,
         #[command(flatten)]
         boot: OracleBoot,
         #[arg(long, short)]
@@ -917,6 +926,7 @@ fn real_main() -> Result<(), Failure> {
                 out,
                 no_calibrate,
                 json,
+                report,
                 boot,
                 quiet,
             } => oracle::run_cmd(
@@ -926,7 +936,7 @@ fn real_main() -> Result<(), Failure> {
                 sets,
                 &out,
                 no_calibrate,
-                json,
+                oracle::Outputs { json, report },
                 &boot.args(),
                 quiet,
             )?,
@@ -936,8 +946,16 @@ fn real_main() -> Result<(), Failure> {
                 job,
                 sets,
                 json,
+                report,
                 quiet,
-            } => oracle::compare_cmd(&dir, &scenario, job, sets, json, quiet)?,
+            } => oracle::compare_cmd(
+                &dir,
+                &scenario,
+                job,
+                sets,
+                oracle::Outputs { json, report },
+                quiet,
+            )?,
             OracleVerb::Suite {
                 suite,
                 data,
@@ -946,6 +964,7 @@ fn real_main() -> Result<(), Failure> {
                 kernel,
                 markdown,
                 json,
+                report,
                 boot,
                 quiet,
             } => oracle::suite_cmd(
@@ -955,7 +974,7 @@ fn real_main() -> Result<(), Failure> {
                 topology,
                 kernel,
                 markdown,
-                json,
+                oracle::Outputs { json, report },
                 &boot.args(),
                 quiet,
             )?,

@@ -14,6 +14,7 @@ use schedlab::experiment::oracle::{
     qemu::GuestTopology,
     suite, workload, Artifacts,
 };
+use schedlab::experiment::report::{oracle_html, OracleSection};
 use schedlab::experiment::{self, Overrides, Scenario};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,36 @@ impl BootArgs {
         }
     }
 }
+
+/// The optional output files of every verb.
+pub(crate) struct Outputs {
+    pub json: Option<PathBuf>,
+    pub report: Option<PathBuf>,
+}
+
+fn write_html(p: &Path, html: &str) -> Result<(), Failure> {
+    experiment::write_atomic(p, html.as_bytes())
+        .map_err(|e| InputError::in_file(p, None, format!("cannot write: {e}")).into())
+}
+
+fn sections(reports: &[KernelReport]) -> Vec<OracleSection<'_>> {
+    reports
+        .iter()
+        .map(|r| OracleSection {
+            heading: format!(
+                "{} on a real {} (guest {}), artifacts {}",
+                r.outcome.case,
+                r.kernel,
+                r.release,
+                r.artifacts.display()
+            ),
+            domains: &r.domains,
+            cases: vec![&r.outcome],
+        })
+        .collect()
+}
+
+const REPORT_INTRO: &str = "Real kernels in QEMU (TCG) guests against the simulation of the same workload on the imported guest machine with its calibrated costs. Decisions are compared, not times: guest time is stretched by emulation (docs/validation.md, part 2).";
 
 fn exe() -> Result<PathBuf, Failure> {
     std::env::current_exe()
@@ -108,7 +139,7 @@ pub(crate) fn run_cmd(
     sets: Vec<String>,
     out: &Path,
     no_calibrate: bool,
-    json: Option<PathBuf>,
+    outputs: Outputs,
     boot: &BootArgs,
     quiet: bool,
 ) -> Result<(), Failure> {
@@ -177,8 +208,15 @@ pub(crate) fn run_cmd(
         print_kernel(&r, quiet);
         reports.push(r);
     }
-    if let Some(p) = json {
-        write_json(&p, &reports)?;
+    write_outputs(&outputs, &reports, &format!("schedlab oracle: {job}"))
+}
+
+fn write_outputs(o: &Outputs, reports: &[KernelReport], title: &str) -> Result<(), Failure> {
+    if let Some(p) = &o.json {
+        write_json(p, &reports)?;
+    }
+    if let Some(p) = &o.report {
+        write_html(p, &oracle_html(title, REPORT_INTRO, &sections(reports)))?;
     }
     Ok(())
 }
@@ -208,17 +246,14 @@ pub(crate) fn compare_cmd(
     scenario: &Path,
     job: Option<String>,
     sets: Vec<String>,
-    json: Option<PathBuf>,
+    outputs: Outputs,
     quiet: bool,
 ) -> Result<(), Failure> {
     let job = job.unwrap_or_else(|| job_name(scenario));
     let art = Artifacts::open(dir).map_err(InputError::new)?;
     let r = compare_dir(dir, &job, scenario, &sets, &art.release)?;
     print_kernel(&r, quiet);
-    if let Some(p) = json {
-        write_json(&p, &r)?;
-    }
-    Ok(())
+    write_outputs(&outputs, &[r], &format!("schedlab oracle: {job}"))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -229,7 +264,7 @@ pub(crate) fn suite_cmd(
     only_topology: Option<String>,
     only_kernel: Option<String>,
     markdown: Option<PathBuf>,
-    json: Option<PathBuf>,
+    outputs: Outputs,
     boot: &BootArgs,
     quiet: bool,
 ) -> Result<(), Failure> {
@@ -324,8 +359,22 @@ pub(crate) fn suite_cmd(
         experiment::write_atomic(&p, text.as_bytes())
             .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
     }
-    if let Some(p) = json {
-        write_json(&p, &checks)?;
+    if let Some(p) = &outputs.json {
+        write_json(p, &checks)?;
+    }
+    if let Some(p) = &outputs.report {
+        let secs: Vec<OracleSection<'_>> = checks
+            .iter()
+            .map(|b| OracleSection {
+                heading: format!("{}, real {} ({})", b.topology, b.kernel, b.release),
+                domains: &b.domains,
+                cases: b.cases.iter().collect(),
+            })
+            .collect();
+        write_html(
+            p,
+            &oracle_html("schedlab oracle suite", REPORT_INTRO, &secs),
+        )?;
     }
     Ok(())
 }

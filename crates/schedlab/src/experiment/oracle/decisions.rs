@@ -989,7 +989,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn distance_name(self) -> &'static str {
+    pub fn distance_name(self) -> &'static str {
         match self {
             Kind::Distribution => "tvd",
             Kind::Fraction | Kind::Tasks => "abs",
