@@ -1401,6 +1401,78 @@ pub fn sweep_html(title: &str, axes: &[Axis], records: &[Record]) -> String {
     o
 }
 
+/// One guest boot in an oracle report: its domain comparison and its cases.
+pub struct OracleSection<'a> {
+    pub heading: String,
+    pub domains: &'a super::oracle::domains::DomainComparison,
+    pub cases: Vec<&'a super::oracle::CaseOutcome>,
+}
+
+/// `schedlab oracle`'s self-contained HTML page: per guest boot, the sched-domain
+/// comparison, then each case's decision statistics real beside simulated, with the
+/// distance and the verdict (matches green, differences red).
+pub fn oracle_html(title: &str, intro: &str, sections: &[OracleSection<'_>]) -> String {
+    use super::oracle::decisions::Verdict;
+    let mut out = String::new();
+    head(&mut out, title);
+    let _ = writeln!(
+        out,
+        "<h1>{}</h1>\n<p class=\"note\">{}</p>",
+        esc(title),
+        esc(intro)
+    );
+    for s in sections {
+        let _ = writeln!(out, "<h2>{}</h2>", esc(&s.heading));
+        let cls = if s.domains.all_match() {
+            "better"
+        } else {
+            "worse"
+        };
+        let _ = writeln!(
+            out,
+            "<h3>sched domains, real vs schedlab</h3>\n<table><tr><td class=\"l {cls}\"><pre>{}</pre></td></tr></table>",
+            esc(&s.domains.text())
+        );
+        for c in &s.cases {
+            let cmp = &c.comparison;
+            let _ = writeln!(
+                out,
+                "<h3>{} — simulated as {} on the {}</h3>\n<p class=\"note\">match {}, close {}, differ {}, no data {}</p>\n<table><tr><th class=\"l\">statistic</th><th>real</th><th>simulated</th><th>real n</th><th>sim n</th><th>distance</th><th class=\"l\">by</th><th class=\"l\">verdict</th></tr>",
+                esc(&c.case),
+                esc(&c.preset),
+                esc(&c.machine),
+                cmp.count(Verdict::Match),
+                cmp.count(Verdict::Close),
+                cmp.count(Verdict::Differ),
+                cmp.count(Verdict::NoData)
+            );
+            let num = |v: Option<f64>| v.map_or("–".to_string(), short);
+            for r in &cmp.rows {
+                let vc = match r.verdict {
+                    Verdict::Match => " better",
+                    Verdict::Differ => " worse",
+                    Verdict::Close | Verdict::NoData => "",
+                };
+                let _ = writeln!(
+                    out,
+                    "<tr><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l{vc}\">{}</td></tr>",
+                    esc(&r.statistic),
+                    num(r.real),
+                    num(r.sim),
+                    r.real_n,
+                    r.sim_n,
+                    num(r.distance),
+                    esc(r.kind.distance_name()),
+                    r.verdict.name()
+                );
+            }
+            out.push_str("</table>\n");
+        }
+    }
+    footer(&mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1696,76 +1768,4 @@ mod tests {
         assert_eq!(tick(5.2e6), "5.2e6");
         assert_eq!(tick(-0.0005), "-5.0e-4");
     }
-}
-
-/// One guest boot in an oracle report: its domain comparison and its cases.
-pub struct OracleSection<'a> {
-    pub heading: String,
-    pub domains: &'a super::oracle::domains::DomainComparison,
-    pub cases: Vec<&'a super::oracle::CaseOutcome>,
-}
-
-/// `schedlab oracle`'s self-contained HTML page: per guest boot, the sched-domain
-/// comparison, then each case's decision statistics real beside simulated, with the
-/// distance and the verdict (matches green, differences red).
-pub fn oracle_html(title: &str, intro: &str, sections: &[OracleSection<'_>]) -> String {
-    use super::oracle::decisions::Verdict;
-    let mut out = String::new();
-    head(&mut out, title);
-    let _ = writeln!(
-        out,
-        "<h1>{}</h1>\n<p class=\"note\">{}</p>",
-        esc(title),
-        esc(intro)
-    );
-    for s in sections {
-        let _ = writeln!(out, "<h2>{}</h2>", esc(&s.heading));
-        let cls = if s.domains.all_match() {
-            "better"
-        } else {
-            "worse"
-        };
-        let _ = writeln!(
-            out,
-            "<h3>sched domains, real vs schedlab</h3>\n<table><tr><td class=\"l {cls}\"><pre>{}</pre></td></tr></table>",
-            esc(&s.domains.text())
-        );
-        for c in &s.cases {
-            let cmp = &c.comparison;
-            let _ = writeln!(
-                out,
-                "<h3>{} — simulated as {} on the {}</h3>\n<p class=\"note\">match {}, close {}, differ {}, no data {}</p>\n<table><tr><th class=\"l\">statistic</th><th>real</th><th>simulated</th><th>real n</th><th>sim n</th><th>distance</th><th class=\"l\">by</th><th class=\"l\">verdict</th></tr>",
-                esc(&c.case),
-                esc(&c.preset),
-                esc(&c.machine),
-                cmp.count(Verdict::Match),
-                cmp.count(Verdict::Close),
-                cmp.count(Verdict::Differ),
-                cmp.count(Verdict::NoData)
-            );
-            let num = |v: Option<f64>| v.map_or("–".to_string(), short);
-            for r in &cmp.rows {
-                let vc = match r.verdict {
-                    Verdict::Match => " better",
-                    Verdict::Differ => " worse",
-                    Verdict::Close | Verdict::NoData => "",
-                };
-                let _ = writeln!(
-                    out,
-                    "<tr><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l{vc}\">{}</td></tr>",
-                    esc(&r.statistic),
-                    num(r.real),
-                    num(r.sim),
-                    r.real_n,
-                    r.sim_n,
-                    num(r.distance),
-                    esc(r.kind.distance_name()),
-                    r.verdict.name()
-                );
-            }
-            out.push_str("</table>\n");
-        }
-    }
-    footer(&mut out);
-    out
 }
