@@ -72,7 +72,7 @@
 //! varies between runs (3× was measured for the same spread); fractions of
 //! decisions are compared tightly.
 
-use crate::machine::Machine;
+use crate::machine::{Machine, SharedLevel};
 use crate::metrics::ftrace_stats::{parse_line, Line};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -115,16 +115,12 @@ impl Level {
     /// of `m`.
     pub fn between(m: &Machine, a: usize, b: usize) -> Option<Level> {
         let (x, y) = (m.cpus.get(a)?, m.cpus.get(b)?);
-        Some(if a == b {
-            Level::Same
-        } else if x.core == y.core {
-            Level::Smt
-        } else if x.llc == y.llc {
-            Level::Llc
-        } else if x.node == y.node {
-            Level::Node
-        } else {
-            Level::Remote
+        Some(match m.shared_level(a, b) {
+            SharedLevel::Same => Level::Same,
+            SharedLevel::Smt => Level::Smt,
+            SharedLevel::Llc => Level::Llc,
+            SharedLevel::Package | SharedLevel::Numa if x.node == y.node => Level::Node,
+            SharedLevel::Package | SharedLevel::Numa => Level::Remote,
         })
     }
 }

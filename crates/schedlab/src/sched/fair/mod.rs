@@ -136,6 +136,19 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         se.on_rq.then_some((se.vruntime, se.load.weight))
     }
 
+    /// `update_entity_lag` of `pid` on `cpu` (the value, not stored).
+    fn entity_lag(&self, cpu: usize, pid: Pid) -> i64 {
+        let se = &self.tasks[pid as usize].se;
+        eevdf::update_entity_lag(
+            &self.rqs[cpu].cfs,
+            self.eevdf_curr(cpu),
+            se.vruntime,
+            se.slice,
+            &se.load,
+            self.fair.tick_nsec,
+        )
+    }
+
     /// `place_entity` of v6.6 for `pid` joining `cpu`'s runqueue (not yet counted).
     fn place_entity_eevdf(&mut self, cpu: usize, pid: Pid, initial: bool) {
         let curr = self
@@ -370,16 +383,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         Self::clear_buddies(&mut rq.cfs, pid);
         if self.fair.eevdf {
             // update_entity_lag, while the entity still counts in the average.
-            let curr = self.eevdf_curr(cpu);
-            let se = &self.tasks[pid as usize].se;
-            let lag = eevdf::update_entity_lag(
-                &self.rqs[cpu].cfs,
-                curr,
-                se.vruntime,
-                se.slice,
-                &se.load,
-                self.fair.tick_nsec,
-            );
+            let lag = self.entity_lag(cpu, pid);
             self.tasks[pid as usize].se.vlag = lag;
         }
         let rq = &mut self.rqs[cpu];
@@ -472,16 +476,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
         }
         if self.feat.has(SchedFeat::DELAY_ZERO) {
-            let curr = self.eevdf_curr(cpu);
-            let se = &self.tasks[pid as usize].se;
-            let lag = eevdf::update_entity_lag(
-                &self.rqs[cpu].cfs,
-                curr,
-                se.vruntime,
-                se.slice,
-                &se.load,
-                self.fair.tick_nsec,
-            );
+            let lag = self.entity_lag(cpu, pid);
             self.tasks[pid as usize].se.vlag = lag;
             if lag > 0 {
                 let is_curr = self.rqs[cpu].cfs.curr == Some(pid);
