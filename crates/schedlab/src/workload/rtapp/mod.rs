@@ -2,8 +2,12 @@
 //! `file = "x.json"` (relative to the scenario file).
 //!
 //! **What rt-app does.** rt-app reads a JSON description of threads and plays it.
-//! Each task object (key = name) starts `instance` identical threads, released
-//! together at a common `t_zero`. A thread sleeps until `t_zero + delay`, then runs
+//! Each task object (key = name) starts `instance` identical threads. The main
+//! thread creates every thread one after another (`pthread_create`); the first
+//! thread reads the clock (`t_zero`), all of them wait at a start barrier
+//! (`threads_barrier`, one party per thread), and the main thread sleeps for
+//! `global.duration` and then stops and joins them (or, without a duration, joins
+//! them as they end). A released thread sleeps until `t_zero + delay`, then runs
 //! its `phases` in order, the whole list `loop` times (forever by default); each
 //! phase repeats its own `loop` times. A phase is an ordered list of *events*, keys
 //! matched by prefix (`run0`, `run1`, ...): `run` burns a calibrated amount of CPU
@@ -21,12 +25,15 @@
 //! syntax tree keeps keys in order, duplicates and positions ([`json`]), validated into a task list ([`parse_file`]), and every thread
 //! becomes a behaviour program ([`build`]): `run` → `compute`, `runtime` → `spin`,
 //! `sleep` → `sleep`, `timer` → the periodic [`Op::Timer`], the pthread objects →
-//! the glibc mutex / condvar / barrier models, `fork` → a thread `spawn`, per-phase
-//! `cpus` → [`Op::SetAffinity`] at each phase iteration, `util_min`/`util_max` →
+//! the glibc mutex / condvar / barrier models, `fork` → a thread `spawn`, task and
+//! phase `cpus` → [`Op::SetAffinity`] at each phase iteration, `util_min`/`util_max` →
 //! [`Op::SetUclamp`]. Each phase iteration takes rt-app's two timestamps (`now()`)
-//! and records its period, and counts itself. `global.duration` becomes the
-//! workload's own time limit. The tool ([`RtAppTool`]) prints a per-thread summary
-//! of the logs rt-app would have written.
+//! and records its period, and counts itself. The main task `rt-app` has its own
+//! program: a thread creation ([`Op::Spawn`]) per thread, then a `sleep` of
+//! `global.duration` and the joins. `global.duration` stays the workload's own time
+//! limit, counted from t = 0 (rt-app's main thread starts its sleep after the last
+//! creation, a few tens of µs later). The tool ([`RtAppTool`]) prints a per-thread
+//! summary of the logs rt-app would have written (not of the main task).
 //!
 //! **Simplifications** (also in `docs/scenarios.md` §4c and `docs/kernel-mapping.md`):
 //! * Only fair policies (SCHED_OTHER / BATCH / IDLE, `priority` = nice); RT and
@@ -42,8 +49,22 @@
 //! * A barrier's parties are the instances of all tasks naming it (rt-app counts a
 //!   task once per event naming it). Forked threads share their task's metrics and
 //!   `unique` timers are kept per fork number of the forking thread (modulo 16).
-//! * Threads are created one after the other at t = 0 by the scenario's launcher
-//!   (fork placement), not released by a start barrier.
+//! * Start and end follow rt-app 1.0 (Debian's `rt-app` 1.0-1, upstream tag `v1.0`;
+//!   `src/rt-app.c`: `main()`, `thread_body()`): a main task [`MAIN_TASK`] (the
+//!   process's first thread, started by the scenario) creates the threads in file
+//!   order ([`Op::Spawn`]: `pthread_create`, a thread fork placed from its CPU).
+//!   Thread 0 reads `t_zero`; every thread waits at the start barrier (glibc's
+//!   `pthread_barrier` of one party per thread); `delay` and the timers count from
+//!   `t_zero` ([`Op::SetEpoch`]). The main task then sleeps for `global.duration`,
+//!   or joins the threads in creation order (a futex per thread stands for the tid
+//!   word the kernel clears and wakes at the thread's exit). Simplified: a thread
+//!   gets its nice and policy at creation (rt-app: `setpriority` is its first call);
+//!   it sets its `cpus` itself at each phase iteration, as rt-app does. Not
+//!   modelled: the kernel's own blocking while threads are created (`mmap_lock`
+//!   between the creator's stack mappings and the new threads' page faults: the
+//!   D-state wakeups of a real trace), and rt-app's shutdown when the duration
+//!   ends (stop flag, condvar broadcasts, joins: the run simply ends); forked
+//!   threads (`fork`) skip the start barrier, as in rt-app.
 //! * `suspend X` / `resume X` use the condvar and mutex named X (rt-app's parser
 //!   takes the value as the name; by convention it is the suspended thread's).
 //! * A per-phase `cpus` change that leaves the current CPU re-places the thread
