@@ -65,6 +65,26 @@ fn exit_us(r: &RunResult, task: &str) -> f64 {
     us(t.exit_ns.expect("exited"))
 }
 
+/// rt-app's `t_zero` (µs): the first thread (created by the main task `rt-app` at
+/// its `start_ns`) reaches an idle CPU 2.5 µs later (IPI 1.5 µs + WFI exit 1 µs on
+/// `quad`) and reads the clock (30 ns). rt-app's delays and timers count from it;
+/// before the start protocol was modelled they counted from t = 0.
+fn t_zero_us(r: &RunResult) -> f64 {
+    let first = r
+        .tasks
+        .iter()
+        .find(|t| t.name != rtapp::MAIN_TASK)
+        .expect("a thread");
+    us(first.start_ns) + 2.53
+}
+
+/// When the start barrier releases the threads (µs): the last thread created reaches
+/// an idle CPU 2.5 µs after its creation and arrives (futex call, 0.5 µs).
+fn release_us(r: &RunResult) -> f64 {
+    let last = r.tasks.iter().filter(|t| t.name != rtapp::MAIN_TASK);
+    us(last.map(|t| t.start_ns).max().expect("a thread")) + 3.0
+}
+
 fn stop(r: &RunResult) -> String {
     format!("{:?}", r.workload.stop_reason)
 }
@@ -76,9 +96,10 @@ fn near(x: f64, want: f64, tol: f64) -> bool {
 #[test]
 fn run_sleep_loop_takes_twice_the_run_plus_slack() {
     // 10 × (1000 µs of work at capacity 1024 + a 1000 µs sleep + 50 µs slack).
+    // (Counted from t_zero: the thread starts after rt-app's start protocol.)
     let r = run("quad", "runsleep.json");
     assert_eq!(stop(&r), "Completed");
-    let end = us(r.sim_time_ns);
+    let end = exit_us(&r, "t") - t_zero_us(&r);
     assert!((20_500.0..20_700.0).contains(&end), "{end}");
     let (n, mean, _) = metric(&r, "t/phase0/period");
     assert_eq!(n, 10);
@@ -91,11 +112,20 @@ fn run_sleep_loop_takes_twice_the_run_plus_slack() {
 fn timer_wakes_on_period_multiples() {
     // run 1000 then wait for the next 4 ms expiry: expiries at 4, 8, ..., 20 ms; each
     // wakeup is the 50 µs slack (plus ~1 µs) late; slack = 4000 − 1000 − costs.
+    // Expiries count from t_zero (rt-app's `t_first`), not from t = 0.
     let r = run("quad", "timer.json");
     assert_eq!(stop(&r), "Completed");
-    let end = us(r.sim_time_ns);
+    let tz = t_zero_us(&r);
+    let end = exit_us(&r, "t") - tz;
     // The thread exits after its last wakeup at 20.05 ms (exit costs 35 µs).
     assert!((20_085.0..20_095.0).contains(&end), "{end}");
+    // The run ends when rt-app's main task, woken by the thread's exit (the join),
+    // exits in turn (35 µs).
+    // Woken just before the thread's own 35 µs exit, it reaches its idle CPU
+    // 2.5 µs later and exits (35 µs) too: ~3-5 µs after the thread.
+    assert_eq!(r.sim_time_ns, r.tasks[0].exit_ns.unwrap());
+    let after = us(r.sim_time_ns) - tz - end;
+    assert!((2.5..7.5).contains(&after), "{after}");
     let (n, lat, lat_max) = metric(&r, "t/phase0/wu_lat");
     assert_eq!(n, 5);
     assert!(
@@ -105,10 +135,13 @@ fn timer_wakes_on_period_multiples() {
     let (_, slack, _) = metric(&r, "t/phase0/slack");
     assert!((2940.0..3000.0).contains(&slack), "{slack}");
     // An iteration ends at a wakeup 50 µs after a multiple of 4 ms; all but the
-    // first start at the previous one: 4000 µs, and 4050 µs for the first.
+    // first start at the previous one: 4000 µs. The first starts ~3.2 µs after
+    // t_zero (the start barrier's futex call, 0.5 µs, then `cpus` [0] moves the
+    // thread from the CPU the fork placed it on to CPU 0: IPI 1.5 + WFI exit 1 µs)
+    // and ends ~52 µs after t_zero + 4000: ~4047 µs.
     let (_, period, pmax) = metric(&r, "t/phase0/period");
     assert!(
-        near(period, 4010.0, 2.0) && near(pmax, 4050.0, 2.0),
+        near(period, 4009.5, 2.0) && near(pmax, 4047.0, 2.0),
         "{period} {pmax}"
     );
     assert!(near(r.workload.tool["t.wu_lat_mean_us"], lat, 0.01));
@@ -120,17 +153,11 @@ fn timer_relative_mode_restarts_the_chain_absolute_keeps_it() {
     // 6 ms, so the next expiries are 10, 14, 18 ms. Absolute: 8, 12, 16 ms.
     let rel = run("quad", "timer-relative.json");
     let abs = run("quad", "timer-absolute.json");
-    // (+ 50 µs slack and the 35 µs exit cost)
-    assert!(
-        near(us(rel.sim_time_ns), 18_090.0, 10.0),
-        "{}",
-        rel.sim_time_ns
-    );
-    assert!(
-        near(us(abs.sim_time_ns), 16_090.0, 10.0),
-        "{}",
-        abs.sim_time_ns
-    );
+    // (+ 50 µs slack and the 35 µs exit cost; from t_zero)
+    let rel_end = exit_us(&rel, "t") - t_zero_us(&rel);
+    let abs_end = exit_us(&abs, "t") - t_zero_us(&abs);
+    assert!(near(rel_end, 18_090.0, 10.0), "{rel_end}");
+    assert!(near(abs_end, 16_090.0, 10.0), "{abs_end}");
     // The late iteration records no sleep (lateness 0) and no slack.
     for r in [&rel, &abs] {
         let (n, lat, _) = metric(r, "t/late/wu_lat");
@@ -141,14 +168,24 @@ fn timer_relative_mode_restarts_the_chain_absolute_keeps_it() {
 
 #[test]
 fn condvar_signals_wake_waiters_in_arrival_order() {
-    // w1 waits at 0, w2 at 0.1 ms; s signals at 1.05 ms (its delay + 50 µs slack)
-    // and 0.55 ms later: w1 is woken first, w2 second, each then runs 100 µs and
-    // exits (exit costs 35 µs).
+    // From t_zero: w1 waits at 0, w2 at 0.1 ms; s signals at 1.05 ms (its delay +
+    // 50 µs slack) and 0.55 ms later: w1 is woken first, w2 second, each then runs
+    // 100 µs and exits (exit costs 35 µs).
     let r = run("quad", "condvar.json");
     assert_eq!(stop(&r), "Completed");
-    let (w1, w2) = (exit_us(&r, "w1"), exit_us(&r, "w2"));
-    assert!(near(w1, 1050.0 + 100.0 + 35.0, 10.0), "w1 {w1}");
-    assert!(near(w2, 1600.0 + 100.0 + 35.0, 12.0), "w2 {w2}");
+    let tz = t_zero_us(&r);
+    let (w1, w2) = (exit_us(&r, "w1") - tz, exit_us(&r, "w2") - tz);
+    // In detail: s wakes 2.5 µs after its expiry + slack (idle CPU), signals ~1.5 µs
+    // later; the woken thread reaches its idle CPU 2.5 µs after that (IPI + WFI),
+    // runs 100 µs (+ ~1.5 µs of mutex and clock costs), wakes rt-app's main task
+    // joining it (the tid futex) and exits: ~36 µs. s's sleep ends 551 µs after its
+    // first signal (+ ~1 µs of unlock before it sleeps).
+    assert!(
+        near(w1, 1050.0 + 2.5 + 1.5 + 2.5 + 101.5 + 36.0, 3.0),
+        "w1 {w1}"
+    );
+    let w2_want = 1050.0 + 2.5 + 1.5 + 1.0 + 551.0 + 1.5 + 2.5 + 101.5 + 36.0;
+    assert!(near(w2, w2_want, 3.0), "w2 {w2}");
 }
 
 #[test]
@@ -162,12 +199,13 @@ fn a_signal_with_no_waiter_is_lost() {
 
 #[test]
 fn barrier_waits_for_every_instance_of_every_task() {
-    // Parties = 2 (a) + 1 (b): everyone leaves at 3 ms, runs 500 µs more and exits
-    // (35 µs).
+    // Parties = 2 (a) + 1 (b): everyone leaves 3 ms after the start barrier released
+    // them (b's run0), runs 500 µs more and exits (35 µs).
     let r = run("quad", "barrier.json");
     assert_eq!(stop(&r), "Completed");
+    let rel = release_us(&r);
     for t in ["a-0", "a-1", "b"] {
-        let e = exit_us(&r, t);
+        let e = exit_us(&r, t) - rel;
         assert!(near(e, 3535.0, 10.0), "{t} {e}");
     }
 }
@@ -176,15 +214,18 @@ fn barrier_waits_for_every_instance_of_every_task() {
 fn fork_starts_instance_zero_tasks() {
     let r = run("quad", "fork.json");
     assert_eq!(stop(&r), "Completed");
-    // The parent and two forked children; `child` (instance 0) is not started.
+    // rt-app's main task, the parent it created and two forked children; `child`
+    // (instance 0) is not started.
     let names: Vec<&str> = r.tasks.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["parent", "child", "child"]);
+    assert_eq!(names, [rtapp::MAIN_TASK, "parent", "child", "child"]);
     assert_eq!(metric(&r, "child/phase0/loops").0, 2);
-    // Child 1: parent's run 100 + thread creation (fork/4 = 20 µs) + run 500 + exit
-    // 35 µs; child 2 is created after the parent's 1000 µs sleep (+ 50 µs slack).
-    let exits: Vec<f64> = r.tasks[1..]
+    // From t_zero: child 1: parent's run 100 + thread creation (fork/4 = 20 µs) +
+    // run 500 + exit 35 µs; child 2 is created after the parent's 1000 µs sleep (+
+    // 50 µs slack).
+    let tz = t_zero_us(&r);
+    let exits: Vec<f64> = r.tasks[2..]
         .iter()
-        .map(|t| us(t.exit_ns.unwrap()))
+        .map(|t| us(t.exit_ns.unwrap()) - tz)
         .collect();
     assert!(near(exits[0], 655.0, 10.0), "{exits:?}");
     assert!(near(exits[1], 655.0 + 1070.0, 12.0), "{exits:?}");
@@ -211,8 +252,9 @@ fn run_scales_with_capacity_runtime_does_not() {
 fn resume_wakes_a_suspended_thread() {
     let r = run("quad", "suspend.json");
     assert_eq!(stop(&r), "Completed");
-    // r resumes at 1.05 ms (delay + slack); s runs 100 µs and exits (35 µs).
-    let s = exit_us(&r, "s");
+    // From t_zero: r resumes at 1.05 ms (delay + slack); s runs 100 µs and exits
+    // (35 µs).
+    let s = exit_us(&r, "s") - t_zero_us(&r);
     assert!(near(s, 1185.0, 10.0), "{s}");
 }
 
@@ -275,8 +317,13 @@ fn example_scenario_runs() {
     // Each consumer is woken by some of the broadcasts.
     assert!(r.workload.tool["cons-0.loops"] >= 10.0);
     assert!(r.workload.tool["cons-1.loops"] >= 10.0);
-    // shift starts at 200 ms: ~20 busy iterations of ~5 ms by 300 ms.
-    assert!(r.workload.tool["shift.loops"] >= 10.0);
+    // shift starts at t_zero + 200 ms. rt-app's main task (on CPU 0, a LITTLE)
+    // creates it, and the fork path places it on LITTLE CPU 5 (before the start
+    // protocol was modelled, the launcher's fork put it on a big CPU): `run 9000`
+    // (calibrated on CPU 4, a LITTLE) takes 9 ms there, + 1 ms sleep: ~9 busy
+    // iterations of ~10.1 ms by 300 ms.
+    let shift = r.workload.tool["shift.loops"];
+    assert!((8.0..=10.0).contains(&shift), "{shift}");
 }
 
 #[test]

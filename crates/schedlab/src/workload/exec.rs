@@ -283,6 +283,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             );
         }
         for i in 0..self.spec.tasks.len() {
+            if self.spec.spawned.contains(&i) {
+                continue; // created by an `Op::Spawn`
+            }
             let t = self.spec.tasks[i].start_ns;
             self.q.push(
                 t,
@@ -656,7 +659,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::FutexWait { .. } | Op::Barrier(_) | Op::CondWait { .. } => c.futex_wait,
             Op::FutexWake { .. } | Op::CondSignal(_) | Op::CondBroadcast(_) => c.futex_wake,
             Op::Lock(_) | Op::Unlock(_) => c.mutex_fast / 2,
-            Op::Fork { thread: true, .. } => c.fork / 4,
+            Op::Fork { thread: true, .. } | Op::Spawn { .. } => c.fork / 4,
             Op::Fork { thread: false, .. } => c.fork,
             Op::Exit => c.exit,
             Op::Yield => c.yield_,
@@ -675,7 +678,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             | Op::FutexPost { .. }
             | Op::FutexAwait { .. }
             | Op::SpinLock { .. }
-            | Op::SpinUnlock { .. } => return None,
+            | Op::SpinUnlock { .. }
+            | Op::SetEpoch { .. } => return None,
             Op::Compute(_)
             | Op::Spin(_)
             | Op::Sleep(_)
@@ -957,6 +961,21 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 self.k.wake_up_new_task(child, &mut self.q);
                 next!()
             }
+            Op::Spawn { task } => {
+                pay!();
+                let i = task as usize;
+                let spec = self.spec.tasks[i].clone();
+                let cpus = spec.cpus.unwrap_or(*self.k.cpus_allowed(pid));
+                let child =
+                    self.k
+                        .create_task(&spec.name, Some(pid), true, spec.nice, spec.policy, cpus);
+                st.nfork += 1;
+                st.children_alive += 1;
+                let daemon = self.spec.daemons.contains(&i);
+                self.new_state(child, spec.prog, spec.instance, spec.name.clone(), daemon);
+                self.k.wake_up_new_task(child, &mut self.q);
+                next!()
+            }
             Op::WaitChild => {
                 pay!();
                 if st.zombies > 0 {
@@ -1146,6 +1165,10 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 self.k.block_current(cpu, &mut self.q);
                 self.k.try_to_wake_up(pid, 0, cpu, &mut self.q);
                 true
+            }
+            Op::SetEpoch { slot } => {
+                st.t_start = st.marks[slot as usize];
+                next!()
             }
             Op::SetUclamp { min, max } => {
                 if st.uclamp == (min, max) {

@@ -216,6 +216,19 @@ pub enum Op {
         min: u16,
         max: u16,
     },
+    /// `pthread_create` of task [`WorkloadSpec::tasks`]`[task]` (one of
+    /// [`WorkloadSpec::spawned`]): a new thread of this task's process, child of this
+    /// task, with the spec's name, program, instance, nice and policy; its affinity is
+    /// the spec's `cpus` if set, else this task's (inherited). Costs a thread fork
+    /// (`C_FORK / 4`, as `Op::Fork { thread: true }`) and is placed by the fork path.
+    Spawn {
+        task: u32,
+    },
+    /// Set the task's timer reference (the start an unused `Op::Timer` chain counts
+    /// from, by default the task's creation time) to `reg[slot]`: rt-app's `t_zero`.
+    SetEpoch {
+        slot: u8,
+    },
     // ---- Shared words, registers, lock-free lists, post/wait, spin locks ----
     // (schbench, adrestia, sysbench: plain user-space memory operations, free unless
     // they read the clock or enter the kernel.)
@@ -379,6 +392,9 @@ pub struct WorkloadSpec {
     pub timers: u32,
     /// Affinity masks used by `Op::SetAffinity`.
     pub masks: Vec<CpuMask>,
+    /// Indices into `tasks` of tasks another task creates with [`Op::Spawn`]: they
+    /// do not start at their `start_ns`.
+    pub spawned: Vec<usize>,
 }
 
 impl WorkloadSpec {
@@ -434,6 +450,12 @@ impl WorkloadSpec {
                     Op::SetAffinity { mask } if *mask as usize >= self.masks.len() => {
                         return Err(format!("program `{}` uses an unknown cpu mask", p.name));
                     }
+                    Op::Spawn { task } if !self.spawned.contains(&(*task as usize)) => {
+                        return Err(format!(
+                            "program `{}` spawns task {task}, not a spawned task",
+                            p.name
+                        ));
+                    }
                     _ => {}
                 }
                 self.check_regs_and_objects(op)
@@ -445,6 +467,9 @@ impl WorkloadSpec {
         }
         if let Some(&d) = self.daemons.iter().find(|&&d| d >= self.tasks.len()) {
             return Err(format!("daemon task index {d} out of range"));
+        }
+        if let Some(&d) = self.spawned.iter().find(|&&d| d >= self.tasks.len()) {
+            return Err(format!("spawned task index {d} out of range"));
         }
         for t in &self.tasks {
             if t.prog >= self.programs.len() {
@@ -479,7 +504,7 @@ impl WorkloadSpec {
             idx(&o.idx)
         };
         match op {
-            Op::Mark { slot } | Op::Record { slot, .. } => reg(*slot),
+            Op::Mark { slot } | Op::Record { slot, .. } | Op::SetEpoch { slot } => reg(*slot),
             Op::SetReg { slot, .. } | Op::Elapsed { slot } | Op::RecordReg { slot, .. } => {
                 reg(*slot)
             }

@@ -229,7 +229,18 @@ pub fn compare_job(
         },
     );
     let sim_text = simulate(scenario, sets, &source, preset)?;
-    let sim = Decisions::from_text(&sim_text, &m, &DecisionOpts::default());
+    // Both sides count the same tasks: when the tool's first task is not one of the
+    // workload's (rt-app's main thread, which the simulator models too), the
+    // simulated trace is filtered as the real one is.
+    let sim_opts = if w.include_root {
+        DecisionOpts::default()
+    } else {
+        DecisionOpts {
+            filter: real_filter(&w),
+            ..Default::default()
+        }
+    };
+    let sim = Decisions::from_text(&sim_text, &m, &sim_opts);
     let comparison = decisions::compare(&real, &sim);
     Ok(CaseOutcome {
         case: job.to_string(),

@@ -21,8 +21,9 @@
 //! tool's process forks or clones the workload's tasks, and kernel threads, the init
 //! shell and the tracing commands run beside them. The workload is the tool's process
 //! tree; whether the tool's own first task belongs to it depends on the tool: rt-app's
-//! main thread only creates the threads and waits (the simulator has no such task:
-//! its launcher creates the threads at t = 0), hackbench's parent process is part of
+//! main thread only creates the threads and waits (the simulator models it as the
+//! task `rt-app`, and both traces leave it out of the comparison), hackbench's
+//! parent process is part of
 //! the benchmark (it forks the groups and reaps them, as the generator's parent task
 //! does).
 //!

@@ -2,8 +2,12 @@
 //! `file = "x.json"` (relative to the scenario file).
 //!
 //! **What rt-app does.** rt-app reads a JSON description of threads and plays it.
-//! Each task object (key = name) starts `instance` identical threads, released
-//! together at a common `t_zero`. A thread sleeps until `t_zero + delay`, then runs
+//! Each task object (key = name) starts `instance` identical threads. The main
+//! thread creates every thread one after another (`pthread_create`); the first
+//! thread reads the clock (`t_zero`), all of them wait at a start barrier
+//! (`threads_barrier`, one party per thread), and the main thread sleeps for
+//! `global.duration` and then stops and joins them (or, without a duration, joins
+//! them as they end). A released thread sleeps until `t_zero + delay`, then runs
 //! its `phases` in order, the whole list `loop` times (forever by default); each
 //! phase repeats its own `loop` times. A phase is an ordered list of *events*, keys
 //! matched by prefix (`run0`, `run1`, ...): `run` burns a calibrated amount of CPU
@@ -21,12 +25,15 @@
 //! syntax tree keeps keys in order, duplicates and positions ([`json`]), validated into a task list ([`parse_file`]), and every thread
 //! becomes a behaviour program ([`build`]): `run` → `compute`, `runtime` → `spin`,
 //! `sleep` → `sleep`, `timer` → the periodic [`Op::Timer`], the pthread objects →
-//! the glibc mutex / condvar / barrier models, `fork` → a thread `spawn`, per-phase
-//! `cpus` → [`Op::SetAffinity`] at each phase iteration, `util_min`/`util_max` →
+//! the glibc mutex / condvar / barrier models, `fork` → a thread `spawn`, task and
+//! phase `cpus` → [`Op::SetAffinity`] at each phase iteration, `util_min`/`util_max` →
 //! [`Op::SetUclamp`]. Each phase iteration takes rt-app's two timestamps (`now()`)
-//! and records its period, and counts itself. `global.duration` becomes the
-//! workload's own time limit. The tool ([`RtAppTool`]) prints a per-thread summary
-//! of the logs rt-app would have written.
+//! and records its period, and counts itself. The main task `rt-app` has its own
+//! program: a thread creation ([`Op::Spawn`]) per thread, then a `sleep` of
+//! `global.duration` and the joins. `global.duration` stays the workload's own time
+//! limit, counted from t = 0 (rt-app's main thread starts its sleep after the last
+//! creation, a few tens of µs later). The tool ([`RtAppTool`]) prints a per-thread
+//! summary of the logs rt-app would have written (not of the main task).
 //!
 //! **Simplifications** (also in `docs/scenarios.md` §4c and `docs/kernel-mapping.md`):
 //! * Only fair policies (SCHED_OTHER / BATCH / IDLE, `priority` = nice); RT and
@@ -42,8 +49,22 @@
 //! * A barrier's parties are the instances of all tasks naming it (rt-app counts a
 //!   task once per event naming it). Forked threads share their task's metrics and
 //!   `unique` timers are kept per fork number of the forking thread (modulo 16).
-//! * Threads are created one after the other at t = 0 by the scenario's launcher
-//!   (fork placement), not released by a start barrier.
+//! * Start and end follow rt-app 1.0 (Debian's `rt-app` 1.0-1, upstream tag `v1.0`;
+//!   `src/rt-app.c`: `main()`, `thread_body()`): a main task [`MAIN_TASK`] (the
+//!   process's first thread, started by the scenario) creates the threads in file
+//!   order ([`Op::Spawn`]: `pthread_create`, a thread fork placed from its CPU).
+//!   Thread 0 reads `t_zero`; every thread waits at the start barrier (glibc's
+//!   `pthread_barrier` of one party per thread); `delay` and the timers count from
+//!   `t_zero` ([`Op::SetEpoch`]). The main task then sleeps for `global.duration`,
+//!   or joins the threads in creation order (a futex per thread stands for the tid
+//!   word the kernel clears and wakes at the thread's exit). Simplified: a thread
+//!   gets its nice and policy at creation (rt-app: `setpriority` is its first call);
+//!   it sets its `cpus` itself at each phase iteration, as rt-app does. Not
+//!   modelled: the kernel's own blocking while threads are created (`mmap_lock`
+//!   between the creator's stack mappings and the new threads' page faults: the
+//!   D-state wakeups of a real trace), and rt-app's shutdown when the duration
+//!   ends (stop flag, condvar broadcasts, joins: the run simply ends); forked
+//!   threads (`fork`) skip the start barrier, as in rt-app.
 //! * `suspend X` / `resume X` use the condvar and mutex named X (rt-app's parser
 //!   takes the value as the name; by convention it is the suspended thread's).
 //! * A per-phase `cpus` change that leaves the current CPU re-places the thread
@@ -80,6 +101,12 @@ pub const FORK_UNIQUE_SLOTS: u32 = 16;
 pub const MAX_VALUE: i64 = 1_000_000_000_000;
 /// Name of the phase of a task without a `phases` object.
 pub const SINGLE_PHASE: &str = "phase0";
+/// Name of rt-app's main thread (the process's first thread, which creates the
+/// others).
+pub const MAIN_TASK: &str = "rt-app";
+/// Register holding `t_zero` in a thread's start protocol (slot 0 is the phase
+/// iteration's start).
+const TZERO_SLOT: u8 = 1;
 
 /// Where `run` is calibrated (`global.calibration`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -786,6 +813,19 @@ struct Builder<'a> {
     fork_prog: BTreeMap<String, usize>,
 }
 
+/// rt-app's start protocol for an initial thread (see [`Builder::program`]).
+#[derive(Clone, Copy)]
+struct StartSync {
+    /// `threads_barrier`.
+    barrier: ObjRef,
+    /// The shared word holding `t_zero`.
+    t_zero: ObjRef,
+    /// The first thread (index 0): it takes `t_zero`.
+    first: bool,
+    /// The futex of the thread's tid word, which `pthread_join` waits on.
+    join: ObjRef,
+}
+
 fn cref(i: u32) -> ObjRef {
     ObjRef {
         base: i,
@@ -830,11 +870,24 @@ impl Builder<'_> {
 
     /// The program of one thread of `t`: an initial instance (`forked` false) or the
     /// copy run by forked threads.
-    fn program(&mut self, t: &TaskDef, tname: &str, forked: bool) -> Program {
+    ///
+    /// An initial thread starts with rt-app's start protocol (`start`): the first
+    /// thread takes `t_zero` (`clock_gettime`, stored in a shared word), every thread
+    /// waits at the start barrier, then reads `t_zero` as its timers' reference.
+    fn program(
+        &mut self,
+        t: &TaskDef,
+        tname: &str,
+        forked: bool,
+        start: Option<StartSync>,
+    ) -> Program {
         let mut ops = Vec::new();
         let all = *self.m.all_cpus();
         let def_mask = t.cpus.unwrap_or(all);
-        let phase_cpus = t.phases.iter().any(|p| p.cpus.is_some());
+        // rt-app sets a thread's affinity itself at the start of every phase
+        // iteration (`set_thread_affinity`: the phase's cpus, else the task's, else
+        // the affinity the thread was created with); the thread inherits rt-app's.
+        let phase_cpus = t.cpus.is_some() || t.phases.iter().any(|p| p.cpus.is_some());
         let has_util = t.util_min.is_some()
             || t.util_max.is_some()
             || t.phases
@@ -861,6 +914,21 @@ impl Builder<'_> {
                 min: t.util_min.unwrap_or(0),
                 max: t.util_max.unwrap_or(1024),
             });
+        }
+        if let Some(ss) = start {
+            if ss.first {
+                ops.push(Op::Mark { slot: TZERO_SLOT });
+                ops.push(Op::Store {
+                    w: ss.t_zero,
+                    slot: TZERO_SLOT,
+                });
+            }
+            ops.push(Op::Barrier(ss.barrier));
+            ops.push(Op::Load {
+                slot: TZERO_SLOT,
+                w: ss.t_zero,
+            });
+            ops.push(Op::SetEpoch { slot: TZERO_SLOT });
         }
         if t.delay_us > 0 {
             let d = unique_ref(self, "\0delay");
@@ -1025,6 +1093,11 @@ impl Builder<'_> {
             end,
         };
         ops.push(Op::EndLoop { start: outer });
+        if let Some(ss) = start {
+            // pthread_exit: the kernel clears the thread's tid word and wakes its
+            // joiner (`mm_release`, CLONE_CHILD_CLEARTID) before the exit is traced.
+            ops.push(Op::FutexPost { f: ss.join });
+        }
         ops.push(Op::Exit);
         if !self.threads.iter().any(|x| x.name == tname) {
             self.threads.push(tm);
@@ -1126,19 +1199,44 @@ pub fn build(f: &RtAppFile, m: &Machine) -> (WorkloadSpec, Vec<ThreadMetrics>) {
         });
     }
     for (i, t) in forked.iter().enumerate() {
-        let p = b.program(t, &t.name, true);
+        let p = b.program(t, &t.name, true, None);
         b.spec.programs[i] = p;
     }
+    // rt-app's main thread (task 0) creates the threads in order; they meet at the
+    // start barrier (one party per thread, not the main thread).
+    let nthreads: u32 = f.tasks.iter().map(|t| t.instances).sum();
+    let barrier = cref(b.spec.barriers.len() as u32);
+    b.spec.barriers.push(nthreads.max(1));
+    let t_zero = cref(b.spec.words);
+    b.spec.words += 1;
+    b.spec.tasks.push(TaskSpec::main(MAIN_TASK));
+    b.spec.tasks[0].process = Some(0);
+    let mut main_ops = Vec::new();
+    let mut joins = Vec::new();
     for t in &f.tasks {
         for i in 0..t.instances {
             let name = thread_name(&t.name, i, t.instances);
-            let p = b.program(t, &name, false);
+            let join = cref(b.spec.futexes);
+            b.spec.futexes += 1;
+            let start = StartSync {
+                barrier,
+                t_zero,
+                first: b.spec.tasks.len() == 1,
+                join,
+            };
+            joins.push(join);
+            let p = b.program(t, &name, false, Some(start));
             b.spec.programs.push(p);
+            main_ops.push(Op::Spawn {
+                task: b.spec.tasks.len() as u32,
+            });
+            b.spec.spawned.push(b.spec.tasks.len());
             b.spec.tasks.push(TaskSpec {
                 name,
                 prog: b.spec.programs.len() - 1,
                 instance: i,
-                cpus: t.cpus,
+                // Inherited from the main thread; the thread sets its own.
+                cpus: None,
                 nice: t.nice,
                 policy: t.policy,
                 start_ns: 0,
@@ -1146,6 +1244,17 @@ pub fn build(f: &RtAppFile, m: &Machine) -> (WorkloadSpec, Vec<ThreadMetrics>) {
             });
         }
     }
+    // Then `sleep(duration)` and the shutdown's joins, or the joins alone.
+    if let Some(d) = b.spec.duration_ns {
+        main_ops.push(Op::Sleep(Dist::Const(d)));
+    }
+    main_ops.extend(joins.into_iter().map(|f| Op::FutexAwait { f }));
+    main_ops.push(Op::Exit);
+    b.spec.programs.push(Program {
+        name: MAIN_TASK.to_string(),
+        ops: main_ops,
+    });
+    b.spec.tasks[0].prog = b.spec.programs.len() - 1;
     b.spec.masks = b.masks;
     (b.spec, b.threads)
 }
@@ -1315,13 +1424,16 @@ mod tests {
         );
         let (spec, threads) = build(&f, &juno());
         spec.validate().unwrap();
-        // One barrier of 2 + 3 parties (b names it twice but counts once).
-        assert_eq!(spec.barriers, [5]);
+        // One barrier of 2 + 3 parties (b names it twice but counts once), then
+        // rt-app's start barrier (one party per thread).
+        assert_eq!(spec.barriers, [5, 5]);
         assert_eq!(spec.mutexes, 1);
         // Shared `tick` + one unique timer per instance of a.
         assert_eq!(spec.timers, 3);
-        assert_eq!(spec.tasks.len(), 5);
-        assert_eq!(spec.tasks[1].name, "a-1");
+        // rt-app's main task, then the threads.
+        assert_eq!(spec.tasks.len(), 6);
+        assert_eq!(spec.tasks[0].name, MAIN_TASK);
+        assert_eq!(spec.tasks[2].name, "a-1");
         assert_eq!(threads.len(), 5);
         // An absolute event makes the shared timer absolute for every user.
         let mut uses: BTreeMap<u32, Vec<bool>> = BTreeMap::new();
@@ -1346,15 +1458,115 @@ mod tests {
         );
         let (spec, threads) = build(&f, &juno());
         assert_eq!(spec.duration_ns, Some(2_000_000_000));
-        // Program 0 is k's fork copy; only p starts.
+        // Program 0 is k's fork copy; only p is created (by rt-app's main task).
         assert_eq!(spec.programs[0].name, "k");
-        assert_eq!(spec.tasks.len(), 1);
+        assert_eq!(spec.tasks.len(), 2);
+        assert_eq!(spec.spawned, [1]);
         assert!(spec.programs[1].ops.contains(&Op::Fork {
             prog: 0,
             thread: true
         }));
+        // The fork copy has no start protocol (rt-app's forked threads skip the
+        // start barrier) and no join futex.
+        assert!(!spec.programs[0].ops.iter().any(|o| matches!(
+            o,
+            Op::Barrier(_) | Op::SetEpoch { .. } | Op::FutexPost { .. }
+        )));
         // k's unique timers (the delay and `unique`) are per fork number.
         assert_eq!(spec.timers, 2 * FORK_UNIQUE_SLOTS);
         assert_eq!(threads[0].name, "k");
+        // The main task creates p, sleeps for the duration, then joins p.
+        let main = &spec.programs[spec.tasks[0].prog];
+        assert_eq!(main.name, MAIN_TASK);
+        let join = ObjRef {
+            base: 0,
+            count: 1,
+            idx: IdxExpr::Const(0),
+        };
+        assert_eq!(
+            main.ops,
+            [
+                Op::Spawn { task: 1 },
+                Op::Sleep(Dist::Const(2_000_000_000)),
+                Op::FutexAwait { f: join },
+                Op::Exit
+            ]
+        );
+    }
+
+    #[test]
+    fn start_protocol_of_the_threads() {
+        // Without a duration the main task joins the threads in creation order.
+        let f = file(
+            r#"{"tasks": {
+                "a": {"instance": 2, "loop": 1, "delay": 7, "run": 10},
+                "b": {"loop": 1, "run": 10}
+            }}"#,
+        );
+        let (spec, threads) = build(&f, &juno());
+        spec.validate().unwrap();
+        assert_eq!(spec.spawned, [1, 2, 3]);
+        assert_eq!(threads.len(), 3, "the main task is not an rt-app thread");
+        let c = |i| ObjRef {
+            base: i,
+            count: 1,
+            idx: IdxExpr::Const(0),
+        };
+        let main = &spec.programs[spec.tasks[0].prog];
+        assert_eq!(
+            main.ops,
+            [
+                Op::Spawn { task: 1 },
+                Op::Spawn { task: 2 },
+                Op::Spawn { task: 3 },
+                Op::FutexAwait { f: c(0) },
+                Op::FutexAwait { f: c(1) },
+                Op::FutexAwait { f: c(2) },
+                Op::Exit
+            ]
+        );
+        // Threads inherit the main task's affinity; the start barrier has 3 parties.
+        assert!(spec.tasks.iter().all(|t| t.cpus.is_none()));
+        assert_eq!(spec.barriers, [3]);
+        let (bar, tz, slot) = (c(0), c(0), TZERO_SLOT);
+        let prologue = |p: &Program| {
+            p.ops
+                .iter()
+                .take_while(|o| !matches!(o, Op::Loop { .. } | Op::Timer { .. }))
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        // Only the first thread takes t_zero; every thread waits at the barrier,
+        // then takes t_zero as its timers' reference.
+        assert_eq!(
+            prologue(&spec.programs[spec.tasks[1].prog]),
+            [
+                Op::Mark { slot },
+                Op::Store { w: tz, slot },
+                Op::Barrier(bar),
+                Op::Load { slot, w: tz },
+                Op::SetEpoch { slot }
+            ]
+        );
+        let rest = [
+            Op::Barrier(bar),
+            Op::Load { slot, w: tz },
+            Op::SetEpoch { slot },
+        ];
+        assert_eq!(prologue(&spec.programs[spec.tasks[2].prog]), rest);
+        assert_eq!(prologue(&spec.programs[spec.tasks[3].prog]), rest);
+        // a's delay is an absolute sleep from t_zero, right after the prologue; the
+        // thread wakes its joiner before it exits.
+        let a1 = &spec.programs[spec.tasks[2].prog].ops;
+        assert!(matches!(
+            a1[3],
+            Op::Timer {
+                period_us: 7,
+                offset_us: 0,
+                absolute: true,
+                ..
+            }
+        ));
+        assert_eq!(a1[a1.len() - 2..], [Op::FutexPost { f: c(1) }, Op::Exit]);
     }
 }

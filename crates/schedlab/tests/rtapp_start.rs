@@ -1,0 +1,220 @@
+//! rt-app's start protocol (rt-app 1.0, `src/rt-app.c`: `main()` and `thread_body()`),
+//! read from the simulated ftrace text on `tests/rtapp/quad.toml` (4 CPUs of
+//! capacity 1024, a 1 µs WFI idle state):
+//!
+//! * `main()` creates the threads one after another (`pthread_create`, a thread fork
+//!   by the main task `rt-app`, placed by the fork path from the main task's CPU),
+//!   then sleeps for `global.duration` (none here) and joins the threads in creation
+//!   order (`pthread_join`: a futex wait on the thread's tid word, which the kernel
+//!   clears and wakes at the thread's exit).
+//! * `thread_body()`: thread 0 reads `t_zero`; every thread waits at
+//!   `threads_barrier` (a glibc `pthread_barrier` of one party per thread: each
+//!   arrival but the last blocks in `futex_wait`, the last wakes them all with one
+//!   `futex_wake`); then the initial delay, then the phases.
+
+use schedlab::config::Doc;
+use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
+use schedlab::workload::rtapp::MAIN_TASK;
+use std::path::Path;
+
+struct Ev {
+    ts_ns: u64,
+    cpu: usize,
+    /// The task printing the line (`<comm>-<pid>`).
+    by: String,
+    event: String,
+    payload: String,
+}
+
+impl Ev {
+    fn field(&self, k: &str) -> &str {
+        self.payload
+            .split(' ')
+            .find_map(|kv| kv.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
+            .unwrap_or_else(|| panic!("no {k} in {}", self.payload))
+    }
+}
+
+/// The ftrace events of `file` on `quad` (without `cpu_idle`).
+fn trace(file: &str) -> (schedlab::experiment::result::RunResult, Vec<Ev>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp");
+    let text = format!(
+        "[machine]\nfile = \"quad.toml\"\n[run]\nseed = 3\n[workload]\nkind = \"rtapp\"\nfile = \"{file}\"\n"
+    );
+    let sc = Scenario::from_doc(
+        Doc::parse(&text, &dir.join("t.toml")).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let opts = RunOpts {
+        check: true,
+        trace: true,
+        ftrace: true,
+        ..Default::default()
+    };
+    let (r, text) = experiment::run(&sc, sc.seed, 0, &opts).unwrap();
+    let evs = text
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (head, rest) = l.split_once(") [").unwrap();
+            let by = head.split(" (").next().unwrap().trim().to_string();
+            let (cpu, rest) = rest.split_once("] ").unwrap();
+            let mut it = rest.splitn(3, ": ");
+            let ts = it.next().unwrap().trim().rsplit(' ').next().unwrap();
+            let (s, ns) = ts.split_once('.').unwrap();
+            Ev {
+                ts_ns: s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap(),
+                cpu: cpu.parse().unwrap(),
+                by,
+                event: it.next().unwrap().to_string(),
+                payload: it.next().unwrap_or("").to_string(),
+            }
+        })
+        .filter(|e| e.event != "cpu_idle")
+        .collect();
+    (r, evs)
+}
+
+#[test]
+fn the_main_task_creates_every_thread_in_order_from_its_cpu() {
+    let (r, evs) = trace("start4.json");
+    assert_eq!(format!("{:?}", r.workload.stop_reason), "Completed");
+    // The main task is the process's first task, started by the scenario.
+    assert_eq!(r.tasks[0].name, MAIN_TASK);
+    assert_eq!(r.tasks[0].start_ns, 0);
+    let forks: Vec<&Ev> = evs
+        .iter()
+        .filter(|e| e.event == "sched_process_fork" && e.field("comm") == MAIN_TASK)
+        .collect();
+    let children: Vec<&str> = forks.iter().map(|e| e.field("child_comm")).collect();
+    assert_eq!(children, ["t-0", "t-1", "t-2", "t-3"]);
+    // Printed by the running main task on its CPU, 0 (where the scenario started it).
+    assert!(forks.iter().all(|e| e.by == "rt-app-1" && e.cpu == 0));
+    // The main task runs at 1 µs (WFI exit); each pthread_create is a thread fork,
+    // 20 µs of its CPU (C_FORK / 4 = 80 / 4 µs), plus the fork path's own work and
+    // the first switch (< 2 µs).
+    let t: Vec<f64> = forks.iter().map(|e| e.ts_ns as f64 / 1000.0).collect();
+    assert!((21.0..23.0).contains(&t[0]), "{t:?}");
+    for w in t.windows(2) {
+        assert!((20.0..21.0).contains(&(w[1] - w[0])), "{t:?}");
+    }
+    // Each new thread is placed by the fork path from CPU 0, which the main task
+    // keeps busy: never CPU 0. Every thread blocks at the start barrier within
+    // ~2 µs, 18 µs before the next creation, so CPU 1 is idle again each time and
+    // the next thread goes there too.
+    let targets: Vec<usize> = evs
+        .iter()
+        .filter(|e| e.event == "sched_wakeup_new" && e.field("comm").starts_with("t-"))
+        .map(|e| e.field("target_cpu").parse().unwrap())
+        .collect();
+    assert_eq!(targets, [1, 1, 1, 1]);
+    // The main task is not one of rt-app's threads in its report.
+    assert!(!r.workload.tool.keys().any(|k| k.starts_with(MAIN_TASK)));
+    assert_eq!(r.workload.tool["t-3.loops"], 1.0);
+}
+
+#[test]
+fn no_thread_starts_before_the_last_one_is_created() {
+    let (r, evs) = trace("start4.json");
+    let last_fork = evs
+        .iter()
+        .filter(|e| e.event == "sched_process_fork" && e.field("comm") == MAIN_TASK)
+        .map(|e| e.ts_ns)
+        .max()
+        .unwrap();
+    // Before the last creation each thread runs once, only to block at the barrier
+    // (prev_state S): the switch out comes 2.03 µs after the switch in (the clock
+    // read of thread 0, 30 ns, the futex call, 0.5 µs, and the switch, 1 µs; 1.5 µs
+    // for the others).
+    for k in 0..3 {
+        let name = format!("t-{k}");
+        let mine: Vec<&Ev> = evs
+            .iter()
+            .filter(|e| {
+                e.ts_ns <= last_fork
+                    && e.event == "sched_switch"
+                    && (e.field("next_comm") == name || e.field("prev_comm") == name)
+            })
+            .collect();
+        assert_eq!(mine.len(), 2, "{name}");
+        assert_eq!(mine[1].field("prev_state"), "S", "{name}");
+        let d = mine[1].ts_ns - mine[0].ts_ns;
+        assert_eq!(d, if k == 0 { 2_030 } else { 1_500 }, "{name}");
+    }
+    // Then the barrier releases them: each runs its 1000 µs `run` after the last
+    // creation, + the last thread's arrival (2.5 µs to reach idle CPU 1 + 0.5 µs).
+    for k in 0..4 {
+        let t = r.tasks.iter().find(|t| t.name == format!("t-{k}")).unwrap();
+        assert!(t.exit_ns.unwrap() >= last_fork + 3_000 + 1_000_000 + 35_000);
+    }
+}
+
+#[test]
+fn two_threads_start_as_rt_app_1_0_does() {
+    // Derived from rt-app 1.0's main() and thread_body() (see the module doc), with
+    // no duration: main creates T0; T0 reads t_zero and blocks at the barrier; main
+    // creates T1 and blocks joining T0; T1 arrives last and wakes T0 (the barrier's
+    // one futex_wake); both run. At the end T0 exits and wakes main (tid futex);
+    // main joins T1 (already exited, or blocks until T1's exit wakes it) and exits.
+    let (_, evs) = trace("start2.json");
+    let seq: Vec<String> = evs
+        .iter()
+        .filter(|e| e.event != "sched_migrate_task")
+        .map(|e| match e.event.as_str() {
+            "sched_process_fork" => format!("fork {}>{}", e.field("comm"), e.field("child_comm")),
+            "sched_wakeup_new" => format!("new {}@{}", e.field("comm"), e.field("target_cpu")),
+            "sched_waking" => format!("waking {} by {}", e.field("comm"), e.by),
+            "sched_wakeup" => format!("wakeup {}@{}", e.field("comm"), e.field("target_cpu")),
+            "sched_switch" => format!(
+                "switch {}:{}>{}@{}",
+                e.field("prev_comm"),
+                e.field("prev_state"),
+                e.field("next_comm"),
+                e.cpu
+            ),
+            "sched_process_exit" => format!("exit {}", e.field("comm")),
+            other => other.to_string(),
+        })
+        .collect();
+    let want = [
+        // The scenario starts rt-app on CPU 0.
+        "fork <idle>>rt-app",
+        "new rt-app@000",
+        "switch swapper/0:R>rt-app@0",
+        // pthread_create(T0): placed on idle CPU 1 (CPU 0 runs main).
+        "fork rt-app>t-0",
+        "new t-0@001",
+        "switch swapper/1:R>t-0@1",
+        // T0: t_zero, then the barrier: futex_wait.
+        "switch t-0:S>swapper/1@1",
+        // pthread_create(T1), then main's pthread_join(T0) blocks.
+        "fork rt-app>t-1",
+        "new t-1@001",
+        "switch rt-app:S>swapper/0@0",
+        "switch swapper/1:R>t-1@1",
+        // T1 arrives last: one futex_wake wakes T0 (to the idle CPU 0).
+        "waking t-0 by t-1-3",
+        "wakeup t-0@000",
+        "switch swapper/0:R>t-0@0",
+        // Both run 1000 µs; T0 (started 2.5 µs later) ends last: its exit wakes main
+        // (the join of T0), which finds T1 exited and exits.
+    ];
+    assert_eq!(seq[..want.len()], want, "{seq:#?}");
+    // The start causes exactly one wakeup of a thread (the barrier's), and none
+    // other before the threads end.
+    let wakeups = seq.iter().filter(|s| s.starts_with("wakeup t-")).count();
+    assert_eq!(wakeups, 1, "{seq:#?}");
+    let tail: Vec<&str> = seq[want.len()..].iter().map(String::as_str).collect();
+    assert_eq!(
+        tail[..2],
+        ["waking rt-app by t-0-2", "wakeup rt-app@002"],
+        "{tail:#?}"
+    );
+    assert_eq!(
+        tail.last(),
+        Some(&"switch rt-app:X>swapper/2@2"),
+        "{tail:#?}"
+    );
+}
