@@ -279,3 +279,43 @@ fn simulate(
     let (_, text) = super::run(&sc, sc.seed, 0, &opts).map_err(|e| e.to_string())?;
     Ok(text.unwrap_or_default())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comms_are_cut_as_the_kernel_cuts_them() {
+        assert_eq!(comm_of("hog"), "hog");
+        assert_eq!(comm_of("a_very_long_task_name"), "a_very_long_tas");
+        // 14 ASCII bytes then a 2-byte character: cut before it, not inside it.
+        assert_eq!(comm_of("abcdefghijklmné"), "abcdefghijklmn");
+    }
+
+    #[test]
+    fn the_real_filter_names_the_workload_tasks() {
+        let json = br#"{"tasks": {"sleeper": {"run": 1}, "a_very_long_task_name": {"run": 1}}}"#;
+        let w = GuestWorkload {
+            tool: "rt-app",
+            command: String::new(),
+            files: vec![("x.json".into(), json.to_vec())],
+            include_root: false,
+            duration_s: None,
+        };
+        let f = real_filter(&w);
+        assert_eq!(f.comm_prefixes, ["a_very_long_tas", "sleeper"]);
+        assert!(
+            !f.follow_forks,
+            "rt-app's main thread and its children are not followed"
+        );
+        let w = GuestWorkload {
+            tool: "hackbench",
+            files: Vec::new(),
+            include_root: true,
+            ..w
+        };
+        let f = real_filter(&w);
+        assert_eq!(f.comm_prefixes, ["hackbench"]);
+        assert!(f.follow_forks);
+    }
+}
