@@ -23,9 +23,8 @@
 //! tree; whether the tool's own first task belongs to it depends on the tool: rt-app's
 //! main thread only creates the threads and waits (the simulator models it as the
 //! task `rt-app`, and both traces leave it out of the comparison), hackbench's
-//! parent process is part of
-//! the benchmark (it forks the groups and reaps them, as the generator's parent task
-//! does).
+//! parent process is part of the benchmark (it forks the groups and reaps them, as the
+//! generator's parent task does).
 //!
 //! Kernel models: a guest kernel's release string (`uname -r`, e.g.
 //! `5.10.0-35-amd64`, `6.12.38+deb12-amd64`) selects the preset that models that
