@@ -27,9 +27,11 @@
 //! Multi-threaded TCG runs the vCPUs concurrently, as hardware does, but sometimes
 //! breaks the guest early: an `int3` trap in `sched_clock_cpu` while the kernel
 //! patches its own text, other oopses in the scheduler during boot, or a boot that
-//! hangs in RCU stalls (measured with 6.12 on 16 vCPUs: 2 of 4 boots). A crash, a
-//! stall before `/init`, a boot or run timeout, or missing results make the runner
-//! kill QEMU and boot again, up to a set number of attempts (all recorded in
+//! hangs in RCU stalls (measured with 6.12 on 16 vCPUs: 2 of 4 boots; and with 5.10
+//! on 8 vCPUs after `/init`, RCU's kthread starved for minutes, while a second QEMU
+//! loaded the host). A crash, a stall before `/init`, no progress line from `/init`
+//! for a job timeout plus two minutes, a boot or run timeout, or missing results make
+//! the runner kill QEMU and boot again, up to a set number of attempts (all recorded in
 //! `meta.json`). Single-threaded TCG does not show these failures, but runs one vCPU
 //! at a time in turns, which distorts concurrency.
 //!
@@ -1098,15 +1100,34 @@ fn boot_hang(console: &str) -> Option<String> {
         .map(|l| format!("guest boot hung: {}", l.trim()))
 }
 
+/// The progress lines `/init` prints (one per job, and around the results): a live
+/// guest prints one at least every job timeout.
+fn progress_marks(console: &str) -> usize {
+    console.matches("SCHEDLAB-ORACLE").count()
+}
+
+/// Why a guest that stopped printing progress is taken as hung: the last RCU stall or
+/// soft-lockup report on its console, if any.
+fn hang_evidence(console: &str) -> String {
+    console
+        .lines()
+        .rev()
+        .find(|l| l.contains("rcu") && l.contains("starved") || l.contains("soft lockup"))
+        .map_or_else(String::new, |l| format!(" (last: {})", l.trim()))
+}
+
 /// Boot once: Ok((wall seconds, seconds until `/init` ran)) when the results are on
 /// the disk. The guest is killed when `/init` has not started after `boot_timeout`
-/// or the console shows a crash or stall before it, and when the whole run exceeds
-/// `timeout`.
+/// or the console shows a crash or stall before it; when, after `/init`, no progress
+/// line came for `progress_timeout` (a job is bounded inside the guest, so only a
+/// hung kernel stops them: seen under multi-threaded TCG on a loaded host, RCU's
+/// kthread starved for minutes); and when the whole run exceeds `timeout`.
 fn boot(
     argv: &[String],
     console: &Path,
     timeout: Duration,
     boot_timeout: Duration,
+    progress_timeout: Duration,
 ) -> Result<(f64, f64), (String, f64)> {
     let start = Instant::now();
     let stderr_path = console.with_file_name("qemu.stderr");
@@ -1126,6 +1147,7 @@ fn boot(
         })?;
     let mut boot_s = None;
     let mut killed: Option<String> = None;
+    let (mut marks, mut last_progress) = (0, Instant::now());
     let status = loop {
         if let Some(st) = child
             .try_wait()
@@ -1133,9 +1155,19 @@ fn boot(
         {
             break Some(st);
         }
-        if boot_s.is_none() {
-            let log =
-                String::from_utf8_lossy(&std::fs::read(console).unwrap_or_default()).into_owned();
+        let log = String::from_utf8_lossy(&std::fs::read(console).unwrap_or_default()).into_owned();
+        if boot_s.is_some() {
+            let m = progress_marks(&log);
+            if m > marks {
+                (marks, last_progress) = (m, Instant::now());
+            } else if last_progress.elapsed() > progress_timeout {
+                killed = Some(format!(
+                    "the guest printed no progress for {} s after /init: hung{}",
+                    progress_timeout.as_secs(),
+                    hang_evidence(&log)
+                ));
+            }
+        } else {
             if log.contains(INIT_MARKER) {
                 boot_s = Some(start.elapsed().as_secs_f64());
             } else if let Some(why) = boot_hang(&log) {
@@ -1260,7 +1292,16 @@ fn run_in(
             .map_err(|e| format!("cannot size {}: {e}", disk.display()))?;
         drop(f);
         let _ = std::fs::remove_file(&console);
-        match boot(&argv, &console, req.timeout, req.boot_timeout) {
+        // Every job is bounded by `job_timeout` inside the guest; saving its trace
+        // takes a little more.
+        let progress_timeout = req.job_timeout + Duration::from_secs(120);
+        match boot(
+            &argv,
+            &console,
+            req.timeout,
+            req.boot_timeout,
+            progress_timeout,
+        ) {
             Ok((w, b)) => {
                 attempts.push(Attempt {
                     outcome: "ok".into(),
@@ -1628,6 +1669,20 @@ linux-image-6.1.0-30-amd64-unsigned - Linux 6.1\n";
         extract_tar(&empty, &d.join("dest2")).unwrap();
         assert!(!d.join("dest2/out").exists());
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn progress_lines_and_the_evidence_of_a_hang() {
+        let log = "SCHEDLAB-ORACLE: init at 2.50 s\nSCHEDLAB-ORACLE: job calibrate\n\
+                   [  212.93] rcu: rcu_sched kthread starved for 52509 jiffies! g-887\n\
+                   [  224.30] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [swapper/0:0]\n\
+                   [  401.98] rcu: rcu_sched kthread starved for 99773 jiffies! g-887\n";
+        assert_eq!(progress_marks(log), 2);
+        assert_eq!(
+            hang_evidence(log),
+            " (last: [  401.98] rcu: rcu_sched kthread starved for 99773 jiffies! g-887)"
+        );
+        assert_eq!(hang_evidence("SCHEDLAB-ORACLE: job a\n"), "");
     }
 
     #[test]
