@@ -89,7 +89,7 @@ pub fn guest_workload(path: &Path, sets: &[String]) -> Result<GuestWorkload, Inp
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "workload.json".into());
             let name = sanitize(&name);
-            let limit = duration_s.unwrap_or(60) + RTAPP_EXIT_MARGIN_S;
+            let limit = duration_s.unwrap_or(60).saturating_add(RTAPP_EXIT_MARGIN_S);
             Ok(GuestWorkload {
                 tool: "rt-app",
                 command: format!("timeout -s KILL {limit} rt-app {name}"),
@@ -228,6 +228,29 @@ mod tests {
             e.msg
         );
         assert!(e.msg.contains("rtapp, hackbench"), "{}", e.msg);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_huge_rtapp_duration_does_not_wrap_the_guest_limit() {
+        let dir = std::env::temp_dir().join(format!("schedlab-oracle-huge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("x.json"),
+            r#"{"global": {"duration": 1e30}, "tasks": {"t": {"run": 1}}}"#,
+        )
+        .unwrap();
+        let p = dir.join("s.toml");
+        std::fs::write(
+            &p,
+            "[machine]\npreset = \"juno-r0\"\n\n[workload]\nkind = \"rtapp\"\nfile = \"x.json\"\n",
+        )
+        .unwrap();
+        let g = guest_workload(&p, &[]).unwrap();
+        assert_eq!(
+            g.command,
+            format!("timeout -s KILL {} rt-app x.json", u64::MAX)
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
