@@ -292,6 +292,7 @@ pub(crate) fn suite_cmd(
             .into());
         }
     }
+    let mut failed: Vec<String> = Vec::new();
     if record {
         for topo in &s.topologies {
             if only_topology.as_ref().is_some_and(|t| t != &topo.name) {
@@ -309,16 +310,21 @@ pub(crate) fn suite_cmd(
                         topo.cases.len()
                     );
                 }
-                let meta = suite::record(&s, topo, k, &exe()?, data, &|req| boot.apply(req))
-                    .map_err(Failure::Internal)?;
-                if !quiet {
-                    eprintln!(
+                // One boot that fails (after its retries) does not stop the others:
+                // its earlier bundle, if any, is kept and the failure is reported.
+                match suite::record(&s, topo, k, &exe()?, data, &|req| boot.apply(req)) {
+                    Ok(meta) if !quiet => eprintln!(
                         "oracle suite: {} {}: {:.0} s in all ({} boot attempt(s))",
                         topo.name,
                         meta.kernel_release,
                         meta.wall_s,
                         meta.attempts.len()
-                    );
+                    ),
+                    Ok(_) => {}
+                    Err(e) => {
+                        eprintln!("oracle suite: {} {}: not recorded: {e}", topo.name, k);
+                        failed.push(format!("{} {k}", topo.name));
+                    }
                 }
             }
         }
@@ -375,6 +381,12 @@ pub(crate) fn suite_cmd(
             p,
             &oracle_html("schedlab oracle suite", REPORT_INTRO, &secs),
         )?;
+    }
+    if !failed.is_empty() {
+        return Err(Failure::Internal(format!(
+            "recording failed for: {} (the tables above use their earlier bundles, if any)",
+            failed.join(", ")
+        )));
     }
     Ok(())
 }

@@ -122,6 +122,48 @@ fn a_kept_guest_run_is_compared_again() {
 }
 
 #[test]
+fn a_boot_that_fails_to_record_keeps_the_earlier_bundle_and_fails_the_command() {
+    // A cache path under /dev/null cannot be created: the boot fails before QEMU.
+    let data = tmp("data");
+    let _ = std::fs::remove_dir_all(&data);
+    std::fs::create_dir_all(&data).unwrap();
+    let bundle = "1s8c1t-5.10.tar.gz";
+    let committed = root()
+        .join("crates/schedlab/tests/data/oracle")
+        .join(bundle);
+    std::fs::copy(&committed, data.join(bundle)).unwrap();
+    let o = schedlab(&[
+        "oracle",
+        "suite",
+        "--record",
+        "--topology",
+        "1s8c1t",
+        "--kernel",
+        "5.10",
+        "--cache",
+        "/dev/null/cache",
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("oracle suite: 1s8c1t 5.10: not recorded"), "{e}");
+    assert!(e.contains("recording failed for: 1s8c1t 5.10"), "{e}");
+    // The earlier bundle is untouched and still checked.
+    assert_eq!(
+        std::fs::read(data.join(bundle)).unwrap(),
+        std::fs::read(&committed).unwrap()
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("== 1s8c1t / 5.10"));
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+#[test]
 fn refusals_before_any_boot_exit_2() {
     // A machine QEMU's x86 guests cannot be (asymmetric capacities).
     let o = schedlab(&[
