@@ -204,7 +204,7 @@ pub(crate) fn run_cmd(
                 run.meta.kernel_release, run.meta.host_boot_s, run.meta.wall_s
             );
         }
-        let r = compare_dir(&dir, &job, scenario, &sets, k)?;
+        let r = compare_dir(&dir, &job, scenario, &sets, Some(k))?;
         print_kernel(&r, quiet);
         reports.push(r);
     }
@@ -226,13 +226,14 @@ fn compare_dir(
     job: &str,
     scenario: &Path,
     sets: &[String],
-    kernel: &str,
+    kernel: Option<&str>,
 ) -> Result<KernelReport, Failure> {
     let art = Artifacts::open(dir).map_err(InputError::new)?;
     let domains = art.domains().map_err(Failure::Internal)?;
     let outcome = o::compare_job(&art, job, scenario, sets).map_err(Failure::Internal)?;
     Ok(KernelReport {
-        kernel: kernel.to_string(),
+        // A kept run is named by its release when no `--kernel` word is at hand.
+        kernel: kernel.unwrap_or(&art.release).to_string(),
         release: art.release.clone(),
         preset: outcome.preset.clone(),
         artifacts: dir.to_path_buf(),
@@ -250,8 +251,7 @@ pub(crate) fn compare_cmd(
     quiet: bool,
 ) -> Result<(), Failure> {
     let job = job.unwrap_or_else(|| job_name(scenario));
-    let art = Artifacts::open(dir).map_err(InputError::new)?;
-    let r = compare_dir(dir, &job, scenario, &sets, &art.release)?;
+    let r = compare_dir(dir, &job, scenario, &sets, None)?;
     print_kernel(&r, quiet);
     write_outputs(&outputs, &[r], &format!("schedlab oracle: {job}"))
 }

@@ -36,7 +36,9 @@ fn rtapp_job(name: &str, threads: usize, runtime_us: u64) -> GuestJob {
 fn check(run: &schedlab::experiment::oracle::guest::GuestRun, topo: &GuestTopology) {
     let out = &run.out_dir;
     let m = import_sysfs(&out.join("sysfs")).expect("import the guest's sysfs");
-    assert_eq!(run.machine().unwrap().nr_cpus(), m.nr_cpus());
+    // The orchestrator's view of the same run (no calibration job: the sysfs import).
+    let art = schedlab::experiment::oracle::Artifacts::open(out).unwrap();
+    assert_eq!(art.machine().unwrap().0.nr_cpus(), m.nr_cpus());
     assert_eq!(m.nr_cpus(), topo.nr_cpus());
     assert_eq!(m.nr_nodes(), topo.node_sockets.len());
     assert_eq!(m.numa_distance, topo.distances);

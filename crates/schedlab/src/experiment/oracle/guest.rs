@@ -269,18 +269,6 @@ pub struct GuestRun {
     pub meta: GuestMeta,
 }
 
-impl GuestRun {
-    /// The guest's machine, imported from its sysfs snapshot (`out_dir/sysfs`).
-    pub fn machine(&self) -> Result<crate::machine::Machine, crate::error::InputError> {
-        crate::machine::sysfs::import_sysfs(&self.out_dir.join("sysfs"))
-    }
-
-    /// A job's result directory (`out_dir/jobs/<name>`).
-    pub fn job_dir(&self, name: &str) -> PathBuf {
-        self.out_dir.join("jobs").join(name)
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Host tools.
 

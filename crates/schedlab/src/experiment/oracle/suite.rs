@@ -440,7 +440,6 @@ pub fn headline_markdown(checks: &[BootCheck]) -> String {
 pub fn by_statistic_markdown(checks: &[BootCheck]) -> String {
     use std::collections::BTreeMap;
     let mut kernels: Vec<&str> = checks.iter().map(|b| b.kernel.as_str()).collect();
-    kernels.dedup();
     kernels.sort();
     kernels.dedup();
     let mut order: Vec<String> = Vec::new();
