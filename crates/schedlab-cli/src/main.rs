@@ -50,7 +50,7 @@ enum Cmd {
     Run {
         scenario: PathBuf,
         /// Seed (overrides `run.seed`).
-        #[arg(long)]
+        #[arg(long, value_parser = seed_arg())]
         seed: Option<u64>,
         /// Override any scenario key, e.g. `--set machine.preset=juno-r0`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -73,7 +73,7 @@ enum Cmd {
         trace: Option<PathBuf>,
         /// Keep only trace events in START..END (simulated time; ns, or with a unit:
         /// `2ms..5ms`).
-        #[arg(long, value_name = "START..END")]
+        #[arg(long, value_name = "START..END", requires = "trace")]
         trace_window: Option<String>,
         /// Print nothing but errors.
         #[arg(long, short)]
@@ -106,7 +106,7 @@ enum Cmd {
         #[arg(long, default_value = "", allow_hyphen_values = true)]
         b: String,
         /// Paired runs per arm (seeds `run.seed`, `run.seed + 1`, ...).
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = runs_arg())]
         runs: u32,
         /// Worker threads (default: all CPUs).
         #[arg(long)]
@@ -130,7 +130,7 @@ enum Cmd {
         #[arg(long)]
         trace: Option<PathBuf>,
         /// Keep only trace events in START..END (simulated time).
-        #[arg(long, value_name = "START..END")]
+        #[arg(long, value_name = "START..END", requires = "trace")]
         trace_window: Option<String>,
         /// No progress bar.
         #[arg(long, short)]
@@ -144,7 +144,7 @@ enum Cmd {
         #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true)]
         grid: Vec<String>,
         /// Seeds per point (`run.seed`, `run.seed + 1`, ...).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = runs_arg())]
         runs: u32,
         #[arg(long)]
         jobs: Option<usize>,
@@ -166,7 +166,7 @@ enum Cmd {
         /// Simulated time in ms; the task's placement closest to it is explained.
         #[arg(long)]
         at: f64,
-        #[arg(long)]
+        #[arg(long, value_parser = seed_arg())]
         seed: Option<u64>,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
@@ -179,7 +179,7 @@ enum Cmd {
         /// Seeds to reproduce (0-4, as `000` or `0`); default: all.
         seeds: Vec<String>,
         /// Paired runs per arm (at least 6 for the Wilcoxon test to call an effect).
-        #[arg(long, default_value_t = 8)]
+        #[arg(long, default_value_t = 8, value_parser = runs_arg())]
         runs: u32,
         #[arg(long)]
         jobs: Option<usize>,
@@ -204,7 +204,7 @@ enum Cmd {
         #[arg(value_parser = ["host"])]
         target: String,
         /// Runs per benchmark and size, real and simulated.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, value_parser = runs_arg())]
         runs: u32,
         /// Small sizes only (a few seconds of real runs).
         #[arg(long)]
@@ -238,7 +238,7 @@ enum Cmd {
         #[arg(value_parser = ["host"])]
         target: String,
         /// Repetitions of every micro-benchmark (median and range are reported).
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = runs_arg())]
         runs: u32,
         /// About 20× fewer calls per repetition (well under a second in all).
         #[arg(long)]
@@ -391,6 +391,17 @@ impl From<InputError> for Failure {
     }
 }
 
+/// `--runs`: 1 ..= [`experiment::MAX_RUNS`].
+fn runs_arg() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=i64::from(experiment::MAX_RUNS))
+}
+
+/// `--seed`: 0 ..= 2^63 - 1, the seeds a scenario file can write (`run.seed` is a
+/// TOML integer), so a seed given on the command line can be written in a file.
+fn seed_arg() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(0..=i64::MAX as u64)
+}
+
 fn load_machine(name: &str, sysfs: Option<&Path>) -> Result<Machine, InputError> {
     if let Some(d) = sysfs {
         return machine::sysfs::import_sysfs(d);
@@ -491,9 +502,6 @@ fn compare_cmd(
 ) -> Result<(), Failure> {
     use experiment::compare::{compare_detailed, load_arms, ArmSpec};
     use std::sync::atomic::{AtomicU64, Ordering};
-    if runs == 0 {
-        return Err(InputError::new("--runs must be at least 1").into());
-    }
     let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
     let (sa, sb) = load_arms(scenario, &a, &b, sets)?;
     let jobs = default_jobs(jobs);
@@ -626,9 +634,6 @@ fn reproduce_cmd(
     quiet: bool,
 ) -> Result<(), Failure> {
     use experiment::reproduce::{reproduce, total_runs, ReproOpts, SEEDS};
-    if runs == 0 {
-        return Err(InputError::new("--runs must be at least 1").into());
-    }
     if !(noise.is_finite() && (0.0..1.0).contains(&noise)) {
         return Err(InputError::new("--noise must be in [0, 1)").into());
     }
@@ -837,9 +842,6 @@ fn real_main() -> Result<(), Failure> {
             quiet,
         } => {
             use experiment::sweep::{sweep, Axis};
-            if runs == 0 {
-                return Err(InputError::new("--runs must be at least 1").into());
-            }
             let axes = grid
                 .iter()
                 .map(|g| Axis::parse(g))
@@ -890,9 +892,13 @@ fn real_main() -> Result<(), Failure> {
             sets,
             features,
         } => {
-            if !(at.is_finite() && at >= 0.0) {
-                return Err(InputError::new("--at must be a non-negative time in ms").into());
-            }
+            let at_ns = schedlab::engine::checked_ns_f64(at, schedlab::engine::NSEC_PER_MSEC)
+                .ok_or_else(|| {
+                    InputError::new(format!(
+                        "--at {at}: must be a non-negative time in ms, at most {} s",
+                        schedlab::engine::MAX_TIME_NS / schedlab::engine::NSEC_PER_SEC
+                    ))
+                })?;
             let sc = Scenario::load(
                 &scenario,
                 &Overrides {
@@ -902,7 +908,6 @@ fn real_main() -> Result<(), Failure> {
                 },
             )?;
             let sel = experiment::explain::TaskSel::parse(&task);
-            let at_ns = (at * 1e6).round() as u64;
             match experiment::explain::explain(&sc, &sel, at_ns) {
                 Ok(Some(text)) => out!("{text}"),
                 Ok(None) => {
@@ -1009,7 +1014,10 @@ fn real_main() -> Result<(), Failure> {
             json,
             quiet,
         } => validate::calibrate_cmd(runs, quick, out, json, quiet)?,
-        Cmd::Bench { only, scale } => bench::run(&only, scale).map_err(Failure::Internal)?,
+        Cmd::Bench { only, scale } => {
+            experiment::bench::check_args(&only, scale)?;
+            bench::run(&only, scale).map_err(Failure::Internal)?
+        }
     }
     Ok(())
 }

@@ -111,8 +111,7 @@ impl Doc {
 
     /// Read and parse a file.
     pub fn load(path: &Path) -> Result<Doc, InputError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| InputError::in_file(path, None, format!("cannot read: {e}")))?;
+        let text = crate::input::read_text(path)?;
         Doc::parse(&text, path)
     }
 

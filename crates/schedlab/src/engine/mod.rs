@@ -11,6 +11,14 @@
 //! cancel; a popped event whose stamp is stale is dropped by its owner. This is how
 //! `hrtimer_cancel` behaves from the caller's point of view, at O(1).
 //!
+//! **Limits.** Every time a user can write is bounded by [`MAX_TIME_NS`] (a
+//! million seconds, 11.6 days) when it is parsed, and every duration a
+//! distribution draws is clamped to it. A bound far below `u64::MAX` is what keeps
+//! `now + duration + slack`, `work << WORK_SHIFT` and the sums of them exact:
+//! nothing in a run can wrap, so an event can never land "in the past". Should one
+//! still do so (a simulator bug), the queue records the fault instead of panicking
+//! and the run ends with an internal error (see [`EventQueue::fault`]).
+//!
 //! **Randomness** comes from named streams ([`RngStreams`]): each stream is a PCG
 //! generator seeded from `(seed, replication, stream name)` by a fixed hash, so a
 //! workload draws the same numbers whatever the scheduler does, and turning on a
@@ -28,6 +36,33 @@ pub type SimTime = u64;
 pub const NSEC_PER_USEC: u64 = 1_000;
 pub const NSEC_PER_MSEC: u64 = 1_000_000;
 pub const NSEC_PER_SEC: u64 = 1_000_000_000;
+
+/// The longest time a scenario may write anywhere (a run's duration, a sleep, a
+/// task's start, a period, an idle state's exit latency): 10^6 s. Parsers refuse
+/// more with the file, line and key (docs/limits.md).
+pub const MAX_TIME_NS: SimTime = 1_000_000 * NSEC_PER_SEC;
+
+/// `value` × `unit_ns` as nanoseconds, or `None` when the product exceeds
+/// [`MAX_TIME_NS`] (or would not fit in a `u64` at all). Every unit conversion of a
+/// parsed time goes through here.
+pub fn checked_ns(value: u64, unit_ns: u64) -> Option<SimTime> {
+    value.checked_mul(unit_ns).filter(|&ns| ns <= MAX_TIME_NS)
+}
+
+/// `checked_ns` for a fractional value (`1.5` ms): `None` when it is not finite,
+/// negative or above the limit. Rounds to the nearest nanosecond.
+pub fn checked_ns_f64(value: f64, unit_ns: u64) -> Option<SimTime> {
+    let ns = (value * unit_ns as f64).round();
+    (ns.is_finite() && ns >= 0.0 && ns <= MAX_TIME_NS as f64).then_some(ns as u64)
+}
+
+/// Why a time was refused, for error messages: "exceeds the limit of 1000000 s".
+pub fn time_limit_text() -> String {
+    format!(
+        "exceeds the limit of {} s (see docs/limits.md)",
+        MAX_TIME_NS / NSEC_PER_SEC
+    )
+}
 
 /// Receives what a simulated component reports. `E` is the component's event type
 /// (the scheduler reports `sched::SchedEvent`); metrics and trace writers implement it.

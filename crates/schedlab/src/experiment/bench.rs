@@ -9,7 +9,7 @@
 //! Reports simulated events per wall second and the process's peak resident memory
 //! (`VmHWM` from `/proc/self/status`).
 
-use crate::engine::{NSEC_PER_MSEC, NSEC_PER_USEC};
+use crate::engine::{MAX_TIME_NS, NSEC_PER_MSEC, NSEC_PER_USEC};
 use crate::experiment::Scenario;
 use crate::machine::{presets, Machine};
 use crate::sched::features::{KernelPreset, Tunables};
@@ -140,10 +140,40 @@ pub fn scenario(name: &str, machine: Machine, w: WorkloadSpec, duration_ms: f64)
         tool: None,
         noise: 0.0,
         workload: w,
-        duration_ns: Some((duration_ms * NSEC_PER_MSEC as f64) as u64),
+        duration_ns: Some(
+            crate::engine::checked_ns_f64(duration_ms, NSEC_PER_MSEC).unwrap_or(MAX_TIME_NS),
+        ),
         seed: 1,
         runs: 1,
     }
+}
+
+/// The names of the bench cases, in the order they run.
+pub const CASES: [&str; 3] = ["small", "medium", "large"];
+
+/// Check `bench --only` names and `--scale`: every name a case, and the scale a
+/// finite positive factor that keeps each case's duration within 1 ns ..=
+/// [`MAX_TIME_NS`](crate::engine::MAX_TIME_NS).
+pub fn check_args(only: &[String], scale: f64) -> Result<(), crate::error::InputError> {
+    use crate::error::InputError;
+    if let Some(bad) = only.iter().find(|o| !CASES.contains(&o.as_str())) {
+        return Err(InputError::new(format!(
+            "--only: unknown bench case `{bad}` (the cases are {})",
+            CASES.join(", ")
+        )));
+    }
+    let (shortest, longest) = (100.0 * scale, 2000.0 * scale); // ms
+    let ok = scale.is_finite()
+        && crate::engine::checked_ns_f64(shortest, NSEC_PER_MSEC).is_some_and(|ns| ns > 0)
+        && crate::engine::checked_ns_f64(longest, NSEC_PER_MSEC).is_some();
+    if !ok {
+        return Err(InputError::new(format!(
+            "--scale {scale}: must be a positive number that keeps each case between 1 ns and {} s \
+             of simulated time",
+            crate::engine::MAX_TIME_NS / crate::engine::NSEC_PER_SEC
+        )));
+    }
+    Ok(())
 }
 
 /// The three bench cases, with simulated durations scaled by `scale`.

@@ -21,7 +21,7 @@
 
 use crate::error::InputError;
 use crate::experiment::report::RunDetail;
-use crate::experiment::{run, Overrides, RunOpts, RunResult, Scenario};
+use crate::experiment::{relabel, run, Overrides, RunOpts, RunResult, Scenario};
 use crate::stats::{hmean, mann_whitney_u, wilcoxon_signed_rank, Describe, TestResult};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -223,8 +223,12 @@ pub fn load_arms(
     b: &ArmSpec,
     sets: &[String],
 ) -> Result<(Scenario, Scenario), InputError> {
-    let sa = Scenario::load(path, &a.overrides(sets))?;
-    let sb = Scenario::load(path, &b.overrides(sets))?;
+    // The shared `--set`s alone first, so an arm's error is the arm's.
+    Scenario::load(path, &ArmSpec::parse("").overrides(sets))?;
+    let sa = Scenario::load(path, &a.overrides(sets))
+        .map_err(|e| relabel(e, &format!("--a `{}`", a.spec)))?;
+    let sb = Scenario::load(path, &b.overrides(sets))
+        .map_err(|e| relabel(e, &format!("--b `{}`", b.spec)))?;
     Ok((sa, sb))
 }
 

@@ -20,7 +20,7 @@ pub mod sweep;
 pub mod validate;
 
 use crate::config::{Doc, TableReader, Val};
-use crate::engine::{RngStreams, NSEC_PER_MSEC};
+use crate::engine::{checked_ns, checked_ns_f64, RngStreams, NSEC_PER_MSEC};
 use crate::error::InputError;
 use crate::machine::{self, Machine};
 use crate::metrics::{trace::DecisionTrace, Collector, Observers};
@@ -98,6 +98,27 @@ pub fn resolve_machine(doc: &Doc, m: &TableReader<'_>) -> Result<Machine, InputE
     };
     m.finish()?;
     Ok(machine)
+}
+
+/// The most runs (seeds) one command may ask for: `--runs` of compare, sweep,
+/// reproduce, validate and calibrate, and `run.runs`. Each run's result is kept
+/// until the end (for the paired statistics), so the bound is a memory bound.
+pub const MAX_RUNS: u32 = 10_000;
+
+/// `e` re-attributed to the command-line option `label` (e.g. "--b `NO_X`") when it
+/// came from the command line rather than from a file: a scenario reports every
+/// override as `--set:` or `--features:`, which misleads when the words were
+/// written after `--a`, `--b` or `--grid`. Call it only once the shared `--set`s
+/// are known to be valid, so that the command-line error can only be `label`'s.
+pub fn relabel(e: InputError, label: &str) -> InputError {
+    if e.file.is_some() {
+        return e;
+    }
+    let msg = ["--set: ", "--features: "]
+        .iter()
+        .find_map(|p| e.msg.strip_prefix(p))
+        .unwrap_or(&e.msg);
+    InputError::new(format!("{label}: {msg}"))
 }
 
 /// Command-line adjustments applied on top of the file.
@@ -233,6 +254,16 @@ impl Scenario {
         if let Some(bg) = &background {
             generators::background::append(&mut workload, bg, &machine);
         }
+        let max = crate::sched::core::MAX_TASKS;
+        if workload.tasks.len() > max {
+            return Err(doc.err(
+                w.node,
+                format!(
+                    "the workload starts {} tasks, more than the limit of {max} (see docs/limits.md)",
+                    workload.tasks.len()
+                ),
+            ));
+        }
 
         let mut duration_ns = None;
         let mut seed = 1;
@@ -240,13 +271,25 @@ impl Scenario {
         let mut noise = 0.0;
         if let Some(r) = root.table("run")? {
             if let Some(d) = r.get("duration_ms") {
-                duration_ns = Some(match &d.val {
-                    Val::Int(i) if *i > 0 => *i as u64 * NSEC_PER_MSEC,
-                    Val::Float(f) if *f > 0.0 && f.is_finite() => {
-                        (*f * NSEC_PER_MSEC as f64).round() as u64
-                    }
+                let ns = match &d.val {
+                    Val::Int(i) if *i > 0 => checked_ns(*i as u64, NSEC_PER_MSEC),
+                    Val::Float(f) if *f > 0.0 => checked_ns_f64(*f, NSEC_PER_MSEC),
                     _ => return Err(doc.err(d, "`run.duration_ms` must be a positive number")),
-                });
+                };
+                duration_ns =
+                    Some(match ns {
+                        Some(0) => return Err(doc.err(
+                            d,
+                            "`run.duration_ms` rounds to 0 ns: the shortest run is 1 ns (1e-6 ms)",
+                        )),
+                        Some(ns) => ns,
+                        None => {
+                            return Err(doc.err(
+                                d,
+                                format!("`run.duration_ms` {}", crate::engine::time_limit_text()),
+                            ))
+                        }
+                    });
             }
             seed = r.uint("seed", 0, i64::MAX as u64)?.unwrap_or(1);
             if let Some(n) = r.get("noise") {
@@ -258,7 +301,7 @@ impl Scenario {
                     }
                 };
             }
-            runs = r.uint("runs", 1, 1_000_000)?.unwrap_or(1) as u32;
+            runs = r.uint("runs", 1, u64::from(MAX_RUNS))?.unwrap_or(1) as u32;
             r.finish()?;
         }
         if let Some(s) = ov.seed {

@@ -18,7 +18,7 @@
 
 use crate::error::InputError;
 use crate::experiment::compare::scalars;
-use crate::experiment::{run, write_atomic, Overrides, RunOpts, Scenario};
+use crate::experiment::{relabel, run, write_atomic, Overrides, RunOpts, Scenario};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::Path;
@@ -52,6 +52,28 @@ impl Axis {
             key: k.trim().to_string(),
             values,
         })
+    }
+}
+
+/// The most runs one sweep may hold: points × seeds (every finished run is kept in
+/// memory until the files are rewritten at the end).
+pub const MAX_SWEEP_RUNS: u64 = 100_000;
+
+/// Refuse a grid whose points × `runs` exceeds [`MAX_SWEEP_RUNS`], before a single
+/// point is built.
+pub fn check_size(axes: &[Axis], runs: u32) -> Result<(), InputError> {
+    let total = axes
+        .iter()
+        .try_fold(u64::from(runs), |n, a| n.checked_mul(a.values.len() as u64));
+    match total {
+        Some(n) if n <= MAX_SWEEP_RUNS => Ok(()),
+        _ => Err(InputError::new(format!(
+            "--grid × --runs: {} points × {runs} seeds is more than the limit of {MAX_SWEEP_RUNS} runs per sweep (see docs/limits.md)",
+            axes.iter()
+                .map(|a| a.values.len().to_string())
+                .collect::<Vec<_>>()
+                .join(" × ")
+        ))),
     }
 }
 
@@ -140,6 +162,7 @@ pub fn sweep(
     progress: &(dyn Fn() + Sync),
 ) -> Result<SweepSummary, InputError> {
     use rayon::prelude::*;
+    check_size(axes, runs)?;
     std::fs::create_dir_all(out)
         .map_err(|e| InputError::in_file(out, None, format!("cannot create: {e}")))?;
     let jsonl = out.join("results.jsonl");
@@ -148,14 +171,21 @@ pub fn sweep(
     let mut scs: Vec<Scenario> = Vec::with_capacity(pts.len());
     for p in &pts {
         let sets = p.iter().map(|(k, v)| set_of(k, v)).collect();
-        scs.push(Scenario::load(
-            scenario,
-            &Overrides {
-                sets,
-                features: None,
-                seed: None,
-            },
-        )?);
+        let label = p
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>();
+        scs.push(
+            Scenario::load(
+                scenario,
+                &Overrides {
+                    sets,
+                    features: None,
+                    seed: None,
+                },
+            )
+            .map_err(|e| relabel(e, &format!("--grid point {}", label.join(" "))))?,
+        );
     }
     let mut done = read_done(&jsonl)?;
     // Keep only whole, known lines; rewrite so a torn tail is gone before appending.

@@ -17,6 +17,7 @@
 //! machine parses back to an identical machine (times that are not whole µs are
 //! written with an `_ns` key).
 
+use crate::engine::{checked_ns, time_limit_text, NSEC_PER_USEC};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -32,8 +33,7 @@ use crate::error::{line_of, InputError};
 
 /// Read and parse a machine file.
 pub fn load_machine_file(path: &Path) -> Result<Machine, InputError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::in_file(path, None, format!("cannot read machine file: {e}")))?;
+    let text = crate::input::read_text(path)?;
     parse_machine_toml(&text, path)
 }
 
@@ -169,10 +169,18 @@ impl Ctx<'_> {
                 Some(span),
                 format!("give either {what}_us or {what}_ns, not both"),
             )),
-            (Some(us), None) => us
-                .checked_mul(1_000)
-                .ok_or_else(|| self.err(Some(span), format!("{what}_us = {us} is too large"))),
-            (None, Some(ns)) => Ok(ns),
+            (Some(us), None) => checked_ns(us, NSEC_PER_USEC).ok_or_else(|| {
+                self.err(
+                    Some(span),
+                    format!("{what}_us = {us} {}", time_limit_text()),
+                )
+            }),
+            (None, Some(ns)) => checked_ns(ns, 1).ok_or_else(|| {
+                self.err(
+                    Some(span),
+                    format!("{what}_ns = {ns} {}", time_limit_text()),
+                )
+            }),
             (None, None) => default
                 .ok_or_else(|| self.err(Some(span), format!("missing {what}_us (or {what}_ns)"))),
         }
@@ -807,6 +815,6 @@ kind = 1
     #[test]
     fn load_missing_file_is_an_error() {
         let e = load_machine_file(Path::new("/nonexistent/m.toml")).unwrap_err();
-        assert!(e.msg.contains("cannot read machine file"));
+        assert!(e.msg.contains("No such file"), "{e}");
     }
 }

@@ -335,10 +335,20 @@ impl Machine {
                     c.freq_domain
                 ));
             }
+            // core ⊆ cluster ⊆ LLC ⊆ package, and package and node nest one way
+            // or the other; with nodes inside a package (sub-NUMA clustering) the
+            // LLC lies inside the node too.
+            let (pkg, node) = (m.package[i], m.node[i]);
+            if !pkg.is_subset(&node) && !node.is_subset(&pkg) {
+                return Err(format!(
+                    "cpu{i}: its package ({pkg}) and its NUMA node ({node}) do not nest"
+                ));
+            }
             let nest = [
                 ("core", m.smt[i], "cluster", m.cluster[i]),
                 ("cluster", m.cluster[i], "LLC", m.llc[i]),
-                ("LLC", m.llc[i], "package", m.package[i].or(&m.node[i])),
+                ("LLC", m.llc[i], "package", pkg),
+                ("LLC", m.llc[i], "NUMA node", node),
             ];
             for (a, am, b, bm) in nest {
                 if !am.is_subset(&bm) {

@@ -78,12 +78,7 @@ impl Fs<'_> {
     }
     /// Contents of an optional file, trimmed; `None` when it does not exist.
     fn read(&self, rel: &str) -> Result<Option<String>, InputError> {
-        let p = self.path(rel);
-        match std::fs::read_to_string(&p) {
-            Ok(s) => Ok(Some(s.trim().to_string())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(InputError::in_file(p, None, format!("cannot read: {e}"))),
-        }
+        Ok(crate::input::read_text_opt(&self.path(rel))?.map(|s| s.trim().to_string()))
     }
     fn num<T: std::str::FromStr>(&self, rel: &str) -> Result<Option<T>, InputError> {
         match self.read(rel)? {
@@ -95,6 +90,22 @@ impl Fs<'_> {
                     format!("expected a number, found `{s}`"),
                 )
             }),
+        }
+    }
+    /// A time in µs (cpuidle's `latency`, `residency`), as ns within the engine's
+    /// [`MAX_TIME_NS`](crate::engine::MAX_TIME_NS).
+    fn us_as_ns(&self, rel: &str) -> Result<Option<u64>, InputError> {
+        match self.num::<u64>(rel)? {
+            None => Ok(None),
+            Some(us) => crate::engine::checked_ns(us, crate::engine::NSEC_PER_USEC)
+                .map(Some)
+                .ok_or_else(|| {
+                    InputError::in_file(
+                        self.path(rel),
+                        Some(1),
+                        format!("{us} µs {}", crate::engine::time_limit_text()),
+                    )
+                }),
         }
     }
     fn cpulist(&self, rel: &str) -> Result<Option<CpuMask>, InputError> {
@@ -152,6 +163,16 @@ fn dense<K: PartialEq + Clone>(keys: &[K]) -> Vec<usize> {
 pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machine, InputError> {
     let fs = Fs { root };
     let cpu_dir = "sys/devices/system/cpu";
+    if !fs.path(cpu_dir).is_dir() {
+        let what = if root.is_dir() {
+            format!("not a sysfs snapshot: no {cpu_dir} directory in it")
+        } else if root.exists() {
+            "not a directory (a sysfs snapshot is a directory laid out like /)".to_string()
+        } else {
+            "no such directory".to_string()
+        };
+        return Err(InputError::in_file(root, None, what));
+    }
     let online = match fs.cpulist(&format!("{cpu_dir}/online"))? {
         Some(m) => m,
         None => fs.cpulist(&format!("{cpu_dir}/possible"))?.ok_or_else(|| {
@@ -337,13 +358,13 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
             let name = fs
                 .read(&format!("{base}/name"))?
                 .unwrap_or_else(|| format!("state{k}"));
-            let lat: u64 = fs.num(&format!("{base}/latency"))?.unwrap_or(0);
-            let res: u64 = fs.num(&format!("{base}/residency"))?.unwrap_or(0);
+            let lat = fs.us_as_ns(&format!("{base}/latency"))?.unwrap_or(0);
+            let res = fs.us_as_ns(&format!("{base}/residency"))?.unwrap_or(0);
             let power: u64 = fs.num(&format!("{base}/power"))?.unwrap_or(0);
             states.push(IdleState {
                 name,
-                exit_latency_ns: lat * 1_000,
-                target_residency_ns: res * 1_000,
+                exit_latency_ns: lat,
+                target_residency_ns: res,
                 power_mw: if power >= 1_000_000 {
                     0.0
                 } else {
@@ -760,6 +781,15 @@ mod tests {
     #[test]
     fn missing_and_bad_files_are_input_errors() {
         let t = Tree::new("bad");
+        let e = import_sysfs_with_arch(&t.0.join("nope"), Arch::X86).unwrap_err();
+        assert!(e.msg.contains("no such directory"), "{e}");
+        let e = import_sysfs_with_arch(&t.0, Arch::X86).unwrap_err();
+        assert!(
+            e.msg
+                .contains("not a sysfs snapshot: no sys/devices/system/cpu directory"),
+            "{e}"
+        );
+        t.put("sys/devices/system/cpu/possible_not", "");
         let e = import_sysfs_with_arch(&t.0, Arch::X86).unwrap_err();
         assert!(
             e.file

@@ -227,6 +227,13 @@ pub struct Rq {
 /// Work is stored in 1/1024 reference-ns units.
 pub const WORK_SHIFT: u32 = 10;
 
+/// The most tasks one run may hold, those a scenario starts and those its programs
+/// fork together (the model's `pid_max`; the kernel's default is 32 768, its
+/// ceiling 4 194 304). A task costs ~1.5 KB of simulator memory, so the bound keeps
+/// a run-away fork chain under ~400 MB; `fork` past it is a program error naming
+/// the limit (docs/limits.md).
+pub const MAX_TASKS: usize = 1 << 18;
+
 /// The simulated kernel.
 pub struct Kernel<O> {
     pub m: Machine,
@@ -630,6 +637,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     // Task creation, fork, exit
     // ------------------------------------------------------------------
 
+    /// Whether one more task may be created: the model's `pid_max` is [`MAX_TASKS`].
+    pub fn can_create_task(&self) -> bool {
+        self.tasks.len() < MAX_TASKS
+    }
+
     /// `copy_process` + `sched_fork`: a new task in `TASK_NEW`, not yet runnable.
     /// `parent` is `None` for tasks the scenario starts.
     pub fn create_task(
@@ -744,7 +756,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         // Fair-class tasks (SCHED_OTHER, BATCH and IDLE alike) get the default slack;
         // only RT and deadline tasks get none, and those are not modelled.
         let slack = self.tun_timer_slack();
-        let expiry = self.now + dur + slack;
+        // Saturating: `dur` is bounded by MAX_TIME_NS when parsed (engine docs); a
+        // timer past the end of time simply never fires.
+        let expiry = self.now.saturating_add(dur).saturating_add(slack);
         let t = &mut self.tasks[pid as usize];
         t.timer_gen = t.timer_gen.wrapping_add(1);
         t.timer_cpu = cpu;

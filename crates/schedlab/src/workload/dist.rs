@@ -24,8 +24,17 @@
 //! decimals allowed if the result is whole ns); a bare number in a string is rejected as
 //! ambiguous. Counts are plain integers; byte sizes are integers or strings with `B`,
 //! `KiB`, `MiB`, `GiB`. Unknown keys are errors naming the key.
+//!
+//! **Bounds.** Every value written is at most [`MAX_DIST_VALUE`] (10^15: a million
+//! seconds of ns, a petabyte, 10^15 iterations), and every draw is clamped to it, so
+//! a long tail of an exponential cannot carry a time past what the engine adds
+//! without overflow (engine module docs).
 
-use crate::engine::RngStream;
+use crate::engine::{RngStream, MAX_TIME_NS};
+
+/// The largest value a distribution may be written with or draw: the engine's
+/// [`MAX_TIME_NS`], for every unit.
+pub const MAX_DIST_VALUE: u64 = MAX_TIME_NS;
 
 /// A distribution of non-negative integers.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -51,10 +60,10 @@ impl Dist {
     /// One draw from `rng`.
     pub fn sample(&self, rng: &mut RngStream) -> u64 {
         match *self {
-            Dist::Const(v) => v,
+            Dist::Const(v) => v.min(MAX_DIST_VALUE),
             Dist::Uniform { lo, hi } => match hi.saturating_sub(lo).checked_add(1) {
-                Some(n) => lo + rng.below(n),
-                None => rng.next_u64(),
+                Some(n) => lo.saturating_add(rng.below(n)).min(MAX_DIST_VALUE),
+                None => rng.next_u64().min(MAX_DIST_VALUE),
             },
             Dist::Exp { mean } => {
                 let u = rng.next_f64();
@@ -91,12 +100,12 @@ impl Dist {
     }
 }
 
-/// Round to the nearest integer, clamping to `[0, u64::MAX]`.
+/// Round to the nearest integer, clamping to `[0, MAX_DIST_VALUE]`.
 fn to_u64(x: f64) -> u64 {
     if x.is_nan() || x <= 0.0 {
         0
     } else {
-        x.round() as u64 // `as` saturates
+        (x.round() as u64).min(MAX_DIST_VALUE) // `as` saturates
     }
 }
 
@@ -209,29 +218,52 @@ const BYTE_UNITS: &[(&str, u64)] = &[
 /// Parse a duration such as `"500us"`, `"1.5ms"`, `"2s"`, `"100ns"` into ns. A bare
 /// number is rejected: in a string the unit is mandatory.
 pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
-    parse_scaled(
+    let ns = parse_scaled(
         s,
         "duration",
         TIME_UNITS,
         "use ns, us, ms or s, e.g. \"500us\"",
     )
+    .map_err(|e| {
+        if e.ends_with("is too large") {
+            format!("duration '{s}' {}", crate::engine::time_limit_text())
+        } else {
+            e
+        }
+    })?;
+    check_max(ns, Unit::Time).map_err(|e| format!("duration '{s}' {e}"))
+}
+
+/// `v` if it is within [`MAX_DIST_VALUE`], else why not.
+fn check_max(v: u64, unit: Unit) -> Result<u64, String> {
+    if v <= MAX_DIST_VALUE {
+        return Ok(v);
+    }
+    Err(match unit {
+        Unit::Time => crate::engine::time_limit_text(),
+        Unit::Count | Unit::Bytes => {
+            format!("exceeds the limit of {MAX_DIST_VALUE} (see docs/limits.md)")
+        }
+    })
 }
 
 /// Parse a byte size such as `"4KiB"` or `"512B"`.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    parse_scaled(
+    let b = parse_scaled(
         s,
         "size",
         BYTE_UNITS,
         "use B, KiB, MiB or GiB, e.g. \"4KiB\"",
-    )
+    )?;
+    check_max(b, Unit::Bytes).map_err(|e| format!("size '{s}' {e}"))
 }
 
 /// One scalar value in `unit`.
 fn parse_scalar(v: &toml::Value, unit: Unit) -> Result<u64, String> {
     match (v, unit) {
         (toml::Value::Integer(i), _) => {
-            u64::try_from(*i).map_err(|_| format!("negative value {i}: must be >= 0"))
+            let v = u64::try_from(*i).map_err(|_| format!("negative value {i}: must be >= 0"))?;
+            check_max(v, unit).map_err(|e| format!("{i} {e}"))
         }
         (toml::Value::String(s), Unit::Time) => parse_duration_ns(s),
         (toml::Value::String(s), Unit::Bytes) => parse_bytes(s),
@@ -443,6 +475,7 @@ mod tests {
             (".5ms", 500_000),
             ("3.000ns", 3),
             ("0ms", 0),
+            ("1000000s", crate::engine::MAX_TIME_NS),
         ];
         for (s, want) in good {
             assert_eq!(parse_duration_ns(s), Ok(want), "{s}");
@@ -455,8 +488,10 @@ mod tests {
             ("5 min", "unknown unit 'min'"),
             ("1.5ns", "not a whole number of ns"),
             ("1.2.3ms", "invalid number"),
-            ("99999999999999999999s", "too large"),
-            ("18446744073709551615s", "too large"),
+            ("99999999999999999999s", "exceeds the limit of 1000000 s"),
+            ("18446744073709551615s", "exceeds the limit of 1000000 s"),
+            ("18446744073709ms", "exceeds the limit of 1000000 s"),
+            ("1000000.000000001s", "exceeds the limit of 1000000 s"),
         ];
         for (s, msg) in bad {
             let e = parse_duration_ns(s).unwrap_err();

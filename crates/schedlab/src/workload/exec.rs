@@ -127,14 +127,30 @@ pub enum SimError {
         event: u64,
         msg: String,
     },
+    /// The simulator itself went wrong (an event queue fault): a bug, reported
+    /// instead of a panic.
+    #[error("internal error at t={t_ns} ns after event {event}: {msg} (a schedlab bug: please report it with the scenario)")]
+    Internal {
+        t_ns: SimTime,
+        event: u64,
+        msg: String,
+    },
 }
 
 impl SimError {
     /// True when the scenario's workload is at fault (a deadlock, a program that
     /// misuses a mutex or loops without work), not the simulator.
     pub fn is_input_error(&self) -> bool {
-        !matches!(self, SimError::Invariant { .. })
+        !matches!(self, SimError::Invariant { .. } | SimError::Internal { .. })
     }
+}
+
+/// Why a fork failed at the task limit.
+fn task_limit_msg() -> String {
+    format!(
+        "fork: the run already holds {} tasks, the limit (MAX_TASKS; see docs/limits.md)",
+        crate::sched::core::MAX_TASKS
+    )
 }
 
 /// Engine counters of a run.
@@ -306,6 +322,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             self.drain_steps()?;
+            if let Some(msg) = self.q.fault() {
+                return Err(SimError::Internal {
+                    t_ns: now,
+                    event: self.q.popped(),
+                    msg: msg.to_string(),
+                });
+            }
             if self.check {
                 self.k
                     .check_invariants()
@@ -749,7 +772,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     let w = d.sample(&mut st.rng);
                     st.phase = 1;
                     if w > 0 {
-                        let until = self.k.now + w;
+                        let until = self.k.now.saturating_add(w);
                         self.k.set_segment(cpu, Segment::Spin(until), &mut self.q);
                         return true;
                     }
@@ -947,6 +970,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::Fork { prog, thread } => {
                 pay!();
+                if !self.k.can_create_task() {
+                    return self.bad_program(pid, &task_limit_msg());
+                }
                 let name = self.spec.programs[prog].name.clone();
                 let nice = self.k.tasks[pid as usize].nice;
                 let policy = self.k.tasks[pid as usize].policy;
@@ -963,6 +989,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::Spawn { task } => {
                 pay!();
+                if !self.k.can_create_task() {
+                    return self.bad_program(pid, &task_limit_msg());
+                }
                 let i = task as usize;
                 let spec = self.spec.tasks[i].clone();
                 let cpus = spec.cpus.unwrap_or(*self.k.cpus_allowed(pid));

@@ -32,12 +32,17 @@ use crate::config::{Doc, Node, TableReader, Val};
 use crate::error::InputError;
 use crate::machine::CpuMask;
 use crate::sched::core::Policy;
+use crate::sched::core::MAX_TASKS;
 use crate::workload::dist::{parse_dist, Dist, Unit};
 use crate::workload::ipc::ChanKind;
 use crate::workload::program::{
     ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, NR_REGS,
 };
 use std::collections::BTreeMap;
+
+/// The most objects of one kind (channels, futexes, mutexes, barriers, ...) a
+/// workload may declare, all `count`s together.
+pub const MAX_OBJECTS: u64 = 1 << 20;
 
 /// Convert a located node to a plain `toml::Value` (for the distribution parser).
 pub fn node_to_toml(n: &Node) -> toml::Value {
@@ -152,12 +157,22 @@ impl Ctx<'_> {
         let Some(items) = r.array(key)? else {
             return Ok(());
         };
+        let mut total = 0u64;
         for item in items {
             let t = TableReader::new(self.doc, item, &format!("workload.{key}"))?;
             let name = t
                 .str("name")?
                 .ok_or_else(|| t.err("name", format!("every `{key}` needs a `name`")))?;
-            let count = t.uint("count", 1, 1 << 20)?.unwrap_or(1) as u32;
+            let count = t.uint("count", 1, MAX_OBJECTS)?.unwrap_or(1) as u32;
+            total += u64::from(count);
+            if total > MAX_OBJECTS {
+                return Err(t.err(
+                    "count",
+                    format!(
+                        "this `count` brings the workload to {total} `{key}` objects, more than the limit of {MAX_OBJECTS} (see docs/limits.md)"
+                    ),
+                ));
+            }
             let arrays = match key {
                 "channel" => &mut self.objs.chans,
                 "futex" => &mut self.objs.futexes,
@@ -597,13 +612,23 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
             "a `tasks` workload needs at least one [[workload.task]]",
         )
     })?;
+    let mut total = 0usize;
     for (gi, item) in tasks.iter().enumerate() {
         let t = TableReader::new(doc, item, &format!("workload.task[{gi}]"))?;
         let name = t
             .str("name")?
             .ok_or_else(|| t.err("name", "every task group needs a `name`"))?
             .to_string();
-        let count = t.uint("count", 1, 1 << 20)?.unwrap_or(1) as u32;
+        let count = t.uint("count", 1, MAX_TASKS as u64)?.unwrap_or(1) as u32;
+        total += count as usize;
+        if total > MAX_TASKS {
+            return Err(t.err(
+                "count",
+                format!(
+                    "this `count` brings the workload to {total} tasks, more than the limit of {MAX_TASKS} (see docs/limits.md)"
+                ),
+            ));
+        }
         let cpus = match t.str("cpus")? {
             None => None,
             Some(s) => {

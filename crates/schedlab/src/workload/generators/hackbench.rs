@@ -299,6 +299,22 @@ pub fn pipe_spec(o: &PipeOpts) -> WorkloadSpec {
     spec
 }
 
+/// `groups` × `fds` senders and as many receivers must fit the task limit.
+fn check_messaging_tasks(w: &TableReader<'_>, o: &MessagingOpts) -> Result<(), InputError> {
+    use crate::sched::core::MAX_TASKS;
+    let n = 2 * u64::from(o.groups) * u64::from(o.fds);
+    if n > MAX_TASKS as u64 {
+        return Err(w.err(
+            "groups",
+            format!(
+                "{} groups × {} fds × 2 = {n} tasks is more than the limit of {MAX_TASKS} (see docs/limits.md)",
+                o.groups, o.fds
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Parse `[workload]` for kind `hackbench`, `perf-messaging` or `perf-pipe`.
 pub fn parse(kind: &str, w: &TableReader<'_>) -> Result<Generated, InputError> {
     let (spec, tool) = match kind {
@@ -312,6 +328,7 @@ pub fn parse(kind: &str, w: &TableReader<'_>) -> Result<Generated, InputError> {
                 pipe: w.bool("pipe")?.unwrap_or(false),
                 threads: w.bool("threads")?.unwrap_or(false),
             };
+            check_messaging_tasks(w, &o)?;
             (messaging_spec(&o), HackbenchTool::Hackbench)
         }
         "perf-messaging" => {
@@ -323,6 +340,7 @@ pub fn parse(kind: &str, w: &TableReader<'_>) -> Result<Generated, InputError> {
                 pipe: w.bool("pipe")?.unwrap_or(false),
                 threads: w.bool("thread")?.unwrap_or(false),
             };
+            check_messaging_tasks(w, &o)?;
             (messaging_spec(&o), HackbenchTool::PerfMessaging)
         }
         _ => {

@@ -147,7 +147,37 @@ pub fn pos(w: &TableReader<'_>, key: &'static str, def: u32) -> Result<u32, Inpu
         Some(v) if v >= 1 && v <= u32::MAX as i64 => Ok(v as u32),
         Some(v) => Err(w.err(
             key,
-            format!("`{key}` must be a positive integer, found {v}"),
+            format!("`{key}` must be an integer in 1..={}, found {v}", u32::MAX),
+        )),
+    }
+}
+
+/// A number of seconds as a tool's option gives it (an integer or a decimal), in
+/// ns: `None` unless it is finite, `>= 0` and within the engine's
+/// [`MAX_TIME_NS`](crate::engine::MAX_TIME_NS).
+pub fn secs_to_ns(v: &crate::config::Val) -> Option<u64> {
+    use crate::config::Val;
+    use crate::engine::{checked_ns, checked_ns_f64, NSEC_PER_SEC};
+    match *v {
+        Val::Int(i) if i >= 0 => checked_ns(i as u64, NSEC_PER_SEC),
+        Val::Float(f) if f >= 0.0 => checked_ns_f64(f, NSEC_PER_SEC),
+        _ => None,
+    }
+}
+
+/// A positive number of seconds under `key` (default `def_ns`), as ns.
+pub fn secs_opt(w: &TableReader<'_>, key: &'static str, def_ns: u64) -> Result<u64, InputError> {
+    let Some(n) = w.get(key) else {
+        return Ok(def_ns);
+    };
+    match secs_to_ns(&n.val) {
+        Some(v) if v > 0 => Ok(v),
+        _ => Err(w.err(
+            key,
+            format!(
+                "`{key}` must be a positive number of seconds (at most {})",
+                crate::engine::MAX_TIME_NS / crate::engine::NSEC_PER_SEC
+            ),
         )),
     }
 }

@@ -412,7 +412,7 @@ pub fn parse(kind: &str, w: &TableReader<'_>, m: &Machine) -> Result<Generated, 
         let o = OldOpts {
             message_threads: pos(w, "message_threads", d.message_threads)?,
             threads: pos(w, "threads", d.threads)?,
-            runtime: pos(w, "runtime", d.runtime)?,
+            runtime: runtime(w, d.runtime)?,
             sleeptime: nonneg(w, "sleeptime", d.sleeptime)?,
             cputime: nonneg(w, "cputime", d.cputime)?,
         };
@@ -428,7 +428,7 @@ pub fn parse(kind: &str, w: &TableReader<'_>, m: &Machine) -> Result<Generated, 
         let o = NewOpts {
             message_threads,
             threads: pos(w, "threads", n.div_ceil(message_threads))?,
-            runtime: pos(w, "runtime", d.runtime)?,
+            runtime: runtime(w, d.runtime)?,
             sleep_usec: nonneg(w, "sleep_usec", d.sleep_usec)?,
             operations: pos(w, "operations", d.operations)?,
             cache_footprint: pos(w, "cache_footprint", d.cache_footprint)?,
@@ -444,13 +444,19 @@ pub fn parse(kind: &str, w: &TableReader<'_>, m: &Machine) -> Result<Generated, 
     }
 }
 
+/// `runtime` in seconds, at most the engine's time limit.
+fn runtime(w: &TableReader<'_>, def: u32) -> Result<u32, InputError> {
+    let max = crate::engine::MAX_TIME_NS / crate::engine::NSEC_PER_SEC;
+    Ok(w.uint("runtime", 1, max)?.map_or(def, |v| v as u32))
+}
+
 fn nonneg(w: &TableReader<'_>, key: &'static str, def: u32) -> Result<u32, InputError> {
     Ok(w.uint(key, 0, u64::from(u32::MAX / 1000))?
         .map_or(def, |v| v as u32))
 }
 
 fn check_threads(w: &TableReader<'_>, m: u32, t: u32) -> Result<(), InputError> {
-    if u64::from(m) * (1 + u64::from(t)) > 1 << 20 {
+    if u64::from(m) * (1 + u64::from(t)) > crate::sched::core::MAX_TASKS as u64 {
         return Err(w.err(
             "threads",
             format!(

@@ -299,16 +299,21 @@ fn time_ns(w: &TableReader<'_>, def: u64) -> Result<u64, InputError> {
     };
     match v {
         None => Ok(def),
-        Some((_, n)) => match n.val {
-            Val::Int(i) if i >= 0 => Ok(i as u64 * 1_000_000_000),
-            Val::Float(f) if f >= 0.0 && f.is_finite() => Ok((f * 1e9).round() as u64),
-            _ => {
+        Some((_, n)) => match super::secs_to_ns(&n.val) {
+            Some(ns) => Ok(ns),
+            None => {
                 let k = if w.get("time").is_some() {
                     "time"
                 } else {
                     "max_time"
                 };
-                Err(w.err(k, format!("`{k}` must be a non-negative number of seconds")))
+                Err(w.err(
+                    k,
+                    format!(
+                        "`{k}` must be a non-negative number of seconds (at most {})",
+                        crate::engine::MAX_TIME_NS / crate::engine::NSEC_PER_SEC
+                    ),
+                ))
             }
         },
     }

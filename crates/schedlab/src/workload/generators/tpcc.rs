@@ -43,7 +43,7 @@
 //! and transactions per minute (`tpm` = transactions · 60 / elapsed seconds), the
 //! mean response time and mean group-commit batch (transactions per log write).
 
-use super::uperf::secs_opt;
+use super::secs_opt;
 use super::{pos, Generated, Tool, ToolInput, ToolResult};
 use crate::config::TableReader;
 use crate::error::InputError;

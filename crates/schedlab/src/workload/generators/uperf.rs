@@ -40,7 +40,7 @@
 //! disconnect transaction is cut off by the time limit.
 
 use super::{pos, Generated, Tool, ToolInput, ToolResult};
-use crate::config::{TableReader, Val};
+use crate::config::TableReader;
 use crate::error::InputError;
 use crate::machine::Machine;
 use crate::sched::core::Policy;
@@ -68,25 +68,6 @@ impl Default for UperfOpts {
             size: 8192,
             duration_ns: 30_000_000_000,
         }
-    }
-}
-
-/// Read a positive duration in seconds (integer or decimal) as ns.
-pub fn secs_opt(w: &TableReader<'_>, key: &'static str, def_ns: u64) -> Result<u64, InputError> {
-    let Some(n) = w.get(key) else {
-        return Ok(def_ns);
-    };
-    let ns = match n.val {
-        Val::Int(i) if i > 0 && i <= 1_000_000 => Some(i as u64 * 1_000_000_000),
-        Val::Float(f) if f > 0.0 && f <= 1e6 => Some((f * 1e9).round() as u64),
-        _ => None,
-    };
-    match ns {
-        Some(v) if v > 0 => Ok(v),
-        _ => Err(w.err(
-            key,
-            format!("`{key}` must be a positive number of seconds (at most 1e6)"),
-        )),
     }
 }
 
@@ -212,7 +193,7 @@ pub fn parse(w: &TableReader<'_>, m: &Machine) -> Result<Generated, InputError> 
     let o = UperfOpts {
         nthreads: pos(w, "nthreads", d.nthreads)?,
         size: pos(w, "size", d.size)?,
-        duration_ns: secs_opt(w, "duration", d.duration_ns)?,
+        duration_ns: super::secs_opt(w, "duration", d.duration_ns)?,
     };
     if o.nthreads > 4096 {
         return Err(w.err("nthreads", "`nthreads` must be at most 4096"));

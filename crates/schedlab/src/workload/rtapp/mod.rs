@@ -97,8 +97,10 @@ pub const MEM_NS_PER_10_BYTES: u64 = 1;
 pub const RUNTIME_CHUNK_US: u64 = 32;
 /// Timer slots kept per `unique` timer of a forked task.
 pub const FORK_UNIQUE_SLOTS: u32 = 16;
-/// Largest µs or byte value accepted (~11.6 days): keeps every ns product in u64.
-pub const MAX_VALUE: i64 = 1_000_000_000_000;
+/// Largest µs or byte value accepted: the engine's
+/// [`MAX_TIME_NS`](crate::engine::MAX_TIME_NS) in µs (~11.6 days), so every ns
+/// product fits in u64.
+pub const MAX_VALUE: i64 = (crate::engine::MAX_TIME_NS / crate::engine::NSEC_PER_USEC) as i64;
 /// Name of the phase of a task without a `phases` object.
 pub const SINGLE_PHASE: &str = "phase0";
 /// Name of rt-app's main thread (the process's first thread, which creates the
@@ -563,7 +565,7 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
             "duration",
             "an integer number of seconds (-1 = none)",
             i64::MIN,
-            1 << 32,
+            (crate::engine::MAX_TIME_NS / crate::engine::NSEC_PER_SEC) as i64,
         )? {
             duration_s = (d > 0).then_some(d as u64);
         }
@@ -1340,10 +1342,10 @@ pub fn parse(w: &TableReader<'_>, m: &Machine) -> Result<Generated, InputError> 
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let path = base.join(rel);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = crate::input::read_text(&path).map_err(|e| {
         w.err(
             "file",
-            format!("cannot read rt-app file {}: {e}", path.display()),
+            format!("cannot read rt-app file {}: {}", path.display(), e.msg),
         )
     })?;
     let f = parse_file(&text, &path, m)?;
