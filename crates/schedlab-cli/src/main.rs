@@ -895,7 +895,7 @@ fn real_main() -> Result<(), Failure> {
             let at_ns = schedlab::engine::checked_ns_f64(at, schedlab::engine::NSEC_PER_MSEC)
                 .ok_or_else(|| {
                     InputError::new(format!(
-                        "--at {at}: must be a non-negative time in ms, at most {} s",
+                        "--at {at:?}: must be a non-negative time in ms, at most {} s",
                         schedlab::engine::MAX_TIME_NS / schedlab::engine::NSEC_PER_SEC
                     ))
                 })?;

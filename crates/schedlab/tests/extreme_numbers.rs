@@ -69,8 +69,8 @@ fn numeric_tokens(text: &str) -> Vec<Range<usize>> {
     let mut out = vec![];
     let mut i = 0;
     while i < b.len() {
-        let starts = b[i].is_ascii_digit()
-            || (b[i] == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit));
+        let starts =
+            b[i].is_ascii_digit() || (b[i] == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit));
         let glued = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b"_.-".contains(&b[i - 1]));
         if starts && !glued {
             let s = i;
@@ -149,8 +149,8 @@ fn check(input: &Input, text: &str) -> Result<(), String> {
     let path = &input.path;
     match input.kind {
         Kind::Scenario => {
-            let sc = Doc::parse(text, path)
-                .and_then(|d| Scenario::from_doc(d, &Overrides::default()));
+            let sc =
+                Doc::parse(text, path).and_then(|d| Scenario::from_doc(d, &Overrides::default()));
             let mut sc = match sc {
                 Ok(sc) => sc,
                 Err(e) => return refused_well(&e),
@@ -242,7 +242,10 @@ fn mild_mutants_are_accepted_and_run() {
     // (a count, a size, a time in ns — all valid somewhere), most still run. A
     // property that only ever saw refusals would test the parsers alone.
     let before = RAN.with(|r| r.get());
-    let scenarios: Vec<&Input> = inputs().iter().filter(|i| i.kind == Kind::Scenario).collect();
+    let scenarios: Vec<&Input> = inputs()
+        .iter()
+        .filter(|i| i.kind == Kind::Scenario)
+        .collect();
     for i in &scenarios {
         let text = mutate(i, i.tokens.len() - 1, "1");
         check(i, &text).unwrap_or_else(|e| panic!("{}: {e}", i.path.display()));

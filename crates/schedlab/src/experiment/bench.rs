@@ -168,7 +168,7 @@ pub fn check_args(only: &[String], scale: f64) -> Result<(), crate::error::Input
         && crate::engine::checked_ns_f64(longest, NSEC_PER_MSEC).is_some();
     if !ok {
         return Err(InputError::new(format!(
-            "--scale {scale}: must be a positive number that keeps each case between 1 ns and {} s \
+            "--scale {scale:?}: must be a positive number that keeps each case between 1 ns and {} s \
              of simulated time",
             crate::engine::MAX_TIME_NS / crate::engine::NSEC_PER_SEC
         )));
