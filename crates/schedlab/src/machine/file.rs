@@ -792,6 +792,32 @@ kind = 1
         assert_eq!(e.to_string(), format!("bad.toml: {}", e.msg));
     }
 
+    #[test]
+    fn numbers_beyond_their_bounds_are_refused() {
+        #[rustfmt::skip]
+        let cases: &[(&str, &str, &str)] = &[
+            // Levels that do not nest: an LLC across two packages of one node.
+            ("llcs = [\"0-1\", \"2-3\"]", "packages = [\"0-1\", \"2-3\"]\nllcs = [\"0-2\", \"3\"]", "cpu0: its LLC (0-2) is not inside its package (0-1)"),
+            // Packages and nodes that cross.
+            ("[topology]\nllcs = [\"0-1\", \"2-3\"]", "numa_distance = [[10, 20], [20, 10]]\n[topology]\nnodes = [\"0-1\", \"2-3\"]\npackages = [\"0\", \"1-3\"]\nllcs = [\"0\", \"1\", \"2-3\"]", "cpu1: its package (1-3) and its NUMA node (0-1) do not nest"),
+            ("exit_latency_us = 1\n", "exit_latency_us = 18446744073709552\n", "exit_latency_us = 18446744073709552 exceeds the limit of 1000000 s"),
+            ("exit_latency_us = 1\n", "exit_latency_ns = 1000000000000001\n", "exit_latency_ns = 1000000000000001 exceeds the limit"),
+            ("target_residency_us = 1", "target_residency_us = 1\npower_mw = nan", "power_mw must be >= 0"),
+            ("smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"", "smt_throughput = [1024, 0]\n\n[[core_kind]]\nname = \"big\"", "entries in 1..=1024"),
+            ("[topology]", "[cost]\nfork = 1000000001\n[topology]", "cost `fork` = 1000000001: a cost is at most 1000000000 ns"),
+            ("[topology]", "node_reclaim_distance = 256\n[topology]", "a SLIT distance is at most 255"),
+        ];
+        for (from, to, msg) in cases {
+            assert!(GOOD.contains(from), "case pattern `{from}` not in GOOD");
+            let e = err_of(&GOOD.replacen(from, to, 1));
+            assert!(
+                e.msg.contains(msg),
+                "expected `{msg}` in `{}` for {to:?}",
+                e.msg
+            );
+        }
+    }
+
     /// docs/machine-file.md names every `[cost]` key, and the writer writes each.
     #[test]
     fn every_cost_field_is_documented_and_written() {

@@ -176,6 +176,26 @@ pub struct CostTable {
     pub domain_visit: u64,
 }
 
+/// The largest value of any `[cost]` entry: one second. Costs are ns of kernel
+/// primitives (tens of ns to tens of µs); a path charges a handful of them, or
+/// one per CPU probed, so this bound keeps every sum of costs far from overflow.
+pub const MAX_COST_NS: u64 = crate::engine::NSEC_PER_SEC;
+
+impl CostTable {
+    /// Every entry within [`MAX_COST_NS`], or the first that is not.
+    pub fn check(&self) -> Result<(), String> {
+        let v = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        for (k, x) in v.as_object().into_iter().flatten() {
+            if x.as_u64().is_none_or(|n| n > MAX_COST_NS) {
+                return Err(format!(
+                    "cost `{k}` = {x}: a cost is at most {MAX_COST_NS} ns (1 s)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for CostTable {
     /// Mid-range x86 values of `spec/workloads.md` §2.
     fn default() -> Self {
@@ -282,8 +302,20 @@ impl Machine {
         if p.numa_distance.len() != nodes || p.numa_distance.iter().any(|r| r.len() != nodes) {
             return Err(format!("numa_distance must be a {nodes}×{nodes} matrix"));
         }
+        if p.node_reclaim_distance > 255 {
+            return Err(format!(
+                "node_reclaim_distance = {}: a SLIT distance is at most 255",
+                p.node_reclaim_distance
+            ));
+        }
+        p.cost.check()?;
         for (i, row) in p.numa_distance.iter().enumerate() {
             for (j, &d) in row.iter().enumerate() {
+                if d > 255 {
+                    return Err(format!(
+                        "numa_distance[{i}][{j}] = {d}: a SLIT distance is at most 255"
+                    ));
+                }
                 if (i == j && d != 10) || (i != j && d <= 10) {
                     return Err(format!(
                         "numa_distance[{i}][{j}] = {d}: local must be 10, remote > 10"
@@ -359,9 +391,12 @@ impl Machine {
             }
             let threads = m.smt[i].weight();
             let kind = &p.core_kinds[c.kind];
-            if kind.smt_throughput.len() < threads || kind.smt_throughput.first() != Some(&1024) {
+            if kind.smt_throughput.len() < threads
+                || kind.smt_throughput.first() != Some(&1024)
+                || kind.smt_throughput.iter().any(|&t| t == 0 || t > 1024)
+            {
                 return Err(format!(
-                    "core kind `{}`: smt_throughput needs {threads} entries starting with 1024",
+                    "core kind `{}`: smt_throughput needs {threads} entries in 1..=1024, starting with 1024",
                     kind.name
                 ));
             }
@@ -392,6 +427,23 @@ impl Machine {
             }
         }
         for (t, table) in p.idle_tables.iter().enumerate() {
+            for s in table {
+                if s.exit_latency_ns > crate::engine::MAX_TIME_NS
+                    || s.target_residency_ns > crate::engine::MAX_TIME_NS
+                {
+                    return Err(format!(
+                        "idle table {t}, state `{}`: a latency or residency {}",
+                        s.name,
+                        crate::engine::time_limit_text()
+                    ));
+                }
+                if !(s.power_mw.is_finite() && s.power_mw >= 0.0) {
+                    return Err(format!(
+                        "idle table {t}, state `{}`: power_mw = {} must be a finite number >= 0",
+                        s.name, s.power_mw
+                    ));
+                }
+            }
             if table
                 .windows(2)
                 .any(|w| w[0].exit_latency_ns > w[1].exit_latency_ns)

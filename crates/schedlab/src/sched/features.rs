@@ -266,6 +266,22 @@ impl Tunables {
                 _ => Err(format!("tunable `{name}` needs a non-negative integer")),
             }
         };
+        // The sysctl's own bounds (kernel/sysctl.c: the granularities between
+        // `min_sched_granularity_ns` (100 µs) or 0 and `max_sched_granularity_ns`
+        // (1 s); the plain `int` sysctls up to INT_MAX).
+        let within = |v: &toml::Value, lo: u64, hi: u64| -> Result<u64, String> {
+            let x = int(v)?;
+            if (lo..=hi).contains(&x) {
+                Ok(x)
+            } else {
+                Err(format!(
+                    "tunable `{name}` = {x} is outside {lo}..={hi}, the sysctl's range"
+                ))
+            }
+        };
+        const GRAN_MIN: u64 = 100_000;
+        const GRAN_MAX: u64 = 1_000_000_000;
+        const INT_MAX: u64 = i32::MAX as u64;
         match name {
             "hz" => {
                 let hz = int(v)?;
@@ -276,11 +292,15 @@ impl Tunables {
                 }
                 self.hz = hz;
             }
-            "sched_latency_ns" => self.set_latency_ns = Some(int(v)?),
-            "sched_min_granularity_ns" => self.set_min_granularity_ns = Some(int(v)?),
-            "sched_wakeup_granularity_ns" => self.set_wakeup_granularity_ns = Some(int(v)?),
-            "sched_migration_cost_ns" => self.migration_cost_ns = int(v)?,
-            "sched_nr_migrate" => self.nr_migrate = int(v)? as u32,
+            "sched_latency_ns" => self.set_latency_ns = Some(within(v, GRAN_MIN, GRAN_MAX)?),
+            "sched_min_granularity_ns" => {
+                self.set_min_granularity_ns = Some(within(v, GRAN_MIN, GRAN_MAX)?)
+            }
+            "sched_wakeup_granularity_ns" => {
+                self.set_wakeup_granularity_ns = Some(within(v, 0, GRAN_MAX)?)
+            }
+            "sched_migration_cost_ns" => self.migration_cost_ns = within(v, 0, INT_MAX)?,
+            "sched_nr_migrate" => self.nr_migrate = within(v, 0, INT_MAX)? as u32,
             "sched_child_runs_first" => self.child_runs_first = int(v)? != 0,
             "sched_tunable_scaling" => {
                 self.scaling = match int(v)? {
@@ -468,6 +488,29 @@ mod tests {
         assert_eq!(t.sched_min_granularity_ns, 3_000_000);
         assert!(t.set("hz", &toml::Value::Integer(123)).is_err());
         assert!(t.set("sched_foo", &toml::Value::Integer(1)).is_err());
+    }
+
+    #[test]
+    fn sysctl_ranges_are_the_kernels() {
+        let mut t = Tunables::v5_6(16);
+        let set = |t: &mut Tunables, k: &str, v: i64| t.set(k, &toml::Value::Integer(v));
+        for (k, lo, hi) in [
+            ("sched_latency_ns", 100_000, 1_000_000_000),
+            ("sched_min_granularity_ns", 100_000, 1_000_000_000),
+            ("sched_wakeup_granularity_ns", 0, 1_000_000_000),
+            ("sched_migration_cost_ns", 0, i32::MAX as i64),
+            ("sched_nr_migrate", 0, i32::MAX as i64),
+        ] {
+            assert!(set(&mut t, k, lo).is_ok(), "{k} = {lo}");
+            assert!(set(&mut t, k, hi).is_ok(), "{k} = {hi}");
+            let e = set(&mut t, k, hi + 1).unwrap_err();
+            assert!(e.contains("the sysctl's range"), "{e}");
+            if lo > 0 {
+                assert!(set(&mut t, k, lo - 1).is_err(), "{k} = {}", lo - 1);
+            }
+            assert!(set(&mut t, k, i64::MAX).is_err());
+        }
+        assert_eq!(t.nr_migrate, i32::MAX as u32, "not truncated");
     }
 
     #[test]
