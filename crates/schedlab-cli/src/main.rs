@@ -1,7 +1,8 @@
 //! `schedlab`: the command-line front end.
 //!
 //! Exit codes: 0 success; 2 bad input or usage (the message names the file, the line
-//! and what is wrong); 1 an internal error (a simulation that could not go on).
+//! and what is wrong); 1 an internal error (a simulation that could not go on, or a
+//! panic: a schedlab bug, reported as such by the panic hook).
 #![forbid(unsafe_code)]
 
 mod bench;
@@ -1022,7 +1023,34 @@ fn real_main() -> Result<(), Failure> {
     Ok(())
 }
 
+/// A panic is a schedlab bug, whatever input caused it: say so, where, and exit 1
+/// (the internal-error status) rather than Rust's 101, so the exit codes stay 0, 1
+/// and 2. `RUST_BACKTRACE=1` still prints the backtrace.
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "internal error: schedlab panicked{at}: {msg} (a schedlab bug: please report it with the scenario and command)"
+        );
+        if std::env::var_os("RUST_BACKTRACE").is_some() {
+            default(info);
+        }
+        std::process::exit(1);
+    }));
+}
+
 fn main() -> ExitCode {
+    install_panic_hook();
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Input(e)) => {
