@@ -548,8 +548,10 @@ fn ignored(o: &Obj<'_>) -> Result<(), InputError> {
     Ok(())
 }
 
-/// Parse the text of an rt-app file for a machine of `m`.
+/// Parse the text of an rt-app file for a machine of `m`. A leading byte-order
+/// mark is ignored, as in every input (`crate::input`).
 pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, InputError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let src = Src { file, text };
     let root = json::parse(text).map_err(|e| src.err(e.pos, "", format!("JSON: {}", e.msg)))?;
     let top = Obj::new(&src, &root, "")?;
@@ -1392,6 +1394,14 @@ mod tests {
         let names: Vec<_> = c.phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["x", "y"]);
         assert_eq!((c.phases[0].loops, c.phases[1].loops), (Some(1), None));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_ignored_and_lines_still_count() {
+        let f = file("\u{feff}{\"tasks\": {\"a\": {\"run\": 10}}}");
+        assert_eq!(f.tasks.len(), 1);
+        let e = parse_file("\u{feff}{\n\"tasks\": 5}", Path::new("t.json"), &juno()).unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
     }
 
     #[test]
