@@ -109,8 +109,8 @@ enum Cmd {
         /// Paired runs per arm (seeds `run.seed`, `run.seed + 1`, ...).
         #[arg(long, default_value_t = 20, value_parser = runs_arg())]
         runs: u32,
-        /// Worker threads (default: all CPUs).
-        #[arg(long)]
+        /// Worker threads (default: all CPUs; at most 1024).
+        #[arg(long, value_parser = jobs_arg())]
         jobs: Option<usize>,
         /// Overrides applied to both arms.
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -147,7 +147,7 @@ enum Cmd {
         /// Seeds per point (`run.seed`, `run.seed + 1`, ...).
         #[arg(long, default_value_t = 1, value_parser = runs_arg())]
         runs: u32,
-        #[arg(long)]
+        #[arg(long, value_parser = jobs_arg())]
         jobs: Option<usize>,
         /// Output directory (results.jsonl, results.csv); rerun to resume.
         #[arg(long)]
@@ -182,7 +182,7 @@ enum Cmd {
         /// Paired runs per arm (at least 6 for the Wilcoxon test to call an effect).
         #[arg(long, default_value_t = 8, value_parser = runs_arg())]
         runs: u32,
-        #[arg(long)]
+        #[arg(long, value_parser = jobs_arg())]
         jobs: Option<usize>,
         /// Reduced mode: each seed's headline table, shortened runs.
         #[arg(long)]
@@ -278,8 +278,9 @@ struct OracleBoot {
     /// `$XDG_CACHE_HOME/schedlab/oracle`, else `~/.cache/schedlab/oracle`).
     #[arg(long)]
     cache: Option<PathBuf>,
-    /// Wall-clock limit of one boot with all its jobs, in seconds (default 1200).
-    #[arg(long, value_name = "SECONDS")]
+    /// Wall-clock limit of one boot with all its jobs, in seconds (default 1200; at
+    /// most a day).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     timeout: Option<u64>,
     /// Single-threaded TCG (slower boots, none of multi-threaded TCG's early crashes).
     #[arg(long)]
@@ -395,6 +396,12 @@ impl From<InputError> for Failure {
 /// `--runs`: 1 ..= [`experiment::MAX_RUNS`].
 fn runs_arg() -> clap::builder::RangedI64ValueParser<u32> {
     clap::value_parser!(u32).range(1..=i64::from(experiment::MAX_RUNS))
+}
+
+/// `--jobs`: 1 ..= 1024 worker threads (more than the machine's CPUs only costs
+/// memory; 10^5 threads took a minute to spawn).
+fn jobs_arg() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024)
 }
 
 /// `--seed`: 0 ..= 2^63 - 1, the seeds a scenario file can write (`run.seed` is a

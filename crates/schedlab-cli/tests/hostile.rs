@@ -200,6 +200,8 @@ fn every_hostile_input_exits_2_naming_the_problem() {
         // Counts: bounded, with the bound in the message.
         (&["compare", "base.toml", "--runs", "4294967295", "-q"], 2, "4294967295 is not in 1..=10000"),
         (&["reproduce", "--runs", "4294967295", "-q"], 2, "is not in 1..=10000"),
+        (&["compare", "base.toml", "--runs", "1", "--jobs", "100000", "-q"], 2, "100000 is not in 1..=1024"),
+        (&["oracle", "run", "base.toml", "--timeout", "18446744073709551615"], 2, "is not in 1..=86400"),
         (&["sweep", "base.toml", "--grid", "run.seed=1", "--runs", "4294967295", "--out", "sw", "-q"], 2, "is not in 1..=10000"),
         (&["sweep", "base.toml", "--grid", "run.seed=1,2,3,4,5,6,7,8,9,10,11", "--grid", "workload.task.count=1,2,3,4,5,6,7,8,9,10", "--runs", "1000", "--out", "sw", "-q"], 2, "more than the limit of 100000 runs per sweep"),
         (&["run", "hackbench-huge.toml"], 2, "hackbench-huge.toml:5: 4294967295 groups × 4294967295 fds × 2 = 36893488130239234050 tasks is more than the limit of 262144"),
