@@ -9,7 +9,10 @@
 //! whoever owns a re-armable event (a CPU's "current segment ends" event, a task's
 //! sleep timer) keeps a generation counter, stamps it into the event, and bumps it to
 //! cancel; a popped event whose stamp is stale is dropped by its owner. This is how
-//! `hrtimer_cancel` behaves from the caller's point of view, at O(1).
+//! `hrtimer_cancel` behaves from the caller's point of view, at O(1). Cancelled
+//! events far in the future would pile up, so the owner purges them when the
+//! queue has grown well past what can be live ([`EventQueue::purge`]); the purge
+//! keeps every live event's `(time, seq)`, so it changes no order and no result.
 //!
 //! **Limits.** Every time a user can write is bounded by [`MAX_TIME_NS`] (a
 //! million seconds, 11.6 days) when it is parsed, and every duration a

@@ -36,6 +36,7 @@ pub struct EventQueue<E> {
     popped: u64,
     max_len: usize,
     fault: Option<String>,
+    purged: u64,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -53,6 +54,7 @@ impl<E> EventQueue<E> {
             popped: 0,
             max_len: 0,
             fault: None,
+            purged: 0,
         }
     }
 
@@ -101,6 +103,24 @@ impl<E> EventQueue<E> {
             seq: self.seq,
             ev,
         });
+    }
+
+    /// Drop every pending event for which `live` is false, keeping the order of the
+    /// rest (each keeps its `(time, seq)`). Owners call it with a test of their
+    /// generation stamps to purge cancelled events that lie far in the future, which
+    /// lazy cancellation would otherwise keep until their time comes (a task spinning
+    /// for 10^6 s re-arms its segment end at every tick). Returns how many it dropped.
+    pub fn purge(&mut self, mut live: impl FnMut(&E) -> bool) -> usize {
+        let before = self.heap.len();
+        self.heap.retain(|e| live(&e.ev));
+        let n = before - self.heap.len();
+        self.purged += n as u64;
+        n
+    }
+
+    /// Events dropped by [`purge`](Self::purge) so far.
+    pub fn purged(&self) -> u64 {
+        self.purged
     }
 
     /// The first fault recorded by [`push`](Self::push), if any.
@@ -153,6 +173,18 @@ mod tests {
         assert_eq!(q.fault(), Some("event scheduled in the past: 9 < 10"));
         assert_eq!(q.pop(), Some((10, 'b')));
         assert_eq!(q.pop(), Some((10, 'c')));
+    }
+
+    #[test]
+    fn purge_keeps_the_order_of_the_rest() {
+        let mut q = EventQueue::default();
+        for (t, c) in [(5, 'a'), (3, 'x'), (5, 'b'), (9, 'y'), (3, 'c')] {
+            q.push(t, c);
+        }
+        assert_eq!(q.purge(|&c| c != 'x' && c != 'y'), 2);
+        assert_eq!((q.len(), q.purged()), (3, 2));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, vec![(3, 'c'), (5, 'a'), (5, 'b')]);
     }
 
     proptest! {

@@ -227,6 +227,10 @@ pub struct Rq {
 /// Work is stored in 1/1024 reference-ns units.
 pub const WORK_SHIFT: u32 = 10;
 
+/// The smallest event-queue length at which cancelled events are purged
+/// ([`Kernel::purge_cancelled`]).
+pub const PURGE_MIN: usize = 4096;
+
 /// The most tasks one run may hold, those a scenario starts and those its programs
 /// fork together (the model's `pid_max`; the kernel's default is 32 768, its
 /// ceiling 4 194 304). A task costs ~1.5 KB of simulator memory, so the bound keeps
@@ -1492,6 +1496,33 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             Event::Workload { .. } => return Some(ev),
         }
         None
+    }
+
+    /// True when `ev` was cancelled for good: its generation stamp is behind its
+    /// owner's, which only moves forward, so [`handle`](Self::handle) would drop
+    /// it whenever it popped. (An event whose stamp is current may still be dropped
+    /// at pop time for another reason; it is kept.)
+    pub fn is_cancelled(&self, ev: &Event) -> bool {
+        match *ev {
+            Event::SegDone { cpu, gen } => self.rqs[cpu as usize].seg_gen != gen,
+            Event::Tick { cpu, gen } => self.rqs[cpu as usize].tick_gen != gen,
+            Event::Resched { cpu, gen } => self.rqs[cpu as usize].resched_gen != gen,
+            Event::Timer { pid, gen } => self.tasks[pid as usize].timer_gen != gen,
+            _ => false,
+        }
+    }
+
+    /// Purge cancelled events from `q` once it holds more than `*at` events, and
+    /// set the next threshold to twice what is left (at least [`PURGE_MIN`] plus 8
+    /// per CPU and task, more than can be live), so a purge costs O(1) amortised
+    /// per push and never runs in a run whose cancelled events drain on their own.
+    pub fn purge_cancelled(&self, q: &mut EventQueue<Event>, at: &mut usize) {
+        if q.len() <= *at {
+            return;
+        }
+        q.purge(|ev| !self.is_cancelled(ev));
+        let floor = PURGE_MIN + 8 * (self.rqs.len() + self.tasks.len());
+        *at = (2 * q.len()).max(floor);
     }
 
     /// An interrupt or IPI reaches `cpu`. An idle CPU inside a cpuidle state leaves

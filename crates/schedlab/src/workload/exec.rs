@@ -161,6 +161,8 @@ pub struct SimStats {
     pub popped: u64,
     /// Popped events superseded by a later re-arm (dropped by their generation).
     pub stale: u64,
+    /// Cancelled events purged from the queue before their time.
+    pub purged: u64,
     pub max_queue: usize,
 }
 
@@ -208,6 +210,8 @@ pub struct Sim<O> {
     noise_rng: RngStream,
     stop_at: Option<SimTime>,
     next_daemon_check: SimTime,
+    /// Queue length past which cancelled events are purged (`Kernel::purge_cancelled`).
+    purge_at: usize,
     stopped: Option<StopReason>,
     /// A program error found while executing an op.
     fail: Option<SimError>,
@@ -265,6 +269,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             noise_rng,
             stop_at: None,
             next_daemon_check: 0,
+            purge_at: crate::sched::core::PURGE_MIN,
             stopped: None,
             fail: None,
         }
@@ -282,6 +287,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             events: self.events(),
             popped: self.q.popped(),
             stale: self.k.stale_events,
+            purged: self.q.purged(),
             max_queue: self.q.max_len(),
         }
     }
@@ -322,6 +328,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 }
             }
             self.drain_steps()?;
+            self.k.purge_cancelled(&mut self.q, &mut self.purge_at);
             if let Some(msg) = self.q.fault() {
                 return Err(SimError::Internal {
                     t_ns: now,
