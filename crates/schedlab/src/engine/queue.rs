@@ -98,6 +98,12 @@ impl<E> EventQueue<E> {
         });
     }
 
+    /// Drop every pending event `keep` rejects (events known to be dead). Dropped
+    /// events are not counted as popped; the order of the others is unchanged.
+    pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
+        self.heap.retain(|e| keep(&e.ev));
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.peek().map(|e| e.time)
@@ -138,6 +144,19 @@ mod tests {
         q.push(10, ());
         q.pop();
         q.push(9, ());
+    }
+
+    #[test]
+    fn retain_drops_events_and_keeps_the_order() {
+        let mut q = EventQueue::default();
+        for (t, v) in [(5, 1), (3, 2), (5, 3), (4, 4), (3, 5)] {
+            q.push(t, v);
+        }
+        q.retain(|v| v % 2 == 1);
+        assert_eq!(q.len(), 3);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, vec![(3, 5), (5, 1), (5, 3)]);
+        assert_eq!(q.popped(), 3);
     }
 
     proptest! {

@@ -227,6 +227,9 @@ pub struct Rq {
 /// Work is stored in 1/1024 reference-ns units.
 pub const WORK_SHIFT: u32 = 10;
 
+/// Smallest queue length at which superseded events are purged.
+const COMPACT_MIN: usize = 4096;
+
 /// The simulated kernel.
 pub struct Kernel<O> {
     pub m: Machine,
@@ -248,6 +251,8 @@ pub struct Kernel<O> {
     sibs: Vec<Box<[u32]>>,
     /// Popped events that had been superseded (stale generation).
     pub stale_events: u64,
+    /// Queue length at which superseded events are next purged ([`Kernel::flush`]).
+    compact_at: usize,
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
     /// per-task state stays compact).
     allowed: Vec<CpuMask>,
@@ -405,6 +410,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             core_busy: vec![0; nr_cores],
             sibs,
             stale_events: 0,
+            compact_at: COMPACT_MIN,
             allowed: vec![CpuMask::new()],
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
             cpu_ids,
@@ -1323,6 +1329,29 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             self.rqs[cpu].dirty = false;
             self.rearm_now(cpu, q);
         }
+        if q.len() >= self.compact_at {
+            self.purge_superseded(q);
+        }
+    }
+
+    /// Drop from the queue every event a newer generation has superseded (a segment
+    /// end re-armed, a tick restarted, a timer re-armed or cancelled): popped, they
+    /// would be discarded by [`Kernel::handle`]'s generation check, changing nothing.
+    /// Without this, a segment that ends far in the future (a long `spin`) and is
+    /// re-armed at every tick leaves one dead event per tick in the queue, and memory
+    /// grows with simulated time. Purged events are counted neither as popped nor as
+    /// stale, so [`crate::workload::exec::Sim::events`] is unchanged. Purging runs
+    /// when the queue has doubled since the last purge, so it costs amortised O(1)
+    /// per event.
+    fn purge_superseded(&mut self, q: &mut EventQueue<Event>) {
+        let (rqs, tasks) = (&self.rqs, &self.tasks);
+        q.retain(|ev| match *ev {
+            Event::SegDone { cpu, gen } => rqs[cpu as usize].seg_gen == gen,
+            Event::Tick { cpu, gen } => rqs[cpu as usize].tick_gen == gen,
+            Event::Timer { pid, gen } => tasks[pid as usize].timer_gen == gen,
+            _ => true,
+        });
+        self.compact_at = (2 * q.len()).max(COMPACT_MIN);
     }
 
     /// Schedule the end of `cpu`'s kernel work + current segment (or ask for a step).
