@@ -494,6 +494,12 @@ fn compare_cmd(
     if runs == 0 {
         return Err(InputError::new("--runs must be at least 1").into());
     }
+    schedlab::files::check_all(csv.iter().chain(&json).chain(&report))?;
+    schedlab::files::check_all(
+        trace
+            .iter()
+            .flat_map(|p| [arm_path(p, "a"), arm_path(p, "b")]),
+    )?;
     let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
     let (sa, sb) = load_arms(scenario, &a, &b, sets)?;
     let jobs = default_jobs(jobs);
@@ -632,6 +638,7 @@ fn reproduce_cmd(
     if !(noise.is_finite() && (0.0..1.0).contains(&noise)) {
         return Err(InputError::new("--noise must be in [0, 1)").into());
     }
+    schedlab::files::check_all(report.iter().chain(&json))?;
     let mut list = vec![];
     for s in seeds {
         match s.parse::<u8>() {
@@ -700,6 +707,7 @@ fn real_main() -> Result<(), Failure> {
             trace_window,
             quiet,
         } => {
+            schedlab::files::check_all(json.iter().chain(&trace))?;
             let ov = Overrides {
                 sets,
                 features,
@@ -840,6 +848,8 @@ fn real_main() -> Result<(), Failure> {
             if runs == 0 {
                 return Err(InputError::new("--runs must be at least 1").into());
             }
+            schedlab::files::check_writable_dir(&out)?;
+            schedlab::files::check_all(&report)?;
             let axes = grid
                 .iter()
                 .map(|g| Axis::parse(g))

@@ -270,6 +270,13 @@ pub fn check_writable(path: &Path) -> Result<(), InputError> {
     })
 }
 
+/// [`check_writable`] for each of `paths` (a command's output options).
+pub fn check_all<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Result<(), InputError> {
+    paths
+        .into_iter()
+        .try_for_each(|p| check_writable(p.as_ref()))
+}
+
 /// Check, before any work, that output directory `dir` exists and takes new files,
 /// or could be created (its nearest existing ancestor takes new directories).
 /// Creates nothing.
