@@ -510,6 +510,12 @@ fn compare_cmd(
 ) -> Result<(), Failure> {
     use experiment::compare::{compare_detailed, load_arms, ArmSpec};
     use std::sync::atomic::{AtomicU64, Ordering};
+    schedlab::files::check_all(csv.iter().chain(&json).chain(&report))?;
+    schedlab::files::check_all(
+        trace
+            .iter()
+            .flat_map(|p| [arm_path(p, "a"), arm_path(p, "b")]),
+    )?;
     let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
     let (sa, sb) = load_arms(scenario, &a, &b, sets)?;
     let jobs = default_jobs(jobs);
@@ -645,6 +651,7 @@ fn reproduce_cmd(
     if !(noise.is_finite() && (0.0..1.0).contains(&noise)) {
         return Err(InputError::new("--noise must be in [0, 1)").into());
     }
+    schedlab::files::check_all(report.iter().chain(&json))?;
     let mut list = vec![];
     for s in seeds {
         match s.parse::<u8>() {
@@ -713,6 +720,7 @@ fn real_main() -> Result<(), Failure> {
             trace_window,
             quiet,
         } => {
+            schedlab::files::check_all(json.iter().chain(&trace))?;
             let ov = Overrides {
                 sets,
                 features,
@@ -850,6 +858,8 @@ fn real_main() -> Result<(), Failure> {
             quiet,
         } => {
             use experiment::sweep::{sweep, Axis};
+            schedlab::files::check_writable_dir(&out)?;
+            schedlab::files::check_all(&report)?;
             let axes = grid
                 .iter()
                 .map(|g| Axis::parse(g))

@@ -6,6 +6,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+pub mod files;
 pub mod input;
 pub mod machine;
 pub mod metrics;

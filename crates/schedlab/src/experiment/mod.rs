@@ -30,7 +30,7 @@ use crate::workload::exec::{Sim, SimError};
 use crate::workload::generators::{self, Tool};
 use crate::workload::ipc::ChanParams;
 use crate::workload::program::WorkloadSpec;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 pub use result::{RunResult, SCHEMA_VERSION};
@@ -478,21 +478,5 @@ fn run_traced(
     Ok((RunResult::gather(sc, seed, &mut sim, stop, wall), trace))
 }
 
-/// Write `bytes` to `path` atomically (temporary file in the same directory, then
-/// rename), so a killed run never leaves a partial file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
+/// Write `bytes` to `path` atomically (see [`crate::files`]).
+pub use crate::files::write_atomic;

@@ -1662,6 +1662,7 @@ mod tests {
             .collect(),
             seed,
             metrics: [("tool.time_s".to_string(), v)].into_iter().collect(),
+            id: String::new(),
         }
     }
 

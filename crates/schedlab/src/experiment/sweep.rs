@@ -15,6 +15,17 @@
 //! which pandas and polars read directly. Each run's numbers depend only on its
 //! scenario and seed, so the files do not depend on the thread count or on
 //! interruptions.
+//!
+//! A resumed sweep must never mix results of different experiments. Each record
+//! therefore carries the identity of its (point, seed): a SHA-256 of the schedlab
+//! version and result schema, the scenario file's bytes, the point's `--set`
+//! overrides and the seed. On restart a record is reused only if its identity is the
+//! one the current command computes for its (point, seed); if the directory holds
+//! any other record (another scenario, another grid, another schedlab version, or a
+//! file from before identities), the sweep refuses, naming the file, rather than
+//! silently keeping or dropping those results. Raising `--runs` keeps every finished
+//! seed and runs the new ones only. (Files the scenario itself names, such as a
+//! machine file, are not part of the identity.)
 
 use crate::error::InputError;
 use crate::experiment::compare::scalars;
@@ -102,6 +113,30 @@ pub struct Record {
     pub params: BTreeMap<String, String>,
     pub seed: u64,
     pub metrics: BTreeMap<String, f64>,
+    /// The identity of (point, seed) ([`identity`]); empty in files written before
+    /// identities existed, which therefore never match.
+    #[serde(default)]
+    pub id: String,
+}
+
+/// The identity of one run of a sweep: SHA-256 (hex) of the schedlab version and
+/// result schema, the scenario file's bytes, the point's `--set` overrides in order
+/// and the seed, each length-prefixed so no two inputs share an encoding.
+pub fn identity(scenario: &[u8], sets: &[String], seed: u64) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut field = |b: &[u8]| {
+        h.update((b.len() as u64).to_le_bytes());
+        h.update(b);
+    };
+    field(concat!("schedlab ", env!("CARGO_PKG_VERSION")).as_bytes());
+    field(&crate::experiment::SCHEMA_VERSION.to_le_bytes());
+    field(scenario);
+    for s in sets {
+        field(s.as_bytes());
+    }
+    field(&seed.to_le_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The `--set` form of a grid value (`+` joins feature words).
@@ -167,10 +202,13 @@ pub fn sweep(
         .map_err(|e| InputError::in_file(out, None, format!("cannot create: {e}")))?;
     let jsonl = out.join("results.jsonl");
     let pts = points(axes);
+    let bytes = std::fs::read(scenario)
+        .map_err(|e| InputError::in_file(scenario, None, format!("cannot read: {e}")))?;
     // Validate every point up front: bad input fails before any run.
     let mut scs: Vec<Scenario> = Vec::with_capacity(pts.len());
+    let mut point_sets: Vec<Vec<String>> = Vec::with_capacity(pts.len());
     for p in &pts {
-        let sets = p.iter().map(|(k, v)| set_of(k, v)).collect();
+        let sets: Vec<String> = p.iter().map(|(k, v)| set_of(k, v)).collect();
         let label = p
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
@@ -179,17 +217,38 @@ pub fn sweep(
             Scenario::load(
                 scenario,
                 &Overrides {
-                    sets,
+                    sets: sets.clone(),
                     features: None,
                     seed: None,
                 },
             )
             .map_err(|e| relabel(e, &format!("--grid point {}", label.join(" "))))?,
         );
+        point_sets.push(sets);
     }
+    let id_of = |point: usize, seed: u64| identity(&bytes, &point_sets[point], seed);
     let mut done = read_done(&jsonl)?;
-    // Keep only whole, known lines; rewrite so a torn tail is gone before appending.
-    done.retain(|r| r.point < pts.len());
+    // Reuse only records of this very experiment; refuse to mix in any other.
+    let foreign: Vec<&Record> = done
+        .iter()
+        .filter(|r| r.point >= pts.len() || r.id != id_of(r.point, r.seed))
+        .collect();
+    if let Some(r) = foreign.first() {
+        return Err(InputError::in_file(
+            &jsonl,
+            None,
+            format!(
+                "holds {} of {} results from a different scenario, grid or schedlab \
+                 version (the first: point {} seed {}), which this sweep will not mix with \
+                 its own; pick a new --out directory, or move this one away to start over",
+                foreign.len(),
+                done.len(),
+                r.point,
+                r.seed
+            ),
+        ));
+    }
+    // Rewrite so a torn tail is gone before appending.
     let mut text = String::new();
     for r in &done {
         text.push_str(&serde_json::to_string(r).expect("record serialises"));
@@ -225,6 +284,7 @@ pub fn sweep(
                     params: pts[i].iter().cloned().collect(),
                     seed,
                     metrics: scalars(&r),
+                    id: id_of(i, seed),
                 };
                 let mut line = serde_json::to_string(&rec).expect("record serialises");
                 line.push('\n');
@@ -302,5 +362,97 @@ mod tests {
             set_of("kernel.features", "SMT_BALANCE+IDLE_CPU_MASK"),
             "kernel.features=SMT_BALANCE,IDLE_CPU_MASK"
         );
+    }
+
+    fn scratch(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "schedlab-sweep-{tag}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    const SCENARIO: &str = r#"
+[machine]
+preset = "juno-r0"
+[run]
+duration_ms = 5
+[workload]
+kind = "tasks"
+[[workload.task]]
+name = "w"
+count = 2
+program = [ { op = "loop", body = [ { op = "compute", work = "300us" }, { op = "sleep", time = "200us" } ] } ]
+"#;
+
+    #[test]
+    fn identity_covers_version_scenario_sets_and_seed() {
+        let sets = vec!["a=1".to_string()];
+        let id = identity(b"x", &sets, 1);
+        assert_eq!(id.len(), 64);
+        assert_eq!(id, identity(b"x", &sets, 1));
+        assert_ne!(id, identity(b"y", &sets, 1));
+        assert_ne!(id, identity(b"x", &["a=2".to_string()], 1));
+        assert_ne!(id, identity(b"x", &sets, 2));
+        // Length prefixes: moving bytes between fields changes the identity.
+        assert_ne!(
+            identity(b"x", &["ab".into(), "c".into()], 1),
+            identity(b"x", &["a".into(), "bc".into()], 1)
+        );
+    }
+
+    #[test]
+    fn resume_reuses_only_the_same_experiment() {
+        let d = scratch("resume");
+        let sc = d.join("s.toml");
+        std::fs::write(&sc, SCENARIO).unwrap();
+        let out = d.join("out");
+        let axes = [Axis::parse("machine.preset=juno-r0,hikey960").unwrap()];
+        let go = |axes: &[Axis], runs| sweep(&sc, axes, runs, 1, &out, &|| {});
+        let s = go(&axes, 1).unwrap();
+        assert_eq!((s.already_done, s.ran), (0, 2));
+        let first = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+        // The same command: nothing to run, same file.
+        let s = go(&axes, 1).unwrap();
+        assert_eq!((s.already_done, s.ran), (2, 0));
+        assert_eq!(
+            std::fs::read_to_string(out.join("results.jsonl")).unwrap(),
+            first
+        );
+        // More runs: the finished seeds stay, only the new ones run.
+        let s = go(&axes, 2).unwrap();
+        assert_eq!((s.already_done, s.ran), (2, 2));
+        let recs = read_done(&out.join("results.jsonl")).unwrap();
+        assert_eq!(recs.len(), 4);
+        for r in read_done_str(&first) {
+            assert!(recs.contains(&r), "a finished run was recomputed or lost");
+        }
+        // Another grid: refused, naming the file, and the results stay as they were.
+        let before = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+        let other = [Axis::parse("machine.preset=juno-r0,pixel6").unwrap()];
+        let e = go(&other, 2).unwrap_err();
+        assert_eq!(e.file.as_deref(), Some(out.join("results.jsonl").as_path()));
+        assert!(e.msg.contains("different scenario, grid"), "{e}");
+        assert!(e.msg.contains("--out"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(out.join("results.jsonl")).unwrap(),
+            before
+        );
+        // The same grid over an edited scenario: refused too.
+        std::fs::write(&sc, SCENARIO.replace("300us", "400us")).unwrap();
+        let e = go(&axes, 2).unwrap_err();
+        assert!(e.msg.contains("holds 4 of 4 results"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    fn read_done_str(text: &str) -> Vec<Record> {
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     }
 }

@@ -866,15 +866,12 @@ fn write_file(p: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::write(p, bytes).map_err(|e| format!("cannot write {}: {e}", p.display()))
 }
 
-/// Write a file through a temporary sibling and a rename.
+/// Write a file atomically ([`crate::files::write_atomic`]), creating its directory.
 pub fn write_atomic(p: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = p.with_file_name(format!(
-        ".{}.tmp-{}",
-        p.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
-        std::process::id()
-    ));
-    write_file(&tmp, bytes)?;
-    std::fs::rename(&tmp, p).map_err(|e| format!("cannot rename to {}: {e}", p.display()))
+    if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    }
+    crate::files::write_atomic(p, bytes).map_err(|e| format!("cannot write {}: {e}", p.display()))
 }
 
 fn copy_into(root: &Path, src: &Path, dest_rel: &Path) -> Result<(), String> {
