@@ -6,6 +6,8 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod machine;
 pub mod metrics;
 pub mod sched;
