@@ -5,7 +5,8 @@
 #
 #   tools/fuzz.sh build                      build the four fuzz binaries
 #   tools/fuzz.sh run TARGET SECONDS [JOBS]  fuzz one target (crashes: fuzz/artifacts/TARGET/)
-#   tools/fuzz.sh smoke                      every target for a few seconds (CI)
+#   tools/fuzz.sh smoke                      every target for a few seconds (CI);
+#                                            fails on the first crash, timeout or OOM
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,7 +36,7 @@ build() {
         --target "$triple" --bins
 }
 
-# run TARGET SECONDS [JOBS]
+# run TARGET SECONDS [JOBS]; JOBS=0: one process that stops at the first finding.
 run() {
     local t=$1 secs=$2 jobs=${3:-1}
     [[ " ${targets[*]} " == *" $t "* ]] || {
@@ -48,8 +49,10 @@ run() {
         "-max_total_time=$secs" "-artifact_prefix=$fuzz/artifacts/$t/"
         -print_final_stats=1)
     [[ -f "$fuzz/dict/$t.dict" ]] && opts+=("-dict=$fuzz/dict/$t.dict")
-    if ((jobs > 1)); then
-        opts+=("-fork=$jobs" -ignore_crashes=1)
+    if ((jobs > 0)); then
+        # Fork mode: a crash, timeout or OOM is saved and the run goes on, so one
+        # long run collects every distinct finding.
+        opts+=("-fork=$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
     fi
     # New inputs go to the scratch directory `work/`; the checked-in corpus is read only.
     "$bin_dir/$t" "${opts[@]}" "$work" "$fuzz/corpus/$t"
@@ -68,11 +71,12 @@ run)
 smoke)
     build
     for t in "${targets[@]}"; do
-        run "$t" "${SMOKE_SECONDS:-10}" 1
+        # Stop at the first finding and fail: a smoke run is a CI gate.
+        run "$t" "${SMOKE_SECONDS:-5}" 0
     done
     ;;
 *)
-    sed -n '2,9p' "$0" >&2
+    sed -n '2,10p' "$0" >&2
     exit 2
     ;;
 esac
