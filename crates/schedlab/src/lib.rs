@@ -7,6 +7,8 @@ pub mod engine;
 pub mod error;
 pub mod experiment;
 pub mod files;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod input;
 pub mod machine;
 pub mod metrics;
