@@ -158,6 +158,21 @@ program = [ { op = "fork", program = "chain" }, { op = "wait" } ]
         "\u{feff}{\"tasks\": {\"a\": {\"run\": 100, \"sleep\": 100}}, \"global\": {\"duration\": 1}}",
     )
     .unwrap();
+    // 100 tasks of 4096 instances: 409 600 threads.
+    let many: Vec<String> = (0..100)
+        .map(|i| format!("\"t{i}\": {{\"instance\": 4096, \"run\": 100}}"))
+        .collect();
+    w(
+        "many.json",
+        &format!(
+            "{{\"tasks\": {{{}}}, \"global\": {{\"duration\": 1}}}}",
+            many.join(", ")
+        ),
+    );
+    w(
+        "many.toml",
+        "[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"rtapp\"\nfile = \"many.json\"\n",
+    );
     w(
         "bom.toml",
         "[machine]\npreset = \"juno-r0\"\n[run]\nduration_ms = 5\n[workload]\nkind = \"rtapp\"\nfile = \"bom.json\"\n",
@@ -208,6 +223,7 @@ fn every_hostile_input_exits_2_naming_the_problem() {
         (&["run", "hackbench-pos.toml"], 2, "`loops` must be an integer in 1..=4294967295, found 4294967296"),
         (&["run", "count-huge.toml"], 2, "count-huge.toml:9: `workload.task[0].count` = 1000000 is outside 1..=262144"),
         (&["run", "forkchain.toml"], 2, "fork: the run already holds 262144 tasks, the limit"),
+        (&["run", "many.toml"], 2, "tasks.t64: its `instance` brings the file to 266240 threads, more than the limit of 262144"),
         // Files that are not files.
         (&["run", "/dev/zero"], 2, "/dev/zero: not a regular file (a character device)"),
         (&["run", "fifo"], 2, "fifo: not a regular file (a FIFO)"),

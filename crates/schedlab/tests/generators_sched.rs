@@ -114,7 +114,7 @@ fn schbench_one_worker_by_hand() {
     assert!((370..=500).contains(&n), "{n} samples");
     // Each sample is one futex wakeup on an otherwise idle 2-CPU machine: at worst
     // the exit from C6 (133 µs) plus the wakeup path.
-    assert!(h.hist.max() < 300_000, "max {} ns", h.hist.max());
+    assert!(h.hist().max() < 300_000, "max {} ns", h.hist().max());
     let r = report(&sc, &s).unwrap();
     let lines: Vec<&str> = r.text.lines().collect();
     assert_eq!(lines[0], "Latency percentiles (usec)");
@@ -122,7 +122,7 @@ fn schbench_one_worker_by_hand() {
     assert!(lines[8].starts_with("\tmin=0, max="), "{}", r.text);
     // Nonzero µs samples only; the max line is the largest sample in µs.
     assert!(r.values["samples"] <= n as f64);
-    let max_us = ((h.hist.max() + 500) / 1000) as f64;
+    let max_us = ((h.hist().max() + 500) / 1000) as f64;
     assert!((r.values["max_us"] - max_us).abs() <= 1.0);
     assert!(r.values["p50_us"] <= r.values["p99_us"]);
 }
@@ -191,7 +191,7 @@ fn schbench_new_defaults_and_requests() {
     assert_eq!(req.count(), done.count());
     assert!(req.count() <= wake.count() && wake.count() <= req.count() + 6);
     assert!(req.count() > 0);
-    assert!(req.hist.min() >= 100_000 + 32 * 32 * 32);
+    assert!(req.hist().min() >= 100_000 + 32 * 32 * 32);
     let r = report(&sc, &s).unwrap();
     assert!(r
         .text
@@ -225,7 +225,7 @@ fn sysbench_threads_event_cost_by_hand() {
     let ev = hist(&sc, &s, "event.g0.t0");
     assert_eq!(ev.count(), 50);
     // (HDR buckets are 4 ns wide here; the sum is exact.)
-    assert_eq!(ev.hist.min(), ev.hist.lowest_equivalent(6_430));
+    assert_eq!(ev.hist().min(), ev.hist().lowest_equivalent(6_430));
     assert!(ev.sum >= 50 * 6_430);
     // The ticket word saw 50 claims plus the one refused; the lock counter 50.
     assert_eq!(s.words[0], 51);
@@ -259,7 +259,7 @@ fn sysbench_threads_time_limit_and_locks() {
     assert_eq!(s.words[1], events);
     let total = r.values["total_time_s"];
     let longest = (0..4)
-        .map(|t| hist(&sc, &s, &format!("event.g0.t{t}")).hist.max())
+        .map(|t| hist(&sc, &s, &format!("event.g0.t{t}")).hist().max())
         .max()
         .unwrap() as f64;
     assert!(
@@ -338,12 +338,12 @@ fn adrestia_rounds_and_tasks() {
     assert!(lines[1].starts_with("wakeup cost (periodic, 10us): "));
     // A round's delta covers at least the pipe write and the worker's clock read.
     let single = hist(&sc, &s, "single_round_sum");
-    assert!(single.hist.min() >= 600 + 30, "{}", single.hist.min());
+    assert!(single.hist().min() >= 600 + 30, "{}", single.hist().min());
     // The printed value is the sample at index floor(0.9 n) (n = 21: index 18).
     let mut v: Vec<u64> = Vec::new();
-    for x in single.hist.iter_recorded() {
+    for x in single.hist().iter_recorded() {
         for _ in 0..x.count_at_value() {
-            v.push(single.hist.median_equivalent(x.value_iterated_to()));
+            v.push(single.hist().median_equivalent(x.value_iterated_to()));
         }
     }
     assert_eq!(r.values["single_us"], ((v[18] + 500) / 1000) as f64);
@@ -804,9 +804,9 @@ fn spin_lock_of_the_current_cpu() {
     assert_eq!(stop, StopReason::Completed);
     assert_eq!(s.words, vec![1, 1, 0]);
     // Released ≥ 1 ms after start; the spinner started waiting at ≈ 0.1 ms.
-    let w = s.metrics.hists[waited].hist.max();
+    let w = s.metrics.hists[waited].hist().max();
     assert!((850_000..50_000_000).contains(&w), "{w}");
-    assert!(s.metrics.hists[free].hist.max() < SPIN_POLL_NS);
+    assert!(s.metrics.hists[free].hist().max() < SPIN_POLL_NS);
 }
 
 #[test]

@@ -141,7 +141,7 @@ fn sleep_loop_policy(
     assert_eq!(r.unwrap(), StopReason::Completed);
     let h = &sim.metrics.hists[met];
     assert_eq!(h.count(), 3);
-    let vals = vec![h.hist.min(), h.hist.max(), (h.sum / 3) as u64];
+    let vals = vec![h.hist().min(), h.hist().max(), (h.sum / 3) as u64];
     let now = sim.k.now;
     sim.k.obs.collector.finish(now);
     let res = sim.k.obs.collector.idle_residency[cpu].clone();

@@ -12,7 +12,10 @@
 //! * **per-function counters** for the placement functions (calls, CPUs probed,
 //!   simulated ns charged) and **placement reasons**.
 //!
-//! Histograms keep 3 significant digits (values up to one hour in ns).
+//! Histograms keep 3 significant digits (values up to one hour in ns). One costs
+//! ~270 KB, so it is allocated at its first record: a workload declares a metric
+//! per thread and phase (an rt-app file with thousands of threads declares tens of
+//! thousands) and many are never recorded in a short run.
 
 pub mod energy;
 pub mod ftrace;
@@ -29,30 +32,46 @@ use std::collections::BTreeMap;
 const NONE: SimTime = SimTime::MAX;
 
 /// A latency distribution.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct LatencyHist {
-    pub hist: Histogram<u64>,
+    /// `None` until the first record.
+    hist: Option<Box<Histogram<u64>>>,
     pub sum: u128,
 }
 
-impl Default for LatencyHist {
-    fn default() -> Self {
-        LatencyHist {
-            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-                .expect("valid histogram bounds"),
-            sum: 0,
-        }
-    }
+/// An empty histogram of the bounds every [`LatencyHist`] uses.
+fn new_hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
 }
 
 impl LatencyHist {
     #[inline]
     pub fn record(&mut self, v: u64) {
-        self.hist.saturating_record(v.max(1));
+        self.hist
+            .get_or_insert_with(|| Box::new(new_hist()))
+            .saturating_record(v.max(1));
         self.sum += v as u128;
     }
+    /// The HDR histogram (a shared empty one before the first record).
+    pub fn hist(&self) -> &Histogram<u64> {
+        static EMPTY: std::sync::OnceLock<Histogram<u64>> = std::sync::OnceLock::new();
+        match &self.hist {
+            Some(h) => h,
+            None => EMPTY.get_or_init(new_hist),
+        }
+    }
+    /// Add `other`'s values (counts and sum) to this distribution.
+    pub fn add(&mut self, other: &LatencyHist) {
+        if let Some(h) = &other.hist {
+            self.hist
+                .get_or_insert_with(|| Box::new(new_hist()))
+                .add(h.as_ref())
+                .expect("histograms of equal bounds add");
+        }
+        self.sum += other.sum;
+    }
     pub fn count(&self) -> u64 {
-        self.hist.len()
+        self.hist.as_ref().map_or(0, |h| h.len())
     }
     /// Exact mean of the recorded values (0 when empty).
     pub fn mean(&self) -> f64 {
@@ -66,7 +85,7 @@ impl LatencyHist {
         if self.count() == 0 {
             0
         } else {
-            self.hist.value_at_percentile(p)
+            self.hist().value_at_percentile(p)
         }
     }
     /// The empirical CDF as `(value, fraction ≤ value)` at the recorded values (each
@@ -79,10 +98,10 @@ impl LatencyHist {
         }
         let mut pts = Vec::new();
         let mut cum = 0u64;
-        for v in self.hist.iter_recorded() {
+        for v in self.hist().iter_recorded() {
             cum += v.count_at_value();
-            let x = self.hist.highest_equivalent(v.value_iterated_to());
-            pts.push((x.min(self.hist.max()), cum as f64 / n as f64));
+            let x = self.hist().highest_equivalent(v.value_iterated_to());
+            pts.push((x.min(self.hist().max()), cum as f64 / n as f64));
         }
         let m = max_points.max(2);
         if pts.len() > m {
@@ -105,7 +124,7 @@ impl LatencyHist {
             max: if self.count() == 0 {
                 0
             } else {
-                self.hist.max()
+                self.hist().max()
             },
         }
     }
@@ -437,6 +456,27 @@ impl Observer<SchedEvent> for Observers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_histogram_is_allocated_at_its_first_record_only() {
+        let mut a = LatencyHist::default();
+        let b = LatencyHist::default();
+        a.add(&b);
+        assert!(a.hist.is_none(), "adding an empty one allocates nothing");
+        assert_eq!((a.count(), a.summary()), (0, Summary::default()));
+        assert_eq!(a.hist().len(), 0);
+        a.record(0); // recorded as 1 ns, as before
+        a.record(5_000_000_000_000); // above one hour: saturates
+        assert_eq!(a.count(), 2);
+        assert_eq!(a.hist().min(), 1);
+        assert_eq!(
+            a.hist().max(),
+            a.hist().highest_equivalent(3_600_000_000_000)
+        );
+        let mut c = LatencyHist::default();
+        c.add(&a);
+        assert_eq!((c.count(), c.sum), (2, 5_000_000_000_000));
+    }
 
     #[test]
     fn wakeup_latency_and_runqueue_wait_from_events() {

@@ -279,10 +279,10 @@ pub fn p90_us(h: &LatencyHist, workers: u32) -> Option<u64> {
     }
     let k = 9 * n / 10;
     let mut cum = 0;
-    for v in h.hist.iter_recorded() {
+    for v in h.hist().iter_recorded() {
         cum += v.count_at_value();
         if cum > k {
-            let ns = h.hist.median_equivalent(v.value_iterated_to());
+            let ns = h.hist().median_equivalent(v.value_iterated_to());
             return Some((ns + 500) / 1000 / u64::from(workers.max(1)));
         }
     }

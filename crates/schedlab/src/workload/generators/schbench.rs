@@ -525,8 +525,8 @@ impl UsecHist {
     /// From a nanosecond histogram (see the module notes).
     pub fn from_ns(h: &LatencyHist) -> Self {
         let mut u = UsecHist::default();
-        for v in h.hist.iter_recorded() {
-            let ns = h.hist.median_equivalent(v.value_iterated_to());
+        for v in h.hist().iter_recorded() {
+            let ns = h.hist().median_equivalent(v.value_iterated_to());
             u.add((ns + 500) / 1000, v.count_at_value());
         }
         u
@@ -647,8 +647,8 @@ impl SchbenchTool {
         let secs = (sim_time_ns / 1_000_000_000).max(1);
         let mut per_sec = vec![0u64; secs as usize];
         let mut total = 0u64;
-        for v in done.hist.iter_recorded() {
-            let t = done.hist.median_equivalent(v.value_iterated_to());
+        for v in done.hist().iter_recorded() {
+            let t = done.hist().median_equivalent(v.value_iterated_to());
             total += v.count_at_value();
             if let Some(c) = per_sec.get_mut((t / 1_000_000_000) as usize) {
                 *c += v.count_at_value();

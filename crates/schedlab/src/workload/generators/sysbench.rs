@@ -468,8 +468,7 @@ impl Tool for SysbenchTool {
             let (mut evs, mut exec) = (Vec::new(), Vec::new());
             for t in 0..nt {
                 let h = input.hist(&event_metric(g, t))?;
-                lat.hist.add(&h.hist).ok()?;
-                lat.sum += h.sum;
+                lat.add(h);
                 evs.push(h.count() as f64);
                 exec.push(h.sum as f64 / 1e9);
             }
@@ -478,7 +477,7 @@ impl Tool for SysbenchTool {
             let (min, max) = if n == 0 {
                 (0.0, 0.0)
             } else {
-                (ms(lat.hist.min() as f64), ms(lat.hist.max() as f64))
+                (ms(lat.hist().min() as f64), ms(lat.hist().max() as f64))
             };
             let (ev_m, ev_s) = mean_std(&evs);
             let (ex_m, ex_s) = mean_std(&exec);

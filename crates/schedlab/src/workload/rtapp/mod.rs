@@ -624,6 +624,7 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
     top.finish()?;
     let mut tasks = Vec::new();
     let mut forks = Vec::new();
+    let mut threads = 0usize;
     for (name, _, tn) in tasks_obj.members {
         let path = format!("tasks.{name}");
         let t = Obj::new(&src, tn, &path)?;
@@ -631,6 +632,17 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
         let instances = t
             .int("instance", "an integer 0..=4096", 0, 4096)?
             .unwrap_or(1) as u32;
+        threads += instances as usize;
+        if threads > crate::sched::core::MAX_TASKS {
+            return Err(src.err(
+                tn.pos,
+                &path,
+                format!(
+                    "its `instance` brings the file to {threads} threads, more than the limit of {} (see docs/limits.md)",
+                    crate::sched::core::MAX_TASKS
+                ),
+            ));
+        }
         let delay_us = t
             .int(
                 "delay",
@@ -1298,7 +1310,7 @@ impl Tool for RtAppTool {
                     lat_sum += h.sum;
                     lat_n += h.count();
                     if h.count() > 0 && h.sum > 0 {
-                        lat_max = lat_max.max(h.hist.max());
+                        lat_max = lat_max.max(h.hist().max());
                     }
                 }
                 if let Some(h) = p.slack.as_deref().and_then(|n| input.hist(n)) {
