@@ -313,17 +313,13 @@ pub fn check_writable_dir(dir: &Path) -> Result<(), InputError> {
 mod tests {
     use super::*;
 
+    /// A fresh directory that outlives the test (kept for inspection).
     fn scratch(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "schedlab-files-{tag}-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+        tempfile::Builder::new()
+            .prefix(&format!("schedlab-files-{tag}-"))
+            .tempdir()
+            .unwrap()
+            .keep()
     }
 
     fn names(d: &Path) -> Vec<String> {

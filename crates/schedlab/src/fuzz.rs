@@ -67,12 +67,17 @@ fn rejected(e: InputError) {
     );
 }
 
-/// Simulate an accepted scenario for at most [`SIM_LIMIT_NS`]. A `SimError` (a
-/// deadlocked workload, a program that makes no progress) is a legitimate outcome
-/// of a user's workload, but it too must say what happened.
+/// Simulate an accepted scenario for at most [`SIM_LIMIT_NS`]. A `SimError` that
+/// blames the workload (a deadlock, a program that makes no progress) is a
+/// legitimate outcome of a user's input, but it too must say what happened; one
+/// that blames the simulator (an event-queue fault) is a finding.
 fn simulate(mut sc: Scenario) {
     sc.duration_ns = Some(sc.duration_ns.map_or(SIM_LIMIT_NS, |d| d.min(SIM_LIMIT_NS)));
     if let Err(e) = experiment::run(&sc, sc.seed, 0, &RunOpts::default()) {
+        assert!(
+            e.is_input_error(),
+            "accepted input, then an internal error: {e}"
+        );
         assert!(
             !e.to_string().trim().is_empty(),
             "SimError without a message"

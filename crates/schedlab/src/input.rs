@@ -95,9 +95,12 @@ mod tests {
     use super::*;
 
     fn tmp(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("schedlab-input-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d.join(name)
+        tempfile::Builder::new()
+            .prefix("schedlab-input-")
+            .tempdir()
+            .unwrap()
+            .keep()
+            .join(name)
     }
 
     #[test]
@@ -134,8 +137,9 @@ mod tests {
         let e = read_text(&bad).unwrap_err();
         assert_eq!((e.line, e.msg.as_str()), (Some(3), "not UTF-8 text"));
 
-        assert_eq!(read_text_opt(&tmp("missing")).unwrap(), None);
-        let e = read_text(&tmp("missing")).unwrap_err();
+        let missing = tmp("missing");
+        assert_eq!(read_text_opt(&missing).unwrap(), None);
+        let e = read_text(&missing).unwrap_err();
         assert!(e.msg.contains("No such file"), "{e}");
     }
 }

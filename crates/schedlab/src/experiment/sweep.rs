@@ -364,17 +364,13 @@ mod tests {
         );
     }
 
+    /// A fresh directory that outlives the test (kept for inspection).
     fn scratch(tag: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "schedlab-sweep-{tag}-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+        tempfile::Builder::new()
+            .prefix(&format!("schedlab-sweep-{tag}-"))
+            .tempdir()
+            .unwrap()
+            .keep()
     }
 
     const SCENARIO: &str = r#"
