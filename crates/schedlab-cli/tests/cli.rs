@@ -1,22 +1,9 @@
 //! The `schedlab` binary: exit codes, error messages, determinism of the JSON result.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+use common::*;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_schedlab"))
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("schedlab-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use std::path::Path;
 
 /// Drop the only field allowed to differ between identical runs.
 fn without_wall(json: &str) -> String {
@@ -28,7 +15,7 @@ fn without_wall(json: &str) -> String {
 
 #[test]
 fn same_scenario_and_seed_give_identical_json() {
-    let d = tmpdir("det");
+    let d = tmpdir("cli", "det");
     let demo = root().join("scenarios/demo.toml");
     let mut outs = Vec::new();
     for (i, seed) in [(0, "3"), (1, "3"), (2, "4")] {
@@ -91,7 +78,7 @@ fn run_err(args: &[&str]) -> (i32, String) {
 
 #[test]
 fn bad_input_exits_2_with_file_and_line() {
-    let d = tmpdir("bad");
+    let d = tmpdir("cli", "bad");
     let cases: &[(&str, &str)] = &[
         ("[machine]\npreset = \"nosuch\"\n[workload]\nkind = \"tasks\"\n", "s.toml:2: unknown machine preset `nosuch`"),
         ("[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"tasks\"\n", "s.toml:3: a `tasks` workload needs at least one [[workload.task]]"),
@@ -188,7 +175,7 @@ fn check_mode_runs_the_demo_clean() {
 
 #[test]
 fn compare_prints_the_seed_table_and_writes_csv() {
-    let d = tmpdir("compare");
+    let d = tmpdir("cli", "compare");
     let csv = d.join("c.csv");
     let pipe = root().join("scenarios/perf-pipe.toml");
     let out = bin()
@@ -320,7 +307,7 @@ fn sweep_args(out: &Path, jobs: &str) -> Vec<String> {
 
 #[test]
 fn sweep_results_do_not_depend_on_jobs_or_on_being_killed() {
-    let d = tmpdir("sweep");
+    let d = tmpdir("cli", "sweep");
     let (a, b, c) = (d.join("a"), d.join("b"), d.join("c"));
     for (out, jobs) in [(&a, "1"), (&b, "2")] {
         let st = bin().args(sweep_args(out, jobs)).status().unwrap();
@@ -371,7 +358,7 @@ fn sweep_results_do_not_depend_on_jobs_or_on_being_killed() {
 
 #[test]
 fn trace_extension_picks_the_format_and_window_bounds_it() {
-    let d = tmpdir("trace");
+    let d = tmpdir("cli", "trace");
     let demo = root().join("scenarios/demo.toml");
     let run = |name: &str, extra: &[&str]| {
         let p = d.join(name);

@@ -6,20 +6,12 @@
 //! gigabytes aborts instead of succeeding) and a generous deadline that only detects
 //! hangs (a killed case fails; no timing is asserted otherwise).
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::*;
+
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("schedlab-hostile-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Address-space limit of each case (KiB).
 const VMEM_KIB: u64 = 2 << 20;
@@ -193,7 +185,7 @@ program = [ { op = "fork", program = "chain" }, { op = "wait" } ]
 
 #[test]
 fn every_hostile_input_exits_2_naming_the_problem() {
-    let d = tmpdir("table");
+    let d = tmpdir("hostile", "table");
     setup(&d);
     // (args, expected exit code, text the output must contain)
     let cases: &[(&[&str], i32, &str)] = &[

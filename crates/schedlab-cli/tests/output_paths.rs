@@ -2,24 +2,11 @@
 //! named, before any simulation; and a sweep directory of another experiment is not
 //! resumed into.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+use common::*;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_schedlab"))
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("schedlab-out-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn entries(d: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(d)
@@ -51,7 +38,7 @@ fn fails_fast(args: &[&str], path: &Path) -> String {
 
 #[test]
 fn unwritable_output_paths_fail_before_simulating() {
-    let d = tmpdir("paths");
+    let d = tmpdir("out", "paths");
     let demo = root().join("scenarios/demo.toml");
     let demo = demo.to_str().unwrap();
     let long = "run.duration_ms=100000000";
@@ -65,29 +52,9 @@ fn unwritable_output_paths_fail_before_simulating() {
     assert!(e.contains("is a directory"), "{e}");
     fails_fast(&["run", demo, "-q", "--set", long, "--trace", m], &missing);
 
-    for opt in ["--csv", "--json", "--report"] {
-        fails_fast(
-            &[
-                "compare",
-                demo,
-                "--a",
-                "",
-                "--b",
-                "NO_TTWU_QUEUE",
-                "--runs",
-                "50",
-                "-q",
-                "--set",
-                long,
-                opt,
-                m,
-            ],
-            &missing,
-        );
-    }
-    // The traces of a comparison are X.a.EXT and X.b.EXT.
-    fails_fast(
-        &[
+    // A comparison of 20 long paired runs, writing OPT to `m`.
+    let compare = |opt: &'static str| {
+        [
             "compare",
             demo,
             "--a",
@@ -97,11 +64,15 @@ fn unwritable_output_paths_fail_before_simulating() {
             "-q",
             "--set",
             long,
-            "--trace",
+            opt,
             m,
-        ],
-        &d.join("no/such/dir/out.a.json"),
-    );
+        ]
+    };
+    for opt in ["--csv", "--json", "--report"] {
+        fails_fast(&compare(opt), &missing);
+    }
+    // The traces of a comparison are X.a.EXT and X.b.EXT.
+    fails_fast(&compare("--trace"), &d.join("no/such/dir/out.a.json"));
 
     fails_fast(&["reproduce", "-q", "--json", m], &missing);
     fails_fast(&["reproduce", "-q", "--report", m], &missing);
@@ -146,7 +117,7 @@ fn unwritable_output_paths_fail_before_simulating() {
 
 #[test]
 fn a_sweep_does_not_resume_into_another_experiments_directory() {
-    let d = tmpdir("resume");
+    let d = tmpdir("out", "resume");
     let demo = root().join("scenarios/demo.toml");
     let out = d.join("out");
     let sweep = |grid: &str| {
