@@ -254,7 +254,7 @@ impl Scenario {
         if let Some(bg) = &background {
             generators::background::append(&mut workload, bg, &machine);
         }
-        let max = crate::sched::core::MAX_TASKS;
+        let max = crate::engine::MAX_TASKS;
         if workload.tasks.len() > max {
             return Err(doc.err(
                 w.node,

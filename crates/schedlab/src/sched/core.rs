@@ -231,13 +231,6 @@ pub const WORK_SHIFT: u32 = 10;
 /// ([`Kernel::purge_cancelled`]).
 pub const PURGE_MIN: usize = 4096;
 
-/// The most tasks one run may hold, those a scenario starts and those its programs
-/// fork together (the model's `pid_max`; the kernel's default is 32 768, its
-/// ceiling 4 194 304). A task costs ~1.5 KB of simulator memory, so the bound keeps
-/// a run-away fork chain under ~400 MB; `fork` past it is a program error naming
-/// the limit (docs/limits.md).
-pub const MAX_TASKS: usize = 1 << 18;
-
 /// The simulated kernel.
 pub struct Kernel<O> {
     pub m: Machine,
@@ -641,9 +634,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     // Task creation, fork, exit
     // ------------------------------------------------------------------
 
-    /// Whether one more task may be created: the model's `pid_max` is [`MAX_TASKS`].
+    /// Whether one more task may be created: the simulator's bound is
+    /// [`MAX_TASKS`](crate::engine::MAX_TASKS), not the kernel's `pid_max`.
     pub fn can_create_task(&self) -> bool {
-        self.tasks.len() < MAX_TASKS
+        self.tasks.len() < crate::engine::MAX_TASKS
     }
 
     /// `copy_process` + `sched_fork`: a new task in `TASK_NEW`, not yet runnable.

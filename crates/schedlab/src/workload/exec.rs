@@ -149,7 +149,7 @@ impl SimError {
 fn task_limit_msg() -> String {
     format!(
         "fork: the run already holds {} tasks, the limit (MAX_TASKS; see docs/limits.md)",
-        crate::sched::core::MAX_TASKS
+        crate::engine::MAX_TASKS
     )
 }
 
@@ -269,7 +269,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             noise_rng,
             stop_at: None,
             next_daemon_check: 0,
-            purge_at: crate::sched::core::PURGE_MIN,
+            purge_at: 0, // the first purge sets it
             stopped: None,
             fail: None,
         }

@@ -29,10 +29,10 @@
 //! `[workload.programs]`. The full op list is in `docs/scenarios.md`.
 
 use crate::config::{Doc, Node, TableReader, Val};
+use crate::engine::MAX_TASKS;
 use crate::error::InputError;
 use crate::machine::CpuMask;
 use crate::sched::core::Policy;
-use crate::sched::core::MAX_TASKS;
 use crate::workload::dist::{parse_dist, Dist, Unit};
 use crate::workload::ipc::ChanKind;
 use crate::workload::program::{

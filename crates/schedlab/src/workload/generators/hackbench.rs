@@ -301,7 +301,7 @@ pub fn pipe_spec(o: &PipeOpts) -> WorkloadSpec {
 
 /// `groups` × `fds` senders and as many receivers must fit the task limit.
 fn check_messaging_tasks(w: &TableReader<'_>, o: &MessagingOpts) -> Result<(), InputError> {
-    use crate::sched::core::MAX_TASKS;
+    use crate::engine::MAX_TASKS;
     let n = 2 * u128::from(o.groups) * u128::from(o.fds);
     if n > MAX_TASKS as u128 {
         return Err(w.err(

@@ -456,7 +456,7 @@ fn nonneg(w: &TableReader<'_>, key: &'static str, def: u32) -> Result<u32, Input
 }
 
 fn check_threads(w: &TableReader<'_>, m: u32, t: u32) -> Result<(), InputError> {
-    if u64::from(m) * (1 + u64::from(t)) > crate::sched::core::MAX_TASKS as u64 {
+    if u64::from(m) * (1 + u64::from(t)) > crate::engine::MAX_TASKS as u64 {
         return Err(w.err(
             "threads",
             format!(

@@ -633,13 +633,13 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
             .int("instance", "an integer 0..=4096", 0, 4096)?
             .unwrap_or(1) as u32;
         threads += instances as usize;
-        if threads > crate::sched::core::MAX_TASKS {
+        if threads > crate::engine::MAX_TASKS {
             return Err(src.err(
                 tn.pos,
                 &path,
                 format!(
                     "its `instance` brings the file to {threads} threads, more than the limit of {} (see docs/limits.md)",
-                    crate::sched::core::MAX_TASKS
+                    crate::engine::MAX_TASKS
                 ),
             ));
         }
