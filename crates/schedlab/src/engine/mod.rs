@@ -52,14 +52,6 @@ pub fn checked_ns(value: u64, unit_ns: u64) -> Option<SimTime> {
     value.checked_mul(unit_ns).filter(|&ns| ns <= MAX_TIME_NS)
 }
 
-/// The most tasks one run may hold, those a scenario starts and those its programs
-/// fork together. A simulator bound, not the kernel's `pid_max` (32 768 by default,
-/// at most 4 194 304): a simulated task costs under 1 KB (a doubling fork chain
-/// stopped at this bound with 225 MB peak RSS), so it keeps a run-away fork chain
-/// well under a gigabyte. Past it, `fork` is a program error naming the limit
-/// (docs/limits.md).
-pub const MAX_TASKS: usize = 1 << 18;
-
 /// `checked_ns` for a fractional value (`1.5` ms): `None` when it is not finite,
 /// negative or above the limit. Rounds to the nearest nanosecond.
 pub fn checked_ns_f64(value: f64, unit_ns: u64) -> Option<SimTime> {
@@ -74,6 +66,14 @@ pub fn time_limit_text() -> String {
         MAX_TIME_NS / NSEC_PER_SEC
     )
 }
+
+/// The most tasks one run may hold, those a scenario starts and those its programs
+/// fork together. A simulator bound, not the kernel's `pid_max` (32 768 by default,
+/// at most 4 194 304): a simulated task costs under 1 KB (a doubling fork chain
+/// stopped at this bound with 225 MB peak RSS), so it keeps a run-away fork chain
+/// well under a gigabyte. Past it, `fork` is a program error naming the limit
+/// (docs/limits.md).
+pub const MAX_TASKS: usize = 1 << 18;
 
 /// Receives what a simulated component reports. `E` is the component's event type
 /// (the scheduler reports `sched::SchedEvent`); metrics and trace writers implement it.
