@@ -619,7 +619,7 @@ fn run_maybe_traced(
     rep: u64,
     opts: &RunOpts,
     perfetto: bool,
-) -> Result<(experiment::RunResult, Option<Vec<u8>>), schedlab::workload::exec::SimError> {
+) -> Result<(experiment::RunResult, Option<Vec<u8>>), schedlab::sim::SimError> {
     if perfetto {
         experiment::run_perfetto(sc, seed, rep, opts).map(|(r, b)| (r, Some(b)))
     } else {

@@ -2,6 +2,7 @@
 //! tasks on CPUs. See the crate README and `docs/kernel-mapping.md`.
 #![forbid(unsafe_code)]
 
+pub mod abi;
 pub mod config;
 pub mod engine;
 pub mod error;
@@ -13,5 +14,6 @@ pub mod input;
 pub mod machine;
 pub mod metrics;
 pub mod sched;
+pub mod sim;
 pub mod stats;
 pub mod workload;

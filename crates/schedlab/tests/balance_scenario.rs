@@ -11,8 +11,8 @@ use schedlab::sched::core::{Kernel, Policy, TaskState};
 use schedlab::sched::features::{Features, Tunables};
 use schedlab::sched::topology::TopologyOpts;
 use schedlab::sched::{PrevState, SchedEvent, WakeKind};
+use schedlab::sim::Sim;
 use schedlab::workload::dist::Dist;
-use schedlab::workload::exec::Sim;
 use schedlab::workload::ipc::ChanParams;
 use schedlab::workload::program::{LoopCount, Op, Program, TaskSpec, WorkloadSpec};
 

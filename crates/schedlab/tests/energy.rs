@@ -17,7 +17,7 @@ use schedlab::sched::cpufreq::Governor;
 use schedlab::sched::fair::wakeup::Probes;
 use schedlab::sched::features::{KernelPreset, Tunables};
 use schedlab::sched::SchedEvent;
-use schedlab::workload::exec::Sim;
+use schedlab::sim::Sim;
 use schedlab::workload::ipc::ChanParams;
 use schedlab::workload::program::Op;
 use std::path::Path;

@@ -17,7 +17,7 @@ use schedlab::config::Doc;
 use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
 use schedlab::machine::{file::parse_machine_toml, presets};
 use schedlab::sched::topology::{SchedTopology, TopologyOpts};
-use schedlab::workload::exec::SimError;
+use schedlab::sim::SimError;
 use schedlab::workload::rtapp;
 use std::ops::Range;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use schedlab::config::Doc;
 use schedlab::experiment::{self, Overrides, RunOpts, RunResult, Scenario};
 use schedlab::machine::presets;
-use schedlab::workload::exec::{SimError, StopReason};
+use schedlab::sim::{SimError, StopReason};
 use schedlab::workload::generators::GENERATORS;
 use std::path::Path;
 

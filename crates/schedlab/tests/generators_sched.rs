@@ -9,8 +9,8 @@ use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
 use schedlab::machine::presets::{self, test_topology};
 use schedlab::machine::{CpuMask, Machine};
 use schedlab::sched::core::Policy;
+use schedlab::sim::{Sim, StopReason};
 use schedlab::workload::dist::Dist;
-use schedlab::workload::exec::{Sim, StopReason};
 use schedlab::workload::generators::{self, ToolInput, ToolResult};
 use schedlab::workload::program::{
     IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, SPIN_POLL_NS,

@@ -20,10 +20,7 @@ use schedlab::workload::program::Op;
 fn hogs_on_cpu0(
     tasks: &[(&str, i32, Policy)],
     ms: u64,
-) -> (
-    schedlab::workload::exec::Sim<schedlab::metrics::Observers>,
-    u64,
-) {
+) -> (schedlab::sim::Sim<schedlab::metrics::Observers>, u64) {
     let mut w = W::new();
     let p = w.prog("hog", hog_ops());
     for &(name, nice, policy) in tasks {
@@ -201,7 +198,7 @@ fn smt_siblings_share_core_throughput() {
         w.task("t1", p, Some(CpuMask::of(cpus.1)));
         let sc = scenario(no_idle(test_topology(1, 1, 2, 2)), w.build(), None);
         let (sim, r) = run_sim(&sc);
-        assert_eq!(r.unwrap(), schedlab::workload::exec::StopReason::Completed);
+        assert_eq!(r.unwrap(), schedlab::sim::StopReason::Completed);
         for n in ["t0", "t1"] {
             let t = &sim.k.tasks[pid_of(&sim, n)];
             let exit = t.stats.exit_ns.unwrap();

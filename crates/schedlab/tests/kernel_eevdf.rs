@@ -28,7 +28,7 @@ fn eevdf_hogs(
     tasks: &[(&str, i32)],
     ms: u64,
     extra: &[&str],
-) -> schedlab::workload::exec::Sim<schedlab::metrics::Observers> {
+) -> schedlab::sim::Sim<schedlab::metrics::Observers> {
     let mut w = W::new();
     let p = w.prog("hog", hog_ops());
     for &(name, nice) in tasks {

@@ -15,7 +15,7 @@ use schedlab::machine::presets::{preset, test_topology};
 use schedlab::machine::CpuMask;
 use schedlab::sched::core::Policy;
 use schedlab::sched::features::SchedFeat;
-use schedlab::workload::exec::StopReason;
+use schedlab::sim::StopReason;
 use schedlab::workload::program::Op;
 
 /// A sleeper and a hog pinned to CPU 0; the sleeper sleeps `sleep_ns` once, then

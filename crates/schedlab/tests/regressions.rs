@@ -1,7 +1,7 @@
 //! Regression tests for bugs found by running real scenarios.
 
 use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
-use schedlab::workload::exec::StopReason;
+use schedlab::sim::StopReason;
 use std::path::Path;
 
 /// Default hackbench on juno-r0 (400 processes): newidle balancing pulls tasks onto CPUs

@@ -4,7 +4,7 @@
 //! (the `--set run.duration_ms=2` override the CLI applies).
 
 use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
-use schedlab::workload::exec::StopReason;
+use schedlab::sim::StopReason;
 use std::path::{Path, PathBuf};
 
 fn seed_dir() -> PathBuf {

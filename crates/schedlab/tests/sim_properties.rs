@@ -10,8 +10,8 @@ use schedlab::experiment::RunResult;
 use schedlab::machine::presets::test_topology;
 use schedlab::machine::CpuMask;
 use schedlab::sched::core::Policy;
+use schedlab::sim::{SimError, StopReason};
 use schedlab::workload::dist::Dist;
-use schedlab::workload::exec::{SimError, StopReason};
 use schedlab::workload::program::{Op, WorkloadSpec};
 
 /// One randomly drawn group of tasks.
@@ -331,10 +331,7 @@ proptest! {
 
 /// Start of the open busy interval of `cpu` (the collector keeps it private): what
 /// `finish` on a clone adds to the CPU's busy time.
-fn busy_since(
-    sim: &schedlab::workload::exec::Sim<schedlab::metrics::Observers>,
-    cpu: usize,
-) -> u64 {
+fn busy_since(sim: &schedlab::sim::Sim<schedlab::metrics::Observers>, cpu: usize) -> u64 {
     let mut c = sim.k.obs.collector.clone();
     let before = c.busy_ns[cpu];
     c.finish(sim.k.now);

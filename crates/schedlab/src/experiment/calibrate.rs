@@ -67,7 +67,7 @@
 //!
 //! `pipe_remote` / `unix_remote` are the simulator's `SIM_` charge for a channel
 //! call on a CPU other than the one of the channel's previous call
-//! (`workload::exec`). A spinning round trip has four calls (A's write and B's read
+//! (`sim`). A spinning round trip has four calls (A's write and B's read
 //! of one channel, B's write and A's read of the other), each on a channel whose
 //! previous call ran on the other CPU; on one CPU the same four calls cost `2·P`
 //! (`2·U`), and handing the word over and back costs `F` in both. Nothing in it

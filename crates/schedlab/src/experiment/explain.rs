@@ -17,7 +17,7 @@
 use crate::experiment::{build, RunOpts, Scenario};
 use crate::metrics::EventLog;
 use crate::sched::{Func, Pid, SchedEvent, WakeKind};
-use crate::workload::exec::SimError;
+use crate::sim::SimError;
 use std::fmt::Write as _;
 
 /// Which task to explain: by pid, or by name (any task of that name).

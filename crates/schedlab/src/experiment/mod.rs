@@ -26,7 +26,7 @@ use crate::machine::{self, Machine};
 use crate::metrics::{trace::DecisionTrace, Collector, Observers};
 use crate::sched::core::Kernel;
 use crate::sched::features::{Features, KernelPreset, Tunables};
-use crate::workload::exec::{Sim, SimError};
+use crate::sim::{Sim, SimError};
 use crate::workload::generators::{self, Tool};
 use crate::workload::ipc::ChanParams;
 use crate::workload::program::WorkloadSpec;

@@ -4,7 +4,7 @@ use crate::engine::Observer;
 use crate::experiment::Scenario;
 use crate::metrics::{FuncStats, Observers, Summary};
 use crate::sched::{Func, SchedEvent};
-use crate::workload::exec::{Sim, StopReason};
+use crate::sim::{Sim, StopReason};
 use crate::workload::generators::ToolInput;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -47,14 +47,7 @@ use crate::sched::pelt::PeltClock;
 use crate::sched::topology::{SchedTopology, TopologyOpts};
 use crate::sched::{Event, Pid, PrevState, SchedEvent, WF_FORK, WF_MIGRATED, WF_TTWU};
 
-/// Scheduling policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Policy {
-    Normal,
-    Batch,
-    Idle,
-}
+pub use crate::abi::Policy;
 
 /// `p->state`, reduced to what placement needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -489,14 +482,162 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
+    // ------------------------------------------------------------------
+    // Reading the model: what the run loop, the metrics and tests may see
+    // ------------------------------------------------------------------
+
+    /// The simulated clock (ns).
+    #[inline]
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// The machine the kernel runs on.
+    #[inline]
+    pub fn machine(&self) -> &Machine {
+        &self.m
+    }
+
+    /// The machine's primitive costs.
     #[inline]
     pub fn cost(&self) -> &CostTable {
         &self.m.cost
     }
 
+    /// `struct task_struct` of `pid`.
     #[inline]
     pub fn task(&self, pid: Pid) -> &Task {
         &self.tasks[pid as usize]
+    }
+
+    /// Every task by pid (0 is the idle task).
+    #[inline]
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    /// `cpu_rq(cpu)`.
+    #[inline]
+    pub fn cpu_rq(&self, cpu: usize) -> &Rq {
+        &self.rqs[cpu]
+    }
+
+    /// Every runqueue by CPU.
+    #[inline]
+    pub fn rqs(&self) -> &[Rq] {
+        &self.rqs
+    }
+
+    /// The sched domains and groups built at boot.
+    #[inline]
+    pub fn topology(&self) -> &SchedTopology {
+        &self.topo
+    }
+
+    /// The scheduler features in force.
+    #[inline]
+    pub fn features(&self) -> &Features {
+        &self.feat
+    }
+
+    /// The sysctl tunables in force.
+    #[inline]
+    pub fn tunables(&self) -> &Tunables {
+        &self.tun
+    }
+
+    /// The fair class's derived parameters.
+    #[inline]
+    pub fn fair_params(&self) -> &FairParams {
+        &self.fair
+    }
+
+    /// The observer the kernel reports its events to.
+    #[inline]
+    pub fn observer(&self) -> &O {
+        &self.obs
+    }
+
+    /// The observer, to drain or reconfigure it.
+    #[inline]
+    pub fn observer_mut(&mut self) -> &mut O {
+        &mut self.obs
+    }
+
+    /// Take the observer out at the end of a run (leaving a default one).
+    pub fn take_observer(&mut self) -> O
+    where
+        O: Default,
+    {
+        std::mem::take(&mut self.obs)
+    }
+
+    /// Popped events that had been superseded by a later re-arm.
+    #[inline]
+    pub fn stale_events(&self) -> u64 {
+        self.stale_events
+    }
+
+    // ------------------------------------------------------------------
+    // The system-call surface: what a running task asks of the kernel
+    // ------------------------------------------------------------------
+
+    /// The task running on `cpu` (`rq->curr`; `None` when idle).
+    #[inline]
+    pub fn curr(&self, cpu: usize) -> Option<Pid> {
+        self.rqs[cpu].curr
+    }
+
+    /// CPUs whose current task needs its program's next step, in the order they
+    /// asked (the run loop's work list; it may grow while being worked through).
+    #[inline]
+    pub fn need_step(&self) -> &[u32] {
+        &self.need_step
+    }
+
+    /// The run loop has stepped every CPU in [`Kernel::need_step`].
+    #[inline]
+    pub fn clear_need_step(&mut self) {
+        self.need_step.clear();
+    }
+
+    /// The task still has a demand of its last step to finish (work or a spin).
+    #[inline]
+    pub fn has_segment(&self, pid: Pid) -> bool {
+        self.tasks[pid as usize].seg != Segment::None
+    }
+
+    /// Kernel work charged to `cpu` (a waker-side wakeup cost) is still to run
+    /// before its current task's own demand.
+    #[inline]
+    pub fn kernel_work_pending(&self, cpu: usize) -> bool {
+        self.rqs[cpu].kernel_work > 0
+    }
+
+    /// The current task of `cpu` runs `ns` reference nanoseconds of work (scaled
+    /// by the CPU's capacity and frequency as it runs); 0 only lets pending kernel
+    /// work finish first.
+    #[inline]
+    pub fn run_work(&mut self, cpu: usize, ns: u64, q: &mut EventQueue<Event>) {
+        self.set_segment(cpu, Segment::Work(ns << WORK_SHIFT), q);
+    }
+
+    /// The current task of `cpu` busy-waits until wall time `until`, whatever the
+    /// CPU's speed.
+    #[inline]
+    pub fn spin_until(&mut self, cpu: usize, until: SimTime, q: &mut EventQueue<Event>) {
+        self.set_segment(cpu, Segment::Spin(until), q);
+    }
+
+    /// `pid` joins thread group `tgid` (a thread of a described process).
+    pub fn set_tgid(&mut self, pid: Pid, tgid: Pid) {
+        self.tasks[pid as usize].tgid = tgid;
+    }
+
+    /// `do_exit` has begun for `pid` (`PF_EXITING`): wakeups it issues from here on
+    /// are its last.
+    pub fn mark_exiting(&mut self, pid: Pid) {
+        self.tasks[pid as usize].exiting = true;
     }
 
     /// The affinity mask of `pid` (`p->cpus_ptr`).

@@ -15,22 +15,7 @@ pub mod topology;
 
 use crate::machine::SharedLevel;
 
-/// A task id (the kernel's `pid`; tid for threads). 0 is the idle task.
-pub type Pid = u32;
-
-/// Wake flags, with seed 002's values ("sched: Add WF_TTWU, WF_EXEC wakeup flags"):
-/// the kind of placement travels in the flags, not in an `sd_flag` argument.
-///
-/// `WF_SYNC`: the waker is about to sleep.
-pub const WF_SYNC: u32 = 0x01;
-/// `WF_TTWU`: a regular wakeup (`try_to_wake_up`).
-pub const WF_TTWU: u32 = 0x02;
-/// `WF_FORK`: a new task's first wakeup.
-pub const WF_FORK: u32 = 0x04;
-/// `WF_EXEC`: the "fake" wakeup of exec balancing.
-pub const WF_EXEC: u32 = 0x08;
-/// `WF_MIGRATED`: the wakee changed CPU.
-pub const WF_MIGRATED: u32 = 0x10;
+pub use crate::abi::{Pid, WF_EXEC, WF_FORK, WF_MIGRATED, WF_SYNC, WF_TTWU};
 
 /// The placement kind a set of wake flags carries.
 pub fn wake_kind_of(wake_flags: u32) -> WakeKind {

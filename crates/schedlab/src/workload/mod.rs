@@ -4,11 +4,12 @@
 //! fork/exit/wait, loops, records); [`ipc`] models the kernel objects they talk
 //! through (pipes, AF_UNIX and TCP sockets, futexes, mutexes, barriers, condition
 //! variables) with the kernel's blocking and wakeup rules; [`dist`] draws amounts from
-//! distributions; [`exec`] interprets programs on the simulated kernel and runs the
-//! event loop; [`tasks`] reads the generic `tasks` workload from a scenario.
+//! distributions; [`tasks`] reads the generic `tasks` workload from a scenario,
+//! [`generators`] the modelled benchmarks, [`rtapp`] rt-app's JSON. Running a program
+//! on the kernel model is the simulation loop's work (`crate::sim`); this floor only
+//! describes, and imports nothing from `sched`.
 
 pub mod dist;
-pub mod exec;
 pub mod generators;
 pub mod ipc;
 pub mod program;

@@ -11,8 +11,8 @@
 //! an [`ObjRef`]: a fixed index, or one chosen by the task's instance number (so a
 //! group of `count = N` tasks can each own `chan[i]`, or pairs can share `chan[i/2]`).
 
+use crate::abi::Policy;
 use crate::machine::CpuMask;
-use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::ipc::ChanKind;
 

@@ -28,11 +28,11 @@
 //! instance) or `name[i/D]` / `name[i/D+K]`. Named programs for `fork`/`spawn` go in
 //! `[workload.programs]`. The full op list is in `docs/scenarios.md`.
 
+use crate::abi::Policy;
 use crate::config::{Doc, Node, TableReader, Val};
 use crate::engine::MAX_TASKS;
 use crate::error::InputError;
 use crate::machine::CpuMask;
-use crate::sched::core::Policy;
 use crate::workload::dist::{parse_dist, Dist, Unit};
 use crate::workload::ipc::ChanKind;
 use crate::workload::program::{

@@ -6,8 +6,8 @@ use schedlab::experiment::{self, bench, RunOpts, RunResult, Scenario};
 use schedlab::machine::{CpuMask, Machine};
 use schedlab::metrics::Observers;
 use schedlab::sched::core::Policy;
+use schedlab::sim::{Sim, SimError, StopReason};
 use schedlab::workload::dist::Dist;
-use schedlab::workload::exec::{Sim, SimError, StopReason};
 use schedlab::workload::ipc::ChanKind;
 use schedlab::workload::program::{
     ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec,

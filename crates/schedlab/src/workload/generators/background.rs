@@ -33,10 +33,10 @@
 //! started before the benchmark and pinned, or not, by hand; pinning is an
 //! assumption of the spec); spinners start at time 0 with the benchmark.
 
+use crate::abi::Policy;
 use crate::config::{TableReader, Val};
 use crate::error::InputError;
 use crate::machine::{CpuMask, Machine};
-use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::program::{LoopCount, Op, Program, TaskSpec, WorkloadSpec};
 

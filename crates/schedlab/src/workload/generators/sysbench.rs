@@ -42,10 +42,10 @@
 //! modelled.
 
 use super::{Generated, Tool, ToolInput, ToolResult};
+use crate::abi::Policy;
 use crate::config::{TableReader, Val};
 use crate::error::InputError;
 use crate::machine::{CpuMask, Machine};
-use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::program::{IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec};
 use std::collections::BTreeMap;

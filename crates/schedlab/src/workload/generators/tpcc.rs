@@ -45,9 +45,9 @@
 
 use super::secs_opt;
 use super::{pos, Generated, Tool, ToolInput, ToolResult};
+use crate::abi::Policy;
 use crate::config::TableReader;
 use crate::error::InputError;
-use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::ipc::ChanKind;
 use crate::workload::program::{

@@ -40,10 +40,10 @@
 //! disconnect transaction is cut off by the time limit.
 
 use super::{pos, Generated, Tool, ToolInput, ToolResult};
+use crate::abi::Policy;
 use crate::config::TableReader;
 use crate::error::InputError;
 use crate::machine::Machine;
-use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::ipc::ChanKind;
 use crate::workload::program::{

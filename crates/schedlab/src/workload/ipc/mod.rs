@@ -37,8 +37,7 @@ pub use channel::{ChanKind, ChanParams, ChanStats, Channel, PipeRules};
 pub use futex::{Barrier, CondVar, FutexTable, Mutex};
 pub use waitqueue::{WaitKind, WaitQueue, WakeKey};
 
-/// A simulated task's id.
-pub type Pid = u32;
+pub use crate::abi::Pid;
 
 /// One task woken by an operation, in the order the kernel would call
 /// `try_to_wake_up`. `sync` is the `WF_SYNC` hint.

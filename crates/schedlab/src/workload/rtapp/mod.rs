@@ -76,10 +76,10 @@
 
 pub mod json;
 
+use crate::abi::Policy;
 use crate::config::TableReader;
 use crate::error::{line_of, InputError};
 use crate::machine::{CpuMask, Machine};
-use crate::sched::core::Policy;
 use crate::workload::dist::Dist;
 use crate::workload::generators::{Generated, Tool, ToolInput, ToolResult};
 use crate::workload::program::{

@@ -1,0 +1,133 @@
+//! Task lifecycle: `fork`/`clone`, spawning a described task, `wait`, `exit`, and
+//! the per-task attributes a program may change (`sched_setaffinity`, uclamp).
+//!
+//! A fork creates the child through the kernel's `sched_fork` / `wake_up_new_task`
+//! (placement with `WF_FORK`); an exit wakes a parent blocked in `wait()` (a process
+//! through `__wake_up_parent`, a sync wakeup; a thread's joiner through the futex in
+//! its tid word, a plain one). Changing the affinity of a running task off its CPU
+//! re-places it through `select_task_rq`.
+
+use super::{task_limit_msg, ProgState, Sim};
+use crate::abi::{Pid, WF_SYNC};
+use crate::engine::Observer;
+use crate::sched::SchedEvent;
+use crate::workload::program::Op;
+
+impl<O: Observer<SchedEvent>> Sim<O> {
+    /// Execute (part of) one of the task lifecycle ops. Returns true when the step is over.
+    pub(super) fn exec_lifecycle(
+        &mut self,
+        cpu: usize,
+        pid: Pid,
+        op: Op,
+        st: &mut ProgState,
+    ) -> bool {
+        match op {
+            Op::Fork { prog, thread } => {
+                pay!(self, cpu, op, st);
+                if !self.k.can_create_task() {
+                    return self.bad_program(pid, &task_limit_msg());
+                }
+                let name = self.spec.programs[prog].name.clone();
+                let nice = self.k.task(pid).nice;
+                let policy = self.k.task(pid).policy;
+                let cpus = *self.k.cpus_allowed(pid);
+                let child = self
+                    .k
+                    .create_task(&name, Some(pid), thread, nice, policy, cpus);
+                st.nfork += 1;
+                st.children_alive += 1;
+                let stream = format!("{}/{}", st.stream, st.nfork);
+                self.new_state(child, prog, st.nfork - 1, stream, st.daemon);
+                self.k.wake_up_new_task(child, &mut self.q);
+                next!(st)
+            }
+            Op::Spawn { task } => {
+                pay!(self, cpu, op, st);
+                if !self.k.can_create_task() {
+                    return self.bad_program(pid, &task_limit_msg());
+                }
+                let i = task as usize;
+                let spec = self.spec.tasks[i].clone();
+                let cpus = spec.cpus.unwrap_or(*self.k.cpus_allowed(pid));
+                let child =
+                    self.k
+                        .create_task(&spec.name, Some(pid), true, spec.nice, spec.policy, cpus);
+                st.nfork += 1;
+                st.children_alive += 1;
+                let daemon = self.spec.daemons.contains(&i);
+                self.new_state(child, spec.prog, spec.instance, spec.name.clone(), daemon);
+                self.k.wake_up_new_task(child, &mut self.q);
+                next!(st)
+            }
+            Op::WaitChild => {
+                pay!(self, cpu, op, st);
+                if st.zombies > 0 {
+                    st.zombies -= 1;
+                    next!(st)
+                }
+                if st.children_alive == 0 {
+                    next!(st)
+                }
+                st.waiting_child = true;
+                self.k.block_current(cpu, &mut self.q);
+                true
+            }
+            Op::Exit => {
+                pay!(self, cpu, op, st);
+                self.k.mark_exiting(pid);
+                if let Some(parent) = self.k.task(pid).parent {
+                    if let Some(ps) = self.st[parent as usize].as_mut() {
+                        ps.children_alive -= 1;
+                        ps.zombies += 1;
+                        if ps.waiting_child {
+                            ps.waiting_child = false;
+                            // A process's exit wakes its parent in wait() through
+                            // __wake_up_parent, a sync wakeup; a thread's exit wakes a
+                            // joiner through the futex in its tid word, a plain one.
+                            let thread = self.k.task(pid).tgid == self.k.task(parent).tgid;
+                            let flags = if thread { 0 } else { WF_SYNC };
+                            self.k.try_to_wake_up(parent, flags, cpu, &mut self.q);
+                        }
+                    }
+                }
+                if !st.daemon {
+                    self.alive -= 1;
+                }
+                st.pc = usize::MAX / 2;
+                self.k.exit_current(cpu, &mut self.q);
+                true
+            }
+            Op::SetAffinity { mask } => {
+                if st.phase == 2 {
+                    next!(st)
+                }
+                let m = self.spec.masks[mask as usize];
+                if *self.k.cpus_allowed(pid) == m {
+                    next!(st)
+                }
+                pay!(self, cpu, op, st);
+                self.k.set_cpus_allowed(pid, &m);
+                if m.test(cpu) {
+                    next!(st)
+                }
+                // Off an allowed CPU: the task leaves this CPU and is placed again
+                // through select_task_rq (SIM_: the kernel's migration_cpu_stop moves
+                // it to the first allowed CPU without a wakeup).
+                st.phase = 2;
+                self.k.block_current(cpu, &mut self.q);
+                self.k.try_to_wake_up(pid, 0, cpu, &mut self.q);
+                true
+            }
+            Op::SetUclamp { min, max } => {
+                if st.uclamp == (min, max) {
+                    next!(st)
+                }
+                pay!(self, cpu, op, st);
+                st.uclamp = (min, max);
+                next!(st)
+            }
+            _ => unreachable!("not a task lifecycle op: {op:?}"),
+        }
+    }
+}

@@ -1,0 +1,697 @@
+//! The simulation loop: how a simulated second advances.
+//!
+//! A run is a discrete-event simulation. The engine's queue holds the machine's
+//! pending events (a segment of work ending, a scheduler tick, an IPI arriving, an
+//! hrtimer expiring, a balance kick); [`Sim::run`] pops them in time order and hands
+//! each to the kernel model ([`Kernel::handle`]), which runs what the kernel would
+//! run at that instant (`scheduler_tick`, `schedule`, `sched_ttwu_pending`,
+//! `run_rebalance_domains`, ...). The kernel knows nothing of what tasks do: when a
+//! CPU's current task has finished its last demand, the kernel lists the CPU as
+//! needing a step, and this loop runs the task's behaviour program (described by
+//! [`crate::workload`]) until an operation needs CPU time (compute, spin, the cost of
+//! a system call), blocks (a read from an empty pipe, a futex wait, a sleep), or the
+//! task exits or yields. What an op asks of the kernel goes through the kernel's
+//! narrow system-call surface: run this much work, spin until then, block, sleep,
+//! yield, exit, fork, wake these tasks (`try_to_wake_up` with the op's `WF_SYNC`
+//! hint), change affinity.
+//!
+//! System calls are modelled as *cost, then effect*: the task first runs the call's
+//! kernel cost as work, then the effect happens (data moves, waiters are woken with
+//! the kernel's sync or non-sync flavour). A task blocked in a call re-executes it
+//! when woken, as the kernel's wait loops do. The interpreter is split by op family:
+//! [`cpu`] (compute, spin, sleep, yield), [`chan`] (pipes and sockets), [`sync`]
+//! (futexes, mutexes, barriers, condition variables, spin locks), [`lifecycle`]
+//! (fork, wait, exit, affinity), [`timers`] (rt-app timers, clock reads, metrics)
+//! and [`data`] (loops, registers, shared words); [`deadlock`] finds a run that can
+//! no longer progress.
+//!
+//! `SIM_` **cross-CPU channel traffic.** A pipe or AF_UNIX write or read call costs
+//! `pipe_write` / `unix_write` / `pipe_read` / `unix_read` wherever it runs; when the
+//! channel's previous write or read call ran on a *different* CPU, the call also pays
+//! `pipe_remote` / `unix_remote` as more of its cost, before its effect. That is
+//! what moving the channel's buffers, lock and queue heads between caches (and, for
+//! a socket, freeing the skb away from the CPU that allocated it) costs a real call;
+//! the kernel has no such function, the cost is in its cache misses. The simulator
+//! keeps the CPU of each channel's last call (a blocked call counts: it took the
+//! lock). Both fields are 0 in every preset; `schedlab calibrate host` measures them
+//! (a spinning cross-CPU ping-pong, `experiment::calibrate`). TCP loopback pays none.
+//!
+//! The run ends when every task has exited (daemon tasks, the background load, are
+//! not waited for), when the scenario's duration elapses, or with an error when tasks
+//! are left blocked with nothing left that could wake them. Beside daemons, or with
+//! spin locks, the event queue never drains, so that check runs every 10 ms: it also
+//! catches tasks spinning for good on a spin lock whose holder is blocked for good.
+
+use crate::abi::{Pid, WF_SYNC};
+use crate::engine::{EventQueue, Observer, RngStream, RngStreams, SimTime};
+use crate::metrics::LatencyHist;
+use crate::sched::core::{Kernel, TaskState};
+use crate::sched::{Event, SchedEvent};
+use crate::workload::ipc::{
+    Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Wake,
+};
+use crate::workload::program::{Op, WorkloadSpec, NR_REGS};
+
+/// Ends the current op: the program moves on to its next op (a macro so that the
+/// `return` leaves the op's function).
+macro_rules! next {
+    ($st:ident) => {{
+        $st.phase = 0;
+        $st.retry = false;
+        $st.pc += 1;
+        return false;
+    }};
+}
+
+/// Pays the current op's system-call cost ([`Sim::pay`]); the op's function returns
+/// when the task must now run it.
+macro_rules! pay {
+    ($self:ident, $cpu:ident, $op:ident, $st:ident) => {
+        if $self.pay($cpu, &$op, $st) {
+            return true;
+        }
+    };
+}
+
+mod chan;
+mod cpu;
+mod data;
+mod deadlock;
+mod lifecycle;
+mod sync;
+mod timers;
+
+/// Workload event ids (`Event::Workload { id, .. }`).
+const EV_START_TASK: u32 = 1;
+const EV_STOP: u32 = 2;
+
+/// With daemon tasks (background spinners) or spin locks the event queue never
+/// drains, so a deadlock of the other tasks is looked for every 10 ms of simulated
+/// time instead.
+const DAEMON_CHECK_NS: SimTime = 10_000_000;
+
+/// No CPU has touched the channel yet ([`Sim::remote_chan_cost`]).
+const NO_CPU: u32 = u32::MAX;
+
+/// Interpreter state of one task.
+struct ProgState {
+    prog: usize,
+    instance: u32,
+    /// Not counted in `alive` (background load, `WorkloadSpec::daemons`).
+    daemon: bool,
+    pc: usize,
+    phase: u8,
+    retry: bool,
+    /// The current op's cost already ran with the preceding compute.
+    prepaid: bool,
+    /// The current channel call already ran its `pipe_remote` / `unix_remote`.
+    remote_paid: bool,
+    got: u32,
+    loops: Vec<(usize, u64)>,
+    marks: [SimTime; NR_REGS],
+    /// Items taken by the last `Splice`, walked newest first by `LoopCount::Each`.
+    batch: Vec<u64>,
+    rng: RngStream,
+    stream: String,
+    nfork: u32,
+    children_alive: u32,
+    zombies: u32,
+    waiting_child: bool,
+    // rt-app ops: the task's start time (its timers' reference), the expiry an
+    // `Op::Timer` sleeps until, and the last uclamp request.
+    t_start: SimTime,
+    timer_exp: SimTime,
+    uclamp: (u16, u16),
+}
+
+/// The first eight blocked task names, for a deadlock message.
+fn blocked_list(names: &[&str]) -> String {
+    let mut s = names.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+    if names.len() > 8 {
+        s.push_str(", ...");
+    }
+    s
+}
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every task exited.
+    Completed,
+    /// The scenario's duration elapsed.
+    Duration,
+}
+
+/// A simulation that cannot go on.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SimError {
+    #[error("workload deadlocked at t={t_ns} ns: {blocked} tasks blocked ({detail})")]
+    Deadlock {
+        t_ns: SimTime,
+        blocked: usize,
+        detail: String,
+    },
+    #[error(
+        "program of task {task} makes no progress at t={t_ns} ns (an endless loop without work?)"
+    )]
+    NoProgress { task: String, t_ns: SimTime },
+    #[error("task {task} at t={t_ns} ns: {msg}")]
+    BadProgram {
+        task: String,
+        t_ns: SimTime,
+        msg: String,
+    },
+    #[error("invariant violated at t={t_ns} ns after event {event}: {msg}")]
+    Invariant {
+        t_ns: SimTime,
+        event: u64,
+        msg: String,
+    },
+    /// The simulator itself went wrong (an event queue fault): a bug, reported
+    /// instead of a panic.
+    #[error("internal error at t={t_ns} ns after event {event}: {msg} (a schedlab bug: please report it with the scenario)")]
+    Internal {
+        t_ns: SimTime,
+        event: u64,
+        msg: String,
+    },
+}
+
+impl SimError {
+    /// True when the scenario's workload is at fault (a deadlock, a program that
+    /// misuses a mutex or loops without work), not the simulator.
+    pub fn is_input_error(&self) -> bool {
+        !matches!(self, SimError::Invariant { .. } | SimError::Internal { .. })
+    }
+}
+
+/// Why a fork failed at the task limit.
+fn task_limit_msg() -> String {
+    format!(
+        "fork: the run already holds {} tasks, the limit (MAX_TASKS; see docs/limits.md)",
+        crate::engine::MAX_TASKS
+    )
+}
+
+/// Engine counters of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimStats {
+    /// Events that did something (popped minus stale).
+    pub events: u64,
+    pub popped: u64,
+    /// Popped events superseded by a later re-arm (dropped by their generation).
+    pub stale: u64,
+    /// Cancelled events purged from the queue before their time.
+    pub purged: u64,
+    pub max_queue: usize,
+}
+
+/// Values a workload's programs recorded, by metric.
+#[derive(Debug, Default)]
+pub struct WorkloadMetrics {
+    pub hists: Vec<LatencyHist>,
+}
+
+/// The simulated system: kernel, event queue, workload objects and interpreter.
+pub struct Sim<O> {
+    pub k: Kernel<O>,
+    pub q: EventQueue<Event>,
+    pub spec: WorkloadSpec,
+    st: Vec<Option<Box<ProgState>>>,
+    chans: Vec<Channel>,
+    /// Channel kind per channel index (for costs).
+    chan_kind: Vec<ChanKind>,
+    /// `SIM_` the CPU of each channel's last write or read call ([`NO_CPU`] before
+    /// the first), for `pipe_remote` / `unix_remote` (see [`Sim::remote_chan_cost`]).
+    chan_cpu: Vec<u32>,
+    futex: FutexTable,
+    futex_addr: Vec<usize>,
+    mutexes: Vec<Mutex>,
+    barriers: Vec<Barrier>,
+    conds: Vec<CondVar>,
+    /// Next expiry of each periodic timer (`Op::Timer`), `None` until first used.
+    timers: Vec<Option<SimTime>>,
+    pub metrics: WorkloadMetrics,
+    /// Shared words, lock-free lists and spin-lock holders (`WorkloadSpec::words`,
+    /// `lists`, `spinlocks`).
+    pub words: Vec<u64>,
+    lists: Vec<Vec<u64>>,
+    spin_holder: Vec<Option<Pid>>,
+    wakes: Vec<Wake>,
+    streams: RngStreams,
+    alive: u32,
+    pub check: bool,
+    /// `SIM_` run-to-run noise: every system-call cost an op pays is scaled by
+    /// `1 + noise × u`, `u` uniform in [−1, 1) from the run's `noise` stream (0 = the
+    /// exact cost table). Real runs vary through interrupts, cache and timing
+    /// effects the model does not have; without some noise a workload with no random
+    /// draws gives the same result for every seed.
+    pub noise: f64,
+    noise_rng: RngStream,
+    stop_at: Option<SimTime>,
+    next_daemon_check: SimTime,
+    /// Queue length past which cancelled events are purged (`Kernel::purge_cancelled`).
+    purge_at: usize,
+    stopped: Option<StopReason>,
+    /// A program error found while executing an op.
+    fail: Option<SimError>,
+}
+
+impl<O: Observer<SchedEvent>> Sim<O> {
+    /// Build the system; tasks start when [`Sim::run`] runs.
+    pub fn new(
+        k: Kernel<O>,
+        spec: WorkloadSpec,
+        streams: RngStreams,
+        chan_params: ChanParams,
+    ) -> Self {
+        let mut chans = Vec::new();
+        let mut chan_kind = Vec::new();
+        for c in &spec.channels {
+            for _ in 0..c.count {
+                chans.push(Channel::new(c.kind, chan_params));
+                chan_kind.push(c.kind);
+            }
+        }
+        let mut futex = FutexTable::default();
+        let futex_addr = (0..spec.futexes).map(|_| futex.alloc()).collect();
+        let metrics = WorkloadMetrics {
+            hists: spec
+                .metrics
+                .iter()
+                .map(|_| LatencyHist::default())
+                .collect(),
+        };
+        let noise_rng = streams.stream("noise");
+        Sim {
+            k,
+            q: EventQueue::with_capacity(4096),
+            mutexes: (0..spec.mutexes).map(|_| Mutex::default()).collect(),
+            barriers: spec.barriers.iter().map(|&n| Barrier::new(n)).collect(),
+            conds: (0..spec.condvars).map(|_| CondVar::default()).collect(),
+            timers: vec![None; spec.timers as usize],
+            words: vec![0; spec.words as usize],
+            lists: vec![Vec::new(); spec.lists as usize],
+            spin_holder: vec![None; spec.spinlocks as usize],
+            spec,
+            st: Vec::new(),
+            chan_cpu: vec![NO_CPU; chans.len()],
+            chans,
+            chan_kind,
+            futex,
+            futex_addr,
+            metrics,
+            wakes: Vec::new(),
+            streams,
+            alive: 0,
+            check: false,
+            noise: 0.0,
+            noise_rng,
+            stop_at: None,
+            next_daemon_check: 0,
+            purge_at: 0, // the first purge sets it
+            stopped: None,
+            fail: None,
+        }
+    }
+
+    /// Number of events processed so far (popped events that were still current;
+    /// superseded ones, dropped by their generation check, are not counted).
+    pub fn events(&self) -> u64 {
+        self.q.popped() - self.k.stale_events()
+    }
+
+    /// Engine counters so far.
+    pub fn stats(&self) -> SimStats {
+        SimStats {
+            events: self.events(),
+            popped: self.q.popped(),
+            stale: self.k.stale_events(),
+            purged: self.q.purged(),
+            max_queue: self.q.max_len(),
+        }
+    }
+
+    /// Run until all tasks exit or `duration` (ns) elapses.
+    pub fn run(&mut self, duration: Option<SimTime>) -> Result<StopReason, SimError> {
+        self.stop_at = duration;
+        if let Some(d) = duration {
+            self.q.push(
+                d,
+                Event::Workload {
+                    id: EV_STOP,
+                    arg: 0,
+                },
+            );
+        }
+        for i in 0..self.spec.tasks.len() {
+            if self.spec.spawned.contains(&i) {
+                continue; // created by an `Op::Spawn`
+            }
+            let t = self.spec.tasks[i].start_ns;
+            self.q.push(
+                t,
+                Event::Workload {
+                    id: EV_START_TASK,
+                    arg: i as u32,
+                },
+            );
+        }
+        while let Some((now, ev)) = self.q.pop() {
+            if let Some(Event::Workload { id, arg }) = self.k.handle(now, ev, &mut self.q) {
+                match id {
+                    EV_START_TASK => self.start_task(arg as usize),
+                    EV_STOP => {
+                        self.stopped = Some(StopReason::Duration);
+                    }
+                    _ => unreachable!("unknown workload event {id}"),
+                }
+            }
+            self.drain_steps()?;
+            self.k.purge_cancelled(&mut self.q, &mut self.purge_at);
+            if let Some(msg) = self.q.fault() {
+                return Err(SimError::Internal {
+                    t_ns: now,
+                    event: self.q.popped(),
+                    msg: msg.to_string(),
+                });
+            }
+            if self.check {
+                self.k
+                    .check_invariants()
+                    .map_err(|msg| SimError::Invariant {
+                        t_ns: now,
+                        event: self.q.popped(),
+                        msg,
+                    })?;
+            }
+            if let Some(r) = self.stopped {
+                return Ok(r);
+            }
+            if self.alive == 0 && self.all_started() {
+                return Ok(StopReason::Completed);
+            }
+            if (!self.spec.daemons.is_empty() || self.spec.spinlocks > 0)
+                && now >= self.next_daemon_check
+            {
+                self.next_daemon_check = now + DAEMON_CHECK_NS;
+                if let Some(e) = self.deadlock_beside_daemons() {
+                    return Err(e);
+                }
+            }
+        }
+        let blocked: Vec<&str> = self
+            .k
+            .tasks()
+            .iter()
+            .skip(1)
+            .filter(|t| t.state == TaskState::Sleeping)
+            .map(|t| t.name.as_str())
+            .collect();
+        let detail = blocked_list(&blocked);
+        Err(SimError::Deadlock {
+            t_ns: self.k.now(),
+            blocked: blocked.len(),
+            detail,
+        })
+    }
+
+    fn all_started(&self) -> bool {
+        self.st.iter().flatten().count() >= self.spec.tasks.len()
+    }
+
+    fn new_state(&mut self, pid: Pid, prog: usize, instance: u32, stream: String, daemon: bool) {
+        let i = pid as usize;
+        if self.st.len() <= i {
+            self.st.resize_with(i + 1, || None);
+        }
+        let rng = self.streams.stream(&stream);
+        self.st[i] = Some(Box::new(ProgState {
+            prog,
+            instance,
+            daemon,
+            pc: 0,
+            phase: 0,
+            retry: false,
+            prepaid: false,
+            remote_paid: false,
+            got: 0,
+            loops: Vec::new(),
+            marks: [0; NR_REGS],
+            batch: Vec::new(),
+            rng,
+            stream,
+            nfork: 0,
+            children_alive: 0,
+            zombies: 0,
+            waiting_child: false,
+            t_start: self.k.now(),
+            timer_exp: 0,
+            uclamp: (0, 1024),
+        }));
+        if !daemon {
+            self.alive += 1;
+        }
+    }
+
+    fn start_task(&mut self, i: usize) {
+        let spec = self.spec.tasks[i].clone();
+        let cpus = spec.cpus.unwrap_or(*self.k.machine().all_cpus());
+        let tgid = spec.process.and_then(|p| {
+            self.spec.tasks[..i]
+                .iter()
+                .position(|t| t.process == Some(p))
+                .and_then(|j| {
+                    self.k
+                        .tasks()
+                        .iter()
+                        .find(|t| t.name == self.spec.tasks[j].name)
+                        .map(|t| t.pid)
+                })
+        });
+        let pid = self
+            .k
+            .create_task(&spec.name, None, false, spec.nice, spec.policy, cpus);
+        if let Some(tg) = tgid {
+            self.k.set_tgid(pid, tg);
+        }
+        let daemon = self.spec.daemons.contains(&i);
+        self.new_state(pid, spec.prog, spec.instance, spec.name.clone(), daemon);
+        self.k.wake_up_new_task(pid, &mut self.q);
+    }
+
+    /// Run program steps and re-arm segment ends until this instant is settled.
+    fn drain_steps(&mut self) -> Result<(), SimError> {
+        loop {
+            self.k.flush(&mut self.q);
+            if self.k.need_step().is_empty() {
+                return Ok(());
+            }
+            let mut i = 0;
+            while i < self.k.need_step().len() {
+                let cpu = self.k.need_step()[i] as usize;
+                i += 1;
+                self.step(cpu)?;
+            }
+            self.k.clear_need_step();
+        }
+    }
+
+    /// Wake every task in `self.wakes` from `cpu`.
+    fn do_wakes(&mut self, cpu: usize) {
+        for j in 0..self.wakes.len() {
+            let w = self.wakes[j];
+            self.k
+                .try_to_wake_up(w.pid, if w.sync { WF_SYNC } else { 0 }, cpu, &mut self.q);
+        }
+        self.wakes.clear();
+    }
+
+    /// Start the cost segment of a system call; returns true when the task must now
+    /// run it (the step ends), false when the call is free and the effect follows.
+    fn cost(&mut self, cpu: usize, st_phase: &mut u8, ns: u64) -> bool {
+        if *st_phase == 0 {
+            *st_phase = 1;
+            if ns > 0 || self.k.kernel_work_pending(cpu) {
+                self.k.run_work(cpu, ns, &mut self.q);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Execute the program of `cpu`'s current task until it needs time or blocks.
+    fn step(&mut self, cpu: usize) -> Result<(), SimError> {
+        let Some(pid) = self.k.curr(cpu) else {
+            return Ok(());
+        };
+        if self.k.has_segment(pid) || self.k.kernel_work_pending(cpu) {
+            return Ok(());
+        }
+        let mut budget = 1_000_000u32;
+        loop {
+            budget -= 1;
+            if budget == 0 {
+                return Err(SimError::NoProgress {
+                    task: self.k.task(pid).name.clone(),
+                    t_ns: self.k.now(),
+                });
+            }
+            let mut st = self.st[pid as usize]
+                .take()
+                .expect("running task without a program");
+            let done = self.exec_op(cpu, pid, &mut st);
+            if let Some(e) = self.fail.take() {
+                return Err(e);
+            }
+            self.st[pid as usize] = Some(st);
+            // Kernel work an op charged to this CPU (the waker-side cost of a wakeup, a
+            // futex wake) runs before whatever the program does next: every op that
+            // can block first sets a segment (its own cost, possibly zero), which the
+            // CPU only starts after its pending kernel work.
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Record a program error; the run stops with it.
+    fn bad_program(&mut self, pid: Pid, msg: &str) -> bool {
+        self.fail = Some(SimError::BadProgram {
+            task: self.k.task(pid).name.clone(),
+            t_ns: self.k.now(),
+            msg: msg.to_string(),
+        });
+        true
+    }
+
+    /// `ns` with the run's cost noise applied (see [`Sim::noise`]).
+    #[inline]
+    fn noisy(&mut self, ns: u64) -> u64 {
+        if self.noise == 0.0 || ns == 0 {
+            return ns;
+        }
+        let u = self.noise_rng.next_f64() * 2.0 - 1.0;
+        (ns as f64 * (1.0 + self.noise * u)).round().max(0.0) as u64
+    }
+
+    /// The system-call cost an op runs before its effect (`None`: the op has none, or
+    /// does something else first).
+    fn op_cost(&self, op: &Op, inst: u32) -> Option<u64> {
+        let c = self.k.cost();
+        Some(match *op {
+            Op::Write { ch, .. } => match self.chan_kind[ch.resolve(inst)] {
+                ChanKind::Pipe => c.pipe_write,
+                ChanKind::UnixStream => c.unix_write,
+                ChanKind::TcpLoopback => c.tcp_write_8k,
+            },
+            Op::Read { ch, .. } => match self.chan_kind[ch.resolve(inst)] {
+                ChanKind::Pipe => c.pipe_read,
+                ChanKind::UnixStream => c.unix_read,
+                ChanKind::TcpLoopback => c.tcp_read_8k,
+            },
+            Op::Poll { .. } | Op::WaitChild | Op::Syscall => c.syscall,
+            Op::FutexWait { .. } | Op::Barrier(_) | Op::CondWait { .. } => c.futex_wait,
+            Op::FutexWake { .. } | Op::CondSignal(_) | Op::CondBroadcast(_) => c.futex_wake,
+            Op::Lock(_) | Op::Unlock(_) => c.mutex_fast / 2,
+            Op::Fork { thread: true, .. } | Op::Spawn { .. } => c.fork / 4,
+            Op::Fork { thread: false, .. } => c.fork,
+            Op::Exit => c.exit,
+            Op::Yield => c.yield_,
+            Op::Mark { .. } | Op::Record { .. } | Op::Timer { .. } | Op::Elapsed { .. } => c.gtod,
+            Op::SetAffinity { .. } | Op::SetUclamp { .. } => c.syscall,
+            // Memory operations are free; a post or an await enters the kernel only
+            // on one of its paths, so it pays its futex cost itself.
+            Op::Store { .. }
+            | Op::Load { .. }
+            | Op::FetchAdd { .. }
+            | Op::SetReg { .. }
+            | Op::AddWord { .. }
+            | Op::RecordReg { .. }
+            | Op::Push { .. }
+            | Op::Splice { .. }
+            | Op::FutexPost { .. }
+            | Op::FutexAwait { .. }
+            | Op::SpinLock { .. }
+            | Op::SpinUnlock { .. }
+            | Op::SetEpoch { .. } => return None,
+            Op::Compute(_)
+            | Op::Spin(_)
+            | Op::Sleep(_)
+            | Op::FutexSet { .. }
+            | Op::Loop { .. }
+            | Op::EndLoop { .. }
+            | Op::Count { .. } => return None,
+        })
+    }
+
+    /// Execute (part of) one op: the dispatch to its family. Returns true when the
+    /// step is over.
+    fn exec_op(&mut self, cpu: usize, pid: Pid, st: &mut ProgState) -> bool {
+        let ops = &self.spec.programs[st.prog].ops;
+        let op = if st.pc < ops.len() {
+            ops[st.pc]
+        } else {
+            Op::Exit
+        };
+        match op {
+            Op::Compute(_) | Op::Spin(_) | Op::Sleep(_) | Op::Yield | Op::Syscall => {
+                self.exec_cpu(cpu, op, st)
+            }
+            Op::Write { .. } | Op::Read { .. } | Op::Poll { .. } => {
+                self.exec_chan(cpu, pid, op, st)
+            }
+            Op::FutexWait { .. }
+            | Op::FutexWake { .. }
+            | Op::FutexSet { .. }
+            | Op::FutexPost { .. }
+            | Op::FutexAwait { .. }
+            | Op::Lock(_)
+            | Op::Unlock(_)
+            | Op::Barrier(_)
+            | Op::CondWait { .. }
+            | Op::CondSignal(_)
+            | Op::CondBroadcast(_)
+            | Op::SpinLock { .. }
+            | Op::SpinUnlock { .. } => self.exec_sync(cpu, pid, op, st),
+            Op::Fork { .. }
+            | Op::Spawn { .. }
+            | Op::WaitChild
+            | Op::Exit
+            | Op::SetAffinity { .. }
+            | Op::SetUclamp { .. } => self.exec_lifecycle(cpu, pid, op, st),
+            Op::Timer { .. }
+            | Op::Mark { .. }
+            | Op::Record { .. }
+            | Op::Count { .. }
+            | Op::Elapsed { .. }
+            | Op::SetEpoch { .. }
+            | Op::RecordReg { .. } => self.exec_timers(cpu, op, st),
+            Op::Loop { .. }
+            | Op::EndLoop { .. }
+            | Op::Store { .. }
+            | Op::Load { .. }
+            | Op::FetchAdd { .. }
+            | Op::SetReg { .. }
+            | Op::AddWord { .. }
+            | Op::Push { .. }
+            | Op::Splice { .. } => self.exec_data(cpu, op, st),
+        }
+    }
+
+    /// Pay the current op's system-call cost (unless it ran with the preceding
+    /// compute): true when the task must now run it (the step ends), false when the
+    /// effect follows at once.
+    fn pay(&mut self, cpu: usize, op: &Op, st: &mut ProgState) -> bool {
+        if st.prepaid {
+            st.prepaid = false;
+            st.phase = 1;
+        }
+        let ns: u64 = self.op_cost(op, st.instance).map_or(0, |c| self.noisy(c));
+        let mut ph = st.phase;
+        let r = self.cost(cpu, &mut ph, ns);
+        st.phase = ph;
+        r
+    }
+}
