@@ -99,7 +99,7 @@ fn spawner(n: u64) -> WorkloadSpec {
 
 /// Children of the parent: the runnable hogs, with their CPU.
 fn hogs<O>(k: &Kernel<O>) -> Vec<(u32, usize)> {
-    k.tasks
+    k.tasks()
         .iter()
         .skip(2)
         .filter(|t| t.state == TaskState::Runnable)
@@ -146,7 +146,7 @@ fn spawned_hogs_spread_one_per_core_on_xeon_88() {
         .collect();
     let mut s = sim(m, spawner(nr_cores as u64));
     s.run(Some(4_000 * MS)).expect("run succeeds with --check");
-    let ev = &s.k.obs.events;
+    let ev = &s.k.observer().events;
     let per_core = |at| {
         let mut pc = vec![0u32; nr_cores];
         let mut llc_of_core = vec![0usize; nr_cores];
@@ -255,7 +255,7 @@ fn affinity_is_respected_under_balancing() {
     let mut s = sim(m, w);
     s.run(Some(500 * MS)).expect("run succeeds with --check");
     let mut balance_moves = 0;
-    for (_, e) in &s.k.obs.events {
+    for (_, e) in &s.k.observer().events {
         if let SchedEvent::Placement {
             pid,
             kind: WakeKind::Balance,
@@ -270,11 +270,11 @@ fn affinity_is_respected_under_balancing() {
             );
         }
     }
-    for t in s.k.tasks.iter().skip(1) {
+    for t in s.k.tasks().iter().skip(1) {
         assert!(s.k.cpus_allowed(t.pid).test(t.cpu));
     }
     // The free hogs do not stay on the crowded CPUs 0-1: 8 CPUs, 3 free hogs.
-    for t in s.k.tasks.iter().skip(7).take(3) {
+    for t in s.k.tasks().iter().skip(7).take(3) {
         assert!(t.cpu >= 2, "free hog {} stuck on cpu{}", t.pid, t.cpu);
     }
     let _ = balance_moves;
@@ -400,7 +400,7 @@ proptest! {
         let end = 1_000 * MS;
         s.run(Some(end)).expect("run succeeds with --check");
         let (worst, since, cpu) =
-            longest_idle_while_overloaded(&s.k.obs.events, n, &|_, _| true, end);
+            longest_idle_while_overloaded(&s.k.observer().events, n, &|_, _| true, end);
         if std::env::var_os("BALANCE_DEBUG").is_some() {
             eprintln!("n={n} hogs={hogs} sleepers={sleepers}: worst {worst} at {since} on cpu{cpu}");
         }
@@ -414,8 +414,8 @@ proptest! {
         // cache_nice_tries + 3 failures), and ticks for the kick and the IPI.
         let k = &s.k;
         let lowest_max = (0..n)
-            .filter_map(|c| k.topo.sd[c])
-            .map(|sd| k.topo.domains[sd].max_interval * k.topo.domains[sd].busy_factor as u64)
+            .filter_map(|c| k.topology().sd[c])
+            .map(|sd| k.topology().domains[sd].max_interval * k.topology().domains[sd].busy_factor as u64)
             .max()
             .unwrap_or(0);
         let top_max = 2 * n as u64;

@@ -55,7 +55,7 @@ fn juno_kernel(gov: Governor) -> Kernel<Rec> {
 }
 
 fn freq_events(k: &Kernel<Rec>) -> Vec<(SimTime, usize, u32)> {
-    k.obs
+    k.observer()
         .evs
         .iter()
         .filter_map(|&(t, e)| match e {
@@ -77,15 +77,15 @@ fn freq_events(k: &Kernel<Rec>) -> Vec<(SimTime, usize, u32)> {
 #[test]
 fn schedutil_picks_the_lowest_opp_above_125_percent_of_the_busiest_cpu() {
     let mut k = juno_kernel(Governor::Schedutil);
-    k.rqs[1].cfs.avg.util_avg = 300;
-    k.rqs[2].cfs.avg.util_avg = 500;
+    k.cpu_rq_mut(1).cfs.avg.util_avg = 300;
+    k.cpu_rq_mut(2).cfs.avg.util_avg = 500;
     assert_eq!(k.sugov_next_freq(1), 800_000);
-    k.rqs[1].cfs.avg.util_est.enqueued = 700;
+    k.cpu_rq_mut(1).cfs.avg.util_est.enqueued = 700;
     assert_eq!(k.sugov_next_freq(1), 950_000);
-    k.rqs[3].cfs.avg.util_avg = 200;
+    k.cpu_rq_mut(3).cfs.avg.util_avg = 200;
     assert_eq!(k.sugov_next_freq(0), 575_000);
     // Utilization above capacity is capped: the top OPP.
-    k.rqs[2].cfs.avg.util_avg = 2000;
+    k.cpu_rq_mut(2).cfs.avg.util_avg = 2000;
     assert_eq!(k.sugov_next_freq(1), 1_100_000);
 }
 
@@ -96,44 +96,45 @@ fn schedutil_picks_the_lowest_opp_above_125_percent_of_the_busiest_cpu() {
 #[test]
 fn schedutil_rate_limit_and_cpu_frequency_events() {
     let mut k = juno_kernel(Governor::Schedutil);
-    assert_eq!(k.cpufreq.policies[1].rate_limit_ns, 10 * MS);
-    k.now = MS;
-    k.rqs[1].cfs.avg.util_avg = 300; // -> 450 MHz
+    assert_eq!(k.cpufreq().policies[1].rate_limit_ns, 10 * MS);
+    k.set_clock(MS);
+    k.cpu_rq_mut(1).cfs.avg.util_avg = 300; // -> 450 MHz
     k.cpufreq_update_util(1);
-    assert_eq!(k.cpufreq.policies[1].cur_khz, 450_000);
+    assert_eq!(k.cpufreq().policies[1].cur_khz, 450_000);
     assert_eq!(
         freq_events(&k),
         vec![(MS, 1, 450_000), (MS, 2, 450_000)],
         "one event per CPU of the policy"
     );
-    assert_eq!(k.rqs[1].freq_scale, 450 * 1024 / 1100);
-    assert_eq!(k.rqs[2].freq_scale, 418);
-    k.rqs[1].cfs.avg.util_avg = 800; // would be 1100 MHz
-    k.now = 11 * MS - 1;
+    assert_eq!(k.cpu_rq(1).freq_scale, 450 * 1024 / 1100);
+    assert_eq!(k.cpu_rq(2).freq_scale, 418);
+    k.cpu_rq_mut(1).cfs.avg.util_avg = 800; // would be 1100 MHz
+    k.set_clock(11 * MS - 1);
     k.cpufreq_update_util(2);
     assert_eq!(
-        k.cpufreq.policies[1].cur_khz, 450_000,
+        k.cpufreq().policies[1].cur_khz,
+        450_000,
         "within the rate limit"
     );
-    k.now = 11 * MS;
+    k.set_clock(11 * MS);
     k.cpufreq_update_util(2);
-    assert_eq!(k.cpufreq.policies[1].cur_khz, 1_100_000);
-    assert_eq!(k.rqs[1].freq_scale, 1024);
+    assert_eq!(k.cpufreq().policies[1].cur_khz, 1_100_000);
+    assert_eq!(k.cpu_rq(1).freq_scale, 1024);
     assert_eq!(freq_events(&k).len(), 4);
     // The little policy has its own window.
-    k.rqs[0].cfs.avg.util_avg = 100;
+    k.cpu_rq_mut(0).cfs.avg.util_avg = 100;
     k.cpufreq_update_util(0);
-    assert_eq!(k.cpufreq.policies[0].cur_khz, 450_000);
+    assert_eq!(k.cpufreq().policies[0].cur_khz, 450_000);
 }
 
 /// The performance governor never moves.
 #[test]
 fn performance_governor_stays_at_the_top() {
     let mut k = juno_kernel(Governor::Performance);
-    k.rqs[1].cfs.avg.util_avg = 10;
-    k.now = 20 * MS;
+    k.cpu_rq_mut(1).cfs.avg.util_avg = 10;
+    k.set_clock(20 * MS);
     k.cpufreq_update_util(1);
-    assert_eq!(k.cpufreq.policies[1].cur_khz, 1_100_000);
+    assert_eq!(k.cpufreq().policies[1].cur_khz, 1_100_000);
     assert!(freq_events(&k).is_empty());
     assert!(!k.sched_energy_enabled(), "EAS needs schedutil");
 }
@@ -157,9 +158,9 @@ fn work_at_a_lower_frequency_takes_proportionally_longer() {
         };
         let mut sim = schedlab::experiment::build(&sc, sc.seed, 0, &opts);
         sim.k.set_policy_freq(1, khz);
-        assert_eq!(sim.k.rqs[1].freq_scale, rate);
+        assert_eq!(sim.k.cpu_rq(1).freq_scale, rate);
         sim.run(sc.duration_ns).unwrap();
-        let exit = sim.k.tasks[pid_of(&sim, "t")].stats.exit_ns.unwrap();
+        let exit = sim.k.task(pid_of(&sim, "t") as u32).stats.exit_ns.unwrap();
         let base = cost.context_switch + cost.mm_switch + 10 * MS + cost.exit;
         // Solve T = ceil((base + floor(T/4ms) × tick) × 1024 / rate).
         let mut t = 0u64;
@@ -221,11 +222,11 @@ fn energy_equals_the_integral_of_the_event_timeline() {
     );
     sim.check = true;
     sim.run(sc.duration_ns).unwrap();
-    let end = sim.k.now;
-    sim.k.obs.c.finish(end);
-    let meter = sim.k.obs.c.energy.as_ref().unwrap();
+    let end = sim.k.now();
+    sim.k.observer_mut().c.finish(end);
+    let meter = sim.k.observer().c.energy.as_ref().unwrap();
     let got = meter.per_cpu_joules();
-    let evs = &sim.k.obs.evs;
+    let evs = &sim.k.observer().evs;
     assert!(
         evs.iter()
             .filter(|(_, e)| matches!(e, SchedEvent::CpuFrequency { .. }))
@@ -318,8 +319,8 @@ fn result_json_has_energy_or_a_note() {
 /// A sleeping task on `prev` with util_avg `util` (its util_est zero), counted in
 /// `prev`'s blocked utilization by the caller.
 fn sleeper(k: &mut Kernel<Rec>, prev: usize, util: u64) -> u32 {
-    let p = k.create_task("p", None, false, 0, Policy::Normal, *k.m.all_cpus());
-    let t = &mut k.tasks[p as usize];
+    let p = k.create_task("p", None, false, 0, Policy::Normal, *k.machine().all_cpus());
+    let t = k.task_mut(p);
     t.cpu = prev;
     t.se.avg.util_avg = util;
     t.se.avg.util_est.ewma = 0;
@@ -329,8 +330,8 @@ fn sleeper(k: &mut Kernel<Rec>, prev: usize, util: u64) -> u32 {
 
 fn set_utils(k: &mut Kernel<Rec>, utils: [u64; 6]) {
     for (cpu, u) in utils.into_iter().enumerate() {
-        k.rqs[cpu].cfs.avg.util_avg = u;
-        k.rqs[cpu].cfs.avg.util_est.enqueued = 0;
+        k.cpu_rq_mut(cpu).cfs.avg.util_avg = u;
+        k.cpu_rq_mut(cpu).cfs.avg.util_est.enqueued = 0;
     }
 }
 
@@ -397,10 +398,10 @@ fn overutilized_switches_eas_off() {
     let p = sleeper(&mut k, 1, 100);
     let mut pr = Probes::default();
     assert_eq!(k.find_energy_efficient_cpu(p, 1, 4, &mut pr), Some(3));
-    k.lb.rd.overutilized = true;
+    k.lb_mut().rd.overutilized = true;
     assert_eq!(k.find_energy_efficient_cpu(p, 1, 4, &mut pr), None);
-    k.lb.rd.overutilized = false;
-    k.tasks[p as usize].se.avg.util_avg = 0;
+    k.lb_mut().rd.overutilized = false;
+    k.task_mut(p).se.avg.util_avg = 0;
     assert_eq!(k.find_energy_efficient_cpu(p, 1, 4, &mut pr), Some(1));
 }
 

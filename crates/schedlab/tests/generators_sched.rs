@@ -67,7 +67,7 @@ fn report(sc: &Scenario, s: &Sim<schedlab::metrics::Observers>) -> Option<ToolRe
     sc.tool.as_ref().unwrap().report(&ToolInput {
         metrics: &sc.workload.metrics,
         hists: &s.metrics.hists,
-        sim_time_ns: s.k.now,
+        sim_time_ns: s.k.now(),
     })
 }
 
@@ -108,7 +108,7 @@ fn schbench_one_worker_by_hand() {
     let (s, stop) = sim(&sc, None);
     assert_eq!(stop, StopReason::Duration);
     // main + message thread + worker.
-    assert_eq!(s.k.tasks.len() - 1, 3);
+    assert_eq!(s.k.tasks().len() - 1, 3);
     let h = hist(&sc, &s, "wakeup_latency");
     let n = h.count();
     assert!((370..=500).contains(&n), "{n} samples");
@@ -182,7 +182,7 @@ fn schbench_new_defaults_and_requests() {
     assert_eq!(sc.workload.futexes, 3 + 6);
     let (s, stop) = sim(&sc, Some(40_000_000));
     assert_eq!(stop, StopReason::Duration);
-    assert_eq!(s.k.tasks.len() - 1, 1 + 3 + 6);
+    assert_eq!(s.k.tasks().len() - 1, 1 + 3 + 6);
     let wake = hist(&sc, &s, "wakeup_latency");
     let req = hist(&sc, &s, "request_latency");
     let done = hist(&sc, &s, "request_done_at");
@@ -221,7 +221,7 @@ fn sysbench_threads_event_cost_by_hand() {
     );
     let (s, stop) = sim(&sc, None);
     assert_eq!(stop, StopReason::Completed);
-    assert_eq!(s.k.tasks.len() - 1, 2);
+    assert_eq!(s.k.tasks().len() - 1, 2);
     let ev = hist(&sc, &s, "event.g0.t0");
     assert_eq!(ev.count(), 50);
     // (HDR buckets are 4 ns wide here; the sum is exact.)
@@ -249,7 +249,7 @@ fn sysbench_threads_time_limit_and_locks() {
     );
     let (s, stop) = sim(&sc, None);
     assert_eq!(stop, StopReason::Completed);
-    assert_eq!(s.k.tasks.len() - 1, 5);
+    assert_eq!(s.k.tasks().len() - 1, 5);
     let r = report(&sc, &s).unwrap();
     let events: u64 = (0..4)
         .map(|t| hist(&sc, &s, &format!("event.g0.t{t}")).count())
@@ -325,7 +325,7 @@ fn adrestia_rounds_and_tasks() {
     let (s, stop) = sim(&sc, None);
     assert_eq!(stop, StopReason::Completed);
     // main + 1 single worker + 3 periodic workers, all exited.
-    assert_eq!(s.k.tasks.len() - 1, 5);
+    assert_eq!(s.k.tasks().len() - 1, 5);
     // Single: loops × threads rounds; periodic: loops rounds.
     assert_eq!(hist(&sc, &s, "single_round_sum").count(), 21);
     assert_eq!(hist(&sc, &s, "periodic_round_sum").count(), 7);
@@ -359,7 +359,7 @@ fn adrestia_prints_finished_tests_only() {
     assert_eq!(hist(&sc, &s, "single_round_sum").count(), 200);
     let full = report(&sc, &s).unwrap();
     assert_eq!(full.text.lines().count(), 2);
-    let (s2, stop2) = sim(&sc, Some(s.k.now * 95 / 100));
+    let (s2, stop2) = sim(&sc, Some(s.k.now() * 95 / 100));
     assert_eq!(stop2, StopReason::Duration);
     let r = report(&sc, &s2).unwrap();
     assert_eq!(r.text.lines().count(), 1);
@@ -378,7 +378,7 @@ fn adrestia_single_only() {
     );
     let (s, stop) = sim(&sc, None);
     assert_eq!(stop, StopReason::Completed);
-    assert_eq!(s.k.tasks.len() - 1, 2);
+    assert_eq!(s.k.tasks().len() - 1, 2);
     let r = report(&sc, &s).unwrap();
     assert!(!r.text.contains("periodic"));
 }

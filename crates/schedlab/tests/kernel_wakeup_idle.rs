@@ -34,9 +34,14 @@ fn sleeper_vs_hog(sleep_ns: u64) -> u64 {
     );
     let (sim, r) = run_sim(&sc);
     assert_eq!(r.unwrap(), StopReason::Duration);
-    let col = &sim.k.obs.collector;
+    let col = &sim.k.observer().collector;
     assert_eq!(col.wakeup_latency.count(), 1, "one wakeup (the sleeper's)");
-    assert!(sim.k.tasks[pid_of(&sim, "sleeper")].stats.exit_ns.is_some());
+    assert!(sim
+        .k
+        .task(pid_of(&sim, "sleeper") as u32)
+        .stats
+        .exit_ns
+        .is_some());
     col.wakeup_latency.sum as u64
 }
 
@@ -93,7 +98,7 @@ fn no_wakeup_preemption_waits_for_the_tick() {
     sc.features.set(SchedFeat::WAKEUP_PREEMPTION, false);
     let (sim, r) = run_sim(&sc);
     r.unwrap();
-    let lat = sim.k.obs.collector.wakeup_latency.sum as u64;
+    let lat = sim.k.observer().collector.wakeup_latency.sum as u64;
     assert_eq!(lat, 216_000_000 - 212_052_000);
 }
 
@@ -142,10 +147,14 @@ fn sleep_loop_policy(
     let h = &sim.metrics.hists[met];
     assert_eq!(h.count(), 3);
     let vals = vec![h.hist().min(), h.hist().max(), (h.sum / 3) as u64];
-    let now = sim.k.now;
-    sim.k.obs.collector.finish(now);
-    let res = sim.k.obs.collector.idle_residency[cpu].clone();
-    (vals, res, sim.k.obs.collector.wakeup_latency.sum as u64)
+    let now = sim.k.now();
+    sim.k.observer_mut().collector.finish(now);
+    let res = sim.k.observer().collector.idle_residency[cpu].clone();
+    (
+        vals,
+        res,
+        sim.k.observer().collector.wakeup_latency.sum as u64,
+    )
 }
 
 /// A 10 ms sleep on an idle machine: the timer is armed for 10 ms + 50 us slack; the
@@ -254,7 +263,7 @@ fn remote_wakeups(m: schedlab::machine::Machine, queue: bool, n: u64) -> (u64, u
     sc.features.set(SchedFeat::TTWU_QUEUE, queue);
     let (sim, r) = run_sim(&sc);
     assert_eq!(r.unwrap(), StopReason::Completed);
-    let col = &sim.k.obs.collector;
+    let col = &sim.k.observer().collector;
     let reader = pid_of(&sim, "reader") as u32;
     (
         col.wakeup_latency.sum as u64,
@@ -338,9 +347,9 @@ fn remote_wakeup_onto_busy_cpu_costs_one_ipi() {
         sc.features.set(SchedFeat::TTWU_QUEUE, queue);
         let (sim, r) = run_sim(&sc);
         r.unwrap();
-        let col = &sim.k.obs.collector;
+        let col = &sim.k.observer().collector;
         let reader = pid_of(&sim, "reader");
-        assert!(sim.k.tasks[reader].stats.exit_ns.is_some());
+        assert!(sim.k.task(reader as u32).stats.exit_ns.is_some());
         // Two wakeups: the writer's timer (latency 0, see above) and the reader's.
         assert_eq!(col.wakeup_latency.count(), 2);
         assert_eq!(col.wakeup_latency.sum, 1_500, "queue={queue}");

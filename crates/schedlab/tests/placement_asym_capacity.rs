@@ -24,8 +24,8 @@ fn asym(on: bool) -> Kernel<Rec> {
 /// on `allowed`: (result, CPUs probed).
 fn sic(k: &mut Kernel<Rec>, util: u64, allowed: &[usize], target: usize) -> (Option<usize>, u32) {
     let p = sleeper(k, target, mask(allowed));
-    k.tasks[p as usize].se.avg.util_avg = util;
-    let sd = k.topo.sd_asym_cpucapacity[target].expect("asym domain");
+    k.task_mut(p).se.avg.util_avg = util;
+    let sd = k.topology().sd_asym_cpucapacity[target].expect("asym domain");
     let mut pr = Probes::default();
     let r = k.select_idle_capacity(p, sd, target, target, &mut pr);
     (r, pr.probed)
@@ -54,7 +54,7 @@ fn no_fit_gives_the_largest_idle_capacity_and_none_when_all_busy() {
     // RT pressure on a big CPU: capacity_of(4) = 600 no longer fits 700, but is
     // still the largest idle capacity.
     let mut k = asym(true);
-    k.rqs[4].cpu_capacity = 600;
+    k.cpu_rq_mut(4).cpu_capacity = 600;
     busy(&mut k, 5);
     assert_eq!(sic(&mut k, 700, &all, 0), (Some(4), 6));
     // Every CPU busy: nothing.
@@ -76,7 +76,7 @@ fn affinity_limits_the_scan() {
 fn select_idle_sibling_uses_it_on_asym_and_falls_back_to_target() {
     let mut k = asym(true);
     let p = sleeper_any(&mut k, 1);
-    k.tasks[p as usize].se.avg.util_avg = 700;
+    k.task_mut(p).se.avg.util_avg = 700;
     let (c, why, pr) = k.select_idle_sibling(p, 1, 1, 1);
     assert_eq!((c, why, pr.probed), (4, "idle_capacity", 4));
     for c in 0..6 {
@@ -98,14 +98,14 @@ fn a_big_wakee_stays_on_the_fast_path_without_wake_cap() {
         let mut k = asym(on);
         // SD_BALANCE_WAKE on the asymmetric levels only in v5.6.
         let wake_flag = k
-            .topo
+            .topology()
             .domains
             .iter()
             .any(|d| d.flags & SD_BALANCE_WAKE != 0);
         assert_eq!(wake_flag, !on);
         busy(&mut k, 1);
         let p = sleeper_any(&mut k, 2);
-        k.tasks[p as usize].se.avg.util_avg = 700;
+        k.task_mut(p).se.avg.util_avg = 700;
         let mut q = EventQueue::default();
         let cpu = k.select_task_rq_fair(p, 2, WF_TTWU, 1, &mut q);
         let (_, c, why) = *placements(&k).last().unwrap();

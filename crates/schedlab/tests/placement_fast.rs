@@ -16,8 +16,11 @@ use schedlab::sched::Func;
 
 fn k8() -> schedlab::sched::core::Kernel<Rec> {
     let k = kernel(test_topology(1, 1, 4, 2));
-    assert_eq!(k.m.smt_mask(2).iter().collect::<Vec<_>>(), vec![2, 3]);
-    assert_eq!(k.m.cost.probe_llc, 32);
+    assert_eq!(
+        k.machine().smt_mask(2).iter().collect::<Vec<_>>(),
+        vec![2, 3]
+    );
+    assert_eq!(k.machine().cost.probe_llc, 32);
     k
 }
 
@@ -26,7 +29,7 @@ fn llc(k: &schedlab::sched::core::Kernel<Rec>, cpu: usize) -> usize {
 }
 
 fn llc_opt(k: &schedlab::sched::core::Kernel<Rec>, cpu: usize) -> Option<usize> {
-    k.topo.sd_llc[cpu]
+    k.topology().sd_llc[cpu]
 }
 
 #[test]
@@ -58,16 +61,16 @@ fn recent_used_cpu_is_swapped_with_prev() {
         busy(&mut k, c);
     }
     let p = sleeper_any(&mut k, 5);
-    k.tasks[p as usize].recent_used_cpu = 7;
+    k.task_mut(p).recent_used_cpu = 7;
     let (cpu, why, pr) = k.select_idle_sibling(p, 5, 2, 0);
     assert_eq!((cpu, why, pr.probed), (7, "recent_used", 3));
-    assert_eq!(k.tasks[p as usize].recent_used_cpu, 5);
+    assert_eq!(k.task(p).recent_used_cpu, 5);
     // Not allowed on the recent CPU: skipped, the scans run.
     let q = sleeper(&mut k, 5, mask(&[0, 1, 2, 3, 4, 5, 6]));
-    k.tasks[q as usize].recent_used_cpu = 7;
+    k.task_mut(q).recent_used_cpu = 7;
     let (_, why, _) = k.select_idle_sibling(q, 5, 2, 0);
     assert_ne!(why, "recent_used");
-    assert_eq!(k.tasks[q as usize].recent_used_cpu, 7);
+    assert_eq!(k.task(q).recent_used_cpu, 7);
 }
 
 #[test]
@@ -79,7 +82,7 @@ fn select_idle_core_finds_the_first_fully_idle_core() {
     }
     assert!(k.test_idle_cores(2, false));
     let p = sleeper_any(&mut k, 3);
-    k.tasks[p as usize].recent_used_cpu = 3;
+    k.task_mut(p).recent_used_cpu = 3;
     let (cpu, why, pr) = k.select_idle_sibling(p, 3, 2, 0);
     // Core scan from 2: {2,3} busy, {4,5} busy (4), {6,7} idle -> 6; 6 probes there,
     // plus target and prev: 8 probes, all in the waker's LLC.
@@ -110,7 +113,7 @@ fn select_idle_core_counts_siblings_outside_the_affinity() {
     );
     // Without the hint the scan does not run.
     busy(&mut k, 7);
-    k.rqs[7].nr_running = 0;
+    k.cpu_rq_mut(7).nr_running = 0;
     k.sync_idle_bits(7);
     let (cpu, pr) = k.select_idle_core(p, sd, 2, 0);
     assert_eq!((cpu, pr.probed), (None, 0));
@@ -123,7 +126,7 @@ fn idle_core_hint_set_when_a_cpu_goes_idle_with_idle_siblings() {
     busy(&mut k, 1);
     k.update_idle_core(0);
     assert!(!k.test_idle_cores(0, true), "sibling 1 busy: no hint");
-    k.rqs[1].nr_running = 0;
+    k.cpu_rq_mut(1).nr_running = 0;
     k.sync_idle_bits(1);
     k.update_idle_core(0);
     assert!(k.test_idle_cores(0, false), "all siblings idle: hint set");
@@ -146,7 +149,7 @@ fn select_idle_cpu_scan_and_avg_scan_cost() {
     // 4 probes × 32 ns; EWMA: 0 + (4 × 32 + 20 - 0) / 8 = 18 (truncated), on the
     // waker's LLC domain.
     assert_eq!(last_call(&k, Func::SelectIdleCpu), Some((4, 128)));
-    assert_eq!(k.topo.domains[llc(&k, 0)].avg_scan_cost, 18);
+    assert_eq!(k.topology().domains[llc(&k, 0)].avg_scan_cost, 18);
 }
 
 #[test]
@@ -158,12 +161,12 @@ fn select_idle_cpu_gives_up_after_nr_minus_one_probes() {
     k.set_idle_cores(0, false);
     let d = llc(&k, 0);
     // avg_cost = 100001 > span_avg / 4 = 3906: nr = 4, at most 3 CPUs examined.
-    k.topo.domains[d].avg_scan_cost = 100_000;
+    k.topology_mut().domains[d].avg_scan_cost = 100_000;
     let p = sleeper_any(&mut k, 3);
     let (cpu, why, pr) = k.select_idle_sibling(p, 3, 3, 0);
     // Scan 3, 4, 5 (busy), then the budget runs out before 6; no EWMA update.
     assert_eq!(last_call(&k, Func::SelectIdleCpu), Some((3, 96))); // 3 × 32
-    assert_eq!(k.topo.domains[d].avg_scan_cost, 100_000);
+    assert_eq!(k.topology().domains[d].avg_scan_cost, 100_000);
     // select_idle_smt then finds sibling 2 of target 3.
     assert_eq!((cpu, why), (2, "idle_smt"));
     assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((1, 32)));
@@ -192,16 +195,16 @@ fn sis_uses_the_wakers_avg_idle() {
     k.set_idle_cores(0, false);
     // Waker 0 with avg_idle 2048 ns: avg_idle / 512 = 4, span_avg = 32 > 4 × 1:
     // nr = 32; target's rq (2) is irrelevant.
-    k.rqs[0].avg_idle = 2048;
-    k.rqs[2].avg_idle = 0;
+    k.cpu_rq_mut(0).avg_idle = 2048;
+    k.cpu_rq_mut(2).avg_idle = 0;
     let p = sleeper_any(&mut k, 2);
     let (cpu, _, _) = k.select_idle_sibling(p, 2, 2, 0);
     assert_eq!(cpu, 7);
     // avg_idle 0 on the waker (target's rq has 1 ms): nr = 4, gives up after 2, 3, 4.
-    k.rqs[2].avg_idle = 1_000_000;
-    k.rqs[0].avg_idle = 0;
+    k.cpu_rq_mut(2).avg_idle = 1_000_000;
+    k.cpu_rq_mut(0).avg_idle = 0;
     let d = llc(&k, 0);
-    k.topo.domains[d].avg_scan_cost = 0;
+    k.topology_mut().domains[d].avg_scan_cost = 0;
     let (cpu, why, _) = k.select_idle_sibling(p, 2, 2, 0);
     assert_eq!(last_call(&k, Func::SelectIdleCpu), Some((3, 96))); // 3 × 32
     assert_eq!((cpu, why), (2, "affine_fallback"));
@@ -289,7 +292,7 @@ fn case() -> impl Strategy<Value = Case> {
 
 fn setup(c: &Case, feat: Features) -> (schedlab::sched::core::Kernel<Rec>, u32, CpuMask) {
     let mut k = kernel_with(test_topology(1, c.llcs, c.cores, c.smt), feat);
-    let n = k.m.nr_cpus();
+    let n = k.machine().nr_cpus();
     for cpu in 0..n {
         if c.idle_bits >> cpu & 1 == 0 {
             busy(&mut k, cpu);
@@ -316,12 +319,12 @@ proptest! {
         let (mut k, p, allowed) = setup(&c, Features::v5_6());
         k.set_idle_cores(c.target, true);
         let Some(sd) = llc_opt(&k, c.target) else { return Ok(()) };
-        let span = k.topo.domains[sd].span;
+        let span = k.topology().domains[sd].span;
         let (got, pr) = k.select_idle_core(p, sd, c.target, c.waker);
         let want = if c.smt > 1 {
             wrap_order(&span.and(&allowed), c.target)
                 .into_iter()
-                .find(|&x| k.m.smt_mask(x).iter().all(|s| k.available_idle_cpu(s)))
+                .find(|&x| k.machine().smt_mask(x).iter().all(|s| k.available_idle_cpu(s)))
         } else {
             None
         };
@@ -339,7 +342,7 @@ proptest! {
         f.apply("NO_SIS_PROP").unwrap();
         let (mut k, p, allowed) = setup(&c, f);
         let Some(sd) = llc_opt(&k, c.target) else { return Ok(()) };
-        let order = wrap_order(&k.topo.domains[sd].span.and(&allowed), c.target);
+        let order = wrap_order(&k.topology().domains[sd].span.and(&allowed), c.target);
         let (got, pr) = k.select_idle_cpu(p, sd, c.target, c.waker);
         let want = order.iter().copied().find(|&x| k.available_idle_cpu(x));
         prop_assert_eq!(got, want);
@@ -359,7 +362,7 @@ proptest! {
         assert_eq!(f.has(SchedFeat::SIS_PROP), prop_on);
         let (mut k, p, allowed) = setup(&c, f);
         let llc_span = match llc_opt(&k, c.target) {
-            Some(d) => k.topo.domains[d].span,
+            Some(d) => k.topology().domains[d].span,
             None => CpuMask::of(c.target),
         };
         let any_idle = llc_span.and(&allowed).iter().any(|x| k.available_idle_cpu(x));
@@ -367,7 +370,7 @@ proptest! {
         prop_assert!(allowed.test(got), "cpu {} not allowed", got);
         if got != c.target {
             prop_assert!(k.available_idle_cpu(got));
-            prop_assert!(k.topo.cpus_share_cache(got, c.target));
+            prop_assert!(k.topology().cpus_share_cache(got, c.target));
         }
         if !prop_on && any_idle {
             prop_assert!(k.available_idle_cpu(got), "idle CPU exists but got {} ({})", got, why);

@@ -22,7 +22,7 @@ fn feats(idle_cpu_mask: bool) -> Features {
 
 /// The `skipped` count of the last `select_idle_cpu` call.
 fn last_skipped(k: &Kernel<Rec>) -> u32 {
-    k.obs
+    k.observer()
         .0
         .iter()
         .rev()
@@ -49,7 +49,7 @@ fn smt2_select_idle_cpu_skips_the_cpus_the_core_scan_saw_busy() {
         for c in [0, 2, 3, 4, 6] {
             busy(&mut k, c);
         }
-        k.rqs[0].avg_idle = 1_000_000;
+        k.cpu_rq_mut(0).avg_idle = 1_000_000;
         k.set_idle_cores(2, true);
         let p = sleeper_any(&mut k, 2);
         let (cpu, why, _) = k.select_idle_sibling(p, 2, 2, 0);
@@ -72,11 +72,14 @@ fn smt2_select_idle_cpu_skips_the_cpus_the_core_scan_saw_busy() {
 fn smt4_select_idle_cpu_skips_the_cpus_the_core_scan_saw_busy() {
     for (on, probes, skipped) in [(false, 3, 0), (true, 1, 3)] {
         let mut k = kernel_with(test_topology(1, 1, 2, 4), feats(on));
-        assert_eq!(k.m.smt_mask(5).iter().collect::<Vec<_>>(), vec![4, 5, 6, 7]);
+        assert_eq!(
+            k.machine().smt_mask(5).iter().collect::<Vec<_>>(),
+            vec![4, 5, 6, 7]
+        );
         for c in [0, 4, 5] {
             busy(&mut k, c);
         }
-        k.rqs[0].avg_idle = 1_000_000;
+        k.cpu_rq_mut(0).avg_idle = 1_000_000;
         k.set_idle_cores(4, true);
         let p = sleeper_any(&mut k, 4);
         let (cpu, why, _) = k.select_idle_sibling(p, 4, 4, 0);
@@ -95,7 +98,7 @@ fn without_a_core_scan_the_cpu_scan_is_the_baseline() {
     for c in [0, 2, 3, 4, 6] {
         busy(&mut k, c);
     }
-    k.rqs[0].avg_idle = 1_000_000;
+    k.cpu_rq_mut(0).avg_idle = 1_000_000;
     k.set_idle_cores(2, false);
     let p = sleeper_any(&mut k, 2);
     let (cpu, _, _) = k.select_idle_sibling(p, 2, 2, 0);
@@ -116,7 +119,7 @@ fn sched_idle_cpus_seen_by_the_core_scan_are_left_out() {
             busy(&mut k, c);
         }
         sched_idle(&mut k, 3);
-        k.rqs[0].avg_idle = 1_000_000;
+        k.cpu_rq_mut(0).avg_idle = 1_000_000;
         k.set_idle_cores(2, true);
         let p = sleeper_any(&mut k, 2);
         let (cpu, _, _) = k.select_idle_sibling(p, 2, 2, 0);

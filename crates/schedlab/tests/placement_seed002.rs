@@ -130,12 +130,12 @@ fn identical_decision_traces_on_every_preset() {
 fn gap_kernel(legacy: bool) -> Kernel<Rec> {
     let mut k = kernel_with(test_topology(2, 1, 2, 2), feats(legacy));
     let names: Vec<&str> = k
-        .topo
+        .topology()
         .domains_of(0)
-        .map(|d| k.topo.domains[d].name)
+        .map(|d| k.topology().domains[d].name)
         .collect();
     assert_eq!(names, vec!["SMT", "MC", "NUMA"]);
-    for d in &mut k.topo.domains {
+    for d in &mut k.topology_mut().domains {
         d.flags &= !SD_WAKE_AFFINE;
         if d.name == "MC" {
             d.flags &= !SD_BALANCE_WAKE;
@@ -143,7 +143,7 @@ fn gap_kernel(legacy: bool) -> Kernel<Rec> {
             d.flags |= SD_BALANCE_WAKE;
         }
     }
-    k.topo.update_balance_shortcuts();
+    k.topology_mut().update_balance_shortcuts();
     k
 }
 
@@ -151,7 +151,7 @@ fn gap_kernel(legacy: bool) -> Kernel<Rec> {
 fn the_flag_gap_corner_case() {
     let legacy = gap_kernel(true);
     let seed = gap_kernel(false);
-    let name = |k: &Kernel<Rec>, d: Option<usize>| d.map(|d| k.topo.domains[d].name);
+    let name = |k: &Kernel<Rec>, d: Option<usize>| d.map(|d| k.topology().domains[d].name);
     let a = legacy.wakeup_domain_walk(0, 1, WakeKind::Wakeup, true);
     let b = seed.wakeup_domain_walk(0, 1, WakeKind::Wakeup, true);
     assert_eq!(name(&legacy, a.sd), Some("NUMA"));
@@ -178,8 +178,8 @@ fn the_flag_gap_corner_case() {
             schedlab::sched::core::Policy::Normal,
             all(&k),
         );
-        k.tasks[w as usize].cpu = 0;
-        k.rqs[0].curr = Some(w);
+        k.task_mut(w).cpu = 0;
+        k.cpu_rq_mut(0).curr = Some(w);
         for c in 0..4 {
             busy(&mut k, c);
         }

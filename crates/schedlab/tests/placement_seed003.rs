@@ -33,20 +33,20 @@ fn set_busy(k: &mut Kernel<Rec>, cpus: &[usize]) {
 }
 
 fn core_util(k: &Kernel<Rec>, cpu: usize) -> i32 {
-    let g = k.smtb.util_groups(cpu);
+    let g = k.smtb().util_groups(cpu);
     assert_eq!(g.len(), 1, "one level (MC) between the LLC and SMT");
-    k.smtb.utilization[g[0]]
+    k.smtb().utilization[g[0]]
 }
 
 /// The MC ring seen from CPU 2 starts at its own core and wraps in CPU order.
 #[test]
 fn the_group_ring_starts_at_the_local_core() {
     let k = kernel_with(test_topology(1, 1, 4, 2), feats());
-    let llc = k.topo.sd_llc[2].unwrap();
-    let firsts: Vec<usize> = k.topo.domains[llc]
+    let llc = k.topology().sd_llc[2].unwrap();
+    let firsts: Vec<usize> = k.topology().domains[llc]
         .groups
         .iter()
-        .map(|&g| k.topo.groups[g].span.first().unwrap())
+        .map(|&g| k.topology().groups[g].span.first().unwrap())
         .collect();
     assert_eq!(firsts, vec![2, 4, 6, 0]);
 }
@@ -71,7 +71,7 @@ fn smt2_no_move_then_an_idle_sibling_of_the_target() {
     assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((1, 32)));
     // target + prev (= target, not re-read) + smt_balance.
     assert_eq!(pr.probed, 1 + 3);
-    assert_eq!(k.smtb.rotor[4], 2, "two draws from the waker's rotor");
+    assert_eq!(k.smtb().rotor[4], 2, "two draws from the waker's rotor");
     assert_eq!(last_call(&k, Func::SelectIdleCpu), None, "no LLC scan");
 }
 
@@ -88,7 +88,7 @@ fn smt2_moves_to_the_core_with_more_free_cpus() {
     assert_eq!((cpu, why), (5, "smt_balance"));
     // Waker 4 and its sibling 5: 2 × smt 13.
     assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((2, 26)));
-    assert_eq!(k.smtb.rotor[4], 3);
+    assert_eq!(k.smtb().rotor[4], 3);
 }
 
 /// Everything busy: no group has more room, the target's core has no idle CPU:
@@ -123,9 +123,9 @@ fn smt2_the_wakers_own_cpu_is_discounted() {
     let mut k = kernel_with(test_topology(1, 1, 4, 2), feats());
     set_busy(&mut k, &[0, 1, 2, 4]);
     let p = sleeper_any(&mut k, 2);
-    k.rqs[4].curr = Some(p);
+    k.cpu_rq_mut(4).curr = Some(p);
     k.sync_idle_bits(4);
-    let sd = k.topo.sd_llc[2].unwrap();
+    let sd = k.topology().sd_llc[2].unwrap();
     let (cpu, why, _) = k.smt_balance(p, sd, 2, 4);
     // Moved to {4,5} (cp_array[1] = 5); core {4,5} from cp_array[0] = 4 (busy) → 5.
     assert_eq!((cpu, why), (5, "smt_balance"));
@@ -151,9 +151,9 @@ fn smt4_moves_and_searches_one_core_from_a_rotor_start() {
 #[test]
 fn smt_util_moves_the_local_group_counters() {
     let mut k = kernel_with(test_topology(1, 1, 4, 2), feats());
-    assert_eq!(k.smtb.curr_util[3], -1);
+    assert_eq!(k.smtb().curr_util[3], -1);
     k.smt_util(3, 1, 0); // uninitialised: 0 → 0, no change
-    assert_eq!((core_util(&k, 3), k.smtb.curr_util[3]), (0, 0));
+    assert_eq!((core_util(&k, 3), k.smtb().curr_util[3]), (0, 0));
     k.smt_util(3, 0, 1);
     k.smt_util(2, 0, 1);
     assert_eq!(core_util(&k, 2), 2);
@@ -199,7 +199,7 @@ fn counters_stay_exact_and_cost_is_per_level_on_big_machines() {
         let cpu = 0;
         let levels = {
             let k = experiment::build(&sc, 1, 0, &RunOpts::default()).k;
-            k.smtb.util_groups(cpu).len()
+            k.smtb().util_groups(cpu).len()
         };
         let core = mach.smt_mask(cpu).weight();
         let bound = (2 * levels + core) as f64;
@@ -230,7 +230,7 @@ proptest! {
         set_busy(&mut k, &busy_cpus);
         let target = target_pick as usize % n;
         let waker = waker_pick as usize % n;
-        k.smtb.rotor[waker] = rotor;
+        k.smtb_mut().rotor[waker] = rotor;
         let mut allowed = mask(&(0..n).filter(|c| allowed_bits >> c & 1 == 1).collect::<Vec<_>>());
         allowed.set(target);
         let p = sleeper(&mut k, target, allowed);

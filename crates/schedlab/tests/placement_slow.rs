@@ -89,8 +89,8 @@ fn find_idlest_group_comparison_cells() {
 
 /// The MC domain of CPU 0 and its groups (cores) on test_topology(1, 1, 4, 2).
 fn mc(k: &Kernel<Rec>) -> (usize, Vec<usize>) {
-    let d = k.topo.sd_llc[0].unwrap();
-    (d, k.topo.domains[d].groups.clone())
+    let d = k.topology().sd_llc[0].unwrap();
+    (d, k.topology().domains[d].groups.clone())
 }
 
 #[test]
@@ -100,13 +100,13 @@ fn wakeup_stats_exclude_the_task_and_keep_the_avg_load_quirk() {
     let a = all(&k);
     // p attached to CPU 2 and queued there with load 300, plus another task.
     let p = k.create_task("p", None, false, 0, Policy::Normal, a);
-    k.tasks[p as usize].cpu = 2;
-    k.tasks[p as usize].se.avg.last_update_time = 1;
-    k.tasks[p as usize].se.avg.load_avg = 300;
-    k.tasks[p as usize].se.on_rq = true;
-    k.rqs[2].nr_running = 2;
-    k.rqs[2].cfs.h_nr_running = 2;
-    k.rqs[2].cfs.avg.load_avg = 1000;
+    k.task_mut(p).cpu = 2;
+    k.task_mut(p).se.avg.last_update_time = 1;
+    k.task_mut(p).se.avg.load_avg = 300;
+    k.task_mut(p).se.on_rq = true;
+    k.cpu_rq_mut(2).nr_running = 2;
+    k.cpu_rq_mut(2).cfs.h_nr_running = 2;
+    k.cpu_rq_mut(2).cfs.avg.load_avg = 1000;
     k.sync_idle_bits(2);
     let mut pr = Probes::default();
     let s = k.update_sg_wakeup_stats(d, g[1], p, 0, &mut pr);
@@ -119,10 +119,10 @@ fn wakeup_stats_exclude_the_task_and_keep_the_avg_load_quirk() {
     assert_eq!(pr.probed, 2);
     // Core {4,5} with two tasks each, util at capacity: overloaded, avg_load left 0.
     for c in [4, 5] {
-        k.rqs[c].nr_running = 2;
-        k.rqs[c].cfs.h_nr_running = 2;
-        k.rqs[c].cfs.avg.load_avg = 2048;
-        k.rqs[c].cfs.avg.util_avg = 1024;
+        k.cpu_rq_mut(c).nr_running = 2;
+        k.cpu_rq_mut(c).cfs.h_nr_running = 2;
+        k.cpu_rq_mut(c).cfs.avg.load_avg = 2048;
+        k.cpu_rq_mut(c).cfs.avg.util_avg = 1024;
         k.sync_idle_bits(c);
     }
     let s = k.update_sg_wakeup_stats(d, g[2], p, 0, &mut pr);
@@ -131,16 +131,16 @@ fn wakeup_stats_exclude_the_task_and_keep_the_avg_load_quirk() {
     assert_eq!(s.avg_load, 0, "v5.6: avg_load only for has_spare groups");
     // A new task (not attached) is not subtracted anywhere.
     let n = k.create_task("n", None, false, 0, Policy::Normal, a);
-    k.tasks[n as usize].cpu = 2;
+    k.task_mut(n).cpu = 2;
     assert_eq!(k.cpu_load_without(2, n), 1000);
     assert_eq!(k.cpu_load_without(2, p), 701);
     assert_eq!(k.cpu_load_without(3, p), 0);
     // idle_cpu_without: curr must be idle or p, and no pending wakeups.
     assert!(k.idle_cpu_without(3, p));
-    k.rqs[3].curr = Some(p);
+    k.cpu_rq_mut(3).curr = Some(p);
     k.sync_idle_bits(3);
     assert!(k.idle_cpu_without(3, p));
-    k.rqs[3].curr = Some(n);
+    k.cpu_rq_mut(3).curr = Some(n);
     k.sync_idle_bits(3);
     assert!(!k.idle_cpu_without(3, p));
 }
@@ -176,30 +176,30 @@ fn find_idlest_group_cpu_rules() {
     // Both idle in C6 (boot), stamps 0: the first.
     assert_eq!(k.find_idlest_group_cpu(core1, p, 0, 0, &mut pr), 2);
     // Shallower state wins.
-    k.rqs[3].idle_state = Some(1);
+    k.cpu_rq_mut(3).idle_state = Some(1);
     assert_eq!(k.find_idlest_group_cpu(core1, p, 0, 0, &mut pr), 3);
     // Same state: the later idle_stamp wins.
-    k.rqs[3].idle_state = Some(2);
-    k.rqs[2].idle_stamp = 100;
-    k.rqs[3].idle_stamp = 200;
+    k.cpu_rq_mut(3).idle_state = Some(2);
+    k.cpu_rq_mut(2).idle_stamp = 100;
+    k.cpu_rq_mut(3).idle_stamp = 200;
     assert_eq!(k.find_idlest_group_cpu(core1, p, 0, 0, &mut pr), 3);
     // Not inside a state (polling): wins only on a later stamp at no latency; a CPU
     // in a real state after it displaces it (min_exit starts at infinity).
-    k.rqs[2].idle_state = None;
-    k.rqs[2].idle_stamp = 300;
+    k.cpu_rq_mut(2).idle_state = None;
+    k.cpu_rq_mut(2).idle_stamp = 300;
     assert_eq!(k.find_idlest_group_cpu(core1, p, 0, 0, &mut pr), 3);
     // All busy: least loaded, ties to the first; none lighter than +inf -> first.
     busy(&mut k, 2);
     busy(&mut k, 3);
-    k.rqs[2].cfs.avg.load_avg = 900;
-    k.rqs[3].cfs.avg.load_avg = 400;
+    k.cpu_rq_mut(2).cfs.avg.load_avg = 900;
+    k.cpu_rq_mut(3).cfs.avg.load_avg = 400;
     assert_eq!(k.find_idlest_group_cpu(core1, p, 0, 0, &mut pr), 3);
     // A SCHED_IDLE-only CPU returns at once.
     sched_idle(&mut k, 2);
     assert_eq!(k.find_idlest_group_cpu(core1, p, 0, 0, &mut pr), 2);
     // Single-CPU group: its CPU without looking.
-    let smt_dom = k.topo.sd[0].unwrap();
-    let g0 = k.topo.domains[smt_dom].groups[1];
+    let smt_dom = k.topology().sd[0].unwrap();
+    let g0 = k.topology().domains[smt_dom].groups[1];
     let before = pr.probed;
     assert_eq!(k.find_idlest_group_cpu(g0, p, 0, 0, &mut pr), 1);
     assert_eq!(pr.probed, before);
@@ -232,14 +232,17 @@ fn fork_balancing_spreads_cpu_hogs_one_per_core_on_xeon_88() {
     let mut sim = experiment::build(&sc, sc.seed, 0, &opts);
     sim.run(sc.duration_ns).expect("runs");
     let k = &sim.k;
-    let hogs: Vec<usize> = (1..k.tasks.len()).map(|p| k.tasks[p].cpu).collect();
+    let hogs: Vec<usize> = (1..k.tasks().len()).map(|p| k.task(p as u32).cpu).collect();
     assert_eq!(hogs.len(), 22);
-    let cores: BTreeSet<usize> = hogs.iter().map(|&c| k.m.cpus[c].core).collect();
+    let cores: BTreeSet<usize> = hogs.iter().map(|&c| k.machine().cpus[c].core).collect();
     assert_eq!(cores.len(), 22, "one hog per core: {hogs:?}");
-    assert!(hogs.iter().all(|&c| k.m.cpus[c].node == 0), "{hogs:?}");
+    assert!(
+        hogs.iter().all(|&c| k.machine().cpus[c].node == 0),
+        "{hogs:?}"
+    );
     // Each hog actually runs (one per CPU, nothing queued behind another).
     for &c in &hogs {
-        assert_eq!(k.rqs[c].nr_running, 1);
+        assert_eq!(k.cpu_rq(c).nr_running, 1);
     }
     // The 23rd and later hogs: every core of node 0 is half busy, local node still
     // has idle CPUs, so they fill the SMT siblings of node 0 (still one per CPU).
@@ -247,9 +250,9 @@ fn fork_balancing_spreads_cpu_hogs_one_per_core_on_xeon_88() {
     let mut sim = experiment::build(&sc, sc.seed, 0, &opts);
     sim.run(sc.duration_ns).expect("runs");
     let k = &sim.k;
-    let cpus: BTreeSet<usize> = (1..k.tasks.len()).map(|p| k.tasks[p].cpu).collect();
+    let cpus: BTreeSet<usize> = (1..k.tasks().len()).map(|p| k.task(p as u32).cpu).collect();
     assert_eq!(cpus.len(), 30);
-    assert!(cpus.iter().all(|&c| k.m.cpus[c].node == 0));
+    assert!(cpus.iter().all(|&c| k.machine().cpus[c].node == 0));
 }
 
 #[test]
@@ -262,12 +265,12 @@ fn launcher_uses_the_first_allowed_cpu_when_cpu0_is_excluded() {
     };
     let mut sim = experiment::build(&sc, sc.seed, 0, &opts);
     sim.run(sc.duration_ns).expect("runs");
-    let trace = sim.k.obs.trace.take().unwrap().text;
+    let trace = sim.k.observer_mut().trace.take().unwrap().text;
     // Forked on CPU 44 (first allowed), placed by the fork balance within 44-47.
     assert!(trace.contains("fork parent=idle child=1 cpu=44"), "{trace}");
     assert!(trace.contains("fork parent=idle child=2 cpu=44"), "{trace}");
-    let c1 = sim.k.tasks[1].cpu;
-    let c2 = sim.k.tasks[2].cpu;
+    let c1 = sim.k.task(1).cpu;
+    let c2 = sim.k.task(2).cpu;
     assert!((44..48).contains(&c1) && (44..48).contains(&c2) && c1 != c2);
 }
 
@@ -296,6 +299,8 @@ fn idle_cpus_of_a_machine_without_idle_states_are_found_at_time_zero() {
     };
     let mut sim = experiment::build(&sc, sc.seed, 0, &opts);
     sim.run(sc.duration_ns).expect("runs");
-    let hogs: Vec<usize> = (1..sim.k.tasks.len()).map(|p| sim.k.tasks[p].cpu).collect();
+    let hogs: Vec<usize> = (1..sim.k.tasks().len())
+        .map(|p| sim.k.task(p as u32).cpu)
+        .collect();
     assert_eq!(hogs, [0, 2, 4, 6]);
 }

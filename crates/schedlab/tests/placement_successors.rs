@@ -23,7 +23,7 @@ fn merged() -> Features {
 
 fn k8(f: Features) -> Kernel<Rec> {
     let mut k = kernel_with(test_topology(1, 1, 4, 2), f);
-    k.rqs[0].avg_idle = 1_000_000;
+    k.cpu_rq_mut(0).avg_idle = 1_000_000;
     k
 }
 
@@ -103,9 +103,9 @@ fn merged_scan_without_the_hint_is_a_budgeted_cpu_scan() {
     assert_eq!(last_call(&k, Func::SelectIdleSmt), None);
     // The SIS_PROP scan fed the EWMA: 4 probes within the LLC from CPU 0:
     // 2, 3, 4, 5 at probe_llc + 20 ns overhead → avg_scan_cost 0 + time/8.
-    let llc = k.topo.sd_llc[0].unwrap();
-    let time = 4 * k.m.cost.probe_llc + 20;
-    assert_eq!(k.topo.domains[llc].avg_scan_cost, time / 8);
+    let llc = k.topology().sd_llc[0].unwrap();
+    let time = 4 * k.machine().cost.probe_llc + 20;
+    assert_eq!(k.topology().domains[llc].avg_scan_cost, time / 8);
 }
 
 /// The posting's table: 112 CPUs per LLC, imbalance_pct 117; utilization
@@ -152,18 +152,22 @@ fn sis_util_blocks_then_bounds_the_scan() {
     assert_eq!(last_call(&k, Func::SelectIdleCpu).unwrap().0, 0);
     // A periodic balance at the LLC domain (MC, 8 CPUs, pct 117) with 50 %
     // utilization: x = 512, 512² × 117² / 10 240 000 = 349 → y = 675 → 675 × 8 / 1024 = 5.
-    let llc = k.topo.sd_llc[0].unwrap();
+    let llc = k.topology().sd_llc[0].unwrap();
     k.update_idle_cpu_scan(llc, 0, true, 512 * 8);
-    let s = k.topo.sd_llc_shared[0].unwrap();
-    assert_eq!(k.topo.shared[s].nr_idle_scan, 0, "newly idle: no refresh");
+    let s = k.topology().sd_llc_shared[0].unwrap();
+    assert_eq!(
+        k.topology().shared[s].nr_idle_scan,
+        0,
+        "newly idle: no refresh"
+    );
     k.update_idle_cpu_scan(llc, 0, false, 512 * 8);
-    assert_eq!(k.topo.shared[s].nr_idle_scan, 5);
+    assert_eq!(k.topology().shared[s].nr_idle_scan, 5);
     // Hint cleared; from 2: 2, 3, 4 busy, 5 idle: 4 probes within the budget of 5.
     k.set_idle_cores(2, false);
     let (cpu, _, _) = k.select_idle_sibling(p, 2, 2, 0);
     assert_eq!(cpu, 5);
     // Budget 2 (nr = 3): 2, 3 probed, then given up.
-    k.topo.shared[s].nr_idle_scan = 2;
+    k.topology_mut().shared[s].nr_idle_scan = 2;
     let (cpu, _, _) = k.select_idle_sibling(p, 2, 2, 0);
     assert_eq!(cpu, 2);
     assert_eq!(last_call(&k, Func::SelectIdleCpu).unwrap().0, 2);
@@ -187,7 +191,7 @@ proptest! {
         let mut f = merged();
         f.set(SchedFeat::SIS_PROP, false);
         let mut k = kernel_with(test_topology(1, 1, cores, smt), f);
-        let n = k.m.nr_cpus();
+        let n = k.machine().nr_cpus();
         for c in 0..n {
             if busy_bits >> c & 1 == 1 {
                 busy(&mut k, c);
@@ -205,7 +209,7 @@ proptest! {
         let idle_core = order
             .iter()
             .copied()
-            .find(|&c| k.m.smt_mask(c).iter().all(|s| k.available_idle_cpu(s)));
+            .find(|&c| k.machine().smt_mask(c).iter().all(|s| k.available_idle_cpu(s)));
         if k.available_idle_cpu(target) {
             prop_assert_eq!(cpu, target);
         } else if hint && smt > 1 && idle_core.is_some() {
@@ -270,9 +274,9 @@ fn synquacer(cluster: bool) -> Kernel<Rec> {
         &v6.topology_opts(),
         Rec::default(),
     );
-    assert!(k.topo.sched_cluster_active());
-    assert!(k.topo.cpus_share_resources(4, 5) && !k.topo.cpus_share_resources(5, 6));
-    k.rqs[0].avg_idle = 1_000_000;
+    assert!(k.topology().sched_cluster_active());
+    assert!(k.topology().cpus_share_resources(4, 5) && !k.topology().cpus_share_resources(5, 6));
+    k.cpu_rq_mut(0).avg_idle = 1_000_000;
     k
 }
 
@@ -301,7 +305,7 @@ fn sis_cluster_keeps_a_foreign_idle_prev_as_a_fallback() {
         for c in (0..24).filter(|&c| c != 10) {
             busy(&mut k, c);
         }
-        k.rqs[0].avg_idle = 0;
+        k.cpu_rq_mut(0).avg_idle = 0;
         let p = sleeper_any(&mut k, 10);
         let (cpu, why, pr) = k.select_idle_sibling(p, 10, 5, 0);
         assert_eq!((cpu, why), (10, "prev_idle"), "SIS_CLUSTER={cluster}");

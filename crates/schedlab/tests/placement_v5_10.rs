@@ -52,7 +52,7 @@ fn a_fitting_idle_prev_comes_before_the_capacity_scan() {
         let mut k = asym(fits_first);
         busy(&mut k, 1);
         let p = sleeper_any(&mut k, 3);
-        k.tasks[p as usize].se.avg.util_avg = 100;
+        k.task_mut(p).se.avg.util_avg = 100;
         // Target 1 busy, prev 3 idle and LITTLE (100 fits 462).
         let (c, why, _) = k.select_idle_sibling(p, 3, 1, 1);
         if fits_first {
@@ -68,7 +68,7 @@ fn a_fitting_idle_prev_comes_before_the_capacity_scan() {
 fn an_idle_cpu_the_task_does_not_fit_is_passed_over() {
     let mut k = asym(true);
     let p = sleeper_any(&mut k, 2);
-    k.tasks[p as usize].se.avg.util_avg = 700;
+    k.task_mut(p).se.avg.util_avg = 700;
     // Target 1 and prev 2 are idle but 700 does not fit 462: the scan from 1 reads
     // 1, 2, 3 and takes big CPU 4.
     let (c, why, pr) = k.select_idle_sibling(p, 2, 1, 1);
@@ -91,17 +91,17 @@ fn a_fitting_recent_cpu_is_taken_and_replaced_by_prev() {
     busy(&mut k, 1);
     busy(&mut k, 2);
     let p = sleeper_any(&mut k, 2);
-    k.tasks[p as usize].se.avg.util_avg = 100;
-    k.tasks[p as usize].recent_used_cpu = 3;
+    k.task_mut(p).se.avg.util_avg = 100;
+    k.task_mut(p).recent_used_cpu = 3;
     assert_eq!(k.select_idle_sibling(p, 2, 1, 1).0, 3);
-    assert_eq!(k.tasks[p as usize].recent_used_cpu, 2);
+    assert_eq!(k.task(p).recent_used_cpu, 2);
     // A recent CPU the task does not fit is not taken (and keeps its value).
-    k.tasks[p as usize].se.avg.util_avg = 700;
-    k.tasks[p as usize].recent_used_cpu = 3;
+    k.task_mut(p).se.avg.util_avg = 700;
+    k.task_mut(p).recent_used_cpu = 3;
     let (c, why, pr) = k.select_idle_sibling(p, 2, 1, 1);
     // Probes: target 1, prev 2, recent 3, then the scan 1, 2, 3, 4.
     assert_eq!((c, why, pr.probed), (4, "idle_capacity", 7));
-    assert_eq!(k.tasks[p as usize].recent_used_cpu, 3);
+    assert_eq!(k.task(p).recent_used_cpu, 3);
 }
 
 /// 4 CPUs, two LLC groups {0, 1} and {2, 3} under one package domain.
@@ -113,10 +113,10 @@ fn two_groups(fix: bool) -> Kernel<Rec> {
 
 fn load(k: &mut Kernel<Rec>, cpu: usize, nr: u32, util: u64, load: u64) {
     busy(k, cpu);
-    k.rqs[cpu].nr_running = nr;
-    k.rqs[cpu].cfs.h_nr_running = nr;
-    k.rqs[cpu].cfs.avg.util_avg = util;
-    k.rqs[cpu].cfs.avg.load_avg = load;
+    k.cpu_rq_mut(cpu).nr_running = nr;
+    k.cpu_rq_mut(cpu).cfs.h_nr_running = nr;
+    k.cpu_rq_mut(cpu).cfs.avg.util_avg = util;
+    k.cpu_rq_mut(cpu).cfs.avg.load_avg = load;
 }
 
 #[test]
@@ -128,10 +128,10 @@ fn busy_groups_get_their_avg_load_from_v5_8() {
         // load on CPU 2: has_spare, 512 × 1024 / 2048 = 256.
         load(&mut k, 0, 2, 1024, 2048);
         load(&mut k, 1, 2, 1024, 2048);
-        k.rqs[2].cfs.avg.load_avg = 512;
+        k.cpu_rq_mut(2).cfs.avg.load_avg = 512;
         let p = sleeper_any(&mut k, 3);
-        let sd = k.topo.domains_of(0).last().unwrap();
-        let groups = k.topo.domains[sd].groups.clone();
+        let sd = k.topology().domains_of(0).last().unwrap();
+        let groups = k.topology().domains[sd].groups.clone();
         assert_eq!(groups.len(), 2);
         let mut pr = Probes::default();
         let s0 = k.update_sg_wakeup_stats(sd, groups[0], p, 0, &mut pr);
@@ -161,8 +161,8 @@ fn a_fork_leaves_the_heavier_overloaded_group_only_with_the_fix() {
             load(&mut k, c, 2, 1024, 1024);
         }
         let p = sleeper_any(&mut k, 0);
-        let sd = k.topo.domains_of(0).last().unwrap();
-        let other = k.topo.domains[sd].groups[1];
+        let sd = k.topology().domains_of(0).last().unwrap();
+        let other = k.topology().domains[sd].groups[1];
         let mut pr = Probes::default();
         let g = k.find_idlest_group(sd, p, 0, 0, &mut pr);
         assert_eq!(g, fix.then_some(other));

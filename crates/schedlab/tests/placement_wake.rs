@@ -18,9 +18,9 @@ use schedlab::sched::{Func, Pid, SchedEvent, WF_EXEC, WF_FORK, WF_SYNC, WF_TTWU}
 fn waker(k: &mut Kernel<Rec>, cpu: usize) -> Pid {
     let a = all(k);
     let w = k.create_task("w", None, false, 0, Policy::Normal, a);
-    k.tasks[w as usize].cpu = cpu;
-    k.rqs[cpu].curr = Some(w);
-    k.rqs[cpu].nr_running = 1;
+    k.task_mut(w).cpu = cpu;
+    k.cpu_rq_mut(cpu).curr = Some(w);
+    k.cpu_rq_mut(cpu).nr_running = 1;
     k.sync_idle_bits(cpu);
     w
 }
@@ -47,25 +47,22 @@ fn record_wakee_counts_flips_and_decays_once_per_second() {
     k.record_wakee(a, Some(w)); // same wakee: no flip
     k.record_wakee(b, Some(w));
     k.record_wakee(a, Some(w));
-    assert_eq!(k.tasks[w as usize].wakee_flips, 3);
+    assert_eq!(k.task(w).wakee_flips, 3);
     // HZ = 250: jiffy 250 is not after decay_ts (0) + HZ; jiffy 251 is.
-    let tick = k.tun.tick_nsec();
-    assert_eq!(k.tun.hz, 250);
-    k.now = 250 * tick;
+    let tick = k.tunables().tick_nsec();
+    assert_eq!(k.tunables().hz, 250);
+    k.set_clock(250 * tick);
     k.record_wakee(a, Some(w));
-    assert_eq!(
-        k.tasks[w as usize].wakee_flips, 3,
-        "no decay yet, same wakee"
-    );
-    k.now = 251 * tick;
+    assert_eq!(k.task(w).wakee_flips, 3, "no decay yet, same wakee");
+    k.set_clock(251 * tick);
     k.record_wakee(b, Some(w));
     // 3 >> 1 = 1, then +1 for the new wakee.
-    assert_eq!(k.tasks[w as usize].wakee_flips, 2);
-    assert_eq!(k.tasks[w as usize].wakee_flip_decay_ts, 251);
+    assert_eq!(k.task(w).wakee_flips, 2);
+    assert_eq!(k.task(w).wakee_flip_decay_ts, 251);
     // Halves at most once per call even after a long gap.
-    k.now = 10_000 * tick;
+    k.set_clock(10_000 * tick);
     k.record_wakee(b, Some(w));
-    assert_eq!(k.tasks[w as usize].wakee_flips, 1);
+    assert_eq!(k.task(w).wakee_flips, 1);
 }
 
 fn wa(this: u64, prev: u64, cur: Option<u64>, task: u64) -> WakeAffineWeightIn {
@@ -126,7 +123,7 @@ fn wake_affine_idle_rules() {
     assert_eq!(k.wake_affine_idle(0, 5, false, &mut pr), None);
     busy(&mut k, 0);
     assert_eq!(k.wake_affine_idle(0, 5, true, &mut pr), Some(0));
-    k.rqs[0].nr_running = 2;
+    k.cpu_rq_mut(0).nr_running = 2;
     k.sync_idle_bits(0);
     assert_eq!(k.wake_affine_idle(0, 5, true, &mut pr), None);
 }
@@ -140,7 +137,7 @@ fn rq_fair(k: &mut Kernel<Rec>, pid: Pid, prev: usize, flags: u32, this: usize) 
 fn affine_wakeup_takes_the_fast_path_and_sets_recent_used() {
     let mut k = kernel(test_topology(1, 1, 4, 2));
     let w = waker(&mut k, 0);
-    k.tasks[w as usize].recent_used_cpu = 6;
+    k.task_mut(w).recent_used_cpu = 6;
     let p = sleeper_any(&mut k, 4);
     let cpu = rq_fair(&mut k, p, 4, 0, 0);
     // Not sync; wake_affine_idle: waker CPU busy -> none; weight: loads 0,
@@ -152,13 +149,13 @@ fn affine_wakeup_takes_the_fast_path_and_sets_recent_used() {
     // the affine domain, SMT then MC, at `domain_visit` = 4 ns each: 90 + 8 = 98.
     assert_eq!(last_call(&k, Func::SelectTaskRqFair), Some((4, 98)));
     // The search cost is kernel work on the waker's CPU (1/1024-ns work units).
-    assert_eq!(k.rqs[0].kernel_work, 98 << 10);
-    assert_eq!(k.rqs[4].kernel_work, 0);
-    assert_eq!(k.tasks[w as usize].recent_used_cpu, 0);
-    assert_eq!(k.tasks[w as usize].wakee_flips, 1);
-    assert_eq!(k.tasks[w as usize].last_wakee, Some(p));
+    assert_eq!(k.cpu_rq(0).kernel_work, 98 << 10);
+    assert_eq!(k.cpu_rq(4).kernel_work, 0);
+    assert_eq!(k.task(w).recent_used_cpu, 0);
+    assert_eq!(k.task(w).wakee_flips, 1);
+    assert_eq!(k.task(w).last_wakee, Some(p));
     let placements_n = k
-        .obs
+        .observer()
         .0
         .iter()
         .filter(|e| matches!(e, SchedEvent::Placement { .. }))
@@ -188,13 +185,13 @@ fn wide_wakeup_is_not_affine() {
     let w = waker(&mut k, 0);
     let p = sleeper_any(&mut k, 5);
     // sd_llc_size 4: slave 4, master 16 -> wide (the flip recorded now makes 17).
-    k.tasks[w as usize].wakee_flips = 16;
-    k.tasks[p as usize].wakee_flips = 4;
+    k.task_mut(w).wakee_flips = 16;
+    k.task_mut(p).wakee_flips = 4;
     assert!(k.wake_wide(p, Some(w), 0));
     assert_eq!(rq_fair(&mut k, p, 5, WF_SYNC, 0), 5);
     assert_eq!(placements(&k), vec![(p, 5, "target_idle")]);
     // The waker's recent_used_cpu is untouched when not affine.
-    assert_eq!(k.tasks[w as usize].recent_used_cpu, 0);
+    assert_eq!(k.task(w).recent_used_cpu, 0);
 }
 
 #[test]
@@ -236,11 +233,11 @@ fn fork_takes_the_slow_path() {
 fn wake_cap_sends_a_big_task_down_the_slow_path_on_asym() {
     // 4 little (0-3, capacity 462) + 2 big (4-5, 1024).
     let mut k = kernel(test_asym(2, 4, 1024, 462));
-    assert!(k.topo.asym_cpucapacity);
+    assert!(k.topology().asym_cpucapacity);
     let w = waker(&mut k, 1);
     let p = sleeper_any(&mut k, 2);
     // A big task: util 700 does not fit 462 (700 × 1280 > 462 × 1024).
-    k.tasks[p as usize].se.avg.util_avg = 700;
+    k.task_mut(p).se.avg.util_avg = 700;
     assert!(k.wake_cap(p, 1, 2));
     let cpu = rq_fair(&mut k, p, 2, 0, 1);
     assert_eq!(placements(&k), vec![(p, cpu, "slow_path")]);
@@ -248,14 +245,14 @@ fn wake_cap_sends_a_big_task_down_the_slow_path_on_asym() {
     let _ = w;
     // A small task fits: want_affine, fast path.
     let s = sleeper_any(&mut k, 2);
-    k.tasks[s as usize].se.avg.util_avg = 100;
+    k.task_mut(s).se.avg.util_avg = 100;
     assert!(!k.wake_cap(s, 1, 2));
     let cpu = rq_fair(&mut k, s, 2, 0, 1);
     assert_eq!(placements(&k)[1], (s, cpu, "target_idle"));
     // Symmetric machines never restrict.
     let mut k2 = kernel(test_topology(1, 1, 2, 1));
     let t = sleeper_any(&mut k2, 1);
-    k2.tasks[t as usize].se.avg.util_avg = 1000;
+    k2.task_mut(t).se.avg.util_avg = 1000;
     assert!(!k2.wake_cap(t, 0, 1));
 }
 
@@ -270,8 +267,8 @@ fn asym_slow_path_wakeup_defaults_to_the_wakers_cpu() {
         busy(&mut k, c);
     }
     let p = sleeper_any(&mut k, 0);
-    k.tasks[w as usize].wakee_flips = 64;
-    k.tasks[p as usize].wakee_flips = 8;
+    k.task_mut(w).wakee_flips = 64;
+    k.task_mut(p).wakee_flips = 8;
     assert!(k.wake_wide(p, Some(w), 4));
     assert_eq!(rq_fair(&mut k, p, 0, 0, 4), 4);
     assert_eq!(placements(&k), vec![(p, 4, "slow_path")]);
@@ -285,12 +282,12 @@ fn find_idlest_cpu_returns_prev_when_the_domain_has_no_allowed_cpu() {
     let mut k = kernel(test_topology(2, 1, 2, 1));
     // Node 0 = {0,1}, node 1 = {2,3}; the task may only run on node 1.
     let p = sleeper(&mut k, 3, mask(&[2, 3]));
-    let sd = k.topo.sd[0].unwrap();
-    assert!(!k.topo.domains[sd].span.test(2));
+    let sd = k.topology().sd[0].unwrap();
+    assert!(!k.topology().domains[sd].span.test(2));
     let (cpu, pr) = k.find_idlest_cpu(sd, p, 0, 3, schedlab::sched::topology::SD_BALANCE_WAKE);
     assert_eq!((cpu, pr.probed), (3, 0));
     // From the top (NUMA) domain the fork balance finds node 1 and an idle CPU.
-    let top = k.topo.domains_of(0).last().unwrap();
+    let top = k.topology().domains_of(0).last().unwrap();
     let (cpu, _) = k.find_idlest_cpu(top, p, 0, 3, schedlab::sched::topology::SD_BALANCE_FORK);
     assert_eq!(cpu, 2);
 }

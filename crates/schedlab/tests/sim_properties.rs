@@ -231,11 +231,11 @@ proptest! {
         sim.k.finish();
         // No deadlock by construction; invariant violations surface as errors here.
         prop_assert_eq!(r, Ok(StopReason::Duration));
-        let now = sim.k.now;
+        let now = sim.k.now();
         prop_assert_eq!(now, 60 * MS);
-        let col = &sim.k.obs.collector;
+        let col = &sim.k.observer().collector;
         let mut total = 0u64;
-        for t in sim.k.tasks.iter().skip(1) {
+        for t in sim.k.tasks().iter().skip(1) {
             let rt = t.se.sum_exec_runtime;
             let alive = now - t.stats.start_ns;
             // A task runs on one CPU at a time: runtime <= its lifetime, and running
@@ -249,10 +249,10 @@ proptest! {
         // Runtime is charged only while current, and once brought up to date it is
         // exactly the CPUs' busy time (accounted independently, from the switch
         // events), which is at most nr * T.
-        let mut busy = sim.k.obs.collector.busy_ns.clone();
+        let mut busy = sim.k.observer().collector.busy_ns.clone();
         // Close the open busy intervals as RunResult::gather does.
         for (cpu, b) in busy.iter_mut().enumerate() {
-            if sim.k.rqs[cpu].curr.is_some() {
+            if sim.k.cpu_rq(cpu).curr.is_some() {
                 *b += now - busy_since(&sim, cpu);
             }
         }
@@ -317,7 +317,7 @@ proptest! {
         prop_assert_eq!(r, Ok(StopReason::Completed));
         let mut last = 0;
         for (i, &(work_us, _, _)) in tasks.iter().enumerate() {
-            let t = &sim.k.tasks[pid_of(&sim, &format!("t{i}"))];
+            let t = &sim.k.task(pid_of(&sim, &format!("t{i}")) as u32);
             let exit = t.stats.exit_ns.expect("exited");
             prop_assert!(t.se.sum_exec_runtime >= work_us * US + 1_000 + 35_000,
                 "{}: ran {} for {} us of work", t.name, t.se.sum_exec_runtime, work_us);
@@ -325,17 +325,17 @@ proptest! {
             last = last.max(exit);
         }
         prop_assert!(last >= total_work / nr as u64, "makespan {} for {} on {}", last, total_work, nr);
-        prop_assert_eq!(sim.k.now, last);
+        prop_assert_eq!(sim.k.now(), last);
     }
 }
 
 /// Start of the open busy interval of `cpu` (the collector keeps it private): what
 /// `finish` on a clone adds to the CPU's busy time.
 fn busy_since(sim: &schedlab::sim::Sim<schedlab::metrics::Observers>, cpu: usize) -> u64 {
-    let mut c = sim.k.obs.collector.clone();
+    let mut c = sim.k.observer().collector.clone();
     let before = c.busy_ns[cpu];
-    c.finish(sim.k.now);
-    sim.k.now - (c.busy_ns[cpu] - before)
+    c.finish(sim.k.now());
+    sim.k.now() - (c.busy_ns[cpu] - before)
 }
 
 /// A reader on a pipe nobody writes: the run ends with a deadlock error naming it
@@ -356,7 +356,12 @@ fn lonely_reader_deadlocks() {
     w.task("worker", other, None);
     let sc = scenario(test_topology(1, 1, 2, 1), w.build(), None);
     let (sim, res) = run_sim(&sc);
-    let exit = sim.k.tasks[pid_of(&sim, "worker")].stats.exit_ns.unwrap();
+    let exit = sim
+        .k
+        .task(pid_of(&sim, "worker") as u32)
+        .stats
+        .exit_ns
+        .unwrap();
     match res {
         Err(SimError::Deadlock {
             blocked,

@@ -226,17 +226,17 @@ pub const PURGE_MIN: usize = 4096;
 
 /// The simulated kernel.
 pub struct Kernel<O> {
-    pub m: Machine,
-    pub topo: SchedTopology,
-    pub feat: Features,
-    pub tun: Tunables,
-    pub fair: FairParams,
-    pub rqs: Vec<Rq>,
-    pub tasks: Vec<Task>,
-    pub now: SimTime,
-    pub obs: O,
+    pub(crate) m: Machine,
+    pub(crate) topo: SchedTopology,
+    pub(crate) feat: Features,
+    pub(crate) tun: Tunables,
+    pub(crate) fair: FairParams,
+    pub(crate) rqs: Vec<Rq>,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) now: SimTime,
+    pub(crate) obs: O,
     /// CPUs whose current task needs its program's next step.
-    pub need_step: Vec<u32>,
+    pub(crate) need_step: Vec<u32>,
     /// CPUs whose segment end must be re-armed ([`Kernel::flush`]).
     dirty: Vec<u32>,
     /// Busy hardware threads per core (for the SMT throughput model).
@@ -244,12 +244,12 @@ pub struct Kernel<O> {
     /// SMT siblings of each CPU, itself included.
     sibs: Vec<Box<[u32]>>,
     /// Popped events that had been superseded (stale generation).
-    pub stale_events: u64,
+    pub(crate) stale_events: u64,
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
     /// per-task state stays compact).
     allowed: Vec<CpuMask>,
     /// Load-balancing state: root domain, nohz, per-rq balance fields (fair/balance.rs).
-    pub lb: crate::sched::fair::balance::LbState,
+    pub(crate) lb: crate::sched::fair::balance::LbState,
     /// Per-CPU `(core, llc)` ids, a compact copy of [`Machine::cpus`] for
     /// the per-probe relation test of the idle scans ([`Kernel::probe_cost`]).
     cpu_ids: Vec<[u32; 2]>,
@@ -264,11 +264,11 @@ pub struct Kernel<O> {
     /// CPUs for which [`Kernel::idle_or_sched_idle`] holds.
     sis_idle_cpus: CpuMask,
     /// Seed 003's per-group busy counts and per-CPU rotor (fair/smt_balance.rs).
-    pub smtb: crate::sched::fair::smt_balance::SmtBalance,
+    pub(crate) smtb: crate::sched::fair::smt_balance::SmtBalance,
     /// Probe logging for `schedlab explain`: when on, every CPU a search reads is
     /// buffered (`(searcher, target)`) and reported as `SchedEvent::Probe` before the
     /// next `FuncCall`.
-    pub log_probes: bool,
+    pub(crate) log_probes: bool,
     pub(crate) probe_buf: std::cell::RefCell<Vec<(usize, usize)>>,
     /// Counter logging for the Perfetto counter tracks ([`Kernel::set_log_counters`]):
     /// when on, each CPU's cfs_rq `(nr_running, util_avg)` is reported as
@@ -278,11 +278,181 @@ pub struct Kernel<O> {
     /// The last `(nr_running, util_avg)` reported per CPU (empty while off).
     counters_reported: Vec<(u32, u64)>,
     /// cpufreq policies and their governor (sched/cpufreq.rs).
-    pub cpufreq: crate::sched::cpufreq::CpuFreq,
+    pub(crate) cpufreq: crate::sched::cpufreq::CpuFreq,
 }
 
 fn jiffies(now: SimTime, tick: u64) -> u64 {
     now / tick
+}
+
+/// Reading the model, and the test fixtures: no observer bound, so code that only
+/// looks at a kernel need not name one.
+impl<O> Kernel<O> {
+    // ------------------------------------------------------------------
+    // Reading the model: what the run loop, the metrics and tests may see
+    // ------------------------------------------------------------------
+
+    /// The simulated clock (ns).
+    #[inline]
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// The machine the kernel runs on.
+    #[inline]
+    pub fn machine(&self) -> &Machine {
+        &self.m
+    }
+
+    /// The machine's primitive costs.
+    #[inline]
+    pub fn cost(&self) -> &CostTable {
+        &self.m.cost
+    }
+
+    /// `struct task_struct` of `pid`.
+    #[inline]
+    pub fn task(&self, pid: Pid) -> &Task {
+        &self.tasks[pid as usize]
+    }
+
+    /// Every task by pid (0 is the idle task).
+    #[inline]
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    /// `cpu_rq(cpu)`.
+    #[inline]
+    pub fn cpu_rq(&self, cpu: usize) -> &Rq {
+        &self.rqs[cpu]
+    }
+
+    /// Every runqueue by CPU.
+    #[inline]
+    pub fn rqs(&self) -> &[Rq] {
+        &self.rqs
+    }
+
+    /// The sched domains and groups built at boot.
+    #[inline]
+    pub fn topology(&self) -> &SchedTopology {
+        &self.topo
+    }
+
+    /// The scheduler features in force.
+    #[inline]
+    pub fn features(&self) -> &Features {
+        &self.feat
+    }
+
+    /// The sysctl tunables in force.
+    #[inline]
+    pub fn tunables(&self) -> &Tunables {
+        &self.tun
+    }
+
+    /// The fair class's derived parameters.
+    #[inline]
+    pub fn fair_params(&self) -> &FairParams {
+        &self.fair
+    }
+
+    /// The observer the kernel reports its events to.
+    #[inline]
+    pub fn observer(&self) -> &O {
+        &self.obs
+    }
+
+    /// The observer, to drain or reconfigure it.
+    #[inline]
+    pub fn observer_mut(&mut self) -> &mut O {
+        &mut self.obs
+    }
+
+    /// Take the observer out at the end of a run (leaving a default one).
+    pub fn take_observer(&mut self) -> O
+    where
+        O: Default,
+    {
+        std::mem::take(&mut self.obs)
+    }
+
+    /// Load-balancing state (root domain, nohz, per-rq balance fields).
+    #[inline]
+    pub fn lb(&self) -> &crate::sched::fair::balance::LbState {
+        &self.lb
+    }
+
+    /// Seed 003's per-group busy counts and per-CPU rotors.
+    #[inline]
+    pub fn smtb(&self) -> &crate::sched::fair::smt_balance::SmtBalance {
+        &self.smtb
+    }
+
+    /// cpufreq policies and their governor.
+    #[inline]
+    pub fn cpufreq(&self) -> &crate::sched::cpufreq::CpuFreq {
+        &self.cpufreq
+    }
+
+    /// Probe logging for `schedlab explain`: every CPU a search reads is reported
+    /// as `SchedEvent::Probe`.
+    pub fn set_log_probes(&mut self, on: bool) {
+        self.log_probes = on;
+    }
+
+    /// Popped events that had been superseded by a later re-arm.
+    #[inline]
+    pub fn stale_events(&self) -> u64 {
+        self.stale_events
+    }
+
+    // ------------------------------------------------------------------
+    // Fixtures: hand-built states for the hand-computed placement tests
+    // ------------------------------------------------------------------
+    //
+    // The placement heuristics are tested against states written by hand (three
+    // CPUs busy, one task's `recent_used_cpu`, a domain's `avg_scan_cost`), as a
+    // reader of fair.c would set them up on paper. These three doors let an
+    // integration test write that state; the model itself never needs them, and
+    // nothing but tests should: they bypass every invariant the model keeps.
+
+    /// `cpu_rq(cpu)`, writable (test fixtures only).
+    #[doc(hidden)]
+    pub fn cpu_rq_mut(&mut self, cpu: usize) -> &mut Rq {
+        &mut self.rqs[cpu]
+    }
+
+    /// `struct task_struct` of `pid`, writable (test fixtures only).
+    #[doc(hidden)]
+    pub fn task_mut(&mut self, pid: Pid) -> &mut Task {
+        &mut self.tasks[pid as usize]
+    }
+
+    /// Load-balancing state, writable (test fixtures only).
+    #[doc(hidden)]
+    pub fn lb_mut(&mut self) -> &mut crate::sched::fair::balance::LbState {
+        &mut self.lb
+    }
+
+    /// Seed 003's state, writable (test fixtures only).
+    #[doc(hidden)]
+    pub fn smtb_mut(&mut self) -> &mut crate::sched::fair::smt_balance::SmtBalance {
+        &mut self.smtb
+    }
+
+    /// Set the clock (test fixtures only: a state built at a given instant).
+    #[doc(hidden)]
+    pub fn set_clock(&mut self, now: SimTime) {
+        self.now = now;
+    }
+
+    /// The sched domains, writable (test fixtures only).
+    #[doc(hidden)]
+    pub fn topology_mut(&mut self) -> &mut SchedTopology {
+        &mut self.topo
+    }
 }
 
 impl<O: Observer<SchedEvent>> Kernel<O> {
@@ -480,102 +650,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 util_avg: now.1,
             });
         }
-    }
-
-    // ------------------------------------------------------------------
-    // Reading the model: what the run loop, the metrics and tests may see
-    // ------------------------------------------------------------------
-
-    /// The simulated clock (ns).
-    #[inline]
-    pub fn now(&self) -> SimTime {
-        self.now
-    }
-
-    /// The machine the kernel runs on.
-    #[inline]
-    pub fn machine(&self) -> &Machine {
-        &self.m
-    }
-
-    /// The machine's primitive costs.
-    #[inline]
-    pub fn cost(&self) -> &CostTable {
-        &self.m.cost
-    }
-
-    /// `struct task_struct` of `pid`.
-    #[inline]
-    pub fn task(&self, pid: Pid) -> &Task {
-        &self.tasks[pid as usize]
-    }
-
-    /// Every task by pid (0 is the idle task).
-    #[inline]
-    pub fn tasks(&self) -> &[Task] {
-        &self.tasks
-    }
-
-    /// `cpu_rq(cpu)`.
-    #[inline]
-    pub fn cpu_rq(&self, cpu: usize) -> &Rq {
-        &self.rqs[cpu]
-    }
-
-    /// Every runqueue by CPU.
-    #[inline]
-    pub fn rqs(&self) -> &[Rq] {
-        &self.rqs
-    }
-
-    /// The sched domains and groups built at boot.
-    #[inline]
-    pub fn topology(&self) -> &SchedTopology {
-        &self.topo
-    }
-
-    /// The scheduler features in force.
-    #[inline]
-    pub fn features(&self) -> &Features {
-        &self.feat
-    }
-
-    /// The sysctl tunables in force.
-    #[inline]
-    pub fn tunables(&self) -> &Tunables {
-        &self.tun
-    }
-
-    /// The fair class's derived parameters.
-    #[inline]
-    pub fn fair_params(&self) -> &FairParams {
-        &self.fair
-    }
-
-    /// The observer the kernel reports its events to.
-    #[inline]
-    pub fn observer(&self) -> &O {
-        &self.obs
-    }
-
-    /// The observer, to drain or reconfigure it.
-    #[inline]
-    pub fn observer_mut(&mut self) -> &mut O {
-        &mut self.obs
-    }
-
-    /// Take the observer out at the end of a run (leaving a default one).
-    pub fn take_observer(&mut self) -> O
-    where
-        O: Default,
-    {
-        std::mem::take(&mut self.obs)
-    }
-
-    /// Popped events that had been superseded by a later re-arm.
-    #[inline]
-    pub fn stale_events(&self) -> u64 {
-        self.stale_events
     }
 
     // ------------------------------------------------------------------

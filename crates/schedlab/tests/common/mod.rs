@@ -140,14 +140,14 @@ pub fn run_result(sc: &Scenario) -> RunResult {
 /// Pid of the task named `name`.
 pub fn pid_of(sim: &Sim<Observers>, name: &str) -> usize {
     sim.k
-        .tasks
+        .tasks()
         .iter()
         .position(|t| t.name == name)
         .unwrap_or_else(|| panic!("no task {name}"))
 }
 
 pub fn runtime(sim: &Sim<Observers>, name: &str) -> u64 {
-    sim.k.tasks[pid_of(sim, name)].se.sum_exec_runtime
+    sim.k.task(pid_of(sim, name) as u32).se.sum_exec_runtime
 }
 
 /// `m` without cpuidle states (idle CPUs poll: no exit latency). The CPUs start in

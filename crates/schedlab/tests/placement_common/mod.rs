@@ -36,21 +36,21 @@ pub fn kernel_with(m: Machine, feat: Features) -> Kernel<Rec> {
 
 /// Make `cpu` busy: one runnable (non-idle-policy) task counted on it.
 pub fn busy(k: &mut Kernel<Rec>, cpu: usize) {
-    k.rqs[cpu].nr_running = 1;
+    k.cpu_rq_mut(cpu).nr_running = 1;
     k.sync_idle_bits(cpu);
 }
 
 /// Make `cpu` run only SCHED_IDLE tasks.
 pub fn sched_idle(k: &mut Kernel<Rec>, cpu: usize) {
-    k.rqs[cpu].nr_running = 1;
-    k.rqs[cpu].cfs.idle_h_nr_running = 1;
+    k.cpu_rq_mut(cpu).nr_running = 1;
+    k.cpu_rq_mut(cpu).cfs.idle_h_nr_running = 1;
     k.sync_idle_bits(cpu);
 }
 
 /// A sleeping task last run on `prev`, allowed on `allowed`.
 pub fn sleeper(k: &mut Kernel<Rec>, prev: usize, allowed: CpuMask) -> Pid {
     let p = k.create_task("p", None, false, 0, Policy::Normal, allowed);
-    let t = &mut k.tasks[p as usize];
+    let t = k.task_mut(p);
     t.cpu = prev;
     t.recent_used_cpu = prev;
     t.state = TaskState::Sleeping;
@@ -58,7 +58,7 @@ pub fn sleeper(k: &mut Kernel<Rec>, prev: usize, allowed: CpuMask) -> Pid {
 }
 
 pub fn all(k: &Kernel<Rec>) -> CpuMask {
-    *k.m.all_cpus()
+    *k.machine().all_cpus()
 }
 
 pub fn mask(cpus: &[usize]) -> CpuMask {
@@ -71,7 +71,7 @@ pub fn mask(cpus: &[usize]) -> CpuMask {
 
 /// The (probed, cost_ns) of the last `FuncCall` of `func`, if any.
 pub fn last_call(k: &Kernel<Rec>, func: Func) -> Option<(u32, u64)> {
-    k.obs.0.iter().rev().find_map(|e| match *e {
+    k.observer().0.iter().rev().find_map(|e| match *e {
         SchedEvent::FuncCall {
             func: f,
             probed,
@@ -84,7 +84,7 @@ pub fn last_call(k: &Kernel<Rec>, func: Func) -> Option<(u32, u64)> {
 
 /// Number of `FuncCall` events of `func`.
 pub fn calls(k: &Kernel<Rec>, func: Func) -> usize {
-    k.obs
+    k.observer()
         .0
         .iter()
         .filter(|e| matches!(e, SchedEvent::FuncCall { func: f, .. } if *f == func))
@@ -93,7 +93,7 @@ pub fn calls(k: &Kernel<Rec>, func: Func) -> usize {
 
 /// All `Placement` events as (pid, cpu, reason).
 pub fn placements(k: &Kernel<Rec>) -> Vec<(Pid, usize, &'static str)> {
-    k.obs
+    k.observer()
         .0
         .iter()
         .filter_map(|e| match *e {
