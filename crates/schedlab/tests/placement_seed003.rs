@@ -71,7 +71,7 @@ fn smt2_no_move_then_an_idle_sibling_of_the_target() {
     assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((1, 32)));
     // target + prev (= target, not re-read) + smt_balance.
     assert_eq!(pr.probed, 1 + 3);
-    assert_eq!(k.smtb().rotor[4], 2, "two draws from the waker's rotor");
+    assert_eq!(k.cpu_rq(4).rotor, 2, "two draws from the waker's rotor");
     assert_eq!(last_call(&k, Func::SelectIdleCpu), None, "no LLC scan");
 }
 
@@ -88,7 +88,7 @@ fn smt2_moves_to_the_core_with_more_free_cpus() {
     assert_eq!((cpu, why), (5, "smt_balance"));
     // Waker 4 and its sibling 5: 2 × smt 13.
     assert_eq!(last_call(&k, Func::SelectIdleSmt), Some((2, 26)));
-    assert_eq!(k.smtb().rotor[4], 3);
+    assert_eq!(k.cpu_rq(4).rotor, 3);
 }
 
 /// Everything busy: no group has more room, the target's core has no idle CPU:
@@ -151,9 +151,9 @@ fn smt4_moves_and_searches_one_core_from_a_rotor_start() {
 #[test]
 fn smt_util_moves_the_local_group_counters() {
     let mut k = kernel_with(test_topology(1, 1, 4, 2), feats());
-    assert_eq!(k.smtb().curr_util[3], -1);
+    assert_eq!(k.cpu_rq(3).curr_util, -1);
     k.smt_util(3, 1, 0); // uninitialised: 0 → 0, no change
-    assert_eq!((core_util(&k, 3), k.smtb().curr_util[3]), (0, 0));
+    assert_eq!((core_util(&k, 3), k.cpu_rq(3).curr_util), (0, 0));
     k.smt_util(3, 0, 1);
     k.smt_util(2, 0, 1);
     assert_eq!(core_util(&k, 2), 2);
@@ -230,7 +230,7 @@ proptest! {
         set_busy(&mut k, &busy_cpus);
         let target = target_pick as usize % n;
         let waker = waker_pick as usize % n;
-        k.smtb_mut().rotor[waker] = rotor;
+        k.cpu_rq_mut(waker).rotor = rotor;
         let mut allowed = mask(&(0..n).filter(|c| allowed_bits >> c & 1 == 1).collect::<Vec<_>>());
         allowed.set(target);
         let p = sleeper(&mut k, target, allowed);

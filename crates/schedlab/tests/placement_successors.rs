@@ -12,7 +12,7 @@ use schedlab::config::Doc;
 use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
 use schedlab::machine::presets::test_topology;
 use schedlab::sched::core::Kernel;
-use schedlab::sched::fair::sis_successors::sis_util_nr_idle_scan;
+use schedlab::sched::fair::llc_idle_scan::sis_util_nr_idle_scan;
 use schedlab::sched::features::{Features, KernelPreset, SchedFeat};
 use schedlab::sched::Func;
 use std::path::Path;

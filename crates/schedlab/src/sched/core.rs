@@ -46,6 +46,7 @@ use crate::sched::features::{Features, SchedFeat, Tunables};
 use crate::sched::pelt::PeltClock;
 use crate::sched::topology::{SchedTopology, TopologyOpts};
 use crate::sched::{Event, Pid, PrevState, SchedEvent, WF_FORK, WF_MIGRATED, WF_TTWU};
+use std::collections::VecDeque;
 
 pub use crate::abi::Policy;
 
@@ -215,6 +216,30 @@ pub struct Rq {
     pub timers: Vec<(SimTime, Pid)>,
     /// The segment end must be re-armed before time advances.
     pub dirty: bool,
+    // --- load balancing (fair/balance) ---
+    /// `rq->cfs_tasks`, most recently picked first (front = list head).
+    pub cfs_tasks: VecDeque<Pid>,
+    /// `rq->next_balance` (jiffies).
+    pub next_balance: u64,
+    /// `rq->active_balance`: the stopper is queued to push the running task.
+    pub active_balance: bool,
+    /// `rq->push_cpu`: where the active balance pushes to.
+    pub push_cpu: usize,
+    /// `rq->misfit_task_load` (seed 004, fair/misfit.rs): the current task's
+    /// `task_h_load` when it does not fit this CPU's capacity, else 0.
+    pub misfit_task_load: u64,
+    /// `rq->nohz_tick_stopped`.
+    pub nohz_tick_stopped: bool,
+    /// `rq->has_blocked_load`: idle with PELT sums still decaying.
+    pub has_blocked_load: bool,
+    /// `nohz_flags(cpu)`.
+    pub nohz_flags: u32,
+    // --- seed 003, SMT_BALANCE (fair/smt_balance.rs) ---
+    /// `rq->rotor`: the pseudo-random start of the group and CPU walks.
+    pub rotor: u32,
+    /// `rq->curr_util`: the busy state last applied to the group counters (0/1;
+    /// `UTIL_UNINITIALIZED` at boot).
+    pub curr_util: i32,
 }
 
 /// Work is stored in 1/1024 reference-ns units.
@@ -414,7 +439,7 @@ impl<O> Kernel<O> {
     //
     // The placement heuristics are tested against states written by hand (three
     // CPUs busy, one task's `recent_used_cpu`, a domain's `avg_scan_cost`), as a
-    // reader of fair.c would set them up on paper. These three doors let an
+    // reader of fair.c would set them up on paper. These doors let an
     // integration test write that state; the model itself never needs them, and
     // nothing but tests should: they bypass every invariant the model keeps.
 
@@ -434,12 +459,6 @@ impl<O> Kernel<O> {
     #[doc(hidden)]
     pub fn lb_mut(&mut self) -> &mut crate::sched::fair::balance::LbState {
         &mut self.lb
-    }
-
-    /// Seed 003's state, writable (test fixtures only).
-    #[doc(hidden)]
-    pub fn smtb_mut(&mut self) -> &mut crate::sched::fair::smt_balance::SmtBalance {
-        &mut self.smtb
     }
 
     /// Set the clock (test fixtures only: a state built at a given instant).
@@ -519,6 +538,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     exit_until: 0,
                     timers: Vec::new(),
                     dirty: false,
+                    cfs_tasks: VecDeque::new(),
+                    next_balance: 0,
+                    active_balance: false,
+                    push_cpu: 0,
+                    misfit_task_load: 0,
+                    nohz_tick_stopped: false,
+                    has_blocked_load: false,
+                    nohz_flags: 0,
+                    rotor: 0,
+                    curr_util: crate::sched::fair::smt_balance::UTIL_UNINITIALIZED,
                 }
             })
             .collect();

@@ -266,7 +266,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return (c, why);
         }
         if self.feat.has(SchedFeat::SIS_MERGED) {
-            // v5.12: one merged scan replaces the three (fair/sis_successors.rs).
+            // v5.12: one merged scan replaces the three (fair/llc_idle_scan.rs).
             let (r, p) = self.select_idle_cpu_merged(pid, sd, target, this_cpu);
             pr.add(p);
             return r.or(fallback).unwrap_or((target, reason::AFFINE_FALLBACK));
@@ -400,7 +400,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             nr = sis_prop_nr(span_avg, avg_cost);
         }
         if self.feat.has(SchedFeat::SIS_UTIL) {
-            // v6.0's budget on the v5.6 scan (fair/sis_successors.rs).
+            // v6.0's budget on the v5.6 scan (fair/llc_idle_scan.rs).
             if let Some(n) = self.sis_util_nr(target) {
                 nr = n;
                 if nr == 1 {

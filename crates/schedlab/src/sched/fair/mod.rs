@@ -25,7 +25,8 @@ pub mod entity;
 pub mod group;
 pub mod idle;
 pub mod idlest;
-pub mod sis_successors;
+pub mod llc_idle_scan;
+pub mod misfit;
 pub mod smt_balance;
 pub mod wakeup;
 

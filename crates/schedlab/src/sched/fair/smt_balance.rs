@@ -20,8 +20,8 @@
 //! | `sched_group.utilization` | [`SmtBalance::utilization`], by group id (groups are shared objects, as in the kernel) |
 //! | `sched_group.cp_array` (the group's CPUs in order) | the group's span, walked in order |
 //! | `sched_domain.sg_array`, `sg_num` (the groups in ring order from the local one) | the domain's group ring `SchedDomain::groups` |
-//! | `rq.rotor` (`CPU_PSEUDO_RANDOM(cpu)` = `rotor++`) | [`SmtBalance::rotor`] |
-//! | `rq.curr_util` (0/1, `UTIL_UNINITIALIZED` = −1 at boot) | [`SmtBalance::curr_util`] |
+//! | `rq.rotor` (`CPU_PSEUDO_RANDOM(cpu)` = `rotor++`) | `Rq::rotor` (sched/core.rs) |
+//! | `rq.curr_util` (0/1, `UTIL_UNINITIALIZED` = −1 at boot) | `Rq::curr_util` |
 //!
 //! **Maintenance** (`smt_util`): picking the idle task applies busy 1 → 0, putting
 //! it applies 0 → 1 ([`Kernel::smt_util`] from `schedule`). The difference is added
@@ -85,10 +85,6 @@ pub struct SmtBalance {
     /// the counters `smt_util` moves — and whether that walk ends on a level-0
     /// domain (else `curr_util` is never recorded).
     util_groups: Vec<(Box<[SgId]>, bool)>,
-    /// `rq->curr_util` per CPU.
-    pub curr_util: Vec<i32>,
-    /// `rq->rotor` per CPU.
-    pub rotor: Vec<u32>,
 }
 
 impl SmtBalance {
@@ -116,17 +112,7 @@ impl SmtBalance {
         SmtBalance {
             utilization: vec![0; topo.groups.len()],
             util_groups,
-            curr_util: vec![UTIL_UNINITIALIZED; nr_cpus],
-            rotor: vec![0; nr_cpus],
         }
-    }
-
-    /// `CPU_PSEUDO_RANDOM(cpu)`: `rq(cpu)->rotor++`.
-    #[inline]
-    fn next_rand(&mut self, cpu: usize) -> u32 {
-        let r = self.rotor[cpu];
-        self.rotor[cpu] = r.wrapping_add(1);
-        r
     }
 
     /// The groups whose utilization `cpu`'s busy state feeds.
@@ -146,11 +132,20 @@ fn nth_cpu(span: &CpuMask, k: usize) -> usize {
 }
 
 impl<O: Observer<SchedEvent>> Kernel<O> {
+    /// `CPU_PSEUDO_RANDOM(cpu)`: `rq(cpu)->rotor++`.
+    #[inline]
+    fn smt_next_rand(&mut self, cpu: usize) -> u32 {
+        let rq = &mut self.rqs[cpu];
+        let r = rq.rotor;
+        rq.rotor = r.wrapping_add(1);
+        r
+    }
+
     /// `smt_util(rq, prev_busy, next_busy)`: called by `schedule` when `cpu` goes
     /// from idle to busy (`0, 1`) or back (`1, 0`).
     pub fn smt_util(&mut self, cpu: usize, prev_busy: i32, next_busy: i32) {
         let s = &mut self.smtb;
-        let prev = if s.curr_util[cpu] == UTIL_UNINITIALIZED {
+        let prev = if self.rqs[cpu].curr_util == UTIL_UNINITIALIZED {
             0
         } else {
             prev_busy
@@ -166,7 +161,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         // there is none (then `curr_util` is not recorded); with no change it
         // never leaves `sd_llc`.
         if util == 0 || *ends_at_level0 {
-            s.curr_util[cpu] = next_busy;
+            self.rqs[cpu].curr_util = next_busy;
         }
     }
 
@@ -198,7 +193,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let mut pr = Probes::default();
         let cpu_orig = target;
         let self_util = if self.rqs[this_cpu].curr == Some(pid) {
-            self.smtb.curr_util[target]
+            self.rqs[target].curr_util
         } else {
             0
         };
@@ -211,7 +206,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
             let ring = &self.topo.domains[d].groups;
             let (src, n) = (ring[0], ring.len());
-            let start = self.smtb.next_rand(this_cpu) as usize % n;
+            let start = self.smt_next_rand(this_cpu) as usize % n;
             let ring = &self.topo.domains[d].groups;
             let tgt = (0..n)
                 .map(|j| ring[(start + j) % n])
@@ -225,7 +220,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 if self.smt_should_migrate(src, t, self_util, this_cpu) {
                     let span = self.topo.groups[t].span;
                     let weight = self.topo.groups[t].group_weight;
-                    let k = self.smtb.next_rand(this_cpu) as usize % weight as usize;
+                    let k = self.smt_next_rand(this_cpu) as usize % weight as usize;
                     let rand_cpu = nth_cpu(&span, k);
                     let cpu = span
                         .iter_wrap(rand_cpu)
@@ -271,7 +266,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     ) -> (Option<usize>, Probes) {
         let mut pr = Probes::default();
         let weight = core.weight();
-        let k = self.smtb.next_rand(this_cpu) as usize % weight;
+        let k = self.smt_next_rand(this_cpu) as usize % weight;
         let rand_cpu = nth_cpu(core, k);
         let mut found = None;
         for c in core.iter_wrap(rand_cpu) {

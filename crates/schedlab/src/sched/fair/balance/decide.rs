@@ -8,6 +8,7 @@
 
 use super::CpuIdleType;
 use crate::sched::fair::group::{fits_capacity, GroupType, MigrationType, SgLbStats};
+use crate::sched::fair::misfit::misfit_pick_refused;
 
 /// `SCHED_CAPACITY_SCALE`.
 const SCALE: u64 = 1024;
@@ -51,10 +52,7 @@ pub fn update_sd_pick_busiest(
         return false;
     }
     // Misfit: only when the local group is >25 % bigger and has spare capacity.
-    if s.group_type == GroupType::MisfitTask
-        && (!fits_capacity(sg.max_capacity, local.max_capacity)
-            || local.sgs.group_type != GroupType::HasSpare)
-    {
+    if misfit_pick_refused(s, sg.max_capacity, local.max_capacity, local.sgs.group_type) {
         return false;
     }
     if s.group_type > b.group_type {

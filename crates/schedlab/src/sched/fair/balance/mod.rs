@@ -114,7 +114,6 @@ use crate::sched::topology::{
     SD_PREFER_SIBLING,
 };
 use crate::sched::{Event, Func, Pid, SchedEvent, WakeKind};
-use std::collections::VecDeque;
 
 /// `SCHED_CAPACITY_SCALE`.
 const SCALE: u64 = 1024;
@@ -136,7 +135,7 @@ pub const NOHZ_BALANCE_KICK: u32 = 0x1;
 pub const NOHZ_STATS_KICK: u32 = 0x2;
 pub const NOHZ_KICK_MASK: u32 = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK;
 
-const SG_OVERLOAD: u32 = 0x1;
+pub(crate) const SG_OVERLOAD: u32 = 0x1;
 const SG_OVERUTILIZED: u32 = 0x2;
 
 /// `enum cpu_idle_type`.
@@ -168,28 +167,11 @@ pub struct Nohz {
     pub next_blocked: u64,
 }
 
-/// The balancing parts of `struct rq`.
-#[derive(Clone, Debug, Default)]
-pub struct RqLb {
-    /// `rq->cfs_tasks`, most recently picked first (front = list head).
-    pub cfs_tasks: VecDeque<Pid>,
-    /// jiffies.
-    pub next_balance: u64,
-    pub active_balance: bool,
-    pub push_cpu: usize,
-    pub misfit_task_load: u64,
-    pub nohz_tick_stopped: bool,
-    pub has_blocked_load: bool,
-    /// `nohz_flags(cpu)`.
-    pub nohz_flags: u32,
-}
-
 /// All balancing state the kernel keeps outside the domains.
 #[derive(Clone, Debug, Default)]
 pub struct LbState {
     pub rd: RootDomain,
     pub nohz: Nohz,
-    pub rq: Vec<RqLb>,
     /// `max_load_balance_interval` (jiffies) = HZ × online CPUs / 10.
     pub max_load_balance_interval: u64,
     /// The task being moved by the balancer (`TASK_ON_RQ_MIGRATING`).
@@ -206,7 +188,6 @@ pub struct LbState {
 impl LbState {
     pub fn new(nr_cpus: usize, hz: u64) -> Self {
         LbState {
-            rq: vec![RqLb::default(); nr_cpus],
             max_load_balance_interval: (hz * nr_cpus as u64 / 10).max(1),
             ..Default::default()
         }
@@ -267,7 +248,7 @@ pub struct LbOutcome {
 
 impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `check_cpu_capacity`: is the CPU's capacity reduced by other classes?
-    fn check_cpu_capacity(&self, cpu: usize, imbalance_pct: u32) -> bool {
+    pub(crate) fn check_cpu_capacity(&self, cpu: usize, imbalance_pct: u32) -> bool {
         let rq = &self.rqs[cpu];
         rq.cpu_capacity * (imbalance_pct as u64) < rq.cpu_capacity_orig * 100
     }
@@ -277,31 +258,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         !fits_capacity(self.cpu_util(cpu), self.capacity_of(cpu))
     }
 
-    /// `update_misfit_status` (kernel/sched/fair.c, v5.6): `p` is the current task.
-    /// With `NO_MISFIT` (the kernel before v4.20) there is no such field: it stays 0.
-    pub(crate) fn update_misfit_status(&mut self, cpu: usize, p: Option<Pid>) {
-        if !self.topo.asym_cpucapacity || !self.feat.has(SchedFeat::MISFIT) {
-            return;
-        }
-        let load = match p {
-            None => 0,
-            Some(p) => {
-                let util = pelt::task_util_est(&self.tasks[p as usize].se.avg);
-                if fits_capacity(util, self.capacity_of(cpu)) {
-                    0
-                } else {
-                    self.task_h_load(Some(p))
-                }
-            }
-        };
-        self.lb.rq[cpu].misfit_task_load = load;
-    }
-
     /// Hook of `enqueue_task_fair`: `account_entity_enqueue` adds the task at the head
     /// of `cfs_tasks`; `add_nr_running` sets `rd.overload`; a wakeup enqueue updates
     /// `rd.overutilized`.
     pub(crate) fn lb_enqueued(&mut self, cpu: usize, pid: Pid, wakeup: bool) {
-        self.lb.rq[cpu].cfs_tasks.push_front(pid);
+        self.rqs[cpu].cfs_tasks.push_front(pid);
         if self.rqs[cpu].nr_running >= 2 {
             self.lb.rd.overload = true;
         }
@@ -312,7 +273,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Hook of `dequeue_task_fair`: `account_entity_dequeue` unlinks the task.
     pub(crate) fn lb_dequeued(&mut self, cpu: usize, pid: Pid) {
-        let l = &mut self.lb.rq[cpu].cfs_tasks;
+        let l = &mut self.rqs[cpu].cfs_tasks;
         if let Some(i) = l.iter().position(|&p| p == pid) {
             l.remove(i);
         }
@@ -321,7 +282,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// Hook of `pick_next_task_fair`: the picked task moves to the head of
     /// `cfs_tasks` (MRU order) and the misfit status is refreshed.
     pub(crate) fn lb_picked(&mut self, cpu: usize, pid: Pid) {
-        let l = &mut self.lb.rq[cpu].cfs_tasks;
+        let l = &mut self.rqs[cpu].cfs_tasks;
         if let Some(i) = l.iter().position(|&p| p == pid) {
             l.remove(i);
         }
@@ -351,7 +312,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.update_cfs_rq_load_avg(cpu, t);
         let a = &self.rqs[cpu].cfs.avg;
         let blocked = a.load_avg != 0 || a.util_avg != 0;
-        self.lb.rq[cpu].has_blocked_load = blocked;
+        self.rqs[cpu].has_blocked_load = blocked;
         self.report_cfs_rq(cpu);
     }
 
@@ -384,7 +345,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             self.lb.rd.overutilized = true;
         }
         let j = self.jiffies();
-        let raise = j >= self.lb.rq[cpu].next_balance;
+        let raise = j >= self.rqs[cpu].next_balance;
         self.nohz_balancer_kick(cpu, q);
         if raise {
             self.run_rebalance_domains(cpu, q);
@@ -473,7 +434,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             self.rqs[cpu].max_idle_balance_cost = self.tun.migration_cost_ns.max(max_cost);
         }
         if update_next_balance {
-            self.lb.rq[cpu].next_balance = next_balance;
+            self.rqs[cpu].next_balance = next_balance;
             if idle == CpuIdleType::Idle && self.lb.nohz.next_balance > next_balance {
                 self.lb.nohz.next_balance = next_balance;
             }
@@ -544,8 +505,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.rqs[cpu].cfs.h_nr_running > 0 && pulled == 0 {
             pulled = 1;
         }
-        if self.lb.rq[cpu].next_balance > next_balance {
-            self.lb.rq[cpu].next_balance = next_balance;
+        if self.rqs[cpu].next_balance > next_balance {
+            self.rqs[cpu].next_balance = next_balance;
         }
         if pulled != 0 {
             self.rqs[cpu].idle_stamp = 0;
@@ -565,12 +526,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `nohz_balance_enter_idle`: the CPU stops its tick.
     pub(crate) fn nohz_balance_enter_idle(&mut self, cpu: usize) {
-        if self.lb.rq.is_empty() {
+        if self.rqs.is_empty() {
             return;
         }
-        self.lb.rq[cpu].has_blocked_load = true;
-        if !self.lb.rq[cpu].nohz_tick_stopped && self.topo.sd[cpu].is_some() {
-            self.lb.rq[cpu].nohz_tick_stopped = true;
+        self.rqs[cpu].has_blocked_load = true;
+        if !self.rqs[cpu].nohz_tick_stopped && self.topo.sd[cpu].is_some() {
+            self.rqs[cpu].nohz_tick_stopped = true;
             self.lb.nohz.idle_cpus_mask.set(cpu);
             self.lb.nohz.nr_cpus += 1;
             // set_cpu_sd_state_idle
@@ -584,10 +545,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `nohz_balance_exit_idle`: the first busy tick.
     fn nohz_balance_exit_idle(&mut self, cpu: usize) {
-        if !self.lb.rq[cpu].nohz_tick_stopped {
+        if !self.rqs[cpu].nohz_tick_stopped {
             return;
         }
-        self.lb.rq[cpu].nohz_tick_stopped = false;
+        self.rqs[cpu].nohz_tick_stopped = false;
         self.lb.nohz.idle_cpus_mask.clear(cpu);
         self.lb.nohz.nr_cpus -= 1;
         if let Some(s) = self.topo.sd_llc_shared[cpu] {
@@ -643,11 +604,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         // has neither: an asymmetric system falls through to the LLC test.
         let asym = self.topo.sd_asym_cpucapacity[cpu].filter(|_| self.feat.has(SchedFeat::MISFIT));
         if let Some(sd) = asym {
-            let pct = self.topo.domains[sd].imbalance_pct;
-            let misfit = self.lb.rq[cpu].misfit_task_load != 0
-                && (rq.cpu_capacity_orig < self.topo.max_cpu_capacity
-                    || self.check_cpu_capacity(cpu, pct));
-            return misfit.then_some(NOHZ_KICK_MASK);
+            return self.check_misfit_status(cpu, sd).then_some(NOHZ_KICK_MASK);
         }
         if let Some(s) = self.topo.sd_llc_shared[cpu] {
             if self.topo.shared[s].nr_busy_cpus > 1 {
@@ -670,8 +627,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             .iter()
             .find(|&c| self.idle_cpu(c));
         let Some(ilb) = ilb else { return };
-        let old = self.lb.rq[ilb].nohz_flags;
-        self.lb.rq[ilb].nohz_flags |= flags;
+        let old = self.rqs[ilb].nohz_flags;
+        self.rqs[ilb].nohz_flags |= flags;
         if old & NOHZ_KICK_MASK != 0 {
             return;
         }
@@ -686,7 +643,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// The kick IPI reached `cpu` and it has left its idle state: run the nohz idle
     /// balance (`run_rebalance_domains` → `nohz_idle_balance`), then idle again.
     pub(crate) fn nohz_ilb_kicked(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
-        let flags = std::mem::take(&mut self.lb.rq[cpu].nohz_flags);
+        let flags = std::mem::take(&mut self.rqs[cpu].nohz_flags);
         if flags & NOHZ_KICK_MASK == 0 {
             return;
         }
@@ -735,18 +692,18 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     break 'pass;
                 }
                 // update_nohz_stats(rq, force = true)
-                if self.lb.rq[bc].has_blocked_load {
+                if self.rqs[bc].has_blocked_load {
                     self.update_blocked_averages(bc);
-                    has_blocked_load |= self.lb.rq[bc].has_blocked_load;
+                    has_blocked_load |= self.rqs[bc].has_blocked_load;
                 }
-                if j >= self.lb.rq[bc].next_balance {
+                if j >= self.rqs[bc].next_balance {
                     let now = self.now;
                     self.rq_update_clock(bc, now);
                     if flags & NOHZ_BALANCE_KICK != 0 {
                         probed += self.rebalance_domains(bc, CpuIdleType::Idle, q);
                     }
                 }
-                let nb = self.lb.rq[bc].next_balance;
+                let nb = self.rqs[bc].next_balance;
                 if next_balance > nb {
                     next_balance = nb;
                     update_next_balance = true;
@@ -754,7 +711,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
             if idle != CpuIdleType::NewlyIdle {
                 self.update_blocked_averages(this);
-                has_blocked_load |= self.lb.rq[this].has_blocked_load;
+                has_blocked_load |= self.rqs[this].has_blocked_load;
             }
             if flags & NOHZ_BALANCE_KICK != 0 {
                 probed += self.rebalance_domains(this, CpuIdleType::Idle, q);
@@ -872,12 +829,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             if local_group {
                 continue;
             }
-            // v4.20 (MISFIT): the group's biggest misfit, which also keeps
-            // rd.overload set at the root.
-            let m = self.lb.rq[i].misfit_task_load;
-            if misfit_on && d.has(SD_ASYM_CPUCAPACITY) && s.group_misfit_task_load < m {
-                s.group_misfit_task_load = m;
-                *sg_status |= SG_OVERLOAD;
+            if misfit_on && d.has(SD_ASYM_CPUCAPACITY) {
+                self.update_sg_misfit(i, &mut s, sg_status);
             }
         }
         if d.has(SD_ASYM_PACKING)
@@ -1036,7 +989,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     }
                 }
                 MigrationType::Misfit => {
-                    let m = self.lb.rq[i].misfit_task_load;
+                    let m = self.rqs[i].misfit_task_load;
                     if m > busiest_load {
                         busiest_load = m;
                         busiest = Some(i);
@@ -1142,7 +1095,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         let mut detached = 0;
         let src = env.src_cpu;
-        while let Some(&p) = self.lb.rq[src].cfs_tasks.back() {
+        while let Some(&p) = self.rqs[src].cfs_tasks.back() {
             if env.idle != CpuIdleType::NotIdle && self.rqs[src].nr_running <= 1 {
                 break;
             }
@@ -1188,19 +1141,18 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                         true
                     }
                     MigrationType::Misfit => {
-                        let util = pelt::task_util_est(&self.tasks[p as usize].se.avg);
-                        if fits_capacity(util, self.capacity_of(src)) {
-                            false
-                        } else {
+                        if self.misfit_still(p, src) {
                             env.imbalance = 0;
                             true
+                        } else {
+                            false
                         }
                     }
                 }
             };
             if !ok {
                 // list_move to the head
-                let l = &mut self.lb.rq[src].cfs_tasks;
+                let l = &mut self.rqs[src].cfs_tasks;
                 l.pop_back();
                 l.push_front(p);
                 continue;
@@ -1330,9 +1282,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                         env.flags |= LBF_ALL_PINNED;
                         break 'redo Exit::OnePinned;
                     }
-                    if !self.lb.rq[busiest].active_balance {
-                        self.lb.rq[busiest].active_balance = true;
-                        self.lb.rq[busiest].push_cpu = this_cpu;
+                    if !self.rqs[busiest].active_balance {
+                        self.rqs[busiest].active_balance = true;
+                        self.rqs[busiest].push_cpu = this_cpu;
                         active_balance = true;
                         let lat = self.m.cost.ipi_latency_ns;
                         q.push(
@@ -1425,10 +1377,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `src` (the busiest CPU, awake), preempting its current task, and moves the
     /// first movable task from the tail of `cfs_tasks` to `push_cpu`.
     pub(crate) fn active_load_balance_cpu_stop(&mut self, src: usize, q: &mut EventQueue<Event>) {
-        if !self.lb.rq[src].active_balance {
+        if !self.rqs[src].active_balance {
             return;
         }
-        let target = self.lb.rq[src].push_cpu;
+        let target = self.rqs[src].push_cpu;
         let mut moved = None;
         // The stopper itself counts in nr_running.
         if self.rqs[src].nr_running + 1 > 1 && target != src {
@@ -1458,7 +1410,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     tasks: Vec::new(),
                 };
                 // detach_one_task: walk from the tail.
-                let list: Vec<Pid> = self.lb.rq[src].cfs_tasks.iter().rev().copied().collect();
+                let list: Vec<Pid> = self.rqs[src].cfs_tasks.iter().rev().copied().collect();
                 for p in list {
                     if !self.can_migrate_task(p, &mut env) {
                         continue;
@@ -1475,7 +1427,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
             }
         }
-        self.lb.rq[src].active_balance = false;
+        self.rqs[src].active_balance = false;
         // The stopper preempted the current task: src picks again.
         if self.rqs[src].curr.is_some() {
             self.schedule(src, q);

@@ -55,24 +55,24 @@ fn cfs_tasks_is_mru_and_detach_walks_from_the_tail() {
     let a = queue_task(&mut k, 0, all);
     let b = queue_task(&mut k, 0, all);
     let c = queue_task(&mut k, 0, all);
-    assert_eq!(k.lb.rq[0].cfs_tasks, [c, b, a], "enqueue adds at the head");
+    assert_eq!(k.rqs[0].cfs_tasks, [c, b, a], "enqueue adds at the head");
     k.schedule(0, &mut q);
     let running = k.rqs[0].curr.expect("a task runs");
     assert_eq!(
-        k.lb.rq[0].cfs_tasks[0], running,
+        k.rqs[0].cfs_tasks[0], running,
         "the picked task moves to the head"
     );
     // CPU 1 (idle) balances at the MC level: one task moves, from the tail, and never
     // the running one.
-    let tail = *k.lb.rq[0].cfs_tasks.back().unwrap();
+    let tail = *k.rqs[0].cfs_tasks.back().unwrap();
     let sd = domain(&k, 1, "MC");
     let r = k.load_balance(1, sd, CpuIdleType::Idle, &mut q);
     assert_eq!(r.moved, 1);
     assert_eq!(r.probed, 2, "both CPUs' statistics gathered");
     assert_eq!(k.tasks[tail as usize].cpu, 1);
     assert_eq!(k.tasks[running as usize].cpu, 0);
-    assert!(!k.lb.rq[0].cfs_tasks.contains(&tail));
-    assert_eq!(k.lb.rq[1].cfs_tasks, [tail]);
+    assert!(!k.rqs[0].cfs_tasks.contains(&tail));
+    assert_eq!(k.rqs[1].cfs_tasks, [tail]);
     let reasons: Vec<&str> = k
         .obs
         .0
@@ -215,10 +215,10 @@ fn active_balance_moves_the_running_task_after_failures() {
         e => panic!("unexpected {e:?}"),
     };
     assert!(src == 0 || src == sib0);
-    assert!(k.lb.rq[src].active_balance);
+    assert!(k.rqs[src].active_balance);
     k.now = t;
     k.handle(t, ev, &mut q);
-    assert!(!k.lb.rq[src].active_balance);
+    assert!(!k.rqs[src].active_balance);
     let moved = if k.tasks[a as usize].cpu == dst { a } else { b };
     assert_eq!(k.tasks[moved as usize].cpu, dst);
     assert!(k.rqs[src].curr.is_none(), "src gave up its only task");
@@ -246,7 +246,7 @@ fn newidle_pulls_a_queued_task_before_going_idle() {
     k.schedule(0, &mut q);
     k.schedule(1, &mut q);
     assert!(k.lb.rd.overload, "CPU 0 reached two runnable tasks");
-    let queued = *k.lb.rq[0].cfs_tasks.back().unwrap();
+    let queued = *k.rqs[0].cfs_tasks.back().unwrap();
     assert_ne!(Some(queued), k.rqs[0].curr);
     // avg_idle starts at 2 x migration_cost >= migration_cost: the gate is open.
     k.now += 1_000_000;
@@ -312,7 +312,7 @@ fn nohz_bookkeeping_and_ilb_kick() {
     assert_eq!(k.lb.nohz.nr_cpus, 3);
     assert!(!k.lb.nohz.idle_cpus_mask.test(0));
     assert_eq!(k.topo.shared[llc].nr_busy_cpus, 1);
-    assert_eq!(k.lb.rq[1].nohz_flags, NOHZ_KICK_MASK);
+    assert_eq!(k.rqs[1].nohz_flags, NOHZ_KICK_MASK);
     assert_eq!(k.lb.nohz.next_balance, k.jiffies() + 1);
     let mut kicked = None;
     while let Some((t, ev)) = q.pop() {
@@ -333,7 +333,7 @@ fn nohz_bookkeeping_and_ilb_kick() {
     let (t2, ev2) = q.pop().expect("re-delivered after the idle exit");
     assert!(t2 > t);
     k.handle(t2, ev2, &mut q);
-    assert_eq!(k.lb.rq[1].nohz_flags, 0);
+    assert_eq!(k.rqs[1].nohz_flags, 0);
     // The queued task went to one of the idle CPUs.
     assert_eq!(k.rqs[0].nr_running, 1);
     assert_eq!((1..4).map(|c| k.rqs[c].nr_running).sum::<u32>(), 1);
@@ -382,13 +382,13 @@ fn misfit_status_threshold_at_tick() {
         k.now = 10_000_000;
         let p = running_with_util(&mut k, 0, 356, &mut q);
         k.trigger_load_balance(0, &mut q);
-        assert_eq!(k.lb.rq[0].misfit_task_load, 0, "356 fits a 446 CPU");
+        assert_eq!(k.rqs[0].misfit_task_load, 0, "356 fits a 446 CPU");
         k.tasks[p as usize].se.avg.util_avg = 357;
         k.trigger_load_balance(0, &mut q);
         let load = k.task_h_load(Some(p));
         assert!(load > 0);
         let want = if misfit { load } else { 0 };
-        assert_eq!(k.lb.rq[0].misfit_task_load, want, "MISFIT={misfit}");
+        assert_eq!(k.rqs[0].misfit_task_load, want, "MISFIT={misfit}");
         // The same task on a big CPU fits: nothing recorded.
         let mut k2 = asym_kernel(misfit);
         k2.now = 10_000_000;
@@ -396,12 +396,12 @@ fn misfit_status_threshold_at_tick() {
         running_with_util(&mut k2, 2, 800, &mut q2);
         k2.trigger_load_balance(2, &mut q2);
         assert_eq!(
-            k2.lb.rq[2].misfit_task_load, 0,
+            k2.rqs[2].misfit_task_load, 0,
             "800 fits 1024 (1 024 000 < 1 048 576)"
         );
         // newidle clears it.
         k.update_misfit_status(0, None);
-        assert_eq!(k.lb.rq[0].misfit_task_load, 0);
+        assert_eq!(k.rqs[0].misfit_task_load, 0);
     }
 }
 
@@ -428,7 +428,7 @@ fn misfit_group_is_pulled_by_active_balance_only_with_misfit() {
             assert!(k.lb.rd.overload, "root overload set by the misfit");
             let (t, ev) = q.pop().expect("stopper queued at the first failure");
             assert!(matches!(ev, Event::ActiveBalance { cpu: 0 }), "{ev:?}");
-            assert_eq!(k.lb.rq[0].push_cpu, 2);
+            assert_eq!(k.rqs[0].push_cpu, 2);
             k.now = t;
             k.handle(t, ev, &mut q);
             assert_eq!(k.tasks[p as usize].cpu, 2, "the misfit went to the big CPU");
@@ -484,10 +484,10 @@ fn alderlake_e_core_misfit_goes_to_an_idle_p_core() {
         k.now = 10_000_000;
         let p = running_with_util(&mut k, 16, 483, &mut q);
         k.trigger_load_balance(16, &mut q);
-        assert_eq!(k.lb.rq[16].misfit_task_load, 0, "483 fits 605");
+        assert_eq!(k.rqs[16].misfit_task_load, 0, "483 fits 605");
         k.tasks[p as usize].se.avg.util_avg = 484;
         k.trigger_load_balance(16, &mut q);
-        assert_eq!(k.lb.rq[16].misfit_task_load != 0, misfit);
+        assert_eq!(k.rqs[16].misfit_task_load != 0, misfit);
         let mut q = EventQueue::default();
         let mc = domain(&k, 0, "MC");
         assert!(k.topo.domains[mc].has(SD_ASYM_CPUCAPACITY));
@@ -528,7 +528,7 @@ fn migrate_misfit_detaches_a_queued_misfit_task() {
         sb.util_est = Default::default();
         // MRU order: B (enqueued last) at the head, the running A at the tail; the
         // walk skips A (running) and reaches B.
-        assert_eq!(k.lb.rq[0].cfs_tasks, [b, a]);
+        assert_eq!(k.rqs[0].cfs_tasks, [b, a]);
         k.update_misfit_status(0, Some(a));
         let mut q = EventQueue::default();
         let top = k.topo.domains_of(2).last().unwrap();

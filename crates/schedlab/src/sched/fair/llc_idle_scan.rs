@@ -1,6 +1,8 @@
-//! What Linux did after the seeds: the merged idle search of v5.12 (`SIS_MERGED`)
-//! and the utilization-based scan budget of v6.0 (`SIS_UTIL`), so the seeds can be
-//! compared with their upstream successors (spec `kernel-placement.md` §12).
+//! The one-pass LLC idle scan and its budget: what Linux did after the seeds, the
+//! merged idle search of v5.12 (`SIS_MERGED`), the utilization-based scan budget of
+//! v6.0 (`SIS_UTIL`) and the cluster-first order of v6.7 (`SIS_CLUSTER`), so the
+//! seeds can be compared with their upstream successors (spec `kernel-placement.md`
+//! §12).
 //!
 //! **SIS_MERGED** (Mel Gorman, v5.12; the idea of seed 000 taken further). After
 //! the target / prev / recent_used checks, one pass over `span(sd_llc) ∩ p.allowed`
