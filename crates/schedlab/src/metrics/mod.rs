@@ -26,122 +26,10 @@ pub mod trace;
 use crate::engine::{Observer, SimTime};
 use crate::machine::SharedLevel;
 use crate::sched::{Func, PrevState, SchedEvent};
-use hdrhistogram::Histogram;
+pub use crate::stats::{LatencyHist, Summary};
 use std::collections::BTreeMap;
 
 const NONE: SimTime = SimTime::MAX;
-
-/// A latency distribution.
-#[derive(Clone, Debug, Default)]
-pub struct LatencyHist {
-    /// `None` until the first record.
-    hist: Option<Box<Histogram<u64>>>,
-    pub sum: u128,
-}
-
-/// An empty histogram of the bounds every [`LatencyHist`] uses.
-fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
-}
-
-impl LatencyHist {
-    #[inline]
-    pub fn record(&mut self, v: u64) {
-        self.hist
-            .get_or_insert_with(|| Box::new(new_hist()))
-            .saturating_record(v.max(1));
-        self.sum += v as u128;
-    }
-    /// The HDR histogram (a shared empty one before the first record).
-    pub fn hist(&self) -> &Histogram<u64> {
-        static EMPTY: std::sync::OnceLock<Histogram<u64>> = std::sync::OnceLock::new();
-        match &self.hist {
-            Some(h) => h,
-            None => EMPTY.get_or_init(new_hist),
-        }
-    }
-    /// Add `other`'s values (counts and sum) to this distribution.
-    pub fn add(&mut self, other: &LatencyHist) {
-        if let Some(h) = &other.hist {
-            self.hist
-                .get_or_insert_with(|| Box::new(new_hist()))
-                .add(h.as_ref())
-                .expect("histograms of equal bounds add");
-        }
-        self.sum += other.sum;
-    }
-    pub fn count(&self) -> u64 {
-        self.hist.as_ref().map_or(0, |h| h.len())
-    }
-    /// Exact mean of the recorded values (0 when empty).
-    pub fn mean(&self) -> f64 {
-        if self.count() == 0 {
-            0.0
-        } else {
-            self.sum as f64 / self.count() as f64
-        }
-    }
-    pub fn percentile(&self, p: f64) -> u64 {
-        if self.count() == 0 {
-            0
-        } else {
-            self.hist().value_at_percentile(p)
-        }
-    }
-    /// The empirical CDF as `(value, fraction ≤ value)` at the recorded values (each
-    /// histogram bucket's highest equivalent value), thinned to at most `max_points`
-    /// evenly spaced points (the last, `(max, 1.0)`, always kept). Empty when empty.
-    pub fn cdf_points(&self, max_points: usize) -> Vec<(u64, f64)> {
-        let n = self.count();
-        if n == 0 {
-            return vec![];
-        }
-        let mut pts = Vec::new();
-        let mut cum = 0u64;
-        for v in self.hist().iter_recorded() {
-            cum += v.count_at_value();
-            let x = self.hist().highest_equivalent(v.value_iterated_to());
-            pts.push((x.min(self.hist().max()), cum as f64 / n as f64));
-        }
-        let m = max_points.max(2);
-        if pts.len() > m {
-            let last = pts.len() - 1;
-            pts = (0..m).map(|i| pts[i * last / (m - 1)]).collect();
-        }
-        pts
-    }
-
-    /// `{count, mean, p50, p90, p95, p99, p999, max}`.
-    pub fn summary(&self) -> Summary {
-        Summary {
-            count: self.count(),
-            mean: (self.mean() * 1000.0).round() / 1000.0,
-            p50: self.percentile(50.0),
-            p90: self.percentile(90.0),
-            p95: self.percentile(95.0),
-            p99: self.percentile(99.0),
-            p999: self.percentile(99.9),
-            max: if self.count() == 0 {
-                0
-            } else {
-                self.hist().max()
-            },
-        }
-    }
-}
-
-/// Summary statistics of a distribution (values in the metric's unit).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct Summary {
-    pub count: u64,
-    pub mean: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p95: u64,
-    pub p99: u64,
-    pub p999: u64,
-    pub max: u64,
-}
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
@@ -456,27 +344,6 @@ impl Observer<SchedEvent> for Observers {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_histogram_is_allocated_at_its_first_record_only() {
-        let mut a = LatencyHist::default();
-        let b = LatencyHist::default();
-        a.add(&b);
-        assert!(a.hist.is_none(), "adding an empty one allocates nothing");
-        assert_eq!((a.count(), a.summary()), (0, Summary::default()));
-        assert_eq!(a.hist().len(), 0);
-        a.record(0); // recorded as 1 ns, as before
-        a.record(5_000_000_000_000); // above one hour: saturates
-        assert_eq!(a.count(), 2);
-        assert_eq!(a.hist().min(), 1);
-        assert_eq!(
-            a.hist().max(),
-            a.hist().highest_equivalent(3_600_000_000_000)
-        );
-        let mut c = LatencyHist::default();
-        c.add(&a);
-        assert_eq!((c.count(), c.sum), (2, 5_000_000_000_000));
-    }
 
     #[test]
     fn wakeup_latency_and_runqueue_wait_from_events() {

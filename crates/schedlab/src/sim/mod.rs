@@ -44,9 +44,9 @@
 
 use crate::abi::{Pid, WF_SYNC};
 use crate::engine::{EventQueue, Observer, RngStream, RngStreams, SimTime};
-use crate::metrics::LatencyHist;
 use crate::sched::core::{Kernel, TaskState};
 use crate::sched::{Event, SchedEvent};
+use crate::stats::LatencyHist;
 use crate::workload::ipc::{
     Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Wake,
 };
@@ -646,15 +646,15 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             | Op::FutexWake { .. }
             | Op::FutexSet { .. }
             | Op::FutexPost { .. }
-            | Op::FutexAwait { .. }
-            | Op::Lock(_)
+            | Op::FutexAwait { .. } => self.exec_futex(cpu, pid, op, st),
+            Op::Lock(_)
             | Op::Unlock(_)
             | Op::Barrier(_)
             | Op::CondWait { .. }
             | Op::CondSignal(_)
             | Op::CondBroadcast(_)
             | Op::SpinLock { .. }
-            | Op::SpinUnlock { .. } => self.exec_sync(cpu, pid, op, st),
+            | Op::SpinUnlock { .. } => self.exec_lock(cpu, pid, op, st),
             Op::Fork { .. }
             | Op::Spawn { .. }
             | Op::WaitChild

@@ -17,8 +17,8 @@ use crate::workload::ipc::Outcome;
 use crate::workload::program::{Op, FUTEX_BLOCKED, FUTEX_RUNNING, SPIN_POLL_NS};
 
 impl<O: Observer<SchedEvent>> Sim<O> {
-    /// Execute (part of) one of the synchronisation ops. Returns true when the step is over.
-    pub(super) fn exec_sync(&mut self, cpu: usize, pid: Pid, op: Op, st: &mut ProgState) -> bool {
+    /// Execute (part of) one of the futex ops. Returns true when the step is over.
+    pub(super) fn exec_futex(&mut self, cpu: usize, pid: Pid, op: Op, st: &mut ProgState) -> bool {
         let inst = st.instance;
         match op {
             Op::FutexWait { f, expected } => {
@@ -98,6 +98,15 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     }
                 }
             }
+            _ => unreachable!("not a futex op: {op:?}"),
+        }
+    }
+
+    /// Execute (part of) one of the lock ops (mutex, barrier, condition variable,
+    /// spin lock). Returns true when the step is over.
+    pub(super) fn exec_lock(&mut self, cpu: usize, pid: Pid, op: Op, st: &mut ProgState) -> bool {
+        let inst = st.instance;
+        match op {
             Op::Lock(m) => {
                 if self.mutexes[m.resolve_at(inst, &st.marks, cpu)].holder() == Some(pid) {
                     return self.bad_program(pid, "locks a mutex it already holds (self-deadlock)");
@@ -222,7 +231,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 next!(st)
             }
 
-            _ => unreachable!("not a synchronisation op: {op:?}"),
+            _ => unreachable!("not a lock op: {op:?}"),
         }
     }
 }

@@ -29,7 +29,7 @@
 use super::{pos, Generated, Tool, ToolInput, ToolResult};
 use crate::config::TableReader;
 use crate::error::InputError;
-use crate::metrics::LatencyHist;
+use crate::stats::LatencyHist;
 use crate::workload::dist::Dist;
 use crate::workload::ipc::ChanKind;
 use crate::workload::program::{

@@ -24,7 +24,7 @@ pub mod uperf;
 use crate::config::TableReader;
 use crate::error::InputError;
 use crate::machine::Machine;
-use crate::metrics::LatencyHist;
+use crate::stats::LatencyHist;
 use crate::workload::program::{MetricDecl, WorkloadSpec};
 use std::collections::BTreeMap;
 use std::fmt::Debug;

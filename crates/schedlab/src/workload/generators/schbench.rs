@@ -56,7 +56,7 @@ use super::{pos, Generated, Tool, ToolInput, ToolResult};
 use crate::config::TableReader;
 use crate::error::InputError;
 use crate::machine::Machine;
-use crate::metrics::LatencyHist;
+use crate::stats::LatencyHist;
 use crate::workload::dist::Dist;
 use crate::workload::program::{
     IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, FUTEX_BLOCKED,

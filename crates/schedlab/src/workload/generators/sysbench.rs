@@ -464,7 +464,7 @@ impl Tool for SysbenchTool {
             let total = input.hist(&total_metric(g)).filter(|h| h.count() == 1)?;
             let secs = total.mean() / 1e9;
             longest = longest.max(secs);
-            let mut lat = crate::metrics::LatencyHist::default();
+            let mut lat = crate::stats::LatencyHist::default();
             let (mut evs, mut exec) = (Vec::new(), Vec::new());
             for t in 0..nt {
                 let h = input.hist(&event_metric(g, t))?;
