@@ -706,6 +706,262 @@ fn reproduce_cmd(
     Ok(())
 }
 
+/// `schedlab run`: the scenario's replications, their summaries, JSON and the first
+/// one's trace.
+fn run_cmd(
+    scenario: &Path,
+    ov: Overrides,
+    json: Option<PathBuf>,
+    check: bool,
+    (trace, trace_window): (Option<PathBuf>, Option<String>),
+    quiet: bool,
+) -> Result<(), Failure> {
+    schedlab::files::check_all(json.iter().chain(&trace))?;
+    let sc = Scenario::load(scenario, &ov)?;
+    let (opts, perfetto) = trace_opts(trace.as_deref(), trace_window.as_deref(), check)?;
+    // Replication i of the seed: independent random streams, same scenario.
+    let mut results = Vec::new();
+    let mut first_trace = None;
+    for rep in 0..sc.runs as u64 {
+        let traced = RunOpts {
+            trace: opts.trace && rep == 0,
+            ..opts.clone()
+        };
+        let out = run_maybe_traced(&sc, sc.seed, rep, &traced, perfetto && rep == 0);
+        let (res, tr) = out.map_err(|e| {
+            if e.is_input_error() {
+                Failure::Input(InputError::in_file(scenario, None, e.to_string()))
+            } else {
+                Failure::Internal(e.to_string())
+            }
+        })?;
+        if !quiet {
+            if sc.runs > 1 {
+                outln!("== run {} of {}", rep + 1, sc.runs);
+            }
+            out!("{}", res.summary_text());
+        }
+        if rep == 0 {
+            first_trace = tr;
+        }
+        results.push(res);
+    }
+    if let Some(p) = json {
+        let text = if results.len() == 1 {
+            results[0].to_json()
+        } else {
+            let mut s = serde_json::to_string_pretty(&results)
+                .map_err(|e| Failure::Internal(e.to_string()))?;
+            s.push('\n');
+            s
+        };
+        experiment::write_atomic(&p, text.as_bytes())
+            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+    }
+    if let (Some(p), Some(t)) = (trace, first_trace) {
+        experiment::write_atomic(&p, &t)
+            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+    }
+    Ok(())
+}
+
+/// `schedlab topology`: the machine's domain hierarchy, and its machine file.
+fn topology_cmd(
+    machine: &str,
+    sysfs: Option<&Path>,
+    export: Option<PathBuf>,
+) -> Result<(), Failure> {
+    let m = load_machine(machine, sysfs)?;
+    out!("{}", topology_text(&m));
+    if let Some(p) = export {
+        experiment::write_atomic(&p, machine::file::machine_to_toml(&m).as_bytes())
+            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+    }
+    Ok(())
+}
+
+/// `schedlab list`: machines, features, kernels or workloads.
+fn list_cmd(what: &str) {
+    match what {
+        "machines" => {
+            for (n, d) in machine::presets::preset_names() {
+                outln!("{n:<16} {d}");
+            }
+            outln!(
+                "{:<16} imported from this machine's sysfs (`--sysfs DIR` for a snapshot)",
+                "host"
+            );
+        }
+        "features" => {
+            outln!(
+                "{:<22} {:<8} {:<10} description",
+                "feature",
+                "v5.6",
+                "origin"
+            );
+            for &f in SchedFeat::ALL {
+                outln!(
+                    "{:<22} {:<8} {:<10} {}",
+                    f.name(),
+                    if f.v5_6_default() { "on" } else { "off" },
+                    f.origin(),
+                    f.doc()
+                );
+            }
+        }
+        "kernels" => {
+            for k in KERNEL_PRESETS {
+                outln!("{:<10} {}", k.name, k.description);
+            }
+        }
+        _ => {
+            for (k, d) in experiment::workload_kinds() {
+                outln!("{k:<16} {d}");
+            }
+        }
+    }
+}
+
+/// `schedlab sweep`: the grid's points into `out`, and their HTML report.
+fn sweep_cmd(
+    scenario: &Path,
+    grid: &[String],
+    runs: u32,
+    jobs: Option<usize>,
+    out: &Path,
+    report: Option<PathBuf>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    use experiment::sweep::{sweep, Axis};
+    schedlab::files::check_writable_dir(out)?;
+    schedlab::files::check_all(&report)?;
+    let axes = grid
+        .iter()
+        .map(|g| Axis::parse(g))
+        .collect::<Result<Vec<_>, _>>()?;
+    let jobs = default_jobs(jobs);
+    let total = experiment::sweep::points(&axes).len() as u64 * runs as u64;
+    let bar = if quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(total)
+    };
+    let summary = sweep(scenario, &axes, runs, jobs, out, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    if !quiet {
+        outln!(
+            "{} points x {} seeds: {} runs, {} already done, {} run now -> {}",
+            summary.points,
+            runs,
+            summary.runs_total,
+            summary.already_done,
+            summary.ran,
+            out.display()
+        );
+    }
+    if let Some(p) = report {
+        let records = experiment::sweep::read_done(&out.join("results.jsonl"))?;
+        let title = scenario.display().to_string();
+        let html = experiment::report::sweep_html(&title, &axes, &records);
+        experiment::write_atomic(&p, html.as_bytes())
+            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+    }
+    Ok(())
+}
+
+/// `schedlab explain`: why the task was placed where it was, near `at` ms.
+fn explain_cmd(scenario: &Path, task: &str, at: f64, ov: Overrides) -> Result<(), Failure> {
+    let at_ns =
+        schedlab::engine::checked_ns_f64(at, schedlab::engine::NSEC_PER_MSEC).ok_or_else(|| {
+            InputError::new(format!(
+                "--at {at:?}: must be a non-negative time in ms, at most {} s",
+                schedlab::engine::MAX_TIME_NS / schedlab::engine::NSEC_PER_SEC
+            ))
+        })?;
+    let sc = Scenario::load(scenario, &ov)?;
+    let sel = experiment::explain::TaskSel::parse(task);
+    match experiment::explain::explain(&sc, &sel, at_ns) {
+        Ok(Some(text)) => out!("{text}"),
+        Ok(None) => {
+            return Err(InputError::new(format!(
+                "task `{task}` has no placement within 20 ms of t = {at} ms"
+            ))
+            .into())
+        }
+        Err(e) if e.is_input_error() => {
+            return Err(InputError::in_file(scenario, None, e.to_string()).into())
+        }
+        Err(e) => return Err(Failure::Internal(e.to_string())),
+    }
+    Ok(())
+}
+
+/// `schedlab oracle VERB`, dispatched to the [`oracle`] module.
+fn oracle_cmd(verb: OracleVerb) -> Result<(), Failure> {
+    match verb {
+        OracleVerb::Run {
+            scenario,
+            kernel,
+            topology,
+            sets,
+            out,
+            no_calibrate,
+            json,
+            report,
+            boot,
+            quiet,
+        } => oracle::run_cmd(
+            &scenario,
+            &kernel,
+            topology.as_deref(),
+            sets,
+            &out,
+            no_calibrate,
+            oracle::Outputs { json, report },
+            &boot.args(),
+            quiet,
+        ),
+        OracleVerb::Compare {
+            dir,
+            scenario,
+            job,
+            sets,
+            json,
+            report,
+            quiet,
+        } => oracle::compare_cmd(
+            &dir,
+            &scenario,
+            job,
+            sets,
+            oracle::Outputs { json, report },
+            quiet,
+        ),
+        OracleVerb::Suite {
+            suite,
+            data,
+            record,
+            topology,
+            kernel,
+            markdown,
+            json,
+            report,
+            boot,
+            quiet,
+        } => oracle::suite_cmd(
+            &suite,
+            &data,
+            record,
+            topology,
+            kernel,
+            markdown,
+            oracle::Outputs { json, report },
+            &boot.args(),
+            quiet,
+        ),
+    }
+}
+
 fn real_main() -> Result<(), Failure> {
     let cli = Cli::parse();
     match cli.cmd {
@@ -720,108 +976,19 @@ fn real_main() -> Result<(), Failure> {
             trace_window,
             quiet,
         } => {
-            schedlab::files::check_all(json.iter().chain(&trace))?;
             let ov = Overrides {
                 sets,
                 features,
                 seed,
             };
-            let sc = Scenario::load(&scenario, &ov)?;
-            let (opts, perfetto) = trace_opts(trace.as_deref(), trace_window.as_deref(), check)?;
-            // Replication i of the seed: independent random streams, same scenario.
-            let mut results = Vec::new();
-            let mut first_trace = None;
-            for rep in 0..sc.runs as u64 {
-                let traced = RunOpts {
-                    trace: opts.trace && rep == 0,
-                    ..opts.clone()
-                };
-                let out = run_maybe_traced(&sc, sc.seed, rep, &traced, perfetto && rep == 0);
-                let (res, tr) = out.map_err(|e| {
-                    if e.is_input_error() {
-                        Failure::Input(InputError::in_file(&scenario, None, e.to_string()))
-                    } else {
-                        Failure::Internal(e.to_string())
-                    }
-                })?;
-                if !quiet {
-                    if sc.runs > 1 {
-                        outln!("== run {} of {}", rep + 1, sc.runs);
-                    }
-                    out!("{}", res.summary_text());
-                }
-                if rep == 0 {
-                    first_trace = tr;
-                }
-                results.push(res);
-            }
-            if let Some(p) = json {
-                let text = if results.len() == 1 {
-                    results[0].to_json()
-                } else {
-                    let mut s = serde_json::to_string_pretty(&results)
-                        .map_err(|e| Failure::Internal(e.to_string()))?;
-                    s.push('\n');
-                    s
-                };
-                experiment::write_atomic(&p, text.as_bytes())
-                    .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
-            }
-            if let (Some(p), Some(t)) = (trace, first_trace) {
-                experiment::write_atomic(&p, &t)
-                    .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
-            }
+            run_cmd(&scenario, ov, json, check, (trace, trace_window), quiet)?
         }
         Cmd::Topology {
             machine,
             sysfs,
             export,
-        } => {
-            let m = load_machine(&machine, sysfs.as_deref())?;
-            out!("{}", topology_text(&m));
-            if let Some(p) = export {
-                experiment::write_atomic(&p, machine::file::machine_to_toml(&m).as_bytes())
-                    .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
-            }
-        }
-        Cmd::List { what } => match what.as_str() {
-            "machines" => {
-                for (n, d) in machine::presets::preset_names() {
-                    outln!("{n:<16} {d}");
-                }
-                outln!(
-                    "{:<16} imported from this machine's sysfs (`--sysfs DIR` for a snapshot)",
-                    "host"
-                );
-            }
-            "features" => {
-                outln!(
-                    "{:<22} {:<8} {:<10} description",
-                    "feature",
-                    "v5.6",
-                    "origin"
-                );
-                for &f in SchedFeat::ALL {
-                    outln!(
-                        "{:<22} {:<8} {:<10} {}",
-                        f.name(),
-                        if f.v5_6_default() { "on" } else { "off" },
-                        f.origin(),
-                        f.doc()
-                    );
-                }
-            }
-            "kernels" => {
-                for k in KERNEL_PRESETS {
-                    outln!("{:<10} {}", k.name, k.description);
-                }
-            }
-            _ => {
-                for (k, d) in experiment::workload_kinds() {
-                    outln!("{k:<16} {d}");
-                }
-            }
-        },
+        } => topology_cmd(&machine, sysfs.as_deref(), export)?,
+        Cmd::List { what } => list_cmd(&what),
         Cmd::Compare {
             scenario,
             a,
@@ -856,42 +1023,7 @@ fn real_main() -> Result<(), Failure> {
             out,
             report,
             quiet,
-        } => {
-            use experiment::sweep::{sweep, Axis};
-            schedlab::files::check_writable_dir(&out)?;
-            schedlab::files::check_all(&report)?;
-            let axes = grid
-                .iter()
-                .map(|g| Axis::parse(g))
-                .collect::<Result<Vec<_>, _>>()?;
-            let jobs = default_jobs(jobs);
-            let total = experiment::sweep::points(&axes).len() as u64 * runs as u64;
-            let bar = if quiet {
-                indicatif::ProgressBar::hidden()
-            } else {
-                indicatif::ProgressBar::new(total)
-            };
-            let summary = sweep(&scenario, &axes, runs, jobs, &out, &|| bar.inc(1))?;
-            bar.finish_and_clear();
-            if !quiet {
-                outln!(
-                    "{} points x {} seeds: {} runs, {} already done, {} run now -> {}",
-                    summary.points,
-                    runs,
-                    summary.runs_total,
-                    summary.already_done,
-                    summary.ran,
-                    out.display()
-                );
-            }
-            if let Some(p) = report {
-                let records = experiment::sweep::read_done(&out.join("results.jsonl"))?;
-                let title = scenario.display().to_string();
-                let html = experiment::report::sweep_html(&title, &axes, &records);
-                experiment::write_atomic(&p, html.as_bytes())
-                    .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
-            }
-        }
+        } => sweep_cmd(&scenario, &grid, runs, jobs, &out, report, quiet)?,
         Cmd::Reproduce {
             seeds,
             runs,
@@ -910,98 +1042,14 @@ fn real_main() -> Result<(), Failure> {
             sets,
             features,
         } => {
-            let at_ns = schedlab::engine::checked_ns_f64(at, schedlab::engine::NSEC_PER_MSEC)
-                .ok_or_else(|| {
-                    InputError::new(format!(
-                        "--at {at:?}: must be a non-negative time in ms, at most {} s",
-                        schedlab::engine::MAX_TIME_NS / schedlab::engine::NSEC_PER_SEC
-                    ))
-                })?;
-            let sc = Scenario::load(
-                &scenario,
-                &Overrides {
-                    sets,
-                    features,
-                    seed,
-                },
-            )?;
-            let sel = experiment::explain::TaskSel::parse(&task);
-            match experiment::explain::explain(&sc, &sel, at_ns) {
-                Ok(Some(text)) => out!("{text}"),
-                Ok(None) => {
-                    return Err(InputError::new(format!(
-                        "task `{task}` has no placement within 20 ms of t = {at} ms"
-                    ))
-                    .into())
-                }
-                Err(e) if e.is_input_error() => {
-                    return Err(InputError::in_file(&scenario, None, e.to_string()).into())
-                }
-                Err(e) => return Err(Failure::Internal(e.to_string())),
-            }
+            let ov = Overrides {
+                sets,
+                features,
+                seed,
+            };
+            explain_cmd(&scenario, &task, at, ov)?
         }
-        Cmd::Oracle { verb } => match verb {
-            OracleVerb::Run {
-                scenario,
-                kernel,
-                topology,
-                sets,
-                out,
-                no_calibrate,
-                json,
-                report,
-                boot,
-                quiet,
-            } => oracle::run_cmd(
-                &scenario,
-                &kernel,
-                topology.as_deref(),
-                sets,
-                &out,
-                no_calibrate,
-                oracle::Outputs { json, report },
-                &boot.args(),
-                quiet,
-            )?,
-            OracleVerb::Compare {
-                dir,
-                scenario,
-                job,
-                sets,
-                json,
-                report,
-                quiet,
-            } => oracle::compare_cmd(
-                &dir,
-                &scenario,
-                job,
-                sets,
-                oracle::Outputs { json, report },
-                quiet,
-            )?,
-            OracleVerb::Suite {
-                suite,
-                data,
-                record,
-                topology,
-                kernel,
-                markdown,
-                json,
-                report,
-                boot,
-                quiet,
-            } => oracle::suite_cmd(
-                &suite,
-                &data,
-                record,
-                topology,
-                kernel,
-                markdown,
-                oracle::Outputs { json, report },
-                &boot.args(),
-                quiet,
-            )?,
-        },
+        Cmd::Oracle { verb } => oracle_cmd(verb)?,
         Cmd::Validate {
             target: _,
             runs,

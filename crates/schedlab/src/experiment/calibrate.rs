@@ -296,23 +296,21 @@ pub struct Derived {
     pub formula: String,
 }
 
-/// The cost table `inputs` imply, on top of `base` (whose other fields are kept).
-/// `exit_ns(idle_ns)` is the exit latency of the idle state the simulator would pick
-/// on the cross-CPU partner for an idle period of `idle_ns`.
-pub fn derive(
-    inputs: &Inputs,
-    base: &CostTable,
-    exit_ns: &dyn Fn(f64) -> u64,
-) -> (CostTable, Vec<Derived>, Vec<String>) {
-    let i = inputs;
-    let mut c = base.clone();
-    let mut rows = Vec::new();
-    let mut notes = Vec::new();
-    let mut set = |field: &'static str, slot: &mut u64, v: Option<f64>, formula: String| {
+/// The rows and notes of a derivation.
+#[derive(Default)]
+struct Rows {
+    rows: Vec<Derived>,
+    notes: Vec<String>,
+}
+
+impl Rows {
+    /// `slot` (the cost field `field`) becomes `v` rounded, a negative or non-finite
+    /// value clamped to 0 with a note; `None` keeps the default. Records the row.
+    fn set(&mut self, field: &'static str, slot: &mut u64, v: Option<f64>, formula: String) {
         let default = *slot;
         let value = v.map(|x| {
             if !x.is_finite() || x < 0.0 {
-                notes.push(format!(
+                self.notes.push(format!(
                     "{field} came out as {x:.0} ns ({formula}): clamped to 0"
                 ));
                 0
@@ -323,76 +321,92 @@ pub fn derive(
         if let Some(v) = value {
             *slot = v;
         }
-        rows.push(Derived {
+        self.rows.push(Derived {
             field,
             default,
             value,
             formula,
         });
-    };
-    let div = |a: f64, b: f64| if b > 0.0 { Some(a / b) } else { None };
+    }
+}
+
+/// `a / b`, `None` unless `b > 0`.
+fn div(a: f64, b: f64) -> Option<f64> {
+    if b > 0.0 {
+        Some(a / b)
+    } else {
+        None
+    }
+}
+
+/// The fields measured directly or by difference, up to `context_switch`.
+fn derive_direct(i: &Inputs, c: &mut CostTable, r: &mut Rows) {
     let pipe_write = i.pipe_write_timed - i.gtod;
     let unix_write = i.unix_write_timed - i.gtod;
     let cs = div(i.yield_pp - i.yield_alone, i.yield_pp_switches);
-    set("syscall", &mut c.syscall, Some(i.syscall), "S".into());
-    set("gtod", &mut c.gtod, Some(i.gtod), "G".into());
-    set(
+    r.set("syscall", &mut c.syscall, Some(i.syscall), "S".into());
+    r.set("gtod", &mut c.gtod, Some(i.gtod), "G".into());
+    r.set(
         "mutex_fast",
         &mut c.mutex_fast,
         Some(i.mutex_fast),
         "M".into(),
     );
-    set(
+    r.set(
         "futex_wake",
         &mut c.futex_wake,
         Some(i.futex_wake),
         "Fw".into(),
     );
-    set(
+    r.set(
         "futex_wait",
         &mut c.futex_wait,
         Some(i.futex_wait),
         "Fa".into(),
     );
-    set("yield_", &mut c.yield_, Some(i.yield_alone), "Y".into());
-    set(
+    r.set("yield_", &mut c.yield_, Some(i.yield_alone), "Y".into());
+    r.set(
         "pipe_write",
         &mut c.pipe_write,
         Some(pipe_write),
         "Pw − G".into(),
     );
-    set(
+    r.set(
         "pipe_read",
         &mut c.pipe_read,
         Some(i.pipe_pair - pipe_write),
         "P − pipe_write".into(),
     );
-    set(
+    r.set(
         "unix_write",
         &mut c.unix_write,
         Some(unix_write),
         "Uw − G".into(),
     );
-    set(
+    r.set(
         "unix_read",
         &mut c.unix_read,
         Some(i.unix_pair - unix_write),
         "U − unix_write".into(),
     );
-    set(
+    r.set(
         "context_switch",
         &mut c.context_switch,
         cs,
         "(Yp − Y) / ny".into(),
     );
-    // The rest builds on the rounded fields, so that the simulator's sums (integer
-    // ns) reproduce the measured round trips as closely as integers allow.
+}
+
+/// `wakeup_local` and `mm_switch`, from the same-CPU ping-pongs. The rest builds on
+/// the rounded fields, so that the simulator's sums (integer ns) reproduce the
+/// measured round trips as closely as integers allow.
+fn derive_wakeup(i: &Inputs, c: &mut CostTable, r: &mut Rows) {
     let cs = c.context_switch as f64;
     let wl = div(
         i.same.rt - 2.0 * i.pipe_pair - i.same.switches * cs,
         i.same.wakeups,
     );
-    set(
+    r.set(
         "wakeup_local",
         &mut c.wakeup_local,
         wl,
@@ -402,7 +416,7 @@ pub fn derive(
     let mm = i
         .process
         .and_then(|p| div(p.rt - 2.0 * i.pipe_pair - p.wakeups * wl, p.switches).map(|x| x - cs));
-    set(
+    r.set(
         "mm_switch",
         &mut c.mm_switch,
         mm,
@@ -412,9 +426,13 @@ pub fn derive(
             "not measured (no `cat` to be the peer process)".into()
         },
     );
-    // Four calls per spinning round trip, each on a channel the other CPU touched
-    // last; on one CPU the same four calls cost 2·P (2·U). Derived before the IPI
-    // fields: the sleeping cross-CPU ping-pong pays them too.
+}
+
+/// `pipe_remote` and `unix_remote`: four calls per spinning round trip, each on a
+/// channel the other CPU touched last; on one CPU the same four calls cost 2·P
+/// (2·U). Derived before the IPI fields: the sleeping cross-CPU ping-pong pays them
+/// too.
+fn derive_remote(i: &Inputs, c: &mut CostTable, r: &mut Rows) {
     let remote = |x: Option<f64>, pair: f64| {
         x.zip(i.spin)
             .map(|(x, sp)| (x - sp.flag - 2.0 * pair) / 4.0)
@@ -431,18 +449,24 @@ pub fn derive(
             one.to_string()
         }
     };
-    set(
+    r.set(
         "pipe_remote",
         &mut c.pipe_remote,
         remote(i.spin.map(|x| x.pipe), i.pipe_pair),
         f("(Xp − F − 2·P) / 4"),
     );
-    set(
+    r.set(
         "unix_remote",
         &mut c.unix_remote,
         remote(i.spin.map(|x| x.unix), i.unix_pair),
         f("(Xu − F − 2·U) / 4"),
     );
+}
+
+/// `ipi_send` and `ipi_latency_ns`, from the sleeping cross-CPU ping-pong.
+fn derive_ipi(i: &Inputs, c: &mut CostTable, r: &mut Rows, exit_ns: &dyn Fn(f64) -> u64) {
+    let cs = c.context_switch as f64;
+    let wl = c.wakeup_local as f64;
     let pr = c.pipe_remote as f64;
     let (send, lat, lat_formula) = match i.cross {
         Some(x) => {
@@ -462,7 +486,7 @@ pub fn derive(
             "not measured (one CPU: no cross-CPU ping-pong)".to_string(),
         ),
     };
-    set(
+    r.set(
         "ipi_send",
         &mut c.ipi_send,
         send,
@@ -472,8 +496,24 @@ pub fn derive(
             "not measured (one CPU)".into()
         },
     );
-    set("ipi_latency_ns", &mut c.ipi_latency_ns, lat, lat_formula);
-    (c, rows, notes)
+    r.set("ipi_latency_ns", &mut c.ipi_latency_ns, lat, lat_formula);
+}
+
+/// The cost table `inputs` imply, on top of `base` (whose other fields are kept).
+/// `exit_ns(idle_ns)` is the exit latency of the idle state the simulator would pick
+/// on the cross-CPU partner for an idle period of `idle_ns`.
+pub fn derive(
+    inputs: &Inputs,
+    base: &CostTable,
+    exit_ns: &dyn Fn(f64) -> u64,
+) -> (CostTable, Vec<Derived>, Vec<String>) {
+    let mut c = base.clone();
+    let mut r = Rows::default();
+    derive_direct(inputs, &mut c, &mut r);
+    derive_wakeup(inputs, &mut c, &mut r);
+    derive_remote(inputs, &mut c, &mut r);
+    derive_ipi(inputs, &mut c, &mut r, exit_ns);
+    (c, r.rows, r.notes)
 }
 
 /// The exit latency of the idle state the simulated governor picks on `cpu` for an

@@ -19,7 +19,7 @@ pub mod result;
 pub mod sweep;
 pub mod validate;
 
-use crate::config::{Doc, TableReader, Val};
+use crate::config::{Doc, Node, TableReader, Val};
 use crate::engine::{checked_ns, checked_ns_f64, RngStreams, NSEC_PER_MSEC};
 use crate::error::InputError;
 use crate::machine::{self, Machine};
@@ -130,6 +130,214 @@ pub struct Overrides {
     pub seed: Option<u64>,
 }
 
+/// The `[kernel]` section (preset, features, tunables, cpufreq governor) on a
+/// machine of `nr_cpus` CPUs, then the `--features` override.
+fn kernel_section(
+    doc: &Doc,
+    root: &TableReader<'_>,
+    nr_cpus: usize,
+    ov_features: Option<&str>,
+) -> Result<(&'static KernelPreset, Features, Tunables), InputError> {
+    let mut kernel_preset = KernelPreset::by_name("v5.6").expect("v5.6 preset exists");
+    let mut features = kernel_preset.features();
+    let mut tunables = Tunables::v5_6(nr_cpus);
+    if let Some(k) = root.table("kernel")? {
+        if let Some(p) = k.str("preset")? {
+            kernel_preset = KernelPreset::by_name(p).ok_or_else(|| {
+                k.err(
+                    "preset",
+                    format!("unknown kernel preset `{p}` (see `schedlab list kernels`)"),
+                )
+            })?;
+            features = kernel_preset.features();
+        }
+        if let Some(list) = k.get("features") {
+            for w in feature_words(doc, list)? {
+                features.apply(&w).map_err(|e| doc.err(list, e))?;
+            }
+        }
+        if let Some(t) = k.table("tunables")? {
+            for key in t.keys() {
+                let n = t.get(key).expect("key exists");
+                let v = crate::workload::tasks::node_to_toml(n);
+                tunables.set(key, &v).map_err(|e| doc.err(n, e))?;
+            }
+            tunables.scale_for(nr_cpus);
+            t.finish()?;
+        }
+        if let Some(g) = k.str("cpufreq")? {
+            tunables.cpufreq = crate::sched::cpufreq::Governor::by_name(g).ok_or_else(|| {
+                k.err(
+                    "cpufreq",
+                    format!(
+                        "unknown cpufreq governor `{g}` (known: {})",
+                        crate::sched::cpufreq::Governor::NAMES.join(", ")
+                    ),
+                )
+            })?;
+        }
+        k.finish()?;
+    }
+    if let Some(f) = ov_features {
+        for w in f.split(',').filter(|w| !w.trim().is_empty()) {
+            features
+                .apply(w)
+                .map_err(|e| InputError::new(format!("--features: {e}")))?;
+        }
+    }
+    Ok((kernel_preset, features, tunables))
+}
+
+/// `kernel.features`: an array of names or a comma-separated string.
+fn feature_words(doc: &Doc, list: &Node) -> Result<Vec<String>, InputError> {
+    Ok(match &list.val {
+        Val::Array(a) => a
+            .iter()
+            .map(|n| match &n.val {
+                Val::Str(s) => Ok(s.clone()),
+                v => Err(doc.err(
+                    n,
+                    format!(
+                        "`kernel.features` entries must be strings, found {}",
+                        v.type_name()
+                    ),
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        Val::Str(s) => s
+            .split(',')
+            .filter(|w| !w.trim().is_empty())
+            .map(str::to_string)
+            .collect(),
+        v => {
+            return Err(doc.err(
+                list,
+                format!(
+                    "`kernel.features` must be an array of names, found {}",
+                    v.type_name()
+                ),
+            ))
+        }
+    })
+}
+
+/// The `[workload]` section.
+struct WorkloadSection {
+    kind: String,
+    /// The workload, background load appended.
+    workload: WorkloadSpec,
+    /// The generating tool, if any.
+    tool: Option<Arc<dyn Tool>>,
+}
+
+/// The `[workload]` section: its kind, the workload (background load appended) and
+/// the generating tool, if any.
+fn workload_section(
+    doc: &Doc,
+    root: &TableReader<'_>,
+    machine: &Machine,
+) -> Result<WorkloadSection, InputError> {
+    let w = root
+        .table("workload")?
+        .ok_or_else(|| doc.err_file("missing `[workload]` section"))?;
+    let kind = w
+        .str("kind")?
+        .ok_or_else(|| w.err("kind", "`[workload]` needs `kind`"))?
+        .to_string();
+    let background = generators::background::parse(&w, machine)?;
+    let (mut workload, tool) = if kind == "tasks" {
+        (
+            crate::workload::tasks::parse(doc, &w, machine.nr_cpus())?,
+            None,
+        )
+    } else {
+        match generators::parse(&kind, &w, machine)? {
+            Some(g) => (g.spec, Some(g.tool)),
+            None => {
+                return Err(w.err(
+                    "kind",
+                    format!("unknown workload kind `{kind}` (see `schedlab list workloads`)"),
+                ))
+            }
+        }
+    };
+    w.finish()?;
+    if let Some(bg) = &background {
+        generators::background::append(&mut workload, bg, machine);
+    }
+    let max = crate::engine::MAX_TASKS;
+    if workload.tasks.len() > max {
+        return Err(doc.err(
+            w.node,
+            format!(
+                "the workload starts {} tasks, more than the limit of {max} (see docs/limits.md)",
+                workload.tasks.len()
+            ),
+        ));
+    }
+    Ok(WorkloadSection {
+        kind,
+        workload,
+        tool,
+    })
+}
+
+/// The `[run]` section.
+struct RunSection {
+    duration_ns: Option<u64>,
+    seed: u64,
+    runs: u32,
+    noise: f64,
+}
+
+/// The `[run]` section (defaults: the workload's duration, seed 1, one run, no
+/// noise).
+fn run_section(doc: &Doc, root: &TableReader<'_>) -> Result<RunSection, InputError> {
+    let mut rs = RunSection {
+        duration_ns: None,
+        seed: 1,
+        runs: 1,
+        noise: 0.0,
+    };
+    let Some(r) = root.table("run")? else {
+        return Ok(rs);
+    };
+    if let Some(d) = r.get("duration_ms") {
+        rs.duration_ns = Some(duration_ms(doc, d)?);
+    }
+    rs.seed = r.uint("seed", 0, i64::MAX as u64)?.unwrap_or(1);
+    if let Some(n) = r.get("noise") {
+        rs.noise = match &n.val {
+            Val::Float(f) if (0.0..1.0).contains(f) => *f,
+            Val::Int(0) => 0.0,
+            _ => return Err(doc.err(n, "`run.noise` must be a number in [0, 1), e.g. 0.05")),
+        };
+    }
+    rs.runs = r.uint("runs", 1, u64::from(MAX_RUNS))?.unwrap_or(1) as u32;
+    r.finish()?;
+    Ok(rs)
+}
+
+/// `run.duration_ms` in ns: positive, at least 1 ns, within the engine's limit.
+fn duration_ms(doc: &Doc, d: &Node) -> Result<u64, InputError> {
+    let ns = match &d.val {
+        Val::Int(i) if *i > 0 => checked_ns(*i as u64, NSEC_PER_MSEC),
+        Val::Float(f) if *f > 0.0 => checked_ns_f64(*f, NSEC_PER_MSEC),
+        _ => return Err(doc.err(d, "`run.duration_ms` must be a positive number")),
+    };
+    match ns {
+        Some(0) => Err(doc.err(
+            d,
+            "`run.duration_ms` rounds to 0 ns: the shortest run is 1 ns (1e-6 ms)",
+        )),
+        Some(ns) => Ok(ns),
+        None => Err(doc.err(
+            d,
+            format!("`run.duration_ms` {}", crate::engine::time_limit_text()),
+        )),
+    }
+}
+
 impl Scenario {
     /// Load and validate a scenario file.
     pub fn load(path: &Path, ov: &Overrides) -> Result<Scenario, InputError> {
@@ -147,167 +355,16 @@ impl Scenario {
             .table("machine")?
             .ok_or_else(|| doc.err_file("missing `[machine]` section"))?;
         let machine = resolve_machine(&doc, &m)?;
-
-        let mut kernel_preset = KernelPreset::by_name("v5.6").expect("v5.6 preset exists");
-        let mut features = kernel_preset.features();
-        let mut tunables = Tunables::v5_6(machine.nr_cpus());
-        if let Some(k) = root.table("kernel")? {
-            if let Some(p) = k.str("preset")? {
-                kernel_preset = KernelPreset::by_name(p).ok_or_else(|| {
-                    k.err(
-                        "preset",
-                        format!("unknown kernel preset `{p}` (see `schedlab list kernels`)"),
-                    )
-                })?;
-                features = kernel_preset.features();
-            }
-            if let Some(list) = k.get("features") {
-                let words: Vec<String> = match &list.val {
-                    Val::Array(a) => a
-                        .iter()
-                        .map(|n| match &n.val {
-                            Val::Str(s) => Ok(s.clone()),
-                            v => Err(doc.err(
-                                n,
-                                format!(
-                                    "`kernel.features` entries must be strings, found {}",
-                                    v.type_name()
-                                ),
-                            )),
-                        })
-                        .collect::<Result<_, _>>()?,
-                    Val::Str(s) => s
-                        .split(',')
-                        .filter(|w| !w.trim().is_empty())
-                        .map(str::to_string)
-                        .collect(),
-                    v => {
-                        return Err(doc.err(
-                            list,
-                            format!(
-                                "`kernel.features` must be an array of names, found {}",
-                                v.type_name()
-                            ),
-                        ))
-                    }
-                };
-                for w in words {
-                    features.apply(&w).map_err(|e| doc.err(list, e))?;
-                }
-            }
-            if let Some(t) = k.table("tunables")? {
-                for key in t.keys() {
-                    let n = t.get(key).expect("key exists");
-                    let v = crate::workload::tasks::node_to_toml(n);
-                    tunables.set(key, &v).map_err(|e| doc.err(n, e))?;
-                }
-                tunables.scale_for(machine.nr_cpus());
-                t.finish()?;
-            }
-            if let Some(g) = k.str("cpufreq")? {
-                tunables.cpufreq =
-                    crate::sched::cpufreq::Governor::by_name(g).ok_or_else(|| {
-                        k.err(
-                            "cpufreq",
-                            format!(
-                                "unknown cpufreq governor `{g}` (known: {})",
-                                crate::sched::cpufreq::Governor::NAMES.join(", ")
-                            ),
-                        )
-                    })?;
-            }
-            k.finish()?;
-        }
-        if let Some(f) = &ov.features {
-            for w in f.split(',').filter(|w| !w.trim().is_empty()) {
-                features
-                    .apply(w)
-                    .map_err(|e| InputError::new(format!("--features: {e}")))?;
-            }
-        }
-
-        let w = root
-            .table("workload")?
-            .ok_or_else(|| doc.err_file("missing `[workload]` section"))?;
-        let kind = w
-            .str("kind")?
-            .ok_or_else(|| w.err("kind", "`[workload]` needs `kind`"))?
-            .to_string();
-        let background = generators::background::parse(&w, &machine)?;
-        let (mut workload, tool) = if kind == "tasks" {
-            (
-                crate::workload::tasks::parse(&doc, &w, machine.nr_cpus())?,
-                None,
-            )
-        } else {
-            match generators::parse(&kind, &w, &machine)? {
-                Some(g) => (g.spec, Some(g.tool)),
-                None => {
-                    return Err(w.err(
-                        "kind",
-                        format!("unknown workload kind `{kind}` (see `schedlab list workloads`)"),
-                    ))
-                }
-            }
-        };
-        w.finish()?;
-        if let Some(bg) = &background {
-            generators::background::append(&mut workload, bg, &machine);
-        }
-        let max = crate::engine::MAX_TASKS;
-        if workload.tasks.len() > max {
-            return Err(doc.err(
-                w.node,
-                format!(
-                    "the workload starts {} tasks, more than the limit of {max} (see docs/limits.md)",
-                    workload.tasks.len()
-                ),
-            ));
-        }
-
-        let mut duration_ns = None;
-        let mut seed = 1;
-        let mut runs = 1;
-        let mut noise = 0.0;
-        if let Some(r) = root.table("run")? {
-            if let Some(d) = r.get("duration_ms") {
-                let ns = match &d.val {
-                    Val::Int(i) if *i > 0 => checked_ns(*i as u64, NSEC_PER_MSEC),
-                    Val::Float(f) if *f > 0.0 => checked_ns_f64(*f, NSEC_PER_MSEC),
-                    _ => return Err(doc.err(d, "`run.duration_ms` must be a positive number")),
-                };
-                duration_ns =
-                    Some(match ns {
-                        Some(0) => return Err(doc.err(
-                            d,
-                            "`run.duration_ms` rounds to 0 ns: the shortest run is 1 ns (1e-6 ms)",
-                        )),
-                        Some(ns) => ns,
-                        None => {
-                            return Err(doc.err(
-                                d,
-                                format!("`run.duration_ms` {}", crate::engine::time_limit_text()),
-                            ))
-                        }
-                    });
-            }
-            seed = r.uint("seed", 0, i64::MAX as u64)?.unwrap_or(1);
-            if let Some(n) = r.get("noise") {
-                noise = match &n.val {
-                    Val::Float(f) if (0.0..1.0).contains(f) => *f,
-                    Val::Int(0) => 0.0,
-                    _ => {
-                        return Err(doc.err(n, "`run.noise` must be a number in [0, 1), e.g. 0.05"))
-                    }
-                };
-            }
-            runs = r.uint("runs", 1, u64::from(MAX_RUNS))?.unwrap_or(1) as u32;
-            r.finish()?;
-        }
-        if let Some(s) = ov.seed {
-            seed = s;
-        }
-        let duration_ns = duration_ns.or(workload.duration_ns);
+        let (kernel_preset, features, tunables) =
+            kernel_section(&doc, &root, machine.nr_cpus(), ov.features.as_deref())?;
+        let WorkloadSection {
+            kind,
+            workload,
+            tool,
+        } = workload_section(&doc, &root, &machine)?;
+        let run = run_section(&doc, &root)?;
+        let seed = ov.seed.unwrap_or(run.seed);
+        let duration_ns = run.duration_ns.or(workload.duration_ns);
         root.finish()?;
         let name = doc
             .file
@@ -325,8 +382,8 @@ impl Scenario {
             tool,
             duration_ns,
             seed,
-            runs,
-            noise,
+            runs: run.runs,
+            noise: run.noise,
         })
     }
 }

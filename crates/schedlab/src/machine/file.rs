@@ -187,226 +187,297 @@ impl Ctx<'_> {
     }
 }
 
-/// Parse a machine file's text; `file` names it in errors.
-pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError> {
-    let cx = Ctx { text, file };
-    let raw: RawMachine =
-        toml::from_str(text).map_err(|e| cx.err(e.span(), e.message().trim_end().to_string()))?;
+/// Names of `[[core_kind]]` or `[[idle_table]]` entries -> their index.
+type Names = BTreeMap<String, usize>;
+/// A `[topology]` level: a list of cpulists.
+type RawLevel = Option<Spanned<Vec<Spanned<String>>>>;
 
-    // CPUs: the union of the cpu groups, which must be exactly 0..n, each once.
-    let mut group_of: Vec<Option<usize>> = Vec::new();
-    let mut groups = Vec::new();
-    for (gi, g) in raw.cpu_group.iter().enumerate() {
-        let mask = cx.cpulist(&g.get_ref().cpus)?;
-        for c in mask.iter() {
-            if group_of.len() <= c {
-                group_of.resize(c + 1, None);
+impl Ctx<'_> {
+    /// `[[cpu_group]]`: the union of the cpu groups, which must be exactly 0..n, each
+    /// once; each CPU's group.
+    fn cpu_groups(&self, raw: &RawMachine) -> Result<Vec<Option<usize>>, InputError> {
+        let mut group_of: Vec<Option<usize>> = Vec::new();
+        for (gi, g) in raw.cpu_group.iter().enumerate() {
+            let mask = self.cpulist(&g.get_ref().cpus)?;
+            for c in mask.iter() {
+                if group_of.len() <= c {
+                    group_of.resize(c + 1, None);
+                }
+                if group_of[c].is_some() {
+                    return Err(self.err(
+                        Some(g.get_ref().cpus.span()),
+                        format!("cpu{c} is in two cpu_group entries"),
+                    ));
+                }
+                group_of[c] = Some(gi);
             }
-            if group_of[c].is_some() {
-                return Err(cx.err(
-                    Some(g.get_ref().cpus.span()),
-                    format!("cpu{c} is in two cpu_group entries"),
-                ));
-            }
-            group_of[c] = Some(gi);
         }
-        groups.push(mask);
-    }
-    if group_of.is_empty() {
-        return Err(cx.err(None, "no CPUs: add at least one [[cpu_group]]"));
-    }
-    if let Some(c) = group_of.iter().position(|g| g.is_none()) {
-        return Err(cx.err(
-            None,
-            format!("cpu{c} is in no cpu_group (CPUs must be numbered 0..n without holes)"),
-        ));
-    }
-    let n = group_of.len();
-
-    // Core kinds.
-    let mut kind_names = BTreeMap::new();
-    let mut core_kinds = Vec::new();
-    for (i, k) in raw.core_kind.iter().enumerate() {
-        let rk = k.get_ref();
-        if kind_names.insert(rk.name.clone(), i).is_some() {
-            return Err(cx.err(
-                Some(k.span()),
-                format!("core_kind `{}` defined twice", rk.name),
+        if group_of.is_empty() {
+            return Err(self.err(None, "no CPUs: add at least one [[cpu_group]]"));
+        }
+        if let Some(c) = group_of.iter().position(|g| g.is_none()) {
+            return Err(self.err(
+                None,
+                format!("cpu{c} is in no cpu_group (CPUs must be numbered 0..n without holes)"),
             ));
         }
-        core_kinds.push(CoreKind {
-            name: rk.name.clone(),
-            smt_throughput: rk.smt_throughput.clone(),
-        });
+        Ok(group_of)
     }
 
-    // Idle tables.
-    let mut idle_names = BTreeMap::new();
-    let mut idle_tables = Vec::new();
-    for (i, t) in raw.idle_table.iter().enumerate() {
-        let rt = t.get_ref();
-        if let Some(name) = &rt.name {
-            if idle_names.insert(name.clone(), i).is_some() {
-                return Err(cx.err(Some(t.span()), format!("idle_table `{name}` defined twice")));
-            }
-        }
-        let mut states = Vec::new();
-        for s in &rt.state {
-            let rs = s.get_ref();
-            if !(rs.power_mw.is_finite() && rs.power_mw >= 0.0) {
-                return Err(cx.err(
-                    Some(s.span()),
-                    format!("idle state `{}`: power_mw must be >= 0", rs.name),
+    /// `[[core_kind]]`.
+    fn core_kinds(&self, raw: &RawMachine) -> Result<(Names, Vec<CoreKind>), InputError> {
+        let mut kind_names = BTreeMap::new();
+        let mut core_kinds = Vec::new();
+        for (i, k) in raw.core_kind.iter().enumerate() {
+            let rk = k.get_ref();
+            if kind_names.insert(rk.name.clone(), i).is_some() {
+                return Err(self.err(
+                    Some(k.span()),
+                    format!("core_kind `{}` defined twice", rk.name),
                 ));
             }
-            states.push(IdleState {
-                name: rs.name.clone(),
-                exit_latency_ns: cx.time_ns(
-                    s.span(),
-                    "exit_latency",
-                    rs.exit_latency_us,
-                    rs.exit_latency_ns,
-                    None,
-                )?,
-                target_residency_ns: cx.time_ns(
-                    s.span(),
-                    "target_residency",
-                    rs.target_residency_us,
-                    rs.target_residency_ns,
-                    None,
-                )?,
-                power_mw: rs.power_mw,
+            core_kinds.push(CoreKind {
+                name: rk.name.clone(),
+                smt_throughput: rk.smt_throughput.clone(),
             });
         }
-        idle_tables.push(states);
-    }
-    if idle_tables.is_empty() {
-        // No idle states known: one empty table (the CPU only polls).
-        idle_tables.push(Vec::new());
+        Ok((kind_names, core_kinds))
     }
 
-    // Frequency domains.
-    let mut fd_of = vec![None; n];
-    let mut freq_domains = Vec::new();
-    for (d, f) in raw.freq_domain.iter().enumerate() {
-        let rf = f.get_ref();
-        let cpus = cx.cpulist(&rf.cpus)?;
-        for c in cpus.iter() {
-            if c >= n {
-                return Err(cx.err(
-                    Some(rf.cpus.span()),
-                    format!("cpu{c} is not a CPU of this machine (0-{})", n - 1),
-                ));
-            }
-            if fd_of[c].is_some() {
-                return Err(cx.err(
-                    Some(rf.cpus.span()),
-                    format!("cpu{c} is in two frequency domains"),
-                ));
-            }
-            fd_of[c] = Some(d);
-        }
-        if rf.opp.is_empty() {
-            return Err(cx.err(
-                Some(f.span()),
-                "a freq_domain needs at least one [[freq_domain.opp]]",
-            ));
-        }
-        let transition_latency_ns = cx.time_ns(
-            f.span(),
-            "transition_latency",
-            rf.transition_latency_us,
-            rf.transition_latency_ns,
-            Some(0),
-        )?;
-        let mut opps = Vec::new();
-        for o in &rf.opp {
-            let ro = o.get_ref();
-            if let Some(prev) = opps.last().map(|p: &Opp| p.freq_khz) {
-                if ro.freq_khz <= prev {
-                    return Err(cx.err(Some(o.span()), "OPPs must ascend strictly by freq_khz"));
+    /// `[[idle_table]]` and their `[[idle_table.state]]`; one empty table when there
+    /// are none.
+    fn idle_tables(&self, raw: &RawMachine) -> Result<(Names, Vec<Vec<IdleState>>), InputError> {
+        let mut idle_names = BTreeMap::new();
+        let mut idle_tables = Vec::new();
+        for (i, t) in raw.idle_table.iter().enumerate() {
+            let rt = t.get_ref();
+            if let Some(name) = &rt.name {
+                if idle_names.insert(name.clone(), i).is_some() {
+                    return Err(
+                        self.err(Some(t.span()), format!("idle_table `{name}` defined twice"))
+                    );
                 }
             }
-            opps.push(Opp {
-                freq_khz: ro.freq_khz,
-                power_mw: ro.power_mw,
-            });
+            let states = rt
+                .state
+                .iter()
+                .map(|s| self.idle_state(s))
+                .collect::<Result<_, _>>()?;
+            idle_tables.push(states);
         }
-        freq_domains.push(FreqDomain {
-            cpus,
-            opps,
-            transition_latency_ns,
-        });
-    }
-    if let Some(c) = fd_of.iter().position(|d| d.is_none()) {
-        return Err(cx.err(None, format!("cpu{c} is in no freq_domain")));
+        if idle_tables.is_empty() {
+            // No idle states known: one empty table (the CPU only polls).
+            idle_tables.push(Vec::new());
+        }
+        Ok((idle_names, idle_tables))
     }
 
-    // Per-CPU attributes from the groups.
-    let resolve =
-        |r: &Spanned<Ref>, names: &BTreeMap<String, usize>, len: usize, what: &str| match r
-            .get_ref()
-        {
+    /// One `[[idle_table.state]]`.
+    fn idle_state(&self, s: &Spanned<RawIdleState>) -> Result<IdleState, InputError> {
+        let rs = s.get_ref();
+        if !(rs.power_mw.is_finite() && rs.power_mw >= 0.0) {
+            return Err(self.err(
+                Some(s.span()),
+                format!("idle state `{}`: power_mw must be >= 0", rs.name),
+            ));
+        }
+        Ok(IdleState {
+            name: rs.name.clone(),
+            exit_latency_ns: self.time_ns(
+                s.span(),
+                "exit_latency",
+                rs.exit_latency_us,
+                rs.exit_latency_ns,
+                None,
+            )?,
+            target_residency_ns: self.time_ns(
+                s.span(),
+                "target_residency",
+                rs.target_residency_us,
+                rs.target_residency_ns,
+                None,
+            )?,
+            power_mw: rs.power_mw,
+        })
+    }
+
+    /// `[[freq_domain]]` and their `[[freq_domain.opp]]`, covering each of the `n`
+    /// CPUs once: each CPU's domain, and the domains.
+    fn freq_domains(
+        &self,
+        raw: &RawMachine,
+        n: usize,
+    ) -> Result<(Vec<Option<usize>>, Vec<FreqDomain>), InputError> {
+        let mut fd_of = vec![None; n];
+        let mut freq_domains = Vec::new();
+        for (d, f) in raw.freq_domain.iter().enumerate() {
+            let rf = f.get_ref();
+            let cpus = self.cpulist(&rf.cpus)?;
+            for c in cpus.iter() {
+                if c >= n {
+                    return Err(self.err(
+                        Some(rf.cpus.span()),
+                        format!("cpu{c} is not a CPU of this machine (0-{})", n - 1),
+                    ));
+                }
+                if fd_of[c].is_some() {
+                    return Err(self.err(
+                        Some(rf.cpus.span()),
+                        format!("cpu{c} is in two frequency domains"),
+                    ));
+                }
+                fd_of[c] = Some(d);
+            }
+            if rf.opp.is_empty() {
+                return Err(self.err(
+                    Some(f.span()),
+                    "a freq_domain needs at least one [[freq_domain.opp]]",
+                ));
+            }
+            let transition_latency_ns = self.time_ns(
+                f.span(),
+                "transition_latency",
+                rf.transition_latency_us,
+                rf.transition_latency_ns,
+                Some(0),
+            )?;
+            let mut opps = Vec::new();
+            for o in &rf.opp {
+                let ro = o.get_ref();
+                if let Some(prev) = opps.last().map(|p: &Opp| p.freq_khz) {
+                    if ro.freq_khz <= prev {
+                        return Err(
+                            self.err(Some(o.span()), "OPPs must ascend strictly by freq_khz")
+                        );
+                    }
+                }
+                opps.push(Opp {
+                    freq_khz: ro.freq_khz,
+                    power_mw: ro.power_mw,
+                });
+            }
+            freq_domains.push(FreqDomain {
+                cpus,
+                opps,
+                transition_latency_ns,
+            });
+        }
+        if let Some(c) = fd_of.iter().position(|d| d.is_none()) {
+            return Err(self.err(None, format!("cpu{c} is in no freq_domain")));
+        }
+        Ok((fd_of, freq_domains))
+    }
+
+    /// A `[[cpu_group]]` reference to one of `len` entries, by index or by name.
+    fn resolve(
+        &self,
+        r: &Spanned<Ref>,
+        names: &Names,
+        len: usize,
+        what: &str,
+    ) -> Result<usize, InputError> {
+        match r.get_ref() {
             Ref::Index(i) if *i < len => Ok(*i),
-            Ref::Index(i) => Err(cx.err(
+            Ref::Index(i) => Err(self.err(
                 Some(r.span()),
                 format!("{what} {i} does not exist ({len} defined)"),
             )),
             Ref::Name(s) => names
                 .get(s)
                 .copied()
-                .ok_or_else(|| cx.err(Some(r.span()), format!("no {what} named `{s}`"))),
-        };
-    let mut attrs = Vec::new();
-    for g in &raw.cpu_group {
-        let rg = g.get_ref();
-        let kind = resolve(&rg.kind, &kind_names, core_kinds.len(), "core_kind")?;
-        let idle_table = match &rg.idle_table {
-            Some(r) => resolve(r, &idle_names, idle_tables.len(), "idle_table")?,
-            None => 0,
-        };
-        let capacity = rg.capacity.as_ref().map_or(1024, |c| *c.get_ref());
-        if capacity == 0 || capacity > 1024 {
-            let span = rg.capacity.as_ref().map(|c| c.span());
-            return Err(cx.err(span, format!("capacity {capacity} outside 1..=1024")));
+                .ok_or_else(|| self.err(Some(r.span()), format!("no {what} named `{s}`"))),
         }
-        attrs.push((kind, idle_table, capacity));
     }
 
-    // Topology levels; defaults cascade upwards from nodes.
-    let level = |l: &Option<Spanned<Vec<Spanned<String>>>>,
-                 what: &str|
-     -> Result<Option<Vec<usize>>, InputError> {
+    /// Per-CPU attributes from the groups: (core kind, idle table, capacity) of each
+    /// `[[cpu_group]]`.
+    fn cpu_attrs(
+        &self,
+        raw: &RawMachine,
+        kinds: (&Names, usize),
+        idle: (&Names, usize),
+    ) -> Result<Vec<(usize, usize, u32)>, InputError> {
+        let mut attrs = Vec::new();
+        for g in &raw.cpu_group {
+            let rg = g.get_ref();
+            let kind = self.resolve(&rg.kind, kinds.0, kinds.1, "core_kind")?;
+            let idle_table = match &rg.idle_table {
+                Some(r) => self.resolve(r, idle.0, idle.1, "idle_table")?,
+                None => 0,
+            };
+            let capacity = rg.capacity.as_ref().map_or(1024, |c| *c.get_ref());
+            if capacity == 0 || capacity > 1024 {
+                let span = rg.capacity.as_ref().map(|c| c.span());
+                return Err(self.err(span, format!("capacity {capacity} outside 1..=1024")));
+            }
+            attrs.push((kind, idle_table, capacity));
+        }
+        Ok(attrs)
+    }
+
+    /// One `[topology]` level: each of the `n` CPUs' entry in it, `None` when the
+    /// level is not given.
+    fn level(&self, l: &RawLevel, what: &str, n: usize) -> Result<Option<Vec<usize>>, InputError> {
         let Some(list) = l else { return Ok(None) };
         let mut id = vec![None; n];
         for (i, s) in list.get_ref().iter().enumerate() {
-            for c in cx.cpulist(s)?.iter() {
+            for c in self.cpulist(s)?.iter() {
                 if c >= n {
-                    return Err(cx.err(
+                    return Err(self.err(
                         Some(s.span()),
                         format!("cpu{c} is not a CPU of this machine (0-{})", n - 1),
                     ));
                 }
                 if id[c].is_some() {
-                    return Err(cx.err(Some(s.span()), format!("cpu{c} is in two {what}")));
+                    return Err(self.err(Some(s.span()), format!("cpu{c} is in two {what}")));
                 }
                 id[c] = Some(i);
             }
         }
         match id.iter().position(|x| x.is_none()) {
-            Some(c) => Err(cx.err(
+            Some(c) => Err(self.err(
                 Some(list.span()),
                 format!("cpu{c} is in none of the {what}"),
             )),
             None => Ok(Some(id.into_iter().map(|x| x.unwrap_or(0)).collect())),
         }
-    };
+    }
+}
+
+/// Parse a machine file's text; `file` names it in errors.
+pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError> {
+    let cx = Ctx { text, file };
+    let raw: RawMachine =
+        toml::from_str(text).map_err(|e| cx.err(e.span(), e.message().trim_end().to_string()))?;
+
+    let group_of = cx.cpu_groups(&raw)?;
+    let n = group_of.len();
+    let (kind_names, core_kinds) = cx.core_kinds(&raw)?;
+    let (idle_names, idle_tables) = cx.idle_tables(&raw)?;
+    let (fd_of, freq_domains) = cx.freq_domains(&raw, n)?;
+    let attrs = cx.cpu_attrs(
+        &raw,
+        (&kind_names, core_kinds.len()),
+        (&idle_names, idle_tables.len()),
+    )?;
+
+    // Topology levels; defaults cascade upwards from nodes.
     let t = &raw.topology;
-    let node = level(&t.nodes, "nodes")?.unwrap_or_else(|| vec![0; n]);
-    let package = level(&t.packages, "packages")?.unwrap_or_else(|| node.clone());
-    let llc = level(&t.llcs, "llcs")?.unwrap_or_else(|| package.clone());
-    let cluster = level(&t.clusters, "clusters")?.unwrap_or_else(|| llc.clone());
-    let core = level(&t.cores, "cores")?.unwrap_or_else(|| (0..n).collect());
+    let node = cx
+        .level(&t.nodes, "nodes", n)?
+        .unwrap_or_else(|| vec![0; n]);
+    let package = cx
+        .level(&t.packages, "packages", n)?
+        .unwrap_or_else(|| node.clone());
+    let llc = cx
+        .level(&t.llcs, "llcs", n)?
+        .unwrap_or_else(|| package.clone());
+    let cluster = cx
+        .level(&t.clusters, "clusters", n)?
+        .unwrap_or_else(|| llc.clone());
+    let core = cx
+        .level(&t.cores, "cores", n)?
+        .unwrap_or_else(|| (0..n).collect());
 
     let cpus = (0..n)
         .map(|i| {

@@ -288,6 +288,177 @@ pub struct MachineParts {
     pub cost: CostTable,
 }
 
+impl Masks {
+    /// The per-CPU masks of `cpus`' core, cluster, LLC, package and node ids.
+    fn of(cpus: &[Cpu]) -> Masks {
+        let mut m = Masks {
+            all: CpuMask::first_n(cpus.len()),
+            ..Default::default()
+        };
+        let group = |key: &dyn Fn(&Cpu) -> usize| -> Vec<CpuMask> {
+            let count = cpus.iter().map(key).max().unwrap_or(0) + 1;
+            let mut v = vec![CpuMask::new(); count];
+            for (i, c) in cpus.iter().enumerate() {
+                v[key(c)].set(i);
+            }
+            cpus.iter().map(|c| v[key(c)]).collect()
+        };
+        m.smt = group(&|c| c.core);
+        m.smt_present = m.smt.iter().any(|s| s.weight() > 1);
+        m.cluster = group(&|c| c.cluster);
+        m.llc = group(&|c| c.llc);
+        m.package = group(&|c| c.package);
+        m.node = group(&|c| c.node);
+        m
+    }
+}
+
+/// A SLIT: distances at most 255, local 10, remote > 10, symmetric.
+fn check_slit(numa_distance: &[Vec<u32>]) -> Result<(), String> {
+    for (i, row) in numa_distance.iter().enumerate() {
+        for (j, &d) in row.iter().enumerate() {
+            if d > 255 {
+                return Err(format!(
+                    "numa_distance[{i}][{j}] = {d}: a SLIT distance is at most 255"
+                ));
+            }
+            if (i == j && d != 10) || (i != j && d <= 10) {
+                return Err(format!(
+                    "numa_distance[{i}][{j}] = {d}: local must be 10, remote > 10"
+                ));
+            }
+            if numa_distance[j][i] != d {
+                return Err(format!("numa_distance is not symmetric at [{i}][{j}]"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// CPU `i` (`c`): capacity, existing kind, idle table and frequency domain, nested
+/// topology levels, a core kind's SMT throughput for its width, identical siblings.
+fn check_cpu(p: &MachineParts, m: &Masks, i: usize, c: &Cpu) -> Result<(), String> {
+    if c.capacity_orig == 0 || c.capacity_orig > 1024 {
+        return Err(format!(
+            "cpu{i}: capacity {} outside 1..=1024",
+            c.capacity_orig
+        ));
+    }
+    if c.kind >= p.core_kinds.len() {
+        return Err(format!("cpu{i}: core kind {} does not exist", c.kind));
+    }
+    if c.idle_table >= p.idle_tables.len() {
+        return Err(format!(
+            "cpu{i}: idle table {} does not exist",
+            c.idle_table
+        ));
+    }
+    if c.freq_domain >= p.freq_domains.len() || !p.freq_domains[c.freq_domain].cpus.test(i) {
+        return Err(format!(
+            "cpu{i}: not a member of its frequency domain {}",
+            c.freq_domain
+        ));
+    }
+    // core ⊆ cluster ⊆ LLC ⊆ package, and package and node nest one way
+    // or the other; with nodes inside a package (sub-NUMA clustering) the
+    // LLC lies inside the node too.
+    let (pkg, node) = (m.package[i], m.node[i]);
+    if !pkg.is_subset(&node) && !node.is_subset(&pkg) {
+        return Err(format!(
+            "cpu{i}: its package ({pkg}) and its NUMA node ({node}) do not nest"
+        ));
+    }
+    let nest = [
+        ("core", m.smt[i], "cluster", m.cluster[i]),
+        ("cluster", m.cluster[i], "LLC", m.llc[i]),
+        ("LLC", m.llc[i], "package", pkg),
+        ("LLC", m.llc[i], "NUMA node", node),
+    ];
+    for (a, am, b, bm) in nest {
+        if !am.is_subset(&bm) {
+            return Err(format!(
+                "cpu{i}: its {a} ({am}) is not inside its {b} ({bm})"
+            ));
+        }
+    }
+    let threads = m.smt[i].weight();
+    let kind = &p.core_kinds[c.kind];
+    if kind.smt_throughput.len() < threads
+        || kind.smt_throughput.first() != Some(&1024)
+        || kind.smt_throughput.iter().any(|&t| t == 0 || t > 1024)
+    {
+        return Err(format!(
+            "core kind `{}`: smt_throughput needs {threads} entries in 1..=1024, starting with 1024",
+            kind.name
+        ));
+    }
+    for s in m.smt[i].iter() {
+        let o = &p.cpus[s];
+        if o.capacity_orig != c.capacity_orig || o.kind != c.kind {
+            return Err(format!(
+                "cpu{i} and its SMT sibling cpu{s} differ in capacity or kind"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Frequency domains: at least one OPP, ascending strictly, CPUs pointing back.
+fn check_freq_domains(p: &MachineParts) -> Result<(), String> {
+    let n = p.cpus.len();
+    for (d, fd) in p.freq_domains.iter().enumerate() {
+        if fd.opps.is_empty() {
+            return Err(format!("frequency domain {d} has no OPP"));
+        }
+        if fd.opps.windows(2).any(|w| w[0].freq_khz >= w[1].freq_khz) {
+            return Err(format!(
+                "frequency domain {d}: OPPs must ascend strictly by frequency"
+            ));
+        }
+        for c in fd.cpus.iter() {
+            if c >= n || p.cpus[c].freq_domain != d {
+                return Err(format!(
+                    "frequency domain {d} lists cpu{c}, which does not point back to it"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Idle tables: times within the engine's limit, power finite and >= 0, states
+/// ordered by exit latency.
+fn check_idle_tables(idle_tables: &[Vec<IdleState>]) -> Result<(), String> {
+    for (t, table) in idle_tables.iter().enumerate() {
+        for s in table {
+            if s.exit_latency_ns > crate::engine::MAX_TIME_NS
+                || s.target_residency_ns > crate::engine::MAX_TIME_NS
+            {
+                return Err(format!(
+                    "idle table {t}, state `{}`: a latency or residency {}",
+                    s.name,
+                    crate::engine::time_limit_text()
+                ));
+            }
+            if !(s.power_mw.is_finite() && s.power_mw >= 0.0) {
+                return Err(format!(
+                    "idle table {t}, state `{}`: power_mw = {} must be a finite number >= 0",
+                    s.name, s.power_mw
+                ));
+            }
+        }
+        if table
+            .windows(2)
+            .any(|w| w[0].exit_latency_ns > w[1].exit_latency_ns)
+        {
+            return Err(format!(
+                "idle table {t}: states must be ordered by exit latency"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Machine {
     /// Validate `p` and index it. Errors say what is inconsistent.
     pub fn new(p: MachineParts) -> Result<Machine, String> {
@@ -309,150 +480,13 @@ impl Machine {
             ));
         }
         p.cost.check()?;
-        for (i, row) in p.numa_distance.iter().enumerate() {
-            for (j, &d) in row.iter().enumerate() {
-                if d > 255 {
-                    return Err(format!(
-                        "numa_distance[{i}][{j}] = {d}: a SLIT distance is at most 255"
-                    ));
-                }
-                if (i == j && d != 10) || (i != j && d <= 10) {
-                    return Err(format!(
-                        "numa_distance[{i}][{j}] = {d}: local must be 10, remote > 10"
-                    ));
-                }
-                if p.numa_distance[j][i] != d {
-                    return Err(format!("numa_distance is not symmetric at [{i}][{j}]"));
-                }
-            }
-        }
-        let mut m = Masks {
-            all: CpuMask::first_n(n),
-            ..Default::default()
-        };
-        let group = |key: &dyn Fn(&Cpu) -> usize| -> Vec<CpuMask> {
-            let count = p.cpus.iter().map(key).max().unwrap_or(0) + 1;
-            let mut v = vec![CpuMask::new(); count];
-            for (i, c) in p.cpus.iter().enumerate() {
-                v[key(c)].set(i);
-            }
-            p.cpus.iter().map(|c| v[key(c)]).collect()
-        };
-        m.smt = group(&|c| c.core);
-        m.smt_present = m.smt.iter().any(|s| s.weight() > 1);
-        m.cluster = group(&|c| c.cluster);
-        m.llc = group(&|c| c.llc);
-        m.package = group(&|c| c.package);
-        m.node = group(&|c| c.node);
+        check_slit(&p.numa_distance)?;
+        let m = Masks::of(&p.cpus);
         for (i, c) in p.cpus.iter().enumerate() {
-            if c.capacity_orig == 0 || c.capacity_orig > 1024 {
-                return Err(format!(
-                    "cpu{i}: capacity {} outside 1..=1024",
-                    c.capacity_orig
-                ));
-            }
-            if c.kind >= p.core_kinds.len() {
-                return Err(format!("cpu{i}: core kind {} does not exist", c.kind));
-            }
-            if c.idle_table >= p.idle_tables.len() {
-                return Err(format!(
-                    "cpu{i}: idle table {} does not exist",
-                    c.idle_table
-                ));
-            }
-            if c.freq_domain >= p.freq_domains.len() || !p.freq_domains[c.freq_domain].cpus.test(i)
-            {
-                return Err(format!(
-                    "cpu{i}: not a member of its frequency domain {}",
-                    c.freq_domain
-                ));
-            }
-            // core ⊆ cluster ⊆ LLC ⊆ package, and package and node nest one way
-            // or the other; with nodes inside a package (sub-NUMA clustering) the
-            // LLC lies inside the node too.
-            let (pkg, node) = (m.package[i], m.node[i]);
-            if !pkg.is_subset(&node) && !node.is_subset(&pkg) {
-                return Err(format!(
-                    "cpu{i}: its package ({pkg}) and its NUMA node ({node}) do not nest"
-                ));
-            }
-            let nest = [
-                ("core", m.smt[i], "cluster", m.cluster[i]),
-                ("cluster", m.cluster[i], "LLC", m.llc[i]),
-                ("LLC", m.llc[i], "package", pkg),
-                ("LLC", m.llc[i], "NUMA node", node),
-            ];
-            for (a, am, b, bm) in nest {
-                if !am.is_subset(&bm) {
-                    return Err(format!(
-                        "cpu{i}: its {a} ({am}) is not inside its {b} ({bm})"
-                    ));
-                }
-            }
-            let threads = m.smt[i].weight();
-            let kind = &p.core_kinds[c.kind];
-            if kind.smt_throughput.len() < threads
-                || kind.smt_throughput.first() != Some(&1024)
-                || kind.smt_throughput.iter().any(|&t| t == 0 || t > 1024)
-            {
-                return Err(format!(
-                    "core kind `{}`: smt_throughput needs {threads} entries in 1..=1024, starting with 1024",
-                    kind.name
-                ));
-            }
-            for s in m.smt[i].iter() {
-                let o = &p.cpus[s];
-                if o.capacity_orig != c.capacity_orig || o.kind != c.kind {
-                    return Err(format!(
-                        "cpu{i} and its SMT sibling cpu{s} differ in capacity or kind"
-                    ));
-                }
-            }
+            check_cpu(&p, &m, i, c)?;
         }
-        for (d, fd) in p.freq_domains.iter().enumerate() {
-            if fd.opps.is_empty() {
-                return Err(format!("frequency domain {d} has no OPP"));
-            }
-            if fd.opps.windows(2).any(|w| w[0].freq_khz >= w[1].freq_khz) {
-                return Err(format!(
-                    "frequency domain {d}: OPPs must ascend strictly by frequency"
-                ));
-            }
-            for c in fd.cpus.iter() {
-                if c >= n || p.cpus[c].freq_domain != d {
-                    return Err(format!(
-                        "frequency domain {d} lists cpu{c}, which does not point back to it"
-                    ));
-                }
-            }
-        }
-        for (t, table) in p.idle_tables.iter().enumerate() {
-            for s in table {
-                if s.exit_latency_ns > crate::engine::MAX_TIME_NS
-                    || s.target_residency_ns > crate::engine::MAX_TIME_NS
-                {
-                    return Err(format!(
-                        "idle table {t}, state `{}`: a latency or residency {}",
-                        s.name,
-                        crate::engine::time_limit_text()
-                    ));
-                }
-                if !(s.power_mw.is_finite() && s.power_mw >= 0.0) {
-                    return Err(format!(
-                        "idle table {t}, state `{}`: power_mw = {} must be a finite number >= 0",
-                        s.name, s.power_mw
-                    ));
-                }
-            }
-            if table
-                .windows(2)
-                .any(|w| w[0].exit_latency_ns > w[1].exit_latency_ns)
-            {
-                return Err(format!(
-                    "idle table {t}: states must be ordered by exit latency"
-                ));
-            }
-        }
+        check_freq_domains(&p)?;
+        check_idle_tables(&p.idle_tables)?;
         Ok(Machine {
             name: p.name,
             description: p.description,

@@ -159,10 +159,31 @@ fn dense<K: PartialEq + Clone>(keys: &[K]) -> Vec<usize> {
         .collect()
 }
 
-/// Like [`import_sysfs`], with an explicit architecture fallback.
-pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machine, InputError> {
-    let fs = Fs { root };
-    let cpu_dir = "sys/devices/system/cpu";
+const CPU_DIR: &str = "sys/devices/system/cpu";
+const NODE_DIR: &str = "sys/devices/system/node";
+
+/// The online CPUs and their dense renumbering.
+struct Online {
+    mask: CpuMask,
+    /// Dense id -> sysfs cpu number.
+    sys: Vec<usize>,
+    /// Sysfs cpu number -> dense id (`usize::MAX` when offline).
+    dense_of: Vec<usize>,
+}
+
+impl Online {
+    fn n(&self) -> usize {
+        self.sys.len()
+    }
+    /// Map a sysfs mask onto dense ids, dropping offline CPUs.
+    fn remap(&self, m: &CpuMask) -> CpuMask {
+        m.and(&self.mask).iter().map(|c| self.dense_of[c]).collect()
+    }
+}
+
+/// The snapshot's root check and its `cpu/online` (else `cpu/possible`) list.
+fn read_online(fs: &Fs, root: &Path) -> Result<Online, InputError> {
+    let cpu_dir = CPU_DIR;
     if !fs.path(cpu_dir).is_dir() {
         let what = if root.is_dir() {
             format!("not a sysfs snapshot: no {cpu_dir} directory in it")
@@ -191,25 +212,37 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
             "no online CPU",
         ));
     }
-    let n = sys.len();
     let mut dense_of = vec![usize::MAX; MAX_CPUS];
     for (i, &c) in sys.iter().enumerate() {
         dense_of[c] = i;
     }
-    // Map a sysfs mask onto dense ids, dropping offline CPUs.
-    let remap = |m: &CpuMask| -> CpuMask { m.and(&online).iter().map(|c| dense_of[c]).collect() };
+    Ok(Online {
+        mask: online,
+        sys,
+        dense_of,
+    })
+}
 
-    // Nodes.
-    let node_dir = "sys/devices/system/node";
+/// The NUMA nodes: each CPU's dense node, and the distance table between them.
+struct Nodes {
+    node: Vec<usize>,
+    numa_distance: Vec<Vec<u32>>,
+}
+
+/// `node/nodeK/cpulist` of every node (one node when there are none), then the
+/// distances.
+fn read_nodes(fs: &Fs, on: &Online) -> Result<Nodes, InputError> {
+    let n = on.n();
+    let node_dir = NODE_DIR;
     let node_ids = fs.indexed(node_dir, "node");
     let mut node_sys = vec![usize::MAX; n]; // sysfs node id of each CPU
     let mut node_masks = Vec::new();
     for &k in &node_ids {
         if let Some(m) = fs.cpulist(&format!("{node_dir}/node{k}/cpulist"))? {
-            for c in remap(&m).iter() {
+            for c in on.remap(&m).iter() {
                 node_sys[c] = k;
             }
-            node_masks.push((k, remap(&m)));
+            node_masks.push((k, on.remap(&m)));
         }
     }
     let have_nodes = !node_masks.is_empty();
@@ -218,7 +251,7 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
             return Err(InputError::in_file(
                 fs.path(node_dir),
                 None,
-                format!("cpu{} is in no node's cpulist", sys[c]),
+                format!("cpu{} is in no node's cpulist", on.sys[c]),
             ));
         }
     } else {
@@ -234,153 +267,191 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
     let numa_distance = if !have_nodes {
         vec![vec![10]]
     } else {
-        // A node's `distance` row lists every online node, ascending by node id.
-        let online_nodes: Vec<usize> = match fs.cpulist(&format!("{node_dir}/online"))? {
-            Some(m) => m.iter().collect(),
-            None => node_ids.clone(),
-        };
-        let mut rows = Vec::new();
-        for &k in &node_sys_of {
-            let rel = format!("{node_dir}/node{k}/distance");
-            let text = fs
-                .read(&rel)?
-                .ok_or_else(|| InputError::in_file(fs.path(&rel), None, "missing"))?;
-            let vals: Vec<u32> = text
-                .split_whitespace()
-                .map(|w| w.parse())
-                .collect::<Result<_, _>>()
-                .map_err(|_| {
-                    InputError::in_file(
-                        fs.path(&rel),
-                        Some(1),
-                        format!("bad distance row `{text}`"),
-                    )
-                })?;
-            if vals.len() != online_nodes.len() {
-                return Err(InputError::in_file(
-                    fs.path(&rel),
-                    Some(1),
-                    format!(
-                        "{} distances for {} online nodes",
-                        vals.len(),
-                        online_nodes.len()
-                    ),
-                ));
-            }
-            let mut row = Vec::with_capacity(nr_nodes);
-            for j in &node_sys_of {
-                let Some(pos) = online_nodes.iter().position(|o| o == j) else {
-                    return Err(InputError::in_file(
-                        fs.path(&format!("{node_dir}/online")),
-                        None,
-                        format!("node{j} has CPUs but is not listed online"),
-                    ));
-                };
-                row.push(vals[pos]);
-            }
-            rows.push(row);
-        }
-        rows
+        read_distances(fs, &node_ids, &node_sys_of)?
     };
+    Ok(Nodes {
+        node,
+        numa_distance,
+    })
+}
 
-    // Per-CPU topology.
+/// The SLIT rows (`node/nodeK/distance`) of the nodes with CPUs, `node_sys_of`
+/// mapping dense node -> sysfs node id.
+fn read_distances(
+    fs: &Fs,
+    node_ids: &[usize],
+    node_sys_of: &[usize],
+) -> Result<Vec<Vec<u32>>, InputError> {
+    let node_dir = NODE_DIR;
+    // A node's `distance` row lists every online node, ascending by node id.
+    let online_nodes: Vec<usize> = match fs.cpulist(&format!("{node_dir}/online"))? {
+        Some(m) => m.iter().collect(),
+        None => node_ids.to_vec(),
+    };
+    let mut rows = Vec::new();
+    for &k in node_sys_of {
+        let rel = format!("{node_dir}/node{k}/distance");
+        let text = fs
+            .read(&rel)?
+            .ok_or_else(|| InputError::in_file(fs.path(&rel), None, "missing"))?;
+        let vals: Vec<u32> = text
+            .split_whitespace()
+            .map(|w| w.parse())
+            .collect::<Result<_, _>>()
+            .map_err(|_| {
+                InputError::in_file(fs.path(&rel), Some(1), format!("bad distance row `{text}`"))
+            })?;
+        if vals.len() != online_nodes.len() {
+            return Err(InputError::in_file(
+                fs.path(&rel),
+                Some(1),
+                format!(
+                    "{} distances for {} online nodes",
+                    vals.len(),
+                    online_nodes.len()
+                ),
+            ));
+        }
+        let mut row = Vec::with_capacity(node_sys_of.len());
+        for j in node_sys_of {
+            let Some(pos) = online_nodes.iter().position(|o| o == j) else {
+                return Err(InputError::in_file(
+                    fs.path(&format!("{node_dir}/online")),
+                    None,
+                    format!("node{j} has CPUs but is not listed online"),
+                ));
+            };
+            row.push(vals[pos]);
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// What is read per CPU, by dense id.
+#[derive(Default)]
+struct PerCpu {
+    smt: Vec<CpuMask>,
+    package: Vec<CpuMask>,
+    llc: Vec<CpuMask>,
+    cluster: Vec<CpuMask>,
+    capacity: Vec<u32>,
+    idle_of: Vec<Vec<IdleState>>,
+    /// Some CPU has a `cpu_capacity` file.
+    any_capacity: bool,
+}
+
+/// Every CPU's topology masks, caches, capacity and idle states (`cpuN/...`).
+fn read_cpus(fs: &Fs, on: &Online, node: &[usize]) -> Result<PerCpu, InputError> {
+    let cpu_dir = CPU_DIR;
+    let n = on.n();
     let mut pkg_id = Vec::with_capacity(n);
-    for &c in &sys {
+    for &c in &on.sys {
         pkg_id.push(fs.num::<i64>(&format!("{cpu_dir}/cpu{c}/topology/physical_package_id"))?);
     }
-    let mut smt = Vec::with_capacity(n);
-    let mut package = Vec::with_capacity(n);
-    let mut llc = Vec::with_capacity(n);
-    let mut cluster = Vec::with_capacity(n);
-    let mut capacity = Vec::with_capacity(n);
-    let mut idle_of = Vec::with_capacity(n);
-    let mut any_capacity = false;
-    for (i, &c) in sys.iter().enumerate() {
+    let mut p = PerCpu::default();
+    for (i, &c) in on.sys.iter().enumerate() {
         let d = format!("{cpu_dir}/cpu{c}");
         let own = CpuMask::of(i);
         let core = match fs.cpulist(&format!("{d}/topology/core_cpus_list"))? {
             Some(m) => Some(m),
             None => fs.cpulist(&format!("{d}/topology/thread_siblings_list"))?,
         };
-        let core = core.map_or(own, |m| remap(&m).or(&own));
+        let core = core.map_or(own, |m| on.remap(&m).or(&own));
         let node_mask: CpuMask = (0..n).filter(|&j| node[j] == node[i]).collect();
         let pkg = match fs.cpulist(&format!("{d}/topology/package_cpus_list"))? {
-            Some(m) => Some(remap(&m)),
+            Some(m) => Some(on.remap(&m)),
             None => match fs.cpulist(&format!("{d}/topology/core_siblings_list"))? {
-                Some(m) => Some(remap(&m)),
+                Some(m) => Some(on.remap(&m)),
                 None => pkg_id[i].map(|id| (0..n).filter(|&j| pkg_id[j] == Some(id)).collect()),
             },
         };
         let pkg = pkg.unwrap_or(node_mask).or(&core);
-        // LLC: highest-level unified cache (data cache if no unified one).
-        let mut best: Option<(u32, bool, CpuMask)> = None;
-        for k in fs.indexed(&format!("{d}/cache"), "index") {
-            let base = format!("{d}/cache/index{k}");
-            let (Some(level), Some(ty)) = (
-                fs.num::<u32>(&format!("{base}/level"))?,
-                fs.read(&format!("{base}/type"))?,
-            ) else {
-                continue;
-            };
-            let unified = ty == "Unified";
-            if !(unified || ty == "Data") {
-                continue;
-            }
-            let Some(shared) = fs.cpulist(&format!("{base}/shared_cpu_list"))? else {
-                continue;
-            };
-            let better = match &best {
-                None => true,
-                Some((l, u, _)) => (level, unified) > (*l, *u),
-            };
-            if better {
-                best = Some((level, unified, remap(&shared)));
-            }
-        }
+        let best = read_llc(fs, on, &d)?;
         // The LLC nests between core and package (a cache wider than the package, as
         // some firmware reports, is clipped to it).
-        let l = best.map_or(pkg, |(_, _, m)| m.and(&pkg.or(&node_mask)).or(&core));
+        let l = best.map_or(pkg, |m| m.and(&pkg.or(&node_mask)).or(&core));
         let cl = match fs.cpulist(&format!("{d}/topology/cluster_cpus_list"))? {
-            Some(m) => remap(&m).and(&l).or(&core),
+            Some(m) => on.remap(&m).and(&l).or(&core),
             None => l,
         };
         let cap = match fs.num::<u32>(&format!("{d}/cpu_capacity"))? {
             Some(v) => {
-                any_capacity = true;
+                p.any_capacity = true;
                 v
             }
             None => 1024,
         };
-        // cpuidle states.
-        let mut states = Vec::new();
-        for k in fs.indexed(&format!("{d}/cpuidle"), "state") {
-            let base = format!("{d}/cpuidle/state{k}");
-            let name = fs
-                .read(&format!("{base}/name"))?
-                .unwrap_or_else(|| format!("state{k}"));
-            let lat = fs.us_as_ns(&format!("{base}/latency"))?.unwrap_or(0);
-            let res = fs.us_as_ns(&format!("{base}/residency"))?.unwrap_or(0);
-            let power: u64 = fs.num(&format!("{base}/power"))?.unwrap_or(0);
-            states.push(IdleState {
-                name,
-                exit_latency_ns: lat,
-                target_residency_ns: res,
-                power_mw: if power >= 1_000_000 {
-                    0.0
-                } else {
-                    power as f64
-                },
-            });
-        }
-        smt.push(core);
-        package.push(pkg);
-        llc.push(l);
-        cluster.push(cl);
-        capacity.push(cap);
-        idle_of.push(states);
+        let states = read_idle_states(fs, &d)?;
+        p.smt.push(core);
+        p.package.push(pkg);
+        p.llc.push(l);
+        p.cluster.push(cl);
+        p.capacity.push(cap);
+        p.idle_of.push(states);
     }
-    let cpuinfo = fs.read("proc/cpuinfo")?.unwrap_or_default();
-    let arch = if cpuinfo.contains("vendor_id") {
+    Ok(p)
+}
+
+/// The span of the CPU's LLC from `cpuN/cache/indexK`: the highest-level unified
+/// cache (data cache if no unified one); `None` when no cache is described.
+fn read_llc(fs: &Fs, on: &Online, d: &str) -> Result<Option<CpuMask>, InputError> {
+    let mut best: Option<(u32, bool, CpuMask)> = None;
+    for k in fs.indexed(&format!("{d}/cache"), "index") {
+        let base = format!("{d}/cache/index{k}");
+        let (Some(level), Some(ty)) = (
+            fs.num::<u32>(&format!("{base}/level"))?,
+            fs.read(&format!("{base}/type"))?,
+        ) else {
+            continue;
+        };
+        let unified = ty == "Unified";
+        if !(unified || ty == "Data") {
+            continue;
+        }
+        let Some(shared) = fs.cpulist(&format!("{base}/shared_cpu_list"))? else {
+            continue;
+        };
+        let better = match &best {
+            None => true,
+            Some((l, u, _)) => (level, unified) > (*l, *u),
+        };
+        if better {
+            best = Some((level, unified, on.remap(&shared)));
+        }
+    }
+    Ok(best.map(|(_, _, m)| m))
+}
+
+/// The CPU's cpuidle states (`cpuN/cpuidle/stateK`).
+fn read_idle_states(fs: &Fs, d: &str) -> Result<Vec<IdleState>, InputError> {
+    let mut states = Vec::new();
+    for k in fs.indexed(&format!("{d}/cpuidle"), "state") {
+        let base = format!("{d}/cpuidle/state{k}");
+        let name = fs
+            .read(&format!("{base}/name"))?
+            .unwrap_or_else(|| format!("state{k}"));
+        let lat = fs.us_as_ns(&format!("{base}/latency"))?.unwrap_or(0);
+        let res = fs.us_as_ns(&format!("{base}/residency"))?.unwrap_or(0);
+        let power: u64 = fs.num(&format!("{base}/power"))?.unwrap_or(0);
+        states.push(IdleState {
+            name,
+            exit_latency_ns: lat,
+            target_residency_ns: res,
+            power_mw: if power >= 1_000_000 {
+                0.0
+            } else {
+                power as f64
+            },
+        });
+    }
+    Ok(states)
+}
+
+/// The architecture from `proc/cpuinfo`, else arm64 when any `cpu_capacity` exists,
+/// else the fallback.
+fn detect_arch(cpuinfo: &str, any_capacity: bool, arch_fallback: Arch) -> Arch {
+    if cpuinfo.contains("vendor_id") {
         Arch::X86
     } else if cpuinfo.contains("CPU implementer") {
         Arch::Arm64
@@ -393,18 +464,28 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
         Arch::Arm64
     } else {
         arch_fallback
-    };
+    }
+}
 
-    // Idle tables, shared by CPUs with identical states.
-    let idle_idx = dense(&idle_of);
+/// Idle tables, shared by CPUs with identical states: each CPU's table index, and
+/// the tables.
+fn idle_tables(idle_of: &[Vec<IdleState>]) -> (Vec<usize>, Vec<Vec<IdleState>>) {
+    let idle_idx = dense(idle_of);
     let nr_tables = idle_idx.iter().max().map_or(0, |m| m + 1);
     let mut idle_tables = vec![Vec::new(); nr_tables];
     for (i, t) in idle_idx.iter().enumerate() {
         idle_tables[*t] = idle_of[i].clone();
     }
+    (idle_idx, idle_tables)
+}
 
-    // Core kinds by (capacity, SMT width).
-    let kind_key: Vec<(u32, usize)> = (0..n).map(|i| (capacity[i], smt[i].weight())).collect();
+/// Core kinds by (capacity, SMT width): each CPU's kind, and the kinds.
+fn core_kinds(capacity: &[u32], smt: &[CpuMask]) -> (Vec<usize>, Vec<CoreKind>) {
+    let kind_key: Vec<(u32, usize)> = capacity
+        .iter()
+        .zip(smt)
+        .map(|(&c, s)| (c, s.weight()))
+        .collect();
     let kind = dense(&kind_key);
     let nr_kinds = kind.iter().max().map_or(0, |m| m + 1);
     let mut core_kinds = vec![
@@ -421,19 +502,26 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
             smt_throughput: default_smt_throughput(w),
         };
     }
+    (kind, core_kinds)
+}
 
-    // Frequency domains.
-    let core_id = dense(&smt);
-    let package_id = dense(&package);
+/// Frequency domains from the cpufreq policies (`cpu/cpufreq/policyM`), then one per
+/// package for the CPUs without a policy: each CPU's domain, and the domains.
+fn read_freq_domains(
+    fs: &Fs,
+    on: &Online,
+    package_id: &[usize],
+) -> Result<(Vec<usize>, Vec<FreqDomain>), InputError> {
+    let n = on.n();
     let mut fd_of = vec![usize::MAX; n];
     let mut freq_domains = Vec::new();
-    let fdir = format!("{cpu_dir}/cpufreq");
+    let fdir = format!("{CPU_DIR}/cpufreq");
     for m in fs.indexed(&fdir, "policy") {
         let base = format!("{fdir}/policy{m}");
         let Some(related) = fs.cpulist(&format!("{base}/related_cpus"))? else {
             continue;
         };
-        let cpus = remap(&related).andnot(
+        let cpus = on.remap(&related).andnot(
             &fd_of
                 .iter()
                 .enumerate()
@@ -444,29 +532,7 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
         if cpus.is_empty() {
             continue;
         }
-        let mut freqs: Vec<u32> = Vec::new();
-        if let Some(s) = fs.read(&format!("{base}/scaling_available_frequencies"))? {
-            for w in s.split_whitespace() {
-                freqs.push(w.parse().map_err(|_| {
-                    InputError::in_file(
-                        fs.path(&format!("{base}/scaling_available_frequencies")),
-                        Some(1),
-                        format!("bad frequency `{w}`"),
-                    )
-                })?);
-            }
-        }
-        if freqs.is_empty() {
-            if let Some(f) = fs.num::<u32>(&format!("{base}/cpuinfo_max_freq"))? {
-                freqs.push(f);
-            }
-        }
-        freqs.retain(|&f| f > 0);
-        freqs.sort_unstable();
-        freqs.dedup();
-        if freqs.is_empty() {
-            freqs.push(1_000_000);
-        }
+        let freqs = read_policy_freqs(fs, &base)?;
         // CPUFREQ_ETERNAL (-1 printed as u32) means unknown.
         let lat = fs
             .num::<u64>(&format!("{base}/cpuinfo_transition_latency"))?
@@ -508,9 +574,70 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
             transition_latency_ns: 0,
         });
     }
+    Ok((fd_of, freq_domains))
+}
 
-    let llc_id = dense(&llc);
-    let cluster_id = dense(&cluster);
+/// A policy's frequencies, ascending and distinct: `scaling_available_frequencies`,
+/// else `cpuinfo_max_freq`, else 1 GHz.
+fn read_policy_freqs(fs: &Fs, base: &str) -> Result<Vec<u32>, InputError> {
+    let mut freqs: Vec<u32> = Vec::new();
+    if let Some(s) = fs.read(&format!("{base}/scaling_available_frequencies"))? {
+        for w in s.split_whitespace() {
+            freqs.push(w.parse().map_err(|_| {
+                InputError::in_file(
+                    fs.path(&format!("{base}/scaling_available_frequencies")),
+                    Some(1),
+                    format!("bad frequency `{w}`"),
+                )
+            })?);
+        }
+    }
+    if freqs.is_empty() {
+        if let Some(f) = fs.num::<u32>(&format!("{base}/cpuinfo_max_freq"))? {
+            freqs.push(f);
+        }
+    }
+    freqs.retain(|&f| f > 0);
+    freqs.sort_unstable();
+    freqs.dedup();
+    if freqs.is_empty() {
+        freqs.push(1_000_000);
+    }
+    Ok(freqs)
+}
+
+/// `proc/cpuinfo` names an AMD family ≥ 0x17 CPU.
+fn is_amd_zen(cpuinfo: &str) -> bool {
+    cpuinfo.contains("AuthenticAMD")
+        && cpuinfo.lines().any(|l| {
+            l.starts_with("cpu family")
+                && l.split(':')
+                    .nth(1)
+                    .and_then(|v| v.trim().parse::<u32>().ok())
+                    .is_some_and(|f| f >= 0x17)
+        })
+}
+
+/// Like [`import_sysfs`], with an explicit architecture fallback.
+pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machine, InputError> {
+    let fs = Fs { root };
+    let on = read_online(&fs, root)?;
+    let n = on.n();
+    let Nodes {
+        node,
+        numa_distance,
+    } = read_nodes(&fs, &on)?;
+    let p = read_cpus(&fs, &on, &node)?;
+    let cpuinfo = fs.read("proc/cpuinfo")?.unwrap_or_default();
+    let arch = detect_arch(&cpuinfo, p.any_capacity, arch_fallback);
+    let (idle_idx, idle_tables) = idle_tables(&p.idle_of);
+    let (kind, core_kinds) = core_kinds(&p.capacity, &p.smt);
+    let core_id = dense(&p.smt);
+    let package_id = dense(&p.package);
+    let (fd_of, freq_domains) = read_freq_domains(&fs, &on, &package_id)?;
+
+    let llc_id = dense(&p.llc);
+    let cluster_id = dense(&p.cluster);
     let cpus: Vec<Cpu> = (0..n)
         .map(|i| Cpu {
             core: core_id[i],
@@ -518,30 +645,22 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
             llc: llc_id[i],
             package: package_id[i],
             node: node[i],
-            capacity_orig: capacity[i],
+            capacity_orig: p.capacity[i],
             kind: kind[i],
             idle_table: idle_idx[i],
             freq_domain: fd_of[i],
         })
         .collect();
 
-    let amd_zen = cpuinfo.contains("AuthenticAMD")
-        && cpuinfo.lines().any(|l| {
-            l.starts_with("cpu family")
-                && l.split(':')
-                    .nth(1)
-                    .and_then(|v| v.trim().parse::<u32>().ok())
-                    .is_some_and(|f| f >= 0x17)
-        });
     let cost = match arch {
         Arch::X86 => CostTable::default(),
         Arch::Arm64 => cost_arm_big(),
         Arch::Power => cost_power9(),
     };
-    let renumbered = sys.iter().enumerate().any(|(i, &c)| i != c);
+    let renumbered = on.sys.iter().enumerate().any(|(i, &c)| i != c);
     let mut description = format!("imported from sysfs under {}", root.display());
     if renumbered {
-        description.push_str(&format!("; online CPUs {online} renumbered 0-{}", n - 1));
+        description.push_str(&format!("; online CPUs {} renumbered 0-{}", on.mask, n - 1));
     }
     Machine::new(MachineParts {
         name: root
@@ -553,7 +672,7 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
         arch,
         cpus,
         numa_distance,
-        node_reclaim_distance: if amd_zen { 32 } else { 30 },
+        node_reclaim_distance: if is_amd_zen(&cpuinfo) { 32 } else { 30 },
         core_kinds,
         idle_tables,
         freq_domains,

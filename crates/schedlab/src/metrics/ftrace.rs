@@ -40,10 +40,8 @@ fn comm(t: Option<&Task>) -> String {
         .collect()
 }
 
-/// Render `events` (in time order) of a run on `nr_cpus` CPUs with tasks `tasks`
-/// (indexed by pid) as ftrace text.
-pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) -> String {
-    let mut s = String::new();
+/// The header: entry count (the events the text shows) and the column legend.
+fn header(s: &mut String, events: &[(SimTime, SchedEvent)], nr_cpus: usize) {
     let n = events
         .iter()
         .filter(|(_, e)| {
@@ -70,26 +68,65 @@ pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) 
          #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n\
          #              | |         |   |||||     |         |\n",
     );
-    let task = |p: u32| tasks.get(p as usize).filter(|_| p != 0);
-    let prio = |p: u32| task(p).map_or(120, |t| 120 + t.nice);
-    let mut curr: Vec<Option<u32>> = vec![None; nr_cpus];
-    let mut waker_cpu: Vec<usize> = vec![0; tasks.len()];
-    let line =
-        |s: &mut String, t: SimTime, cpu: usize, who: Option<u32>, ev: &str, payload: String| {
-            let (name, pid, tgid) = match who.and_then(|p| task(p).map(|tk| (p, tk))) {
-                Some((p, tk)) => (comm(Some(tk)), p, tk.tgid),
-                None => ("<idle>".to_string(), 0, 0),
-            };
-            let head = format!("{name}-{pid}");
-            let _ = writeln!(
-                s,
-                "{head:>22} ({tgid:>7}) [{cpu:03}] d..2. {:>5}.{:09}: {ev}: {payload}",
-                t / 1_000_000_000,
-                t % 1_000_000_000
-            );
+}
+
+/// The event lines, each attributed to (cpu, task running there).
+struct Lines<'a> {
+    tasks: &'a [Task],
+    nr_cpus: usize,
+    /// Each CPU's current task (`None`: idle).
+    curr: Vec<Option<u32>>,
+    /// Each task's last waker CPU.
+    waker_cpu: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    fn task(&self, p: u32) -> Option<&'a Task> {
+        self.tasks.get(p as usize).filter(|_| p != 0)
+    }
+    fn prio(&self, p: u32) -> i32 {
+        self.task(p).map_or(120, |t| 120 + t.nice)
+    }
+    fn curr(&self, cpu: usize) -> Option<u32> {
+        self.curr.get(cpu).copied().flatten()
+    }
+
+    /// One line: `who` (idle when `None`) on `cpu` at `t`, event `ev`.
+    fn line(
+        &self,
+        s: &mut String,
+        t: SimTime,
+        cpu: usize,
+        who: Option<u32>,
+        ev: &str,
+        payload: String,
+    ) {
+        let (name, pid, tgid) = match who.and_then(|p| self.task(p).map(|tk| (p, tk))) {
+            Some((p, tk)) => (comm(Some(tk)), p, tk.tgid),
+            None => ("<idle>".to_string(), 0, 0),
         };
-    for &(t, ref e) in events {
-        match *e {
+        let head = format!("{name}-{pid}");
+        let _ = writeln!(
+            s,
+            "{head:>22} ({tgid:>7}) [{cpu:03}] d..2. {:>5}.{:09}: {ev}: {payload}",
+            t / 1_000_000_000,
+            t % 1_000_000_000
+        );
+    }
+
+    /// comm, pid and prio of a task, as the wakeup, migration and exit events print
+    /// them.
+    fn task_fields(&self, pid: u32) -> String {
+        format!(
+            "comm={} pid={pid} prio={}",
+            comm(self.task(pid)),
+            self.prio(pid)
+        )
+    }
+
+    /// The line of event `e` at `t`, if the text shows it.
+    fn event(&mut self, s: &mut String, t: SimTime, e: &SchedEvent) {
+        let (cpu, who, ev, payload) = match *e {
             SchedEvent::Switch {
                 cpu,
                 prev,
@@ -102,134 +139,115 @@ pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) 
                     "R"
                 };
                 let pc = |p: Option<u32>| match p {
-                    Some(p) => (comm(task(p)), p, prio(p)),
+                    Some(p) => (comm(self.task(p)), p, self.prio(p)),
                     None => (format!("swapper/{cpu}"), 0, 120),
                 };
                 let (pn, pp, ppr) = pc(prev);
                 let (nn, np, npr) = pc(next);
-                line(
-                    &mut s,
+                self.line(
+                    s,
                     t,
                     cpu,
                     prev,
                     "sched_switch",
                     format!("prev_comm={pn} prev_pid={pp} prev_prio={ppr} prev_state={st} ==> next_comm={nn} next_pid={np} next_prio={npr}"),
                 );
-                if cpu < nr_cpus {
-                    curr[cpu] = next;
+                if cpu < self.nr_cpus {
+                    self.curr[cpu] = next;
                 }
+                return;
             }
             SchedEvent::Waking {
                 pid,
                 waker_cpu: w,
                 target_cpu,
             } => {
-                if let Some(slot) = waker_cpu.get_mut(pid as usize) {
+                if let Some(slot) = self.waker_cpu.get_mut(pid as usize) {
                     *slot = w;
                 }
-                line(
-                    &mut s,
-                    t,
+                let f = self.task_fields(pid);
+                (
                     w,
-                    curr.get(w).copied().flatten(),
+                    self.curr(w),
                     "sched_waking",
-                    format!(
-                        "comm={} pid={pid} prio={} target_cpu={target_cpu:03}",
-                        comm(task(pid)),
-                        prio(pid)
-                    ),
-                );
+                    format!("{f} target_cpu={target_cpu:03}"),
+                )
             }
             SchedEvent::Wakeup { pid, cpu, new } => {
-                let w = waker_cpu.get(pid as usize).copied().unwrap_or(cpu);
-                line(
-                    &mut s,
-                    t,
-                    w,
-                    curr.get(w).copied().flatten(),
-                    if new {
-                        "sched_wakeup_new"
-                    } else {
-                        "sched_wakeup"
-                    },
-                    format!(
-                        "comm={} pid={pid} prio={} target_cpu={cpu:03}",
-                        comm(task(pid)),
-                        prio(pid)
-                    ),
-                );
+                let w = self.waker_cpu.get(pid as usize).copied().unwrap_or(cpu);
+                let ev = if new {
+                    "sched_wakeup_new"
+                } else {
+                    "sched_wakeup"
+                };
+                let f = self.task_fields(pid);
+                (w, self.curr(w), ev, format!("{f} target_cpu={cpu:03}"))
             }
             SchedEvent::Migrate {
                 pid,
                 orig_cpu,
                 dest_cpu,
                 ..
-            } => line(
-                &mut s,
-                t,
+            } => (
                 orig_cpu,
-                curr.get(orig_cpu).copied().flatten(),
+                self.curr(orig_cpu),
                 "sched_migrate_task",
                 format!(
-                    "comm={} pid={pid} prio={} orig_cpu={orig_cpu} dest_cpu={dest_cpu}",
-                    comm(task(pid)),
-                    prio(pid)
+                    "{} orig_cpu={orig_cpu} dest_cpu={dest_cpu}",
+                    self.task_fields(pid)
                 ),
             ),
             SchedEvent::Fork { parent, child, cpu } => {
                 let (pn, pp) = match parent {
-                    Some(p) => (comm(task(p)), p),
+                    Some(p) => (comm(self.task(p)), p),
                     None => ("<idle>".to_string(), 0),
                 };
-                line(
-                    &mut s,
-                    t,
-                    cpu,
-                    parent,
-                    "sched_process_fork",
-                    format!(
-                        "comm={pn} pid={pp} child_comm={} child_pid={child}",
-                        comm(task(child))
-                    ),
+                let payload = format!(
+                    "comm={pn} pid={pp} child_comm={} child_pid={child}",
+                    comm(self.task(child))
                 );
+                (cpu, parent, "sched_process_fork", payload)
             }
-            SchedEvent::Exit { pid, cpu } => line(
-                &mut s,
-                t,
-                cpu,
-                Some(pid),
-                "sched_process_exit",
-                format!("comm={} pid={pid} prio={}", comm(task(pid)), prio(pid)),
-            ),
-            SchedEvent::IdleEnter { cpu, state } => line(
-                &mut s,
-                t,
-                cpu,
-                None,
-                "cpu_idle",
-                format!("state={state} cpu_id={cpu}"),
-            ),
-            SchedEvent::IdleExit { cpu } => line(
-                &mut s,
-                t,
+            SchedEvent::Exit { pid, cpu } => {
+                (cpu, Some(pid), "sched_process_exit", self.task_fields(pid))
+            }
+            SchedEvent::IdleEnter { cpu, state } => {
+                (cpu, None, "cpu_idle", format!("state={state} cpu_id={cpu}"))
+            }
+            SchedEvent::IdleExit { cpu } => (
                 cpu,
                 None,
                 "cpu_idle",
                 format!("state=4294967295 cpu_id={cpu}"),
             ),
-            SchedEvent::CpuFrequency { cpu, freq_khz } => line(
-                &mut s,
-                t,
+            SchedEvent::CpuFrequency { cpu, freq_khz } => (
                 cpu,
-                curr.get(cpu).copied().flatten(),
+                self.curr(cpu),
                 "cpu_frequency",
                 format!("state={freq_khz} cpu_id={cpu}"),
             ),
             SchedEvent::Placement { .. }
             | SchedEvent::FuncCall { .. }
             | SchedEvent::Probe { .. }
-            | SchedEvent::CfsRq { .. } => {}
-        }
+            | SchedEvent::CfsRq { .. } => return,
+        };
+        self.line(s, t, cpu, who, ev, payload);
+    }
+}
+
+/// Render `events` (in time order) of a run on `nr_cpus` CPUs with tasks `tasks`
+/// (indexed by pid) as ftrace text.
+pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) -> String {
+    let mut s = String::new();
+    header(&mut s, events, nr_cpus);
+    let mut lines = Lines {
+        tasks,
+        nr_cpus,
+        curr: vec![None; nr_cpus],
+        waker_cpu: vec![0; tasks.len()],
+    };
+    for &(t, ref e) in events {
+        lines.event(&mut s, t, e);
     }
     s
 }

@@ -308,14 +308,16 @@ pub fn release_of(preset: &str) -> String {
     }
 }
 
-/// Encode the event log as a binary `perfetto.protos.Trace`.
-pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) -> Vec<u8> {
-    let events = &log.events;
-    let nr_cpus = m.nr_cpus();
-    let mut out = Vec::new();
-    let packet = |out: &mut Vec<u8>, p: Vec<u8>| bytes(out, TRACE_PACKET, &p);
+/// One packet of `out` carrying `msg` in `field`, on packet sequence 1.
+fn seq_packet(out: &mut Vec<u8>, field: u32, msg: &[u8]) {
+    let mut p = Vec::new();
+    bytes(&mut p, field, msg);
+    uint(&mut p, TP_SEQ_ID, 1);
+    bytes(out, TRACE_PACKET, &p);
+}
 
-    // SystemInfo.
+/// The `SystemInfo` packet: utsname (release of the modelled kernel) and CPU count.
+fn system_info(out: &mut Vec<u8>, m: &Machine, kernel_preset: &str) {
     let mut uts = Vec::new();
     string(&mut uts, 1, "Linux");
     string(&mut uts, 3, &release_of(kernel_preset));
@@ -330,13 +332,12 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
     );
     let mut si = Vec::new();
     bytes(&mut si, 1, &uts);
-    uint(&mut si, 8, nr_cpus as u64);
-    let mut p = Vec::new();
-    bytes(&mut p, TP_SYSTEM_INFO, &si);
-    uint(&mut p, TP_SEQ_ID, 1);
-    packet(&mut out, p);
+    uint(&mut si, 8, m.nr_cpus() as u64);
+    seq_packet(out, TP_SYSTEM_INFO, &si);
+}
 
-    // CpuInfo.
+/// The `CpuInfo` packet: each CPU's frequency table and capacity.
+fn cpu_info(out: &mut Vec<u8>, m: &Machine) {
     let mut ci = Vec::new();
     for (i, c) in m.cpus.iter().enumerate() {
         let mut cpu = Vec::new();
@@ -349,12 +350,12 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
         uint(&mut cpu, 3, u64::from(c.capacity_orig));
         bytes(&mut ci, 1, &cpu);
     }
-    let mut p = Vec::new();
-    bytes(&mut p, TP_CPU_INFO, &ci);
-    uint(&mut p, TP_SEQ_ID, 1);
-    packet(&mut out, p);
+    seq_packet(out, TP_CPU_INFO, &ci);
+}
 
-    // ProcessTree: one process per thread-group leader, one thread per task.
+/// The `ProcessTree` packet: one process per thread-group leader, one thread per
+/// task.
+fn process_tree(out: &mut Vec<u8>, tasks: &[Task]) {
     let mut pt = Vec::new();
     for t in tasks.iter().skip(1) {
         if t.tgid == t.pid {
@@ -372,31 +373,38 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
         int(&mut th, 3, i64::from(t.tgid));
         bytes(&mut pt, 2, &th);
     }
-    let mut p = Vec::new();
-    bytes(&mut p, TP_PROCESS_TREE, &pt);
-    uint(&mut p, TP_SEQ_ID, 1);
-    packet(&mut out, p);
+    seq_packet(out, TP_PROCESS_TREE, &pt);
+}
 
-    track_descriptors(&mut out, nr_cpus);
-    // Counter values, in time order; first the cfs_rq counters in force when the
-    // window opened (reported before it), so each track starts at the window start.
-    let mut counters = Vec::new();
-    let mut cfs = CfsRqTracks {
-        last: vec![(None, None); nr_cpus],
-    };
-    for (cpu, v) in log.cfs_rq_at_start.iter().enumerate() {
-        if let Some((nr, util)) = *v {
-            cfs.update(&mut counters, log.window.0, cpu, nr, util);
-        }
+/// The ftrace events per CPU, attributed to (cpu, current pid) as in ftrace.rs, and
+/// the counter values in time order.
+struct Events<'a> {
+    tasks: &'a [Task],
+    nr_cpus: usize,
+    /// Each CPU's current task (`None`: idle).
+    curr: Vec<Option<u32>>,
+    /// Each task's last waker CPU.
+    waker_cpu: Vec<usize>,
+    /// Each CPU's encoded `FtraceEvent`s.
+    per_cpu: Vec<Vec<Vec<u8>>>,
+    /// Encoded counter packets.
+    counters: Vec<u8>,
+    cfs: CfsRqTracks,
+}
+
+impl<'a> Events<'a> {
+    fn task(&self, p: u32) -> Option<&'a Task> {
+        self.tasks.get(p as usize).filter(|_| p != 0)
+    }
+    fn prio(&self, p: u32) -> i64 {
+        i64::from(self.task(p).map_or(120, |t| 120 + t.nice))
+    }
+    fn curr(&self, cpu: usize) -> Option<u32> {
+        self.curr.get(cpu).copied().flatten()
     }
 
-    // Ftrace events, attributed to (cpu, current pid) as in ftrace.rs.
-    let task = |p: u32| tasks.get(p as usize).filter(|_| p != 0);
-    let prio = |p: u32| i64::from(task(p).map_or(120, |t| 120 + t.nice));
-    let mut curr: Vec<Option<u32>> = vec![None; nr_cpus];
-    let mut waker_cpu: Vec<usize> = vec![0; tasks.len()];
-    let mut per_cpu: Vec<Vec<Vec<u8>>> = vec![Vec::new(); nr_cpus];
-    for &(t, ref e) in events {
+    /// Append `SchedEvent` `e` at `t`: an `FtraceEvent` on its CPU, or a counter.
+    fn event(&mut self, t: SimTime, e: &SchedEvent) {
         let mut body = Vec::new();
         let (cpu, who, field) = match *e {
             SchedEvent::Switch {
@@ -406,53 +414,28 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
                 next,
             } => {
                 let st = if prev.is_some() { prev_state.bits() } else { 0 };
-                let pc = |p: Option<u32>| match p {
-                    Some(p) => (comm(task(p)), p, prio(p)),
-                    None => (format!("swapper/{cpu}"), 0, 120),
-                };
-                let (pn, pp, ppr) = pc(prev);
-                let (nn, np, npr) = pc(next);
-                string(&mut body, 1, &pn);
-                int(&mut body, 2, i64::from(pp));
-                int(&mut body, 3, ppr);
-                int(&mut body, 4, st);
-                string(&mut body, 5, &nn);
-                int(&mut body, 6, i64::from(np));
-                int(&mut body, 7, npr);
-                let who = prev;
-                if cpu < nr_cpus {
-                    curr[cpu] = next;
-                }
-                (cpu, who, FE_SCHED_SWITCH)
+                self.sched_switch(&mut body, cpu, prev, st, next)
             }
             SchedEvent::Waking {
                 pid,
                 waker_cpu: w,
                 target_cpu,
             } => {
-                if let Some(slot) = waker_cpu.get_mut(pid as usize) {
+                if let Some(slot) = self.waker_cpu.get_mut(pid as usize) {
                     *slot = w;
                 }
-                string(&mut body, 1, &comm(task(pid)));
-                int(&mut body, 2, i64::from(pid));
-                int(&mut body, 3, prio(pid));
-                int(&mut body, 4, 1);
-                int(&mut body, 5, target_cpu as i64);
-                (w, curr.get(w).copied().flatten(), FE_SCHED_WAKING)
+                self.task_fields(&mut body, pid, 1, target_cpu);
+                (w, self.curr(w), FE_SCHED_WAKING)
             }
             SchedEvent::Wakeup { pid, cpu, new } => {
-                let w = waker_cpu.get(pid as usize).copied().unwrap_or(cpu);
-                string(&mut body, 1, &comm(task(pid)));
-                int(&mut body, 2, i64::from(pid));
-                int(&mut body, 3, prio(pid));
-                int(&mut body, 4, 1);
-                int(&mut body, 5, cpu as i64);
+                let w = self.waker_cpu.get(pid as usize).copied().unwrap_or(cpu);
+                self.task_fields(&mut body, pid, 1, cpu);
                 let f = if new {
                     FE_SCHED_WAKEUP_NEW
                 } else {
                     FE_SCHED_WAKEUP
                 };
-                (w, curr.get(w).copied().flatten(), f)
+                (w, self.curr(w), f)
             }
             SchedEvent::Migrate {
                 pid,
@@ -460,41 +443,21 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
                 dest_cpu,
                 ..
             } => {
-                string(&mut body, 1, &comm(task(pid)));
-                int(&mut body, 2, i64::from(pid));
-                int(&mut body, 3, prio(pid));
-                int(&mut body, 4, orig_cpu as i64);
-                int(&mut body, 5, dest_cpu as i64);
-                (
-                    orig_cpu,
-                    curr.get(orig_cpu).copied().flatten(),
-                    FE_SCHED_MIGRATE_TASK,
-                )
+                self.task_fields(&mut body, pid, orig_cpu as i64, dest_cpu);
+                (orig_cpu, self.curr(orig_cpu), FE_SCHED_MIGRATE_TASK)
             }
             SchedEvent::Fork { parent, child, cpu } => {
-                // task_newtask fires first (in the parent, from copy_process).
-                let mut nt = Vec::new();
-                int(&mut nt, 1, i64::from(child));
-                string(&mut nt, 2, &comm(task(child)));
-                let mut ev = Vec::new();
-                uint(&mut ev, FE_TIMESTAMP, t);
-                uint(&mut ev, FE_PID, u64::from(parent.unwrap_or(0)));
-                bytes(&mut ev, FE_TASK_NEWTASK, &nt);
-                if let Some(v) = per_cpu.get_mut(cpu) {
-                    v.push(ev);
-                }
-                let pn = parent.map_or("<idle>".to_string(), |p| comm(task(p)));
-                string(&mut body, 1, &pn);
-                int(&mut body, 2, i64::from(parent.unwrap_or(0)));
-                string(&mut body, 3, &comm(task(child)));
-                int(&mut body, 4, i64::from(child));
-                (cpu, parent, FE_SCHED_PROCESS_FORK)
+                self.sched_process_fork(&mut body, t, parent, child, cpu)
             }
             SchedEvent::Exit { pid, cpu } => {
-                string(&mut body, 1, &comm(task(pid)));
+                string(&mut body, 1, &comm(self.task(pid)));
                 int(&mut body, 2, i64::from(pid));
-                int(&mut body, 3, i64::from(task(pid).map_or(0, |t| t.tgid)));
-                int(&mut body, 4, prio(pid));
+                int(
+                    &mut body,
+                    3,
+                    i64::from(self.task(pid).map_or(0, |t| t.tgid)),
+                );
+                int(&mut body, 4, self.prio(pid));
                 (cpu, Some(pid), FE_SCHED_PROCESS_EXIT)
             }
             SchedEvent::IdleEnter { cpu, state } => {
@@ -510,15 +473,16 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
             SchedEvent::CpuFrequency { cpu, freq_khz } => {
                 uint(&mut body, 1, u64::from(freq_khz));
                 uint(&mut body, 2, cpu as u64);
-                (cpu, curr.get(cpu).copied().flatten(), FE_CPU_FREQUENCY)
+                (cpu, self.curr(cpu), FE_CPU_FREQUENCY)
             }
             SchedEvent::CfsRq {
                 cpu,
                 nr_running,
                 util_avg,
             } => {
-                cfs.update(&mut counters, t, cpu, nr_running, util_avg);
-                continue;
+                self.cfs
+                    .update(&mut self.counters, t, cpu, nr_running, util_avg);
+                return;
             }
             SchedEvent::FuncCall {
                 func: Func::SelectTaskRqFair,
@@ -526,37 +490,138 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
                 probed,
                 ..
             } => {
-                if cpu < nr_cpus {
+                if cpu < self.nr_cpus {
                     let uuid = track_uuid(Counter::Probes, cpu);
-                    counter_packet(&mut counters, t, uuid, i64::from(probed));
+                    counter_packet(&mut self.counters, t, uuid, i64::from(probed));
                 }
-                continue;
+                return;
             }
             SchedEvent::Placement { .. }
             | SchedEvent::FuncCall { .. }
-            | SchedEvent::Probe { .. } => continue,
+            | SchedEvent::Probe { .. } => return,
         };
+        self.push(cpu, t, who, field, &body);
+    }
+
+    /// An `FtraceEvent` on `cpu`'s list: timestamp, pid of the task running there and
+    /// the event `body` in `field`.
+    fn push(&mut self, cpu: usize, t: SimTime, who: Option<u32>, field: u32, body: &[u8]) {
         let mut ev = Vec::new();
         uint(&mut ev, FE_TIMESTAMP, t);
         uint(&mut ev, FE_PID, u64::from(who.unwrap_or(0)));
-        bytes(&mut ev, field, &body);
-        if let Some(v) = per_cpu.get_mut(cpu) {
+        bytes(&mut ev, field, body);
+        if let Some(v) = self.per_cpu.get_mut(cpu) {
             v.push(ev);
         }
     }
-    for (cpu, evs) in per_cpu.iter().enumerate() {
-        for chunk in evs.chunks(BUNDLE_MAX) {
-            let mut b = Vec::new();
-            uint(&mut b, 1, cpu as u64);
-            for ev in chunk {
-                bytes(&mut b, 2, ev);
+
+    /// comm, pid, prio, then two integers: the body of the wakeup and migration
+    /// events.
+    fn task_fields(&self, body: &mut Vec<u8>, pid: u32, f4: i64, f5: usize) {
+        string(body, 1, &comm(self.task(pid)));
+        int(body, 2, i64::from(pid));
+        int(body, 3, self.prio(pid));
+        int(body, 4, f4);
+        int(body, 5, f5 as i64);
+    }
+
+    /// `sched_switch`: the previous and next tasks (swapper when idle).
+    fn sched_switch(
+        &mut self,
+        body: &mut Vec<u8>,
+        cpu: usize,
+        prev: Option<u32>,
+        st: i64,
+        next: Option<u32>,
+    ) -> (usize, Option<u32>, u32) {
+        let pc = |p: Option<u32>| match p {
+            Some(p) => (comm(self.task(p)), p, self.prio(p)),
+            None => (format!("swapper/{cpu}"), 0, 120),
+        };
+        let (pn, pp, ppr) = pc(prev);
+        let (nn, np, npr) = pc(next);
+        string(body, 1, &pn);
+        int(body, 2, i64::from(pp));
+        int(body, 3, ppr);
+        int(body, 4, st);
+        string(body, 5, &nn);
+        int(body, 6, i64::from(np));
+        int(body, 7, npr);
+        let who = prev;
+        if cpu < self.nr_cpus {
+            self.curr[cpu] = next;
+        }
+        (cpu, who, FE_SCHED_SWITCH)
+    }
+
+    /// `task_newtask` (first, in the parent, from copy_process), then the
+    /// `sched_process_fork` body.
+    fn sched_process_fork(
+        &mut self,
+        body: &mut Vec<u8>,
+        t: SimTime,
+        parent: Option<u32>,
+        child: u32,
+        cpu: usize,
+    ) -> (usize, Option<u32>, u32) {
+        let mut nt = Vec::new();
+        int(&mut nt, 1, i64::from(child));
+        string(&mut nt, 2, &comm(self.task(child)));
+        self.push(cpu, t, parent, FE_TASK_NEWTASK, &nt);
+        let pn = parent.map_or("<idle>".to_string(), |p| comm(self.task(p)));
+        string(body, 1, &pn);
+        int(body, 2, i64::from(parent.unwrap_or(0)));
+        string(body, 3, &comm(self.task(child)));
+        int(body, 4, i64::from(child));
+        (cpu, parent, FE_SCHED_PROCESS_FORK)
+    }
+
+    /// The `FtraceEventBundle` packets, per CPU, at most [`BUNDLE_MAX`] events each.
+    fn bundles(&self, out: &mut Vec<u8>) {
+        for (cpu, evs) in self.per_cpu.iter().enumerate() {
+            for chunk in evs.chunks(BUNDLE_MAX) {
+                let mut b = Vec::new();
+                uint(&mut b, 1, cpu as u64);
+                for ev in chunk {
+                    bytes(&mut b, 2, ev);
+                }
+                seq_packet(out, TP_FTRACE_EVENTS, &b);
             }
-            let mut p = Vec::new();
-            bytes(&mut p, TP_FTRACE_EVENTS, &b);
-            uint(&mut p, TP_SEQ_ID, 1);
-            packet(&mut out, p);
         }
     }
-    out.extend_from_slice(&counters);
+}
+
+/// Encode the event log as a binary `perfetto.protos.Trace`.
+pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) -> Vec<u8> {
+    let nr_cpus = m.nr_cpus();
+    let mut out = Vec::new();
+    system_info(&mut out, m, kernel_preset);
+    cpu_info(&mut out, m);
+    process_tree(&mut out, tasks);
+    track_descriptors(&mut out, nr_cpus);
+
+    let mut ev = Events {
+        tasks,
+        nr_cpus,
+        curr: vec![None; nr_cpus],
+        waker_cpu: vec![0; tasks.len()],
+        per_cpu: vec![Vec::new(); nr_cpus],
+        counters: Vec::new(),
+        cfs: CfsRqTracks {
+            last: vec![(None, None); nr_cpus],
+        },
+    };
+    // Counter values, in time order; first the cfs_rq counters in force when the
+    // window opened (reported before it), so each track starts at the window start.
+    for (cpu, v) in log.cfs_rq_at_start.iter().enumerate() {
+        if let Some((nr, util)) = *v {
+            ev.cfs.update(&mut ev.counters, log.window.0, cpu, nr, util);
+        }
+    }
+    for &(t, ref e) in &log.events {
+        ev.event(t, e);
+    }
+    ev.bundles(&mut out);
+    out.extend_from_slice(&ev.counters);
     out
 }

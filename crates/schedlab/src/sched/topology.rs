@@ -426,389 +426,514 @@ fn numa_distances(m: &Machine) -> Vec<u32> {
     d
 }
 
+/// The topology table with its NUMA levels appended, and the masks the NUMA levels
+/// read (`sched_domains_numa_distance`, `sched_domains_numa_masks`).
+struct Levels {
+    levels: Vec<TopoLevel>,
+    dist: Vec<u32>,
+    /// `sched_domains_numa_masks[k][node]`.
+    numa_masks: Vec<Vec<CpuMask>>,
+}
+
+/// Appends the NODE and NUMA levels to the arch table and builds their masks.
+/// Models `sched_init_numa` (v5.6 kernel/sched/topology.c).
+fn sched_init_numa(m: &Machine, mut levels: Vec<TopoLevel>) -> Levels {
+    let n = m.nr_cpus();
+    let nodes = m.nr_nodes();
+    let dist = numa_distances(m);
+    levels.push(TopoLevel {
+        name: "NODE",
+        mask: MaskFn::Numa(0),
+        sd_flags: 0,
+        overlap: false,
+    });
+    for k in 1..dist.len() {
+        levels.push(TopoLevel {
+            name: "NUMA",
+            mask: MaskFn::Numa(k),
+            sd_flags: SD_NUMA,
+            overlap: true,
+        });
+    }
+
+    // sched_domains_numa_masks[k][node].
+    let node_cpus: Vec<CpuMask> = (0..nodes)
+        .map(|nd| {
+            (0..n)
+                .filter(|&c| m.cpus[c].node == nd)
+                .collect::<CpuMask>()
+        })
+        .collect();
+    let numa_masks: Vec<Vec<CpuMask>> = dist
+        .iter()
+        .map(|&d| {
+            (0..nodes)
+                .map(|j| {
+                    (0..nodes)
+                        .filter(|&k| m.numa_distance[j][k] <= d)
+                        .fold(CpuMask::new(), |acc, k| acc.or(&node_cpus[k]))
+                })
+                .collect()
+        })
+        .collect();
+    Levels {
+        levels,
+        dist,
+        numa_masks,
+    }
+}
+
+/// `tl->mask(cpu)`: the raw mask of one topology level for one CPU (the arch
+/// `cpu_*_mask` functions and `sd_numa_mask`).
+fn tl_mask(m: &Machine, numa_masks: &[Vec<CpuMask>], tl: &TopoLevel, cpu: usize) -> CpuMask {
+    match tl.mask {
+        MaskFn::Smt => *m.smt_mask(cpu),
+        MaskFn::Cluster => {
+            if m.cluster_mask(cpu) == m.llc_mask(cpu) {
+                *m.smt_mask(cpu)
+            } else {
+                *m.cluster_mask(cpu)
+            }
+        }
+        MaskFn::Llc => *m.llc_mask(cpu),
+        MaskFn::Coregroup => {
+            let mut core = m.node_mask(cpu);
+            if m.package_mask(cpu).is_subset(core) {
+                core = m.package_mask(cpu);
+            }
+            if m.llc_mask(cpu).is_subset(core) {
+                core = m.llc_mask(cpu);
+            }
+            *core
+        }
+        MaskFn::Node => *m.node_mask(cpu),
+        MaskFn::Numa(k) => numa_masks[k][m.cpus[cpu].node],
+    }
+}
+
+/// The domains under construction: every CPU's chain, and `built[level][cpu]`.
+struct Chains {
+    tmp: Vec<Tmp>,
+    /// `built[level][cpu]`: the CPU's domain at that level, if its chain reached it.
+    built: Vec<Vec<Option<usize>>>,
+}
+
+/// Builds every CPU's chain bottom-up, stopping at the first level that spans the
+/// whole machine. Models the domain loop of `build_sched_domains` (v5.6
+/// kernel/sched/topology.c).
+fn build_sched_domains(
+    m: &Machine,
+    opts: &TopologyOpts,
+    lv: &Levels,
+    asym_tl: Option<usize>,
+) -> Chains {
+    let n = m.nr_cpus();
+    let nl = lv.levels.len();
+    let mut ch = Chains {
+        tmp: Vec::with_capacity(n * nl),
+        built: vec![vec![None; n]; nl],
+    };
+    for cpu in 0..n {
+        let mut child: Option<usize> = None;
+        for l in 0..nl {
+            let id = build_sched_domain(m, opts, lv, asym_tl, &mut ch, cpu, l, child);
+            child = Some(id);
+            if ch.tmp[id].span == *m.all_cpus() {
+                break;
+            }
+        }
+    }
+    ch
+}
+
+/// One domain of one CPU at level `l` above `child`: flags, span and balance
+/// parameters. Models `build_sched_domain` + `sd_init` (v5.6
+/// kernel/sched/topology.c).
+#[allow(clippy::too_many_arguments)] // the kernel's own argument list, plus the context
+fn build_sched_domain(
+    m: &Machine,
+    opts: &TopologyOpts,
+    lv: &Levels,
+    asym_tl: Option<usize>,
+    ch: &mut Chains,
+    cpu: usize,
+    l: usize,
+    child: Option<usize>,
+) -> usize {
+    let tmp = &mut ch.tmp;
+    let tl = &lv.levels[l];
+    let mask = tl_mask(m, &lv.numa_masks, tl, cpu);
+    let weight = mask.weight() as u32;
+    let mut flags = SD_LOAD_BALANCE
+        | SD_BALANCE_NEWIDLE
+        | SD_BALANCE_EXEC
+        | SD_BALANCE_FORK
+        | SD_WAKE_AFFINE
+        | SD_PREFER_SIBLING
+        | tl.sd_flags;
+    if asym_tl == Some(l) {
+        flags |= SD_ASYM_CPUCAPACITY;
+    }
+    let mut span = mask.and(m.all_cpus());
+    if flags & SD_ASYM_CPUCAPACITY != 0 {
+        if let Some(c) = child {
+            tmp[c].flags &= !SD_PREFER_SIBLING;
+        }
+        if opts.asym_balance_wake {
+            flags |= SD_BALANCE_WAKE;
+            let mut t = child;
+            while let Some(c) = t {
+                tmp[c].flags |= SD_BALANCE_WAKE;
+                t = tmp[c].child;
+            }
+        }
+    }
+    let (imbalance_pct, cache_nice_tries) = if flags & SD_SHARE_CPUCAPACITY != 0 {
+        (110, 0)
+    } else if flags & SD_SHARE_PKG_RESOURCES != 0 {
+        (117, 1)
+    } else if flags & SD_NUMA != 0 {
+        flags &= !SD_PREFER_SIBLING;
+        flags |= SD_SERIALIZE;
+        if let MaskFn::Numa(k) = tl.mask {
+            if lv.dist[k] > m.node_reclaim_distance {
+                flags &= !(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
+            }
+        }
+        (opts.imbalance_pct_default, 2)
+    } else {
+        (opts.imbalance_pct_default, 1)
+    };
+    if let Some(c) = child {
+        // "Topology broken": widen the span to contain the child's.
+        span = span.or(&tmp[c].span);
+    }
+    if tl.overlap {
+        flags |= SD_OVERLAP;
+    }
+    let id = tmp.len();
+    tmp.push(Tmp {
+        cpu,
+        level: l,
+        span,
+        weight,
+        flags,
+        parent: None,
+        child,
+        groups: Vec::new(),
+        imbalance_pct,
+        cache_nice_tries,
+        imb_numa_nr: 0,
+    });
+    if let Some(c) = child {
+        tmp[c].parent = Some(id);
+    }
+    ch.built[l][cpu] = Some(id);
+    id
+}
+
+/// The groups built so far, shared between the domains whose rings contain them.
+struct Groups {
+    groups: Vec<SchedGroup>,
+    sgc: Vec<SchedGroupCapacity>,
+    /// `[level][first cpu of span]` -> groups with that first CPU (matched by span).
+    index: Vec<Vec<Vec<SgId>>>,
+}
+
+/// Every domain's ring of groups, each group the child domain's span of one CPU (or
+/// that CPU alone at the bottom), a group shared by every domain whose ring contains
+/// it. Models `build_sched_groups` and, at overlapping (NUMA) levels,
+/// `build_overlap_sched_groups` (v5.6 kernel/sched/topology.c).
+fn build_sched_groups(m: &Machine, levels: &[TopoLevel], ch: &mut Chains) -> Groups {
+    let n = m.nr_cpus();
+    let mut gs = Groups {
+        groups: Vec::new(),
+        sgc: Vec::new(),
+        index: vec![vec![Vec::new(); n]; levels.len()],
+    };
+    let (tmp, built) = (&ch.tmp, &ch.built);
+    let mut rings = Vec::with_capacity(tmp.len());
+    for t in tmp {
+        let (cpu, l, span) = (t.cpu, t.level, t.span);
+        let overlap = levels[l].overlap;
+        let mut covered = CpuMask::new();
+        let mut ring = Vec::new();
+        for i in span.iter_wrap(cpu) {
+            if covered.test(i) {
+                continue;
+            }
+            let gspan = if overlap {
+                let Some(sib) = built[l][i] else { continue };
+                if !tmp[sib].span.test(i) {
+                    continue;
+                }
+                match tmp[sib].child {
+                    Some(c) => tmp[c].span,
+                    None => tmp[sib].span,
+                }
+            } else {
+                match built[l][i].and_then(|s| tmp[s].child) {
+                    Some(c) => tmp[c].span,
+                    None => CpuMask::of(i),
+                }
+            };
+            covered = covered.or(&gspan);
+            ring.push(get_group(m, ch, &mut gs, l, overlap, gspan, i));
+        }
+        rings.push(ring);
+    }
+    for (t, ring) in ch.tmp.iter_mut().zip(rings) {
+        t.groups = ring;
+    }
+    gs
+}
+
+/// The group spanning `gspan` at level `l`, created on first use with its boot
+/// capacity (`init_sched_groups_capacity`) and, at overlapping levels, its balance
+/// mask. Models `get_group` / `build_group_from_child_sched_domain` +
+/// `init_overlap_sched_group` (v5.6 kernel/sched/topology.c).
+fn get_group(
+    m: &Machine,
+    ch: &Chains,
+    gs: &mut Groups,
+    l: usize,
+    overlap: bool,
+    gspan: CpuMask,
+    i: usize,
+) -> SgId {
+    let (tmp, built) = (&ch.tmp, &ch.built);
+    let first = gspan.first().unwrap_or(i);
+    let found = gs.index[l][first]
+        .iter()
+        .copied()
+        .find(|&g| gs.groups[g].span == gspan);
+    if let Some(g) = found {
+        return g;
+    }
+    let balance_mask = if overlap {
+        let bm: CpuMask = gspan
+            .iter()
+            .filter(|&j| built[l][j].and_then(|s| tmp[s].child).map(|c| tmp[c].span) == Some(gspan))
+            .collect();
+        if bm.is_empty() {
+            gspan
+        } else {
+            bm
+        }
+    } else {
+        gspan
+    };
+    let g = gs.groups.len();
+    gs.sgc.push(boot_capacity(m, &gspan));
+    gs.groups.push(SchedGroup {
+        span: gspan,
+        group_weight: gspan.weight() as u32,
+        balance_mask,
+        sgc: g,
+        asym_prefer_cpu: first,
+    });
+    gs.index[l][first].push(g);
+    g
+}
+
+/// Drops every CPU's degenerate domains (a parent that adds nothing over its
+/// child, a bottom domain of one CPU or without balancing), returning each CPU's
+/// base domain and which domains were removed. Models `cpu_attach_domain` (v5.6
+/// kernel/sched/topology.c).
+fn cpu_attach_domain(m: &Machine, ch: &mut Chains) -> (Vec<Option<usize>>, Vec<bool>) {
+    let nodes = m.nr_nodes();
+    let tmp = &mut ch.tmp;
+    let mut removed = vec![false; tmp.len()];
+    let mut base: Vec<Option<usize>> = vec![None; m.nr_cpus()];
+    for (cpu, b) in base.iter_mut().enumerate() {
+        let Some(first) = ch.built[0][cpu] else {
+            continue;
+        };
+        let mut t = first;
+        while let Some(p) = tmp[t].parent {
+            if sd_parent_degenerate(&tmp[t], &tmp[p], nodes) {
+                let pp = tmp[p].parent;
+                tmp[t].parent = pp;
+                if let Some(pp) = pp {
+                    tmp[pp].child = Some(t);
+                }
+                if tmp[p].flags & SD_PREFER_SIBLING != 0 {
+                    tmp[t].flags |= SD_PREFER_SIBLING;
+                }
+                removed[p] = true;
+            } else {
+                t = p;
+            }
+        }
+        let mut sd = Some(first);
+        if sd_degenerate(&tmp[first]) {
+            removed[first] = true;
+            sd = tmp[first].parent;
+            if let Some(s) = sd {
+                tmp[s].child = None;
+            }
+        }
+        *b = sd;
+    }
+    (base, removed)
+}
+
+/// Emits the surviving domains in per-CPU chain order, compacting the groups, their
+/// capacities and the LLC shared blocks to those still referenced; returns the
+/// topology with its per-CPU pointers still unset. Models `claim_allocations` +
+/// `__free_domain_allocs` (v5.6 kernel/sched/topology.c): what is attached is kept.
+fn claim_allocations(
+    m: &Machine,
+    opts: &TopologyOpts,
+    levels: &[TopoLevel],
+    tmp: &[Tmp],
+    gs: &Groups,
+    base: &[Option<usize>],
+    removed: &[bool],
+) -> SchedTopology {
+    let n = m.nr_cpus();
+    let mut new_id = vec![usize::MAX; tmp.len()];
+    let mut order = Vec::new();
+    for &b in base {
+        let mut t = b;
+        while let Some(d) = t {
+            new_id[d] = order.len();
+            order.push(d);
+            t = tmp[d].parent;
+        }
+    }
+    let (groups, sgc) = (&gs.groups, &gs.sgc);
+    let mut group_map: Vec<Option<SgId>> = vec![None; groups.len()];
+    let mut out_groups = Vec::new();
+    let mut out_sgc = Vec::new();
+    let mut shared_map: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let mut shared = Vec::new();
+    let mut domains = Vec::with_capacity(order.len());
+    for &d in &order {
+        let t = &tmp[d];
+        debug_assert!(!removed[d]);
+        let ring = t
+            .groups
+            .iter()
+            .map(|&g| {
+                *group_map[g].get_or_insert_with(|| {
+                    let ng = out_groups.len();
+                    out_sgc.push(sgc[groups[g].sgc].clone());
+                    out_groups.push(SchedGroup {
+                        sgc: ng,
+                        ..groups[g].clone()
+                    });
+                    ng
+                })
+            })
+            .collect();
+        let sh = if t.flags & SD_SHARE_PKG_RESOURCES != 0 {
+            let key = (t.level, t.span.first().unwrap_or(t.cpu));
+            Some(*shared_map.entry(key).or_insert_with(|| {
+                shared.push(SdShared {
+                    nr_busy_cpus: t.weight,
+                    has_idle_cores: false,
+                    nr_idle_scan: 0,
+                });
+                shared.len() - 1
+            }))
+        } else {
+            None
+        };
+        let w = t.weight as u64;
+        domains.push(SchedDomain {
+            cpu: t.cpu,
+            name: levels[t.level].name,
+            level: t.level as u32,
+            span: t.span,
+            span_weight: t.span.weight() as u32,
+            flags: t.flags,
+            parent: t.parent.map(|p| new_id[p]),
+            child: t.child.map(|c| new_id[c]),
+            groups: ring,
+            imbalance_pct: t.imbalance_pct,
+            imb_numa_nr: t.imb_numa_nr,
+            busy_factor: opts.busy_factor,
+            cache_nice_tries: t.cache_nice_tries,
+            min_interval: w,
+            max_interval: 2 * w,
+            shared: sh,
+            balance_interval: w,
+            last_balance: 0,
+            nr_balance_failed: 0,
+            max_newidle_lb_cost: 0,
+            next_decay_max_lb_cost: 0,
+            avg_scan_cost: 0,
+        });
+    }
+
+    let sd: Vec<Option<SdId>> = base.iter().map(|b| b.map(|d| new_id[d])).collect();
+    SchedTopology {
+        domains,
+        groups: out_groups,
+        sgc: out_sgc,
+        shared,
+        sd,
+        sd_llc: vec![None; n],
+        sd_llc_size: vec![1; n],
+        sd_llc_id: (0..n).collect(),
+        sd_llc_shared: vec![None; n],
+        sd_numa: vec![None; n],
+        sd_asym_packing: vec![None; n],
+        sd_balance_wake: vec![None; n],
+        sd_balance_fork: vec![None; n],
+        sd_balance_exec: vec![None; n],
+        sd_asym_cpucapacity: vec![None; n],
+        asym_cpucapacity: false,
+        max_cpu_capacity: m
+            .cpus
+            .iter()
+            .map(|c| c.capacity_orig as u64)
+            .max()
+            .unwrap_or(SCHED_CAPACITY_SCALE),
+    }
+}
+
 impl SchedTopology {
     /// Build the domain hierarchy of `m` under `opts` (`build_sched_domains` +
     /// `cpu_attach_domain` + `update_top_cache_domain`).
     pub fn build(m: &Machine, opts: &TopologyOpts) -> SchedTopology {
-        let n = m.nr_cpus();
-        let all = *m.all_cpus();
-        let nodes = m.nr_nodes();
+        let lv = sched_init_numa(m, arch_levels(m, opts));
+        let raw_mask = |tl: &TopoLevel, cpu: usize| tl_mask(m, &lv.numa_masks, tl, cpu);
+        let asym_tl = asym_cpu_capacity_level(m, &lv.levels, &raw_mask);
 
-        // Topology table, NUMA levels appended.
-        let mut levels = arch_levels(m, opts);
-        let dist = numa_distances(m);
-        levels.push(TopoLevel {
-            name: "NODE",
-            mask: MaskFn::Numa(0),
-            sd_flags: 0,
-            overlap: false,
-        });
-        for k in 1..dist.len() {
-            levels.push(TopoLevel {
-                name: "NUMA",
-                mask: MaskFn::Numa(k),
-                sd_flags: SD_NUMA,
-                overlap: true,
-            });
-        }
-        let nl = levels.len();
-
-        // sched_domains_numa_masks[k][node].
-        let node_cpus: Vec<CpuMask> = (0..nodes)
-            .map(|nd| {
-                (0..n)
-                    .filter(|&c| m.cpus[c].node == nd)
-                    .collect::<CpuMask>()
-            })
-            .collect();
-        let numa_masks: Vec<Vec<CpuMask>> = dist
-            .iter()
-            .map(|&d| {
-                (0..nodes)
-                    .map(|j| {
-                        (0..nodes)
-                            .filter(|&k| m.numa_distance[j][k] <= d)
-                            .fold(CpuMask::new(), |acc, k| acc.or(&node_cpus[k]))
-                    })
-                    .collect()
-            })
-            .collect();
-
-        let raw_mask = |tl: &TopoLevel, cpu: usize| -> CpuMask {
-            match tl.mask {
-                MaskFn::Smt => *m.smt_mask(cpu),
-                MaskFn::Cluster => {
-                    if m.cluster_mask(cpu) == m.llc_mask(cpu) {
-                        *m.smt_mask(cpu)
-                    } else {
-                        *m.cluster_mask(cpu)
-                    }
-                }
-                MaskFn::Llc => *m.llc_mask(cpu),
-                MaskFn::Coregroup => {
-                    let mut core = m.node_mask(cpu);
-                    if m.package_mask(cpu).is_subset(core) {
-                        core = m.package_mask(cpu);
-                    }
-                    if m.llc_mask(cpu).is_subset(core) {
-                        core = m.llc_mask(cpu);
-                    }
-                    *core
-                }
-                MaskFn::Node => *m.node_mask(cpu),
-                MaskFn::Numa(k) => numa_masks[k][m.cpus[cpu].node],
-            }
-        };
-
-        let asym_tl = asym_cpu_capacity_level(m, &levels, &raw_mask);
-        let reclaim = m.node_reclaim_distance;
-
-        // Build every CPU's chain (build_sched_domain / sd_init).
-        let mut tmp: Vec<Tmp> = Vec::with_capacity(n * nl);
-        let mut built: Vec<Vec<Option<usize>>> = vec![vec![None; n]; nl];
-        #[allow(clippy::needless_range_loop)] // `built` is indexed [level][cpu]
-        for cpu in 0..n {
-            let mut child: Option<usize> = None;
-            for (l, tl) in levels.iter().enumerate() {
-                let mask = raw_mask(tl, cpu);
-                let weight = mask.weight() as u32;
-                let mut flags = SD_LOAD_BALANCE
-                    | SD_BALANCE_NEWIDLE
-                    | SD_BALANCE_EXEC
-                    | SD_BALANCE_FORK
-                    | SD_WAKE_AFFINE
-                    | SD_PREFER_SIBLING
-                    | tl.sd_flags;
-                if asym_tl == Some(l) {
-                    flags |= SD_ASYM_CPUCAPACITY;
-                }
-                let mut span = mask.and(&all);
-                if flags & SD_ASYM_CPUCAPACITY != 0 {
-                    if let Some(c) = child {
-                        tmp[c].flags &= !SD_PREFER_SIBLING;
-                    }
-                    if opts.asym_balance_wake {
-                        flags |= SD_BALANCE_WAKE;
-                        let mut t = child;
-                        while let Some(c) = t {
-                            tmp[c].flags |= SD_BALANCE_WAKE;
-                            t = tmp[c].child;
-                        }
-                    }
-                }
-                let (imbalance_pct, cache_nice_tries) = if flags & SD_SHARE_CPUCAPACITY != 0 {
-                    (110, 0)
-                } else if flags & SD_SHARE_PKG_RESOURCES != 0 {
-                    (117, 1)
-                } else if flags & SD_NUMA != 0 {
-                    flags &= !SD_PREFER_SIBLING;
-                    flags |= SD_SERIALIZE;
-                    if let MaskFn::Numa(k) = tl.mask {
-                        if dist[k] > reclaim {
-                            flags &= !(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
-                        }
-                    }
-                    (opts.imbalance_pct_default, 2)
-                } else {
-                    (opts.imbalance_pct_default, 1)
-                };
-                if let Some(c) = child {
-                    // "Topology broken": widen the span to contain the child's.
-                    span = span.or(&tmp[c].span);
-                }
-                if tl.overlap {
-                    flags |= SD_OVERLAP;
-                }
-                let id = tmp.len();
-                tmp.push(Tmp {
-                    cpu,
-                    level: l,
-                    span,
-                    weight,
-                    flags,
-                    parent: None,
-                    child,
-                    groups: Vec::new(),
-                    imbalance_pct,
-                    cache_nice_tries,
-                    imb_numa_nr: 0,
-                });
-                if let Some(c) = child {
-                    tmp[c].parent = Some(id);
-                }
-                built[l][cpu] = Some(id);
-                child = Some(id);
-                if span == all {
-                    break;
-                }
-            }
-        }
-
-        // Groups (build_sched_groups / build_overlap_sched_groups).
-        let mut groups: Vec<SchedGroup> = Vec::new();
-        let mut sgc: Vec<SchedGroupCapacity> = Vec::new();
-        // [level][first cpu of span] -> groups with that first CPU (matched by span).
-        let mut index: Vec<Vec<Vec<SgId>>> = vec![vec![Vec::new(); n]; nl];
-        for id in 0..tmp.len() {
-            let (cpu, l, span) = (tmp[id].cpu, tmp[id].level, tmp[id].span);
-            let overlap = levels[l].overlap;
-            let mut covered = CpuMask::new();
-            let mut ring = Vec::new();
-            for i in span.iter_wrap(cpu) {
-                if covered.test(i) {
-                    continue;
-                }
-                let gspan = if overlap {
-                    let Some(sib) = built[l][i] else { continue };
-                    if !tmp[sib].span.test(i) {
-                        continue;
-                    }
-                    match tmp[sib].child {
-                        Some(c) => tmp[c].span,
-                        None => tmp[sib].span,
-                    }
-                } else {
-                    match built[l][i].and_then(|s| tmp[s].child) {
-                        Some(c) => tmp[c].span,
-                        None => CpuMask::of(i),
-                    }
-                };
-                covered = covered.or(&gspan);
-                let first = gspan.first().unwrap_or(i);
-                let found = index[l][first]
-                    .iter()
-                    .copied()
-                    .find(|&g| groups[g].span == gspan);
-                let g = match found {
-                    Some(g) => g,
-                    None => {
-                        let balance_mask = if overlap {
-                            let bm: CpuMask = gspan
-                                .iter()
-                                .filter(|&j| {
-                                    built[l][j].and_then(|s| tmp[s].child).map(|c| tmp[c].span)
-                                        == Some(gspan)
-                                })
-                                .collect();
-                            if bm.is_empty() {
-                                gspan
-                            } else {
-                                bm
-                            }
-                        } else {
-                            gspan
-                        };
-                        let g = groups.len();
-                        sgc.push(boot_capacity(m, &gspan));
-                        groups.push(SchedGroup {
-                            span: gspan,
-                            group_weight: gspan.weight() as u32,
-                            balance_mask,
-                            sgc: g,
-                            asym_prefer_cpu: first,
-                        });
-                        index[l][first].push(g);
-                        g
-                    }
-                };
-                ring.push(g);
-            }
-            tmp[id].groups = ring;
-        }
-
+        let mut ch = build_sched_domains(m, opts, &lv, asym_tl);
+        let gs = build_sched_groups(m, &lv.levels, &mut ch);
         // sd->imb_numa_nr, on the full chains (build_sched_domains computes it
         // before cpu_attach_domain drops degenerate levels).
-        for &first in built[0].iter().flatten() {
-            imb_numa_nr(&mut tmp, first);
+        for &first in ch.built[0].iter().flatten() {
+            imb_numa_nr(&mut ch.tmp, first);
         }
+        let (base, removed) = cpu_attach_domain(m, &mut ch);
 
-        // Degenerate removal (cpu_attach_domain).
-        let mut removed = vec![false; tmp.len()];
-        let mut base: Vec<Option<usize>> = vec![None; n];
-        for (cpu, b) in base.iter_mut().enumerate() {
-            let Some(first) = built[0][cpu] else { continue };
-            let mut t = first;
-            while let Some(p) = tmp[t].parent {
-                if sd_parent_degenerate(&tmp[t], &tmp[p], nodes) {
-                    let pp = tmp[p].parent;
-                    tmp[t].parent = pp;
-                    if let Some(pp) = pp {
-                        tmp[pp].child = Some(t);
-                    }
-                    if tmp[p].flags & SD_PREFER_SIBLING != 0 {
-                        tmp[t].flags |= SD_PREFER_SIBLING;
-                    }
-                    removed[p] = true;
-                } else {
-                    t = p;
-                }
-            }
-            let mut sd = Some(first);
-            if sd_degenerate(&tmp[first]) {
-                removed[first] = true;
-                sd = tmp[first].parent;
-                if let Some(s) = sd {
-                    tmp[s].child = None;
-                }
-            }
-            *b = sd;
-        }
-
-        // Emit the survivors, compacting groups and shared blocks.
-        let mut new_id = vec![usize::MAX; tmp.len()];
-        let mut order = Vec::new();
-        for &b in &base {
-            let mut t = b;
-            while let Some(d) = t {
-                new_id[d] = order.len();
-                order.push(d);
-                t = tmp[d].parent;
-            }
-        }
-        let mut group_map: Vec<Option<SgId>> = vec![None; groups.len()];
-        let mut out_groups = Vec::new();
-        let mut out_sgc = Vec::new();
-        let mut shared_map: BTreeMap<(usize, usize), usize> = BTreeMap::new();
-        let mut shared = Vec::new();
-        let mut domains = Vec::with_capacity(order.len());
-        for &d in &order {
-            let t = &tmp[d];
-            debug_assert!(!removed[d]);
-            let ring = t
-                .groups
-                .iter()
-                .map(|&g| {
-                    *group_map[g].get_or_insert_with(|| {
-                        let ng = out_groups.len();
-                        out_sgc.push(sgc[groups[g].sgc].clone());
-                        out_groups.push(SchedGroup {
-                            sgc: ng,
-                            ..groups[g].clone()
-                        });
-                        ng
-                    })
-                })
-                .collect();
-            let sh = if t.flags & SD_SHARE_PKG_RESOURCES != 0 {
-                let key = (t.level, t.span.first().unwrap_or(t.cpu));
-                Some(*shared_map.entry(key).or_insert_with(|| {
-                    shared.push(SdShared {
-                        nr_busy_cpus: t.weight,
-                        has_idle_cores: false,
-                        nr_idle_scan: 0,
-                    });
-                    shared.len() - 1
-                }))
-            } else {
-                None
-            };
-            let w = t.weight as u64;
-            domains.push(SchedDomain {
-                cpu: t.cpu,
-                name: levels[t.level].name,
-                level: t.level as u32,
-                span: t.span,
-                span_weight: t.span.weight() as u32,
-                flags: t.flags,
-                parent: t.parent.map(|p| new_id[p]),
-                child: t.child.map(|c| new_id[c]),
-                groups: ring,
-                imbalance_pct: t.imbalance_pct,
-                imb_numa_nr: t.imb_numa_nr,
-                busy_factor: opts.busy_factor,
-                cache_nice_tries: t.cache_nice_tries,
-                min_interval: w,
-                max_interval: 2 * w,
-                shared: sh,
-                balance_interval: w,
-                last_balance: 0,
-                nr_balance_failed: 0,
-                max_newidle_lb_cost: 0,
-                next_decay_max_lb_cost: 0,
-                avg_scan_cost: 0,
-            });
-        }
-
-        let sd: Vec<Option<SdId>> = base.iter().map(|b| b.map(|d| new_id[d])).collect();
-        let mut topo = SchedTopology {
-            domains,
-            groups: out_groups,
-            sgc: out_sgc,
-            shared,
-            sd,
-            sd_llc: vec![None; n],
-            sd_llc_size: vec![1; n],
-            sd_llc_id: (0..n).collect(),
-            sd_llc_shared: vec![None; n],
-            sd_numa: vec![None; n],
-            sd_asym_packing: vec![None; n],
-            sd_balance_wake: vec![None; n],
-            sd_balance_fork: vec![None; n],
-            sd_balance_exec: vec![None; n],
-            sd_asym_cpucapacity: vec![None; n],
-            asym_cpucapacity: asym_tl.is_some(),
-            max_cpu_capacity: m
-                .cpus
-                .iter()
-                .map(|c| c.capacity_orig as u64)
-                .max()
-                .unwrap_or(SCHED_CAPACITY_SCALE),
-        };
-        // update_top_cache_domain.
-        for cpu in 0..n {
-            if let Some(llc) = topo.highest_flag_domain(cpu, SD_SHARE_PKG_RESOURCES) {
-                let d = &topo.domains[llc];
-                topo.sd_llc[cpu] = Some(llc);
-                topo.sd_llc_size[cpu] = d.span_weight;
-                topo.sd_llc_id[cpu] = d.span.first().unwrap_or(cpu);
-                topo.sd_llc_shared[cpu] = d.shared;
-            }
-            topo.sd_numa[cpu] = topo.lowest_flag_domain(cpu, SD_NUMA);
-            topo.sd_asym_packing[cpu] = topo.highest_flag_domain(cpu, SD_ASYM_PACKING);
-            topo.sd_asym_cpucapacity[cpu] = topo.lowest_flag_domain(cpu, SD_ASYM_CPUCAPACITY);
+        let mut topo = claim_allocations(m, opts, &lv.levels, &ch.tmp, &gs, &base, &removed);
+        topo.asym_cpucapacity = asym_tl.is_some();
+        for cpu in 0..m.nr_cpus() {
+            topo.update_top_cache_domain(cpu);
         }
         topo.update_balance_shortcuts();
         topo
+    }
+
+    /// The CPU's sd_llc (with its size, id and shared block), sd_numa, sd_asym_packing
+    /// and sd_asym_cpucapacity pointers. Models `update_top_cache_domain` (v5.6
+    /// kernel/sched/topology.c).
+    fn update_top_cache_domain(&mut self, cpu: usize) {
+        if let Some(llc) = self.highest_flag_domain(cpu, SD_SHARE_PKG_RESOURCES) {
+            let d = &self.domains[llc];
+            self.sd_llc[cpu] = Some(llc);
+            self.sd_llc_size[cpu] = d.span_weight;
+            self.sd_llc_id[cpu] = d.span.first().unwrap_or(cpu);
+            self.sd_llc_shared[cpu] = d.shared;
+        }
+        self.sd_numa[cpu] = self.lowest_flag_domain(cpu, SD_NUMA);
+        self.sd_asym_packing[cpu] = self.highest_flag_domain(cpu, SD_ASYM_PACKING);
+        self.sd_asym_cpucapacity[cpu] = self.lowest_flag_domain(cpu, SD_ASYM_CPUCAPACITY);
     }
 
     /// `for_each_domain(cpu, sd)`: the CPU's domains, bottom-up.

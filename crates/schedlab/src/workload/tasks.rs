@@ -296,242 +296,266 @@ impl Ctx<'_> {
             let op = t
                 .str("op")?
                 .ok_or_else(|| t.err("op", format!("`{}` needs `op`", t.name)))?;
-            let o = match op {
-                "compute" => Op::Compute(self.dist(&t, "work", Unit::Time)?),
-                "spin" => Op::Spin(self.dist(&t, "time", Unit::Time)?),
-                "sleep" => Op::Sleep(self.dist(&t, "time", Unit::Time)?),
-                "write" | "read" => {
-                    let ch = self.obj(&t, "chan", "channel")?;
-                    let bytes = match t.get("bytes") {
-                        None => 100,
-                        Some(n) => match parse_dist(&node_to_toml(n), Unit::Bytes)
-                            .map_err(|m| self.doc.err(n, format!("`{}.bytes`: {m}", t.name)))?
-                        {
-                            Dist::Const(b) if (1..=1 << 30).contains(&b) => b as u32,
-                            _ => {
-                                return Err(self.doc.err(
-                                    n,
-                                    format!(
-                                        "`{}.bytes` must be a fixed size from 1 B to 1 GiB",
-                                        t.name
-                                    ),
-                                ))
-                            }
-                        },
-                    };
-                    if op == "write" {
-                        Op::Write { ch, bytes }
-                    } else {
-                        Op::Read { ch, bytes }
-                    }
-                }
-                "poll" => Op::Poll {
-                    ch: self.obj(&t, "chan", "channel")?,
-                },
-                "futex_wait" => Op::FutexWait {
-                    f: self.obj(&t, "futex", "futex")?,
-                    expected: t.int("expected")?.unwrap_or(0),
-                },
-                "futex_wake" => Op::FutexWake {
-                    f: self.obj(&t, "futex", "futex")?,
-                    n: t.uint("n", 1, u32::MAX as u64)?.unwrap_or(1) as u32,
-                },
-                "futex_set" => Op::FutexSet {
-                    f: self.obj(&t, "futex", "futex")?,
-                    val: t.int("value")?.unwrap_or(0),
-                },
-                "lock" => Op::Lock(self.obj(&t, "mutex", "mutex")?),
-                "unlock" => Op::Unlock(self.obj(&t, "mutex", "mutex")?),
-                "barrier" => Op::Barrier(self.obj(&t, "barrier", "barrier")?),
-                "cond_wait" => Op::CondWait {
-                    c: self.obj(&t, "cond", "condvar")?,
-                    m: self.obj(&t, "mutex", "mutex")?,
-                },
-                "cond_signal" => Op::CondSignal(self.obj(&t, "cond", "condvar")?),
-                "cond_broadcast" => Op::CondBroadcast(self.obj(&t, "cond", "condvar")?),
-                "fork" | "spawn" => {
-                    let name = t
-                        .str("program")?
-                        .ok_or_else(|| t.err("program", format!("`{op}` needs `program`")))?;
-                    let prog = *self.prog_names.get(name).ok_or_else(|| {
-                        t.err(
-                            "program",
-                            format!("unknown program `{name}` (define it in [workload.programs])"),
-                        )
-                    })?;
-                    Op::Fork {
-                        prog,
-                        thread: op == "spawn",
-                    }
-                }
-                "wait" | "join" => Op::WaitChild,
-                "exit" => Op::Exit,
-                "yield" => Op::Yield,
-                "syscall" => Op::Syscall,
-                "mark" => Op::Mark {
-                    slot: Self::reg(&t, "slot", 0)?,
-                },
-                "record" | "count" => {
-                    let name = t
-                        .str("metric")?
-                        .ok_or_else(|| t.err("metric", format!("`{op}` needs `metric`")))?;
-                    if op == "record" {
-                        let metric = self.spec.metric(name, "ns");
-                        Op::Record {
-                            metric,
-                            slot: Self::reg(&t, "slot", 0)?,
-                        }
-                    } else {
-                        Op::Count {
-                            metric: self.spec.metric(name, "count"),
-                        }
-                    }
-                }
-                "loop" => {
-                    let count = match t.get("count") {
-                        None => LoopCount::Forever,
-                        Some(n) if n.val == Val::Str("forever".into()) => LoopCount::Forever,
-                        Some(n) if n.val == Val::Str("each".into()) => LoopCount::Each {
-                            slot: Self::reg(&t, "reg", 0)?,
-                        },
-                        Some(n) if n.val == Val::Str("while".into()) => {
-                            let deadline = match t.get("until") {
-                                None => None,
-                                Some(n) => {
-                                    match parse_dist(&node_to_toml(n), Unit::Time).map_err(|m| {
-                                        self.doc.err(n, format!("`{}.until`: {m}", t.name))
-                                    })? {
-                                        Dist::Const(d) => Some((Self::reg(&t, "reg", 0)?, d)),
-                                        _ => {
-                                            return Err(self.doc.err(
-                                                n,
-                                                format!("`{}.until` must be a fixed time", t.name),
-                                            ))
-                                        }
-                                    }
-                                }
-                            };
-                            let ticket = match t.get("ticket") {
-                                None => None,
-                                Some(_) => {
-                                    let w = self.obj(&t, "ticket", "word")?;
-                                    let IdxExpr::Const(k) = w.idx else {
-                                        return Err(t.err(
-                                            "ticket",
-                                            "`ticket` must name a fixed word (`name` or `name[K]`)",
-                                        ));
-                                    };
-                                    let limit =
-                                        t.uint("limit", 0, u64::MAX >> 1)?.ok_or_else(|| {
-                                            t.err("limit", "a `ticket` loop needs `limit`")
-                                        })?;
-                                    Some((w.base + k, limit))
-                                }
-                            };
-                            if deadline.is_none() && ticket.is_none() {
-                                return Err(t.err(
-                                    "count",
-                                    "a `while` loop needs `until` (with `reg`) or `ticket` (with `limit`)",
-                                ));
-                            }
-                            LoopCount::While { deadline, ticket }
-                        }
-                        Some(_) => LoopCount::Times(self.dist(&t, "count", Unit::Count)?),
-                    };
-                    let body = t
-                        .array("body")?
-                        .ok_or_else(|| t.err("body", "`loop` needs `body`"))?;
-                    let start = out.len();
-                    out.push(Op::Syscall); // placeholder
-                    let name = format!("{}.body", t.name);
-                    self.ops(body, &name, out)?;
-                    let end = out.len();
-                    out[start] = Op::Loop { count, end };
-                    out.push(Op::EndLoop { start });
-                    t.finish()?;
-                    continue;
-                }
-                // Shared words, registers, lists, post/await, spin locks.
-                "store" => Op::Store {
-                    w: self.obj(&t, "word", "word")?,
-                    slot: Self::reg(&t, "reg", 0)?,
-                },
-                "load" => Op::Load {
-                    slot: Self::reg(&t, "reg", 0)?,
-                    w: self.obj(&t, "word", "word")?,
-                },
-                "fetch_add" => Op::FetchAdd {
-                    w: self.obj(&t, "word", "word")?,
-                    slot: Self::reg(&t, "reg", 0)?,
-                    add: t.uint("add", 0, u64::MAX >> 1)?.unwrap_or(1),
-                },
-                "set_reg" => Op::SetReg {
-                    slot: Self::reg(&t, "reg", 0)?,
-                    val: t.uint("value", 0, u64::MAX >> 1)?.unwrap_or(0),
-                },
-                "add_word" => Op::AddWord {
-                    slot: Self::reg(&t, "reg", 0)?,
-                    w: self.obj(&t, "word", "word")?,
-                },
-                "elapsed" => Op::Elapsed {
-                    slot: Self::reg(&t, "reg", 0)?,
-                },
-                "record_reg" => {
-                    let name = t
-                        .str("metric")?
-                        .ok_or_else(|| t.err("metric", "`record_reg` needs `metric`"))?;
-                    Op::RecordReg {
-                        metric: self.spec.metric(name, "ns"),
-                        slot: Self::reg(&t, "reg", 0)?,
-                        div: t.uint("div", 1, u64::MAX >> 1)?.unwrap_or(1),
-                    }
-                }
-                "push" => {
-                    let l = self.obj(&t, "list", "list")?;
-                    let item = match t.get("item") {
-                        None => IdxExpr::Instance { div: 1, add: 0 },
-                        Some(n) => match &n.val {
-                            Val::Int(k) if (0..=u32::MAX as i64).contains(k) => {
-                                IdxExpr::Const(*k as u32)
-                            }
-                            Val::Str(e) => {
-                                // Reuse the reference parser on a dummy array.
-                                let mut a = BTreeMap::new();
-                                a.insert("x".to_string(), (0, u32::MAX));
-                                parse_ref(&format!("x[{e}]"), &a, "item")
-                                    .map_err(|m| t.err("item", m))?
-                                    .idx
-                            }
-                            _ => return Err(t.err(
-                                "item",
-                                "`item` must be an integer or an index like \"i\", \"i+K\", \"r2\"",
-                            )),
-                        },
-                    };
-                    Op::Push { l, item }
-                }
-                "splice" => Op::Splice {
-                    l: self.obj(&t, "list", "list")?,
-                },
-                "futex_post" => Op::FutexPost {
-                    f: self.obj(&t, "futex", "futex")?,
-                },
-                "futex_await" => Op::FutexAwait {
-                    f: self.obj(&t, "futex", "futex")?,
-                },
-                "spin_lock" => Op::SpinLock {
-                    l: self.obj(&t, "spinlock", "spinlock")?,
-                    slot: Self::reg(&t, "reg", 0)?,
-                },
-                "spin_unlock" => Op::SpinUnlock {
-                    l: self.obj(&t, "spinlock", "spinlock")?,
-                },
-                other => return Err(t.err("op", format!("unknown op `{other}`"))),
-            };
+            if op == "loop" {
+                self.loop_op(&t, out)?;
+                t.finish()?;
+                continue;
+            }
+            let o = self.op(&t, op)?;
             t.finish()?;
             out.push(o);
         }
         Ok(())
+    }
+
+    /// One op other than `loop`: time, channels, futexes and sync objects, tasks,
+    /// metrics; the shared-memory ops in [`Self::shared_op`].
+    fn op(&mut self, t: &TableReader<'_>, op: &str) -> Result<Op, InputError> {
+        Ok(match op {
+            "compute" => Op::Compute(self.dist(t, "work", Unit::Time)?),
+            "spin" => Op::Spin(self.dist(t, "time", Unit::Time)?),
+            "sleep" => Op::Sleep(self.dist(t, "time", Unit::Time)?),
+            "write" | "read" => {
+                let ch = self.obj(t, "chan", "channel")?;
+                let bytes = self.io_bytes(t)?;
+                if op == "write" {
+                    Op::Write { ch, bytes }
+                } else {
+                    Op::Read { ch, bytes }
+                }
+            }
+            "poll" => Op::Poll {
+                ch: self.obj(t, "chan", "channel")?,
+            },
+            "futex_wait" => Op::FutexWait {
+                f: self.obj(t, "futex", "futex")?,
+                expected: t.int("expected")?.unwrap_or(0),
+            },
+            "futex_wake" => Op::FutexWake {
+                f: self.obj(t, "futex", "futex")?,
+                n: t.uint("n", 1, u32::MAX as u64)?.unwrap_or(1) as u32,
+            },
+            "futex_set" => Op::FutexSet {
+                f: self.obj(t, "futex", "futex")?,
+                val: t.int("value")?.unwrap_or(0),
+            },
+            "lock" => Op::Lock(self.obj(t, "mutex", "mutex")?),
+            "unlock" => Op::Unlock(self.obj(t, "mutex", "mutex")?),
+            "barrier" => Op::Barrier(self.obj(t, "barrier", "barrier")?),
+            "cond_wait" => Op::CondWait {
+                c: self.obj(t, "cond", "condvar")?,
+                m: self.obj(t, "mutex", "mutex")?,
+            },
+            "cond_signal" => Op::CondSignal(self.obj(t, "cond", "condvar")?),
+            "cond_broadcast" => Op::CondBroadcast(self.obj(t, "cond", "condvar")?),
+            "fork" | "spawn" => {
+                let name = t
+                    .str("program")?
+                    .ok_or_else(|| t.err("program", format!("`{op}` needs `program`")))?;
+                let prog = *self.prog_names.get(name).ok_or_else(|| {
+                    t.err(
+                        "program",
+                        format!("unknown program `{name}` (define it in [workload.programs])"),
+                    )
+                })?;
+                Op::Fork {
+                    prog,
+                    thread: op == "spawn",
+                }
+            }
+            "wait" | "join" => Op::WaitChild,
+            "exit" => Op::Exit,
+            "yield" => Op::Yield,
+            "syscall" => Op::Syscall,
+            "mark" => Op::Mark {
+                slot: Self::reg(t, "slot", 0)?,
+            },
+            "record" | "count" => {
+                let name = t
+                    .str("metric")?
+                    .ok_or_else(|| t.err("metric", format!("`{op}` needs `metric`")))?;
+                if op == "record" {
+                    let metric = self.spec.metric(name, "ns");
+                    Op::Record {
+                        metric,
+                        slot: Self::reg(t, "slot", 0)?,
+                    }
+                } else {
+                    Op::Count {
+                        metric: self.spec.metric(name, "count"),
+                    }
+                }
+            }
+            _ => self.shared_op(t, op)?,
+        })
+    }
+
+    /// `bytes` of a `write` / `read` (default 100): a fixed size from 1 B to 1 GiB.
+    fn io_bytes(&self, t: &TableReader<'_>) -> Result<u32, InputError> {
+        Ok(match t.get("bytes") {
+            None => 100,
+            Some(n) => match parse_dist(&node_to_toml(n), Unit::Bytes)
+                .map_err(|m| self.doc.err(n, format!("`{}.bytes`: {m}", t.name)))?
+            {
+                Dist::Const(b) if (1..=1 << 30).contains(&b) => b as u32,
+                _ => {
+                    return Err(self.doc.err(
+                        n,
+                        format!("`{}.bytes` must be a fixed size from 1 B to 1 GiB", t.name),
+                    ))
+                }
+            },
+        })
+    }
+
+    /// A `loop`: its `Loop` op, its body's ops and the `EndLoop`.
+    fn loop_op(&mut self, t: &TableReader<'_>, out: &mut Vec<Op>) -> Result<(), InputError> {
+        let count = match t.get("count") {
+            None => LoopCount::Forever,
+            Some(n) if n.val == Val::Str("forever".into()) => LoopCount::Forever,
+            Some(n) if n.val == Val::Str("each".into()) => LoopCount::Each {
+                slot: Self::reg(t, "reg", 0)?,
+            },
+            Some(n) if n.val == Val::Str("while".into()) => self.while_count(t)?,
+            Some(_) => LoopCount::Times(self.dist(t, "count", Unit::Count)?),
+        };
+        let body = t
+            .array("body")?
+            .ok_or_else(|| t.err("body", "`loop` needs `body`"))?;
+        let start = out.len();
+        out.push(Op::Syscall); // placeholder
+        let name = format!("{}.body", t.name);
+        self.ops(body, &name, out)?;
+        let end = out.len();
+        out[start] = Op::Loop { count, end };
+        out.push(Op::EndLoop { start });
+        Ok(())
+    }
+
+    /// `count = "while"`: until a deadline (`until`, `reg`) and/or a ticket word
+    /// (`ticket`, `limit`).
+    fn while_count(&mut self, t: &TableReader<'_>) -> Result<LoopCount, InputError> {
+        let deadline = match t.get("until") {
+            None => None,
+            Some(n) => match parse_dist(&node_to_toml(n), Unit::Time)
+                .map_err(|m| self.doc.err(n, format!("`{}.until`: {m}", t.name)))?
+            {
+                Dist::Const(d) => Some((Self::reg(t, "reg", 0)?, d)),
+                _ => {
+                    return Err(self
+                        .doc
+                        .err(n, format!("`{}.until` must be a fixed time", t.name)))
+                }
+            },
+        };
+        let ticket = match t.get("ticket") {
+            None => None,
+            Some(_) => {
+                let w = self.obj(t, "ticket", "word")?;
+                let IdxExpr::Const(k) = w.idx else {
+                    return Err(t.err(
+                        "ticket",
+                        "`ticket` must name a fixed word (`name` or `name[K]`)",
+                    ));
+                };
+                let limit = t
+                    .uint("limit", 0, u64::MAX >> 1)?
+                    .ok_or_else(|| t.err("limit", "a `ticket` loop needs `limit`"))?;
+                Some((w.base + k, limit))
+            }
+        };
+        if deadline.is_none() && ticket.is_none() {
+            return Err(t.err(
+                "count",
+                "a `while` loop needs `until` (with `reg`) or `ticket` (with `limit`)",
+            ));
+        }
+        Ok(LoopCount::While { deadline, ticket })
+    }
+
+    /// Shared words, registers, lists, post/await, spin locks; else an unknown op.
+    fn shared_op(&mut self, t: &TableReader<'_>, op: &str) -> Result<Op, InputError> {
+        Ok(match op {
+            "store" => Op::Store {
+                w: self.obj(t, "word", "word")?,
+                slot: Self::reg(t, "reg", 0)?,
+            },
+            "load" => Op::Load {
+                slot: Self::reg(t, "reg", 0)?,
+                w: self.obj(t, "word", "word")?,
+            },
+            "fetch_add" => Op::FetchAdd {
+                w: self.obj(t, "word", "word")?,
+                slot: Self::reg(t, "reg", 0)?,
+                add: t.uint("add", 0, u64::MAX >> 1)?.unwrap_or(1),
+            },
+            "set_reg" => Op::SetReg {
+                slot: Self::reg(t, "reg", 0)?,
+                val: t.uint("value", 0, u64::MAX >> 1)?.unwrap_or(0),
+            },
+            "add_word" => Op::AddWord {
+                slot: Self::reg(t, "reg", 0)?,
+                w: self.obj(t, "word", "word")?,
+            },
+            "elapsed" => Op::Elapsed {
+                slot: Self::reg(t, "reg", 0)?,
+            },
+            "record_reg" => {
+                let name = t
+                    .str("metric")?
+                    .ok_or_else(|| t.err("metric", "`record_reg` needs `metric`"))?;
+                Op::RecordReg {
+                    metric: self.spec.metric(name, "ns"),
+                    slot: Self::reg(t, "reg", 0)?,
+                    div: t.uint("div", 1, u64::MAX >> 1)?.unwrap_or(1),
+                }
+            }
+            "push" => Op::Push {
+                l: self.obj(t, "list", "list")?,
+                item: Self::push_item(t)?,
+            },
+            "splice" => Op::Splice {
+                l: self.obj(t, "list", "list")?,
+            },
+            "futex_post" => Op::FutexPost {
+                f: self.obj(t, "futex", "futex")?,
+            },
+            "futex_await" => Op::FutexAwait {
+                f: self.obj(t, "futex", "futex")?,
+            },
+            "spin_lock" => Op::SpinLock {
+                l: self.obj(t, "spinlock", "spinlock")?,
+                slot: Self::reg(t, "reg", 0)?,
+            },
+            "spin_unlock" => Op::SpinUnlock {
+                l: self.obj(t, "spinlock", "spinlock")?,
+            },
+            other => return Err(t.err("op", format!("unknown op `{other}`"))),
+        })
+    }
+
+    /// `item` of a `push` (default the instance): an integer or an index expression.
+    fn push_item(t: &TableReader<'_>) -> Result<IdxExpr, InputError> {
+        Ok(match t.get("item") {
+            None => IdxExpr::Instance { div: 1, add: 0 },
+            Some(n) => match &n.val {
+                Val::Int(k) if (0..=u32::MAX as i64).contains(k) => IdxExpr::Const(*k as u32),
+                Val::Str(e) => {
+                    // Reuse the reference parser on a dummy array.
+                    let mut a = BTreeMap::new();
+                    a.insert("x".to_string(), (0, u32::MAX));
+                    parse_ref(&format!("x[{e}]"), &a, "item")
+                        .map_err(|m| t.err("item", m))?
+                        .idx
+                }
+                _ => {
+                    return Err(t.err(
+                        "item",
+                        "`item` must be an integer or an index like \"i\", \"i+K\", \"r2\"",
+                    ))
+                }
+            },
+        })
     }
 
     fn program(&mut self, node: &Node, name: &str, ctx_name: &str) -> Result<usize, InputError> {

@@ -641,6 +641,361 @@ impl WakeupStats {
     }
 }
 
+/// `l`'s field `k` as a number.
+fn num(l: &Line<'_>, k: &str) -> Option<u64> {
+    l.get(k).and_then(|v| v.parse::<u64>().ok())
+}
+
+/// `l`'s field `k` as a CPU number (not checked against the machine).
+fn cpu_of(l: &Line<'_>, k: &str) -> Option<usize> {
+    num(l, k).map(|c| c as usize)
+}
+
+/// `p` when it is an included task (pid 0, the idle task, never is).
+fn ours(incl: &BTreeSet<u64>, p: Option<u64>) -> Option<u64> {
+    p.filter(|p| *p != 0 && incl.contains(p))
+}
+
+/// The parsed event lines of `text` with their raw text, and the count of lines that
+/// are neither events, comments nor blank.
+fn parse_lines(text: &str) -> (Vec<(Line<'_>, &str)>, u64) {
+    let mut unparsed = 0;
+    let mut lines: Vec<(Line<'_>, &str)> = Vec::new();
+    for raw in text.lines() {
+        match parse_line(raw) {
+            Some(l) => lines.push((l, raw)),
+            None if !raw.trim_start().starts_with('#') && !raw.trim().is_empty() => unparsed += 1,
+            None => {}
+        }
+    }
+    (lines, unparsed)
+}
+
+/// The first and last instants of an event about an included task ((0, 0) without
+/// any).
+fn window(lines: &[(Line<'_>, &str)], incl: &BTreeSet<u64>) -> (u64, u64) {
+    let about_ours = |l: &Line<'_>| match l.event {
+        "sched_switch" => {
+            ours(incl, num(l, "prev_pid")).is_some() || ours(incl, num(l, "next_pid")).is_some()
+        }
+        "sched_process_fork" => {
+            ours(incl, num(l, "child_pid")).is_some() || ours(incl, num(l, "pid")).is_some()
+        }
+        _ => ours(incl, subject(l)).is_some(),
+    };
+    let mut window: Option<(u64, u64)> = None;
+    for (l, _) in lines {
+        if about_ours(l) {
+            let t = l.ts_ns;
+            window = Some(window.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        }
+    }
+    window.unwrap_or((0, 0))
+}
+
+/// The allowed CPUs, and the units (per kind) they belong to.
+fn allowed_units(m: &Machine, opts: &DecisionOpts) -> (Vec<usize>, PerUnit<BTreeSet<usize>>) {
+    let n = m.nr_cpus();
+    let allowed: Vec<usize> = match &opts.cpus {
+        Some(v) => v.iter().copied().filter(|&c| c < n).collect(),
+        None => (0..n).collect(),
+    };
+    let mut units: PerUnit<BTreeSet<usize>> = PerUnit::default();
+    for u in Unit::ALL {
+        *units.get_mut(u) = allowed.iter().map(|&c| u.of(m, c)).collect();
+    }
+    (allowed, units)
+}
+
+/// Pass 1: N, the most included tasks runnable at once (from the start).
+fn most_runnable(lines: &[(Line<'_>, &str)], incl: &BTreeSet<u64>, n: usize, start: u64) -> u64 {
+    let mut occ = Occupancy::new(n);
+    let mut most = 0;
+    for (l, _) in lines {
+        track(&mut occ, l, incl, n);
+        if l.ts_ns >= start {
+            most = most.max(occ.runnable);
+        }
+    }
+    most
+}
+
+/// Pass 1b: the release. Tasks released from one CPU (hogs queued there, then
+/// allowed everywhere) are spread from the last moment one CPU held all N of them;
+/// `None` without such a moment (or with fewer than two tasks).
+fn release(
+    lines: &[(Line<'_>, &str)],
+    incl: &BTreeSet<u64>,
+    n: usize,
+    start: u64,
+    most: u64,
+) -> Option<u64> {
+    let mut released: Option<u64> = None;
+    if most >= 2 {
+        let mut occ = Occupancy::new(n);
+        for (l, _) in lines {
+            track(&mut occ, l, incl, n);
+            if l.ts_ns >= start && occ.per_cpu.contains(&most) {
+                released = Some(l.ts_ns);
+            }
+        }
+    }
+    released
+}
+
+/// The occupancy samples of pass 2, every `sample_step_ns`.
+struct Sampler<'a> {
+    m: &'a Machine,
+    allowed: &'a [usize],
+    units: &'a PerUnit<BTreeSet<usize>>,
+    samples: u64,
+    imb_sum: PerUnit<f64>,
+    /// Samples with an idle CPU while another holds ≥ 2 tasks, and by the closest
+    /// level between such a pair.
+    iwo: u64,
+    iwo_level: PerLevel<u64>,
+}
+
+impl Sampler<'_> {
+    fn sample(&mut self, occ: &Occupancy) {
+        let m = self.m;
+        self.samples += 1;
+        for u in Unit::ALL {
+            let c = unit_counts(m, &occ.per_cpu, self.units.at(u), u);
+            let (mx, mn) = (
+                c.iter().copied().max().unwrap_or(0),
+                c.iter().copied().min().unwrap_or(0),
+            );
+            *self.imb_sum.get_mut(u) += (mx - mn) as f64;
+        }
+        let idle: Vec<usize> = self
+            .allowed
+            .iter()
+            .copied()
+            .filter(|&c| occ.per_cpu[c] == 0)
+            .collect();
+        let over: Vec<usize> = self
+            .allowed
+            .iter()
+            .copied()
+            .filter(|&c| occ.per_cpu[c] >= 2)
+            .collect();
+        let closest = idle
+            .iter()
+            .flat_map(|&a| over.iter().filter_map(move |&b| Level::between(m, a, b)))
+            .min();
+        if let Some(lv) = closest {
+            self.iwo += 1;
+            *self.iwo_level.get_mut(lv) += 1;
+        }
+    }
+
+    /// The occupancy statistics of the samples taken.
+    fn stats(&self, o: &mut OccupancyStats, step: u64) {
+        let samples = self.samples;
+        o.samples = samples;
+        o.step_ns = step;
+        for u in Unit::ALL {
+            *o.imbalance.get_mut(u) = if samples == 0 {
+                0.0
+            } else {
+                self.imb_sum.get(u) / samples as f64
+            };
+        }
+        o.idle_while_overloaded = frac(self.iwo, samples);
+        for lv in Level::ALL {
+            *o.idle_while_overloaded_by_level.get_mut(lv) = frac(self.iwo_level.get(lv), samples);
+        }
+    }
+}
+
+/// Pass 2's state between events: the decisions counted so far.
+struct Replay<'a> {
+    m: &'a Machine,
+    incl: &'a BTreeSet<u64>,
+    d: Decisions,
+    occ: Occupancy,
+    fork_cpu: BTreeMap<u64, usize>,
+    /// pid -> (waker's CPU, previous CPU) of a sched_waking not yet followed by its
+    /// sched_wakeup.
+    waking: BTreeMap<u64, (usize, Option<usize>)>,
+    /// Where forked tasks landed.
+    landed: Vec<usize>,
+    spread_start: u64,
+    migrations_since_start: u64,
+    /// Units not yet spread over.
+    spread_left: Vec<Unit>,
+}
+
+impl Replay<'_> {
+    /// `c` when it is a CPU of the machine.
+    fn valid(&self, c: Option<usize>) -> Option<usize> {
+        c.filter(|&c| c < self.m.nr_cpus())
+    }
+
+    /// Count one event's decision.
+    fn event(&mut self, l: &Line<'_>) {
+        let pid = ours(self.incl, subject(l));
+        match (l.event, pid) {
+            ("sched_process_fork", _) => self.sched_process_fork(l),
+            ("sched_wakeup_new", Some(p)) => self.sched_wakeup_new(l, p),
+            ("sched_waking", Some(p)) => self.sched_waking(l, p),
+            ("sched_wakeup", Some(p)) => self.sched_wakeup(l, p),
+            ("sched_migrate_task", Some(p)) => self.sched_migrate_task(l, p),
+            _ => {}
+        }
+    }
+
+    /// The CPU an included child was forked on.
+    fn sched_process_fork(&mut self, l: &Line<'_>) {
+        if let Some(c) = ours(self.incl, num(l, "child_pid")) {
+            self.fork_cpu.insert(c, l.cpu);
+        }
+    }
+
+    /// Fork placement: from the forking CPU to the target.
+    fn sched_wakeup_new(&mut self, l: &Line<'_>, p: u64) {
+        let from = self.fork_cpu.get(&p).copied().unwrap_or(l.cpu);
+        match (self.valid(Some(from)), self.valid(cpu_of(l, "target_cpu"))) {
+            (Some(a), Some(b)) => {
+                let d = &mut self.d;
+                d.fork.count += 1;
+                if let Some(lv) = Level::between(self.m, a, b) {
+                    *d.fork.level_counts.get_mut(lv) += 1;
+                }
+                self.landed.push(b);
+            }
+            _ => self.d.foreign_cpu += 1,
+        }
+    }
+
+    /// A wakeup begins: the waker's CPU and the task's previous CPU.
+    fn sched_waking(&mut self, l: &Line<'_>, p: u64) {
+        let prev = self.valid(cpu_of(l, "target_cpu")).or(self.occ.cpu(p));
+        self.waking.insert(p, (l.cpu, prev));
+    }
+
+    /// Wakeup placement, classified against the previous and the waker's CPU.
+    fn sched_wakeup(&mut self, l: &Line<'_>, p: u64) {
+        self.d.wakeup.count += 1;
+        let (waker, prev) = match self.waking.remove(&p) {
+            Some((w, pr)) => (self.valid(Some(w)), pr),
+            None => (None, self.occ.cpu(p)),
+        };
+        match self.valid(cpu_of(l, "target_cpu")) {
+            Some(target) => self.d.wakeup.classify(self.m, target, prev, waker),
+            None => self.d.foreign_cpu += 1,
+        }
+    }
+
+    /// A migration, by level, at wakeup or by balancing.
+    fn sched_migrate_task(&mut self, l: &Line<'_>, p: u64) {
+        match (
+            self.valid(cpu_of(l, "orig_cpu")),
+            self.valid(cpu_of(l, "dest_cpu")),
+        ) {
+            (Some(a), Some(b)) => {
+                let lv = Level::between(self.m, a, b).unwrap_or(Level::Same);
+                let mg = &mut self.d.migrations;
+                mg.count += 1;
+                *mg.by_level.get_mut(lv) += 1;
+                if self.waking.contains_key(&p) {
+                    *mg.wakeup.get_mut(lv) += 1;
+                } else {
+                    *mg.balance.get_mut(lv) += 1;
+                }
+                if l.ts_ns >= self.spread_start {
+                    self.migrations_since_start += 1;
+                }
+            }
+            _ => self.d.foreign_cpu += 1,
+        }
+    }
+
+    /// After the event at `t`: the units over which all `most` tasks now spread.
+    fn check_spread(&mut self, t: u64, most: u64, units: &PerUnit<BTreeSet<usize>>) {
+        if !(t >= self.spread_start
+            && most > 0
+            && self.occ.runnable == most
+            && !self.spread_left.is_empty())
+        {
+            return;
+        }
+        let (m, occ, d) = (self.m, &self.occ, &mut self.d);
+        let (spread_start, migrations) = (self.spread_start, self.migrations_since_start);
+        self.spread_left.retain(|&u| {
+            if spread_ok(m, &occ.per_cpu, units.at(u), u, most) {
+                *d.spread.at.get_mut(u) = SpreadAt {
+                    after_ns: Some(t - spread_start),
+                    migrations: Some(migrations),
+                };
+                false
+            } else {
+                true
+            }
+        });
+    }
+}
+
+/// Fork reach: per unit, the distinct units forked tasks landed in against the most
+/// they could have.
+fn fork_reach(
+    fork: &mut ForkStats,
+    m: &Machine,
+    landed: &[usize],
+    units: &PerUnit<BTreeSet<usize>>,
+) {
+    let nf = landed.len() as u64;
+    for u in Unit::ALL {
+        let distinct = landed
+            .iter()
+            .map(|&c| u.of(m, c))
+            .collect::<BTreeSet<_>>()
+            .len() as u64;
+        let ideal = nf.min(units.at(u).len() as u64);
+        *fork.reach.get_mut(u) = Reach {
+            distinct,
+            ideal,
+            ratio: if ideal == 0 {
+                0.0
+            } else {
+                distinct as f64 / ideal as f64
+            },
+        };
+    }
+    fork.level = fork.level_counts.fractions();
+}
+
+/// The wakeup fractions of the counts.
+fn wakeup_fractions(w: &mut WakeupStats) {
+    let cc = w.class_counts.values();
+    let ct: u64 = cc.iter().sum();
+    w.class = WakeClasses {
+        prev: frac(cc[0], ct),
+        waker: frac(cc[1], ct),
+        waker_smt: frac(cc[2], ct),
+        waker_llc: frac(cc[3], ct),
+        waker_node: frac(cc[4], ct),
+        waker_remote: frac(cc[5], ct),
+    };
+    w.vs_waker = w.vs_waker_counts.fractions();
+    w.vs_prev = w.vs_prev_counts.fractions();
+}
+
+/// The migration fractions and rates over the window.
+fn migration_rates(mg: &mut MigrationStats, window: (u64, u64)) {
+    let secs = (window.1 - window.0) as f64 / 1e9;
+    mg.window_s = secs;
+    mg.level = mg.by_level.fractions();
+    let rate = |c: u64| if secs > 0.0 { c as f64 / secs } else { 0.0 };
+    for lv in Level::ALL {
+        *mg.rate_per_s.get_mut(lv) = rate(mg.by_level.get(lv));
+    }
+    mg.wakeup_rate_per_s = rate(mg.wakeup.total());
+    mg.balance_rate_per_s = rate(mg.balance.total());
+    mg.wakeup_share = frac(mg.wakeup.total(), mg.count);
+}
+
 impl Decisions {
     /// JSON (serde, fields in declaration order).
     pub fn json(&self) -> String {
@@ -649,43 +1004,14 @@ impl Decisions {
 
     /// The decisions in ftrace `text` of a run on `m`.
     pub fn from_text(text: &str, m: &Machine, opts: &DecisionOpts) -> Decisions {
-        let mut unparsed = 0;
-        let mut lines: Vec<(Line<'_>, &str)> = Vec::new();
-        for raw in text.lines() {
-            match parse_line(raw) {
-                Some(l) => lines.push((l, raw)),
-                None if !raw.trim_start().starts_with('#') && !raw.trim().is_empty() => {
-                    unparsed += 1
-                }
-                None => {}
-            }
-        }
+        let (mut lines, unparsed) = parse_lines(text);
         // ftrace prints in time order; a stable sort keeps same-instant order.
         lines.sort_by_key(|(l, _)| l.ts_ns);
         let incl = included(&lines, &opts.filter);
         let n = m.nr_cpus();
-        let ours = |p: Option<u64>| p.filter(|p| *p != 0 && incl.contains(p));
-        let num = |l: &Line<'_>, k: &str| l.get(k).and_then(|v| v.parse::<u64>().ok());
-        let cpu_of = |l: &Line<'_>, k: &str| num(l, k).map(|c| c as usize);
-        let about_ours = |l: &Line<'_>| match l.event {
-            "sched_switch" => {
-                ours(num(l, "prev_pid")).is_some() || ours(num(l, "next_pid")).is_some()
-            }
-            "sched_process_fork" => {
-                ours(num(l, "child_pid")).is_some() || ours(num(l, "pid")).is_some()
-            }
-            _ => ours(subject(l)).is_some(),
-        };
 
         // The window and the start.
-        let mut window: Option<(u64, u64)> = None;
-        for (l, _) in &lines {
-            if about_ours(l) {
-                let t = l.ts_ns;
-                window = Some(window.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
-            }
-        }
-        let window = window.unwrap_or((0, 0));
+        let window = window(&lines, &incl);
         let marker = opts.start_marker.as_deref().and_then(|mk| {
             lines
                 .iter()
@@ -694,247 +1020,67 @@ impl Decisions {
         });
         let start = marker.unwrap_or(window.0);
 
-        // Allowed units.
-        let allowed: Vec<usize> = match &opts.cpus {
-            Some(v) => v.iter().copied().filter(|&c| c < n).collect(),
-            None => (0..n).collect(),
-        };
-        let mut units: PerUnit<BTreeSet<usize>> = PerUnit::default();
-        for u in Unit::ALL {
-            *units.get_mut(u) = allowed.iter().map(|&c| u.of(m, c)).collect();
-        }
-
-        // Pass 1: N, the most included tasks runnable at once (from the start).
-        let mut occ = Occupancy::new(n);
-        let mut most = 0;
-        for (l, _) in &lines {
-            track(&mut occ, l, &incl, n);
-            if l.ts_ns >= start {
-                most = most.max(occ.runnable);
-            }
-        }
-
-        // Pass 1b: the release. Tasks released from one CPU (hogs queued there,
-        // then allowed everywhere) are spread from the last moment one CPU held
-        // all N of them; without such a moment, from the start.
-        let mut released: Option<u64> = None;
-        if most >= 2 {
-            let mut occ = Occupancy::new(n);
-            for (l, _) in &lines {
-                track(&mut occ, l, &incl, n);
-                if l.ts_ns >= start && occ.per_cpu.contains(&most) {
-                    released = Some(l.ts_ns);
-                }
-            }
-        }
+        let (allowed, units) = allowed_units(m, opts);
+        let most = most_runnable(&lines, &incl, n, start);
+        let released = release(&lines, &incl, n, start, most);
         let spread_start = released.unwrap_or(start);
 
         // Pass 2: everything.
-        let mut d = Decisions {
-            tasks: incl.len() as u64,
-            window_ns: window,
-            unparsed,
-            ..Default::default()
+        let mut r = Replay {
+            m,
+            incl: &incl,
+            d: Decisions {
+                tasks: incl.len() as u64,
+                window_ns: window,
+                unparsed,
+                ..Default::default()
+            },
+            occ: Occupancy::new(n),
+            fork_cpu: BTreeMap::new(),
+            waking: BTreeMap::new(),
+            landed: Vec::new(),
+            spread_start,
+            migrations_since_start: 0,
+            spread_left: Unit::ALL.to_vec(),
         };
-        let mut occ = Occupancy::new(n);
-        let mut fork_cpu: BTreeMap<u64, usize> = BTreeMap::new();
-        // pid -> (waker's CPU, previous CPU) of a sched_waking not yet followed
-        // by its sched_wakeup.
-        let mut waking: BTreeMap<u64, (usize, Option<usize>)> = BTreeMap::new();
-        let mut landed: Vec<usize> = Vec::new();
-        let mut migrations_since_start = 0u64;
-        let mut spread_left: Vec<Unit> = Unit::ALL.to_vec();
+        let mut s = Sampler {
+            m,
+            allowed: &allowed,
+            units: &units,
+            samples: 0,
+            imb_sum: PerUnit::default(),
+            iwo: 0,
+            iwo_level: PerLevel::default(),
+        };
         let step = opts.sample_step_ns;
         let mut next_sample = start;
-        let mut samples = 0u64;
-        let mut imb_sum: PerUnit<f64> = PerUnit::default();
-        let mut iwo = 0u64;
-        let mut iwo_level: PerLevel<u64> = PerLevel::default();
-        let mut sample = |occ: &Occupancy| {
-            samples += 1;
-            for u in Unit::ALL {
-                let c = unit_counts(m, &occ.per_cpu, units.at(u), u);
-                let (mx, mn) = (
-                    c.iter().copied().max().unwrap_or(0),
-                    c.iter().copied().min().unwrap_or(0),
-                );
-                *imb_sum.get_mut(u) += (mx - mn) as f64;
-            }
-            let idle: Vec<usize> = allowed
-                .iter()
-                .copied()
-                .filter(|&c| occ.per_cpu[c] == 0)
-                .collect();
-            let over: Vec<usize> = allowed
-                .iter()
-                .copied()
-                .filter(|&c| occ.per_cpu[c] >= 2)
-                .collect();
-            let closest = idle
-                .iter()
-                .flat_map(|&a| over.iter().filter_map(move |&b| Level::between(m, a, b)))
-                .min();
-            if let Some(lv) = closest {
-                iwo += 1;
-                *iwo_level.get_mut(lv) += 1;
-            }
-        };
         for (l, _) in &lines {
             let t = l.ts_ns;
             if step > 0 {
                 while next_sample < t && next_sample <= window.1 {
-                    sample(&occ);
+                    s.sample(&r.occ);
                     next_sample += step;
                 }
             }
-            let pid = ours(subject(l));
-            let valid = |c: Option<usize>| c.filter(|&c| c < n);
-            match l.event {
-                "sched_process_fork" => {
-                    if let Some(c) = ours(num(l, "child_pid")) {
-                        fork_cpu.insert(c, l.cpu);
-                    }
-                }
-                "sched_wakeup_new" => {
-                    if let Some(p) = pid {
-                        let from = fork_cpu.get(&p).copied().unwrap_or(l.cpu);
-                        match (valid(Some(from)), valid(cpu_of(l, "target_cpu"))) {
-                            (Some(a), Some(b)) => {
-                                d.fork.count += 1;
-                                if let Some(lv) = Level::between(m, a, b) {
-                                    *d.fork.level_counts.get_mut(lv) += 1;
-                                }
-                                landed.push(b);
-                            }
-                            _ => d.foreign_cpu += 1,
-                        }
-                    }
-                }
-                "sched_waking" => {
-                    if let Some(p) = pid {
-                        let prev = valid(cpu_of(l, "target_cpu")).or(occ.cpu(p));
-                        waking.insert(p, (l.cpu, prev));
-                    }
-                }
-                "sched_wakeup" => {
-                    if let Some(p) = pid {
-                        d.wakeup.count += 1;
-                        let (waker, prev) = match waking.remove(&p) {
-                            Some((w, pr)) => (valid(Some(w)), pr),
-                            None => (None, occ.cpu(p)),
-                        };
-                        match valid(cpu_of(l, "target_cpu")) {
-                            Some(target) => d.wakeup.classify(m, target, prev, waker),
-                            None => d.foreign_cpu += 1,
-                        }
-                    }
-                }
-                "sched_migrate_task" => {
-                    if let Some(p) = pid {
-                        match (valid(cpu_of(l, "orig_cpu")), valid(cpu_of(l, "dest_cpu"))) {
-                            (Some(a), Some(b)) => {
-                                let lv = Level::between(m, a, b).unwrap_or(Level::Same);
-                                let mg = &mut d.migrations;
-                                mg.count += 1;
-                                *mg.by_level.get_mut(lv) += 1;
-                                if waking.contains_key(&p) {
-                                    *mg.wakeup.get_mut(lv) += 1;
-                                } else {
-                                    *mg.balance.get_mut(lv) += 1;
-                                }
-                                if t >= spread_start {
-                                    migrations_since_start += 1;
-                                }
-                            }
-                            _ => d.foreign_cpu += 1,
-                        }
-                    }
-                }
-                _ => {}
-            }
-            track(&mut occ, l, &incl, n);
-            if t >= spread_start && most > 0 && occ.runnable == most && !spread_left.is_empty() {
-                spread_left.retain(|&u| {
-                    if spread_ok(m, &occ.per_cpu, units.at(u), u, most) {
-                        *d.spread.at.get_mut(u) = SpreadAt {
-                            after_ns: Some(t - spread_start),
-                            migrations: Some(migrations_since_start),
-                        };
-                        false
-                    } else {
-                        true
-                    }
-                });
-            }
+            r.event(l);
+            track(&mut r.occ, l, &incl, n);
+            r.check_spread(t, most, &units);
         }
         if step > 0 && !lines.is_empty() {
             while next_sample <= window.1 {
-                sample(&occ);
+                s.sample(&r.occ);
                 next_sample += step;
             }
         }
 
-        // Fork reach.
-        let nf = landed.len() as u64;
-        for u in Unit::ALL {
-            let distinct = landed
-                .iter()
-                .map(|&c| u.of(m, c))
-                .collect::<BTreeSet<_>>()
-                .len() as u64;
-            let ideal = nf.min(units.at(u).len() as u64);
-            *d.fork.reach.get_mut(u) = Reach {
-                distinct,
-                ideal,
-                ratio: if ideal == 0 {
-                    0.0
-                } else {
-                    distinct as f64 / ideal as f64
-                },
-            };
-        }
-        d.fork.level = d.fork.level_counts.fractions();
-        let w = &mut d.wakeup;
-        let cc = w.class_counts.values();
-        let ct: u64 = cc.iter().sum();
-        w.class = WakeClasses {
-            prev: frac(cc[0], ct),
-            waker: frac(cc[1], ct),
-            waker_smt: frac(cc[2], ct),
-            waker_llc: frac(cc[3], ct),
-            waker_node: frac(cc[4], ct),
-            waker_remote: frac(cc[5], ct),
-        };
-        w.vs_waker = w.vs_waker_counts.fractions();
-        w.vs_prev = w.vs_prev_counts.fractions();
-        let mg = &mut d.migrations;
-        let secs = (window.1 - window.0) as f64 / 1e9;
-        mg.window_s = secs;
-        mg.level = mg.by_level.fractions();
-        let rate = |c: u64| if secs > 0.0 { c as f64 / secs } else { 0.0 };
-        for lv in Level::ALL {
-            *mg.rate_per_s.get_mut(lv) = rate(mg.by_level.get(lv));
-        }
-        mg.wakeup_rate_per_s = rate(mg.wakeup.total());
-        mg.balance_rate_per_s = rate(mg.balance.total());
-        mg.wakeup_share = frac(mg.wakeup.total(), mg.count);
+        let mut d = r.d;
+        fork_reach(&mut d.fork, m, &r.landed, &units);
+        wakeup_fractions(&mut d.wakeup);
+        migration_rates(&mut d.migrations, window);
         d.spread.start_ns = spread_start;
         d.spread.released = released.is_some();
         d.spread.tasks = most;
-        let o = &mut d.occupancy;
-        o.samples = samples;
-        o.step_ns = step;
-        for u in Unit::ALL {
-            *o.imbalance.get_mut(u) = if samples == 0 {
-                0.0
-            } else {
-                imb_sum.get(u) / samples as f64
-            };
-        }
-        o.idle_while_overloaded = frac(iwo, samples);
-        for lv in Level::ALL {
-            *o.idle_while_overloaded_by_level.get_mut(lv) = frac(iwo_level.get(lv), samples);
-        }
+        s.stats(&mut d.occupancy, step);
         d
     }
 }

@@ -174,12 +174,41 @@ enum Version {
     },
 }
 
+/// The dimensions and version of one build.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// Message threads.
+    m: u32,
+    /// Workers per message thread.
+    t: u32,
+    /// Workers in all (`m·t`).
+    nw: u32,
+    nr_cpus: usize,
+    v: Version,
+}
+
+/// The metrics the workers record: wakeup latency; request and completion time (new
+/// version).
+#[derive(Clone, Copy)]
+struct Metrics {
+    wake: usize,
+    req: Option<usize>,
+    done: Option<usize>,
+}
+
 /// Build the workload. Programs: 0 = main; per message thread `M`: `1 + 2M` the
 /// message thread, `2 + 2M` its worker. Futexes: message thread `M` owns `M`, worker
 /// `k = M·t + j` owns `m + k`. Shared words: wake time of worker `k` at `k`. Lists:
 /// one per message thread. Spin locks: one per CPU (new version).
 fn build(m: u32, t: u32, runtime_s: u32, v: Version, nr_cpus: usize) -> WorkloadSpec {
     let nw = m * t;
+    let sh = Shape {
+        m,
+        t,
+        nw,
+        nr_cpus,
+        v,
+    };
     let mut spec = WorkloadSpec {
         futexes: m + nw,
         words: nw,
@@ -199,6 +228,7 @@ fn build(m: u32, t: u32, runtime_s: u32, v: Version, nr_cpus: usize) -> Workload
         ),
         Version::Old { .. } => (None, None),
     };
+    let mt = Metrics { wake, req, done };
     let mut main = Vec::new();
     for mi in 0..m {
         main.push(Op::Fork {
@@ -214,155 +244,177 @@ fn build(m: u32, t: u32, runtime_s: u32, v: Version, nr_cpus: usize) -> Workload
         name: "schbench".into(),
         ops: main,
     });
-    let worker_futex_by_item = obj(m, nw, IdxExpr::Reg(R_ITEM));
-    let wake_time_by_item = obj(0, nw, IdxExpr::Reg(R_ITEM));
     for mi in 0..m {
-        let own = obj(0, m, IdxExpr::Const(mi));
-        let list = obj(0, m, IdxExpr::Const(mi));
-        // Message thread.
-        let mut p = Vec::new();
-        for _ in 0..t {
-            p.push(Op::Fork {
-                prog: 2 + 2 * mi as usize,
-                thread: true,
-            });
-        }
-        let top = p.len();
-        p.push(Op::Loop {
-            count: LoopCount::Forever,
-            end: 0,
-        });
-        p.push(Op::FutexSet {
-            f: own,
-            val: FUTEX_BLOCKED,
-        });
-        p.push(Op::Splice { l: list });
-        p.push(Op::Mark { slot: R_BATCH_TS });
-        let each = p.len();
-        p.push(Op::Loop {
-            count: LoopCount::Each { slot: R_ITEM },
-            end: each + 3,
-        });
-        p.push(Op::Store {
-            w: wake_time_by_item,
-            slot: R_BATCH_TS,
-        });
-        p.push(Op::FutexPost {
-            f: worker_futex_by_item,
-        });
-        p.push(Op::EndLoop { start: each });
-        p.push(Op::FutexAwait { f: own });
-        if let Version::Old {
-            sleep_ns,
-            jitter_ns,
-            ..
-        } = v
-        {
-            // `-s 0` skips the usleep altogether.
-            if sleep_ns > 0 {
-                let d = if jitter_ns == 0 {
-                    Dist::Const(sleep_ns)
-                } else {
-                    Dist::Uniform {
-                        lo: sleep_ns,
-                        hi: sleep_ns + jitter_ns - 1,
-                    }
-                };
-                p.push(Op::Sleep(d));
-            }
-        }
-        let end = p.len();
-        p.push(Op::EndLoop { start: top });
-        p[top] = Op::Loop {
-            count: LoopCount::Forever,
-            end,
-        };
-        spec.programs.push(Program {
-            name: format!("msg{mi}"),
-            ops: p,
-        });
-
-        // Worker j of message thread M is fork number j: global index M·t + j.
-        let me = IdxExpr::Instance {
-            div: 1,
-            add: mi * t,
-        };
-        let own_w = obj(m, nw, me);
-        let my_wake = obj(0, nw, me);
-        let mut w = vec![Op::Loop {
-            count: LoopCount::Forever,
-            end: 0,
-        }];
-        if let Version::Old { spin_ns, .. } = v {
-            w.push(Op::Spin(Dist::Const(spin_ns)));
-        }
-        w.extend([
-            Op::FutexSet {
-                f: own_w,
-                val: FUTEX_BLOCKED,
-            },
-            Op::Mark { slot: R_TS },
-            Op::Store {
-                w: my_wake,
-                slot: R_TS,
-            },
-            Op::Push { l: list, item: me },
-            Op::FutexPost { f: own },
-            Op::FutexAwait { f: own_w },
-            Op::Load {
-                slot: R_TS,
-                w: my_wake,
-            },
-            Op::Record {
-                metric: wake,
-                slot: R_TS,
-            },
-        ]);
-        if let Version::New {
-            sleep_ns,
-            math_ns,
-            lock,
-        } = v
-        {
-            let percpu = obj(0, nr_cpus as u32, IdxExpr::Cpu);
-            w.push(Op::Mark { slot: R_REQ });
-            if sleep_ns > 0 {
-                w.push(Op::Sleep(Dist::Const(sleep_ns)));
-            }
-            if lock {
-                w.push(Op::SpinLock {
-                    l: percpu,
-                    slot: R_LOCK,
-                });
-            }
-            w.push(Op::Compute(Dist::Const(math_ns)));
-            if lock {
-                w.push(Op::SpinUnlock {
-                    l: obj(0, nr_cpus as u32, IdxExpr::Reg(R_LOCK)),
-                });
-            }
-            w.push(Op::Record {
-                metric: req.expect("request metric"),
-                slot: R_REQ,
-            });
-            w.push(Op::Record {
-                metric: done.expect("completion metric"),
-                slot: R_ZERO,
-            });
-        }
-        let end = w.len();
-        w.push(Op::EndLoop { start: 0 });
-        w[0] = Op::Loop {
-            count: LoopCount::Forever,
-            end,
-        };
-        spec.programs.push(Program {
-            name: format!("worker{mi}"),
-            ops: w,
-        });
+        spec.programs.push(message_thread(sh, mi));
+        spec.programs.push(worker(sh, mt, mi));
     }
     spec.tasks.push(TaskSpec::main("schbench"));
     spec
+}
+
+/// Message thread `mi`: forks its workers, then forever takes the list of waiting
+/// workers, stamps and wakes each, and waits for the next to queue (the old
+/// version sleeping in between).
+fn message_thread(sh: Shape, mi: u32) -> Program {
+    let Shape { m, t, nw, v, .. } = sh;
+    let worker_futex_by_item = obj(m, nw, IdxExpr::Reg(R_ITEM));
+    let wake_time_by_item = obj(0, nw, IdxExpr::Reg(R_ITEM));
+    let own = obj(0, m, IdxExpr::Const(mi));
+    let list = obj(0, m, IdxExpr::Const(mi));
+    let mut p = Vec::new();
+    for _ in 0..t {
+        p.push(Op::Fork {
+            prog: 2 + 2 * mi as usize,
+            thread: true,
+        });
+    }
+    let top = p.len();
+    p.push(Op::Loop {
+        count: LoopCount::Forever,
+        end: 0,
+    });
+    p.push(Op::FutexSet {
+        f: own,
+        val: FUTEX_BLOCKED,
+    });
+    p.push(Op::Splice { l: list });
+    p.push(Op::Mark { slot: R_BATCH_TS });
+    let each = p.len();
+    p.push(Op::Loop {
+        count: LoopCount::Each { slot: R_ITEM },
+        end: each + 3,
+    });
+    p.push(Op::Store {
+        w: wake_time_by_item,
+        slot: R_BATCH_TS,
+    });
+    p.push(Op::FutexPost {
+        f: worker_futex_by_item,
+    });
+    p.push(Op::EndLoop { start: each });
+    p.push(Op::FutexAwait { f: own });
+    if let Version::Old {
+        sleep_ns,
+        jitter_ns,
+        ..
+    } = v
+    {
+        // `-s 0` skips the usleep altogether.
+        if sleep_ns > 0 {
+            let d = if jitter_ns == 0 {
+                Dist::Const(sleep_ns)
+            } else {
+                Dist::Uniform {
+                    lo: sleep_ns,
+                    hi: sleep_ns + jitter_ns - 1,
+                }
+            };
+            p.push(Op::Sleep(d));
+        }
+    }
+    let end = p.len();
+    p.push(Op::EndLoop { start: top });
+    p[top] = Op::Loop {
+        count: LoopCount::Forever,
+        end,
+    };
+    Program {
+        name: format!("msg{mi}"),
+        ops: p,
+    }
+}
+
+/// The workers of message thread `mi`: forever queue themselves, wake the message
+/// thread, wait to be woken and record the wakeup latency (the old version spinning
+/// first; the new one then serving a request).
+fn worker(sh: Shape, mt: Metrics, mi: u32) -> Program {
+    let Shape {
+        m,
+        t,
+        nw,
+        nr_cpus,
+        v,
+    } = sh;
+    let own = obj(0, m, IdxExpr::Const(mi));
+    let list = obj(0, m, IdxExpr::Const(mi));
+    // Worker j of message thread M is fork number j: global index M·t + j.
+    let me = IdxExpr::Instance {
+        div: 1,
+        add: mi * t,
+    };
+    let own_w = obj(m, nw, me);
+    let my_wake = obj(0, nw, me);
+    let mut w = vec![Op::Loop {
+        count: LoopCount::Forever,
+        end: 0,
+    }];
+    if let Version::Old { spin_ns, .. } = v {
+        w.push(Op::Spin(Dist::Const(spin_ns)));
+    }
+    w.extend([
+        Op::FutexSet {
+            f: own_w,
+            val: FUTEX_BLOCKED,
+        },
+        Op::Mark { slot: R_TS },
+        Op::Store {
+            w: my_wake,
+            slot: R_TS,
+        },
+        Op::Push { l: list, item: me },
+        Op::FutexPost { f: own },
+        Op::FutexAwait { f: own_w },
+        Op::Load {
+            slot: R_TS,
+            w: my_wake,
+        },
+        Op::Record {
+            metric: mt.wake,
+            slot: R_TS,
+        },
+    ]);
+    if let Version::New {
+        sleep_ns,
+        math_ns,
+        lock,
+    } = v
+    {
+        let percpu = obj(0, nr_cpus as u32, IdxExpr::Cpu);
+        w.push(Op::Mark { slot: R_REQ });
+        if sleep_ns > 0 {
+            w.push(Op::Sleep(Dist::Const(sleep_ns)));
+        }
+        if lock {
+            w.push(Op::SpinLock {
+                l: percpu,
+                slot: R_LOCK,
+            });
+        }
+        w.push(Op::Compute(Dist::Const(math_ns)));
+        if lock {
+            w.push(Op::SpinUnlock {
+                l: obj(0, nr_cpus as u32, IdxExpr::Reg(R_LOCK)),
+            });
+        }
+        w.push(Op::Record {
+            metric: mt.req.expect("request metric"),
+            slot: R_REQ,
+        });
+        w.push(Op::Record {
+            metric: mt.done.expect("completion metric"),
+            slot: R_ZERO,
+        });
+    }
+    let end = w.len();
+    w.push(Op::EndLoop { start: 0 });
+    w[0] = Op::Loop {
+        count: LoopCount::Forever,
+        end,
+    };
+    Program {
+        name: format!("worker{mi}"),
+        ops: w,
+    }
 }
 
 /// The old schbench workload.

@@ -548,213 +548,216 @@ fn ignored(o: &Obj<'_>) -> Result<(), InputError> {
     Ok(())
 }
 
-/// Parse the text of an rt-app file for a machine of `m`. A leading byte-order
-/// mark is ignored, as in every input (`crate::input`).
-pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, InputError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let src = Src { file, text };
-    let root = json::parse(text).map_err(|e| src.err(e.pos, "", format!("JSON: {}", e.msg)))?;
-    let top = Obj::new(&src, &root, "")?;
-    top.no_duplicates()?;
-    let nr_cpus = m.nr_cpus();
+/// The `global` object: the duration (s, `None` for none), the calibration and the
+/// default policy.
+fn global(
+    src: &Src<'_>,
+    g: Option<&JNode>,
+    nr_cpus: usize,
+) -> Result<(Option<u64>, Calibration, Policy), InputError> {
     let mut duration_s = None;
     let mut calibration = Calibration::Cpu(0);
     let mut def_policy = Policy::Normal;
-    if let Some(g) = top.get("global") {
-        let g = Obj::new(&src, g, "global")?;
-        g.no_duplicates()?;
-        if let Some(d) = g.int(
-            "duration",
-            "an integer number of seconds (-1 = none)",
-            i64::MIN,
-            (crate::engine::MAX_TIME_NS / crate::engine::NSEC_PER_SEC) as i64,
-        )? {
-            duration_s = (d > 0).then_some(d as u64);
-        }
-        if let Some(n) = g.get("calibration") {
-            calibration = match &n.val {
-                JVal::Int(i) if *i > 0 => Calibration::NsPerLoop(*i as u64),
-                JVal::Str(s) if s.starts_with("CPU") => match s[3..].parse::<usize>() {
-                    Ok(c) if c < nr_cpus => Calibration::Cpu(c),
-                    _ => {
-                        return Err(g.err(
-                            n,
-                            "calibration",
-                            format!("{s:?} is not a CPU of this {nr_cpus}-CPU machine"),
-                        ))
-                    }
-                },
-                v => {
+    let Some(g) = g else {
+        return Ok((duration_s, calibration, def_policy));
+    };
+    let g = Obj::new(src, g, "global")?;
+    g.no_duplicates()?;
+    if let Some(d) = g.int(
+        "duration",
+        "an integer number of seconds (-1 = none)",
+        i64::MIN,
+        (crate::engine::MAX_TIME_NS / crate::engine::NSEC_PER_SEC) as i64,
+    )? {
+        duration_s = (d > 0).then_some(d as u64);
+    }
+    if let Some(n) = g.get("calibration") {
+        calibration = match &n.val {
+            JVal::Int(i) if *i > 0 => Calibration::NsPerLoop(*i as u64),
+            JVal::Str(s) if s.starts_with("CPU") => match s[3..].parse::<usize>() {
+                Ok(c) if c < nr_cpus => Calibration::Cpu(c),
+                _ => {
                     return Err(g.err(
                         n,
                         "calibration",
-                        format!(
-                            "expected \"CPUn\" or a positive ns-per-loop integer, found {}",
-                            v.describe()
-                        ),
+                        format!("{s:?} is not a CPU of this {nr_cpus}-CPU machine"),
                     ))
                 }
-            };
-        }
-        if let Some(n) = g.get("default_policy") {
-            def_policy = policy_value(&src, n, "global.default_policy")?;
-        }
-        for k in [
-            "pi_enabled",
-            "lock_pages",
-            "logdir",
-            "log_basename",
-            "log_size",
-            "ftrace",
-            "gnuplot",
-            "io_device",
-            "mem_buffer_size",
-            "cumulative_slack",
-        ] {
-            g.get(k);
-        }
-        g.finish()?;
-    }
-    top.get("resources");
-    let tasks_node = top
-        .get("tasks")
-        .ok_or_else(|| src.err(0, "", "missing the `tasks` object"))?;
-    let tasks_obj = Obj::new(&src, tasks_node, "tasks")?;
-    tasks_obj.no_duplicates()?;
-    top.finish()?;
-    let mut tasks = Vec::new();
-    let mut forks = Vec::new();
-    let mut threads = 0usize;
-    for (name, _, tn) in tasks_obj.members {
-        let path = format!("tasks.{name}");
-        let t = Obj::new(&src, tn, &path)?;
-        t.no_duplicates_events()?;
-        let instances = t
-            .int("instance", "an integer 0..=4096", 0, 4096)?
-            .unwrap_or(1) as u32;
-        threads += instances as usize;
-        if threads > crate::engine::MAX_TASKS {
-            return Err(src.err(
-                tn.pos,
-                &path,
-                format!(
-                    "its `instance` brings the file to {threads} threads, more than the limit of {} (see docs/limits.md)",
-                    crate::engine::MAX_TASKS
-                ),
-            ));
-        }
-        let delay_us = t
-            .int(
-                "delay",
-                "a non-negative integer (µs) up to 2^32 - 1",
-                0,
-                u32::MAX as i64,
-            )?
-            .unwrap_or(0) as u64;
-        let cpus_t = cpus(&t, nr_cpus)?;
-        let pol = policy(&t, def_policy)?;
-        let nice = t
-            .int("priority", "a nice value -20..=19 (fair policies)", -20, 19)?
-            .unwrap_or(0) as i32;
-        let (umin, umax) = (util(&t, "util_min")?, util(&t, "util_max")?);
-        ignored(&t)?;
-        let (loops, phases) = match t.get("phases") {
-            Some(pn) => {
-                let po = Obj::new(&src, pn, &child(&path, "phases"))?;
-                po.no_duplicates()?;
-                let mut phases = Vec::new();
-                for (pname, _, pnode) in po.members {
-                    let pp = format!("{path}.phases.{pname}");
-                    let p = Obj::new(&src, pnode, &pp)?;
-                    p.no_duplicates_events()?;
-                    let loops = loop_count(&p, Some(1))?;
-                    let pc = cpus(&p, nr_cpus)?;
-                    if let Some(n) = p.get("policy") {
-                        if policy_value(&src, n, &child(&pp, "policy"))? != pol {
-                            return Err(p.err(
-                                n,
-                                "policy",
-                                "per-phase policy changes are not modelled",
-                            ));
-                        }
-                    }
-                    if let Some(pr) = p.int("priority", "a nice value -20..=19", -20, 19)? {
-                        if pr as i32 != nice {
-                            let n = p.get("priority").expect("present");
-                            return Err(p.err(
-                                n,
-                                "priority",
-                                "per-phase priority changes are not modelled",
-                            ));
-                        }
-                    }
-                    let (pmin, pmax) = (util(&p, "util_min")?, util(&p, "util_max")?);
-                    ignored(&p)?;
-                    let ev = events(&p, &mut forks)?;
-                    phases.push(Phase {
-                        name: pname.clone(),
-                        loops,
-                        cpus: pc,
-                        util_min: pmin,
-                        util_max: pmax,
-                        events: ev,
-                    });
-                }
-                if phases.is_empty() {
-                    return Err(src.err(pn.pos, &child(&path, "phases"), "no phases"));
-                }
-                (loop_count(&t, None)?, phases)
-            }
-            None => {
-                t.no_duplicates_events()?;
-                let loops = loop_count(&t, None)?;
-                let ev = events(&t, &mut forks)?;
-                (
-                    Some(1),
-                    vec![Phase {
-                        name: SINGLE_PHASE.into(),
-                        loops,
-                        cpus: None,
-                        util_min: None,
-                        util_max: None,
-                        events: ev,
-                    }],
-                )
+            },
+            v => {
+                return Err(g.err(
+                    n,
+                    "calibration",
+                    format!(
+                        "expected \"CPUn\" or a positive ns-per-loop integer, found {}",
+                        v.describe()
+                    ),
+                ))
             }
         };
-        t.finish()?;
-        if loops.is_none() && phases.iter().all(|p| p.loops == Some(0)) {
-            return Err(src.err(
-                tn.pos,
-                &path,
-                "loops forever over phases that all have `loop: 0` (nothing to do)",
-            ));
-        }
-        tasks.push(TaskDef {
-            name: name.clone(),
-            instances,
-            delay_us,
-            loops,
-            phases,
-            cpus: cpus_t,
-            policy: pol,
-            nice,
-            util_min: umin,
-            util_max: umax,
-        });
     }
-    if tasks.is_empty() {
-        return Err(src.err(tasks_node.pos, "tasks", "no tasks"));
+    if let Some(n) = g.get("default_policy") {
+        def_policy = policy_value(src, n, "global.default_policy")?;
     }
-    if tasks.iter().all(|t| t.instances == 0) {
+    for k in [
+        "pi_enabled",
+        "lock_pages",
+        "logdir",
+        "log_basename",
+        "log_size",
+        "ftrace",
+        "gnuplot",
+        "io_device",
+        "mem_buffer_size",
+        "cumulative_slack",
+    ] {
+        g.get(k);
+    }
+    g.finish()?;
+    Ok((duration_s, calibration, def_policy))
+}
+
+/// A fork of `.0` from the event at `.1` (path `.2`), checked once every task is
+/// known.
+type ForkRef = (String, usize, String);
+
+/// One member of `tasks`; `threads` counts the threads of the file so far.
+fn task(
+    src: &Src<'_>,
+    name: &str,
+    tn: &JNode,
+    nr_cpus: usize,
+    def_policy: Policy,
+    threads: &mut usize,
+    forks: &mut Vec<ForkRef>,
+) -> Result<TaskDef, InputError> {
+    let path = format!("tasks.{name}");
+    let t = Obj::new(src, tn, &path)?;
+    t.no_duplicates_events()?;
+    let instances = t
+        .int("instance", "an integer 0..=4096", 0, 4096)?
+        .unwrap_or(1) as u32;
+    *threads += instances as usize;
+    if *threads > crate::engine::MAX_TASKS {
         return Err(src.err(
-            tasks_node.pos,
-            "tasks",
-            "no thread starts (every `instance` is 0)",
+            tn.pos,
+            &path,
+            format!(
+                "its `instance` brings the file to {threads} threads, more than the limit of {} (see docs/limits.md)",
+                crate::engine::MAX_TASKS
+            ),
         ));
     }
-    // Cross-references: fork targets exist and do not use barriers.
-    for (target, pos, path) in &forks {
+    let delay_us = t
+        .int(
+            "delay",
+            "a non-negative integer (µs) up to 2^32 - 1",
+            0,
+            u32::MAX as i64,
+        )?
+        .unwrap_or(0) as u64;
+    let cpus_t = cpus(&t, nr_cpus)?;
+    let pol = policy(&t, def_policy)?;
+    let nice = t
+        .int("priority", "a nice value -20..=19 (fair policies)", -20, 19)?
+        .unwrap_or(0) as i32;
+    let (umin, umax) = (util(&t, "util_min")?, util(&t, "util_max")?);
+    ignored(&t)?;
+    let (loops, phases) = match t.get("phases") {
+        Some(pn) => {
+            let phases = phases(src, pn, &path, nr_cpus, (pol, nice), forks)?;
+            (loop_count(&t, None)?, phases)
+        }
+        None => {
+            t.no_duplicates_events()?;
+            let loops = loop_count(&t, None)?;
+            let ev = events(&t, forks)?;
+            (
+                Some(1),
+                vec![Phase {
+                    name: SINGLE_PHASE.into(),
+                    loops,
+                    cpus: None,
+                    util_min: None,
+                    util_max: None,
+                    events: ev,
+                }],
+            )
+        }
+    };
+    t.finish()?;
+    if loops.is_none() && phases.iter().all(|p| p.loops == Some(0)) {
+        return Err(src.err(
+            tn.pos,
+            &path,
+            "loops forever over phases that all have `loop: 0` (nothing to do)",
+        ));
+    }
+    Ok(TaskDef {
+        name: name.to_string(),
+        instances,
+        delay_us,
+        loops,
+        phases,
+        cpus: cpus_t,
+        policy: pol,
+        nice,
+        util_min: umin,
+        util_max: umax,
+    })
+}
+
+/// The `phases` object of the task at `path`, whose policy and nice value
+/// (`task_prio`) a phase may repeat but not change.
+fn phases(
+    src: &Src<'_>,
+    pn: &JNode,
+    path: &str,
+    nr_cpus: usize,
+    (pol, nice): (Policy, i32),
+    forks: &mut Vec<ForkRef>,
+) -> Result<Vec<Phase>, InputError> {
+    let po = Obj::new(src, pn, &child(path, "phases"))?;
+    po.no_duplicates()?;
+    let mut phases = Vec::new();
+    for (pname, _, pnode) in po.members {
+        let pp = format!("{path}.phases.{pname}");
+        let p = Obj::new(src, pnode, &pp)?;
+        p.no_duplicates_events()?;
+        let loops = loop_count(&p, Some(1))?;
+        let pc = cpus(&p, nr_cpus)?;
+        if let Some(n) = p.get("policy") {
+            if policy_value(src, n, &child(&pp, "policy"))? != pol {
+                return Err(p.err(n, "policy", "per-phase policy changes are not modelled"));
+            }
+        }
+        if let Some(pr) = p.int("priority", "a nice value -20..=19", -20, 19)? {
+            if pr as i32 != nice {
+                let n = p.get("priority").expect("present");
+                return Err(p.err(n, "priority", "per-phase priority changes are not modelled"));
+            }
+        }
+        let (pmin, pmax) = (util(&p, "util_min")?, util(&p, "util_max")?);
+        ignored(&p)?;
+        let ev = events(&p, forks)?;
+        phases.push(Phase {
+            name: pname.clone(),
+            loops,
+            cpus: pc,
+            util_min: pmin,
+            util_max: pmax,
+            events: ev,
+        });
+    }
+    if phases.is_empty() {
+        return Err(src.err(pn.pos, &child(path, "phases"), "no phases"));
+    }
+    Ok(phases)
+}
+
+/// Cross-references: fork targets exist and do not use barriers.
+fn check_forks(src: &Src<'_>, tasks: &[TaskDef], forks: &[ForkRef]) -> Result<(), InputError> {
+    for (target, pos, path) in forks {
         let Some(ft) = tasks.iter().find(|x| &x.name == target) else {
             return Err(src.err(*pos, path, format!("fork of unknown task {target:?}")));
         };
@@ -771,6 +774,52 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
             ));
         }
     }
+    Ok(())
+}
+
+/// Parse the text of an rt-app file for a machine of `m`. A leading byte-order
+/// mark is ignored, as in every input (`crate::input`).
+pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, InputError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let src = Src { file, text };
+    let root = json::parse(text).map_err(|e| src.err(e.pos, "", format!("JSON: {}", e.msg)))?;
+    let top = Obj::new(&src, &root, "")?;
+    top.no_duplicates()?;
+    let nr_cpus = m.nr_cpus();
+    let (duration_s, calibration, def_policy) = global(&src, top.get("global"), nr_cpus)?;
+    top.get("resources");
+    let tasks_node = top
+        .get("tasks")
+        .ok_or_else(|| src.err(0, "", "missing the `tasks` object"))?;
+    let tasks_obj = Obj::new(&src, tasks_node, "tasks")?;
+    tasks_obj.no_duplicates()?;
+    top.finish()?;
+    let mut tasks = Vec::new();
+    let mut forks = Vec::new();
+    let mut threads = 0usize;
+    for (name, _, tn) in tasks_obj.members {
+        let t = task(
+            &src,
+            name,
+            tn,
+            nr_cpus,
+            def_policy,
+            &mut threads,
+            &mut forks,
+        )?;
+        tasks.push(t);
+    }
+    if tasks.is_empty() {
+        return Err(src.err(tasks_node.pos, "tasks", "no tasks"));
+    }
+    if tasks.iter().all(|t| t.instances == 0) {
+        return Err(src.err(
+            tasks_node.pos,
+            "tasks",
+            "no thread starts (every `instance` is 0)",
+        ));
+    }
+    check_forks(&src, &tasks, &forks)?;
     Ok(RtAppFile {
         duration_s,
         calibration,
@@ -842,6 +891,16 @@ struct StartSync {
     join: ObjRef,
 }
 
+/// One thread's program under construction (see [`Builder::program`]).
+struct ThreadCx<'t> {
+    t: &'t TaskDef,
+    /// The copy run by forked threads.
+    forked: bool,
+    /// Unique timers of this thread, by name.
+    unique: BTreeMap<String, ObjRef>,
+    ops: Vec<Op>,
+}
+
 fn cref(i: u32) -> ObjRef {
     ObjRef {
         base: i,
@@ -897,7 +956,12 @@ impl Builder<'_> {
         forked: bool,
         start: Option<StartSync>,
     ) -> Program {
-        let mut ops = Vec::new();
+        let mut cx = ThreadCx {
+            t,
+            forked,
+            unique: BTreeMap::new(),
+            ops: Vec::new(),
+        };
         let all = *self.m.all_cpus();
         let def_mask = t.cpus.unwrap_or(all);
         // rt-app sets a thread's affinity itself at the start of every phase
@@ -909,200 +973,19 @@ impl Builder<'_> {
             || t.phases
                 .iter()
                 .any(|p| p.util_min.is_some() || p.util_max.is_some());
-        // Unique timers of this thread (forked copies: one slot per fork number).
-        let mut unique: BTreeMap<String, ObjRef> = BTreeMap::new();
-        let mut unique_ref = |b: &mut Self, name: &str| -> ObjRef {
-            *unique.entry(name.to_string()).or_insert_with(|| {
-                if forked {
-                    let base = b.new_timers(FORK_UNIQUE_SLOTS);
-                    ObjRef {
-                        base,
-                        count: FORK_UNIQUE_SLOTS,
-                        idx: IdxExpr::Instance { div: 1, add: 0 },
-                    }
-                } else {
-                    cref(b.new_timers(1))
-                }
-            })
-        };
-        if has_util {
-            ops.push(Op::SetUclamp {
-                min: t.util_min.unwrap_or(0),
-                max: t.util_max.unwrap_or(1024),
-            });
-        }
-        if let Some(ss) = start {
-            if ss.first {
-                ops.push(Op::Mark { slot: TZERO_SLOT });
-                ops.push(Op::Store {
-                    w: ss.t_zero,
-                    slot: TZERO_SLOT,
-                });
-            }
-            ops.push(Op::Barrier(ss.barrier));
-            ops.push(Op::Load {
-                slot: TZERO_SLOT,
-                w: ss.t_zero,
-            });
-            ops.push(Op::SetEpoch { slot: TZERO_SLOT });
-        }
-        if t.delay_us > 0 {
-            let d = unique_ref(self, "\0delay");
-            ops.push(Op::Timer {
-                t: d,
-                period_us: t.delay_us as u32,
-                offset_us: 0,
-                absolute: true,
-                metrics: NO_METRIC,
-            });
-        }
+        self.thread_start(&mut cx, has_util, start);
         let mut tm = ThreadMetrics {
             name: tname.to_string(),
             phases: Vec::new(),
         };
-        let outer = ops.len();
-        ops.push(Op::Syscall); // placeholder for the task loop
+        let outer = cx.ops.len();
+        cx.ops.push(Op::Syscall); // placeholder for the task loop
         for p in &t.phases {
-            let pre = format!("{tname}/{}/", p.name);
-            let has_timer = p.events.iter().any(|e| matches!(e, Event::Timer { .. }));
-            let pm = PhaseMetrics {
-                phase: p.name.clone(),
-                loops: format!("{pre}loops"),
-                period: format!("{pre}period"),
-                wu_lat: has_timer.then(|| format!("{pre}wu_lat")),
-                slack: has_timer.then(|| format!("{pre}slack")),
-            };
-            let loops_m = self.spec.metric(&pm.loops, "count");
-            let period_m = self.spec.metric(&pm.period, "ns");
-            // wu_lat and slack are declared together: Op::Timer finds slack at +1.
-            let timer_m = match (&pm.wu_lat, &pm.slack) {
-                (Some(l), Some(s)) => {
-                    let m = self.spec.metric(l, "ns");
-                    let s = self.spec.metric(s, "ns");
-                    debug_assert_eq!(s, m + 1);
-                    m as u32
-                }
-                _ => NO_METRIC,
-            };
+            let affinity = phase_cpus.then(|| p.cpus.unwrap_or(def_mask));
+            let pm = self.phase(&mut cx, p, tname, affinity, has_util);
             tm.phases.push(pm);
-            let start = ops.len();
-            ops.push(Op::Syscall); // placeholder for the phase loop
-            if phase_cpus {
-                let mk = self.mask(p.cpus.unwrap_or(def_mask));
-                ops.push(Op::SetAffinity { mask: mk });
-            }
-            if has_util && (p.util_min.is_some() || p.util_max.is_some()) {
-                ops.push(Op::SetUclamp {
-                    min: p.util_min.or(t.util_min).unwrap_or(0),
-                    max: p.util_max.or(t.util_max).unwrap_or(1024),
-                });
-            }
-            ops.push(Op::Mark { slot: 0 });
-            for e in &p.events {
-                match e {
-                    Event::Run(us) => ops.push(Op::Compute(Dist::Const(self.run_ns(*us)))),
-                    Event::Runtime(us) => {
-                        let chunks = us.div_ceil(RUNTIME_CHUNK_US).max(1);
-                        ops.push(Op::Spin(Dist::Const(chunks * RUNTIME_CHUNK_US * 1000)));
-                    }
-                    Event::Sleep(us) => ops.push(Op::Sleep(Dist::Const(us * 1000))),
-                    Event::Timer {
-                        name,
-                        unique: u,
-                        period_us,
-                        absolute,
-                    } => {
-                        let (tref, abs) = if *u {
-                            let key = format!("{}\0{name}", t.name);
-                            (
-                                unique_ref(self, name),
-                                self.absolute.get(&key).copied().unwrap_or(*absolute),
-                            )
-                        } else {
-                            let n = *self.timers.entry(name.clone()).or_insert_with(|| {
-                                self.spec.timers += 1;
-                                self.spec.timers - 1
-                            });
-                            (
-                                cref(n),
-                                self.absolute.get(name).copied().unwrap_or(*absolute),
-                            )
-                        };
-                        ops.push(Op::Timer {
-                            t: tref,
-                            period_us: *period_us as u32,
-                            offset_us: t.delay_us as u32,
-                            absolute: abs,
-                            metrics: timer_m,
-                        });
-                    }
-                    Event::Lock(n) => {
-                        let m = self.mutex(n);
-                        ops.push(Op::Lock(m));
-                    }
-                    Event::Unlock(n) => {
-                        let m = self.mutex(n);
-                        ops.push(Op::Unlock(m));
-                    }
-                    Event::Wait { cond, mutex } => {
-                        let (c, m) = (self.cond(cond), self.mutex(mutex));
-                        ops.push(Op::CondWait { c, m });
-                    }
-                    Event::Signal(n) => {
-                        let c = self.cond(n);
-                        ops.push(Op::CondSignal(c));
-                    }
-                    Event::Broad(n) => {
-                        let c = self.cond(n);
-                        ops.push(Op::CondBroadcast(c));
-                    }
-                    Event::Sync { cond, mutex } => {
-                        let (c, m) = (self.cond(cond), self.mutex(mutex));
-                        ops.push(Op::CondSignal(c));
-                        ops.push(Op::CondWait { c, m });
-                    }
-                    Event::Barrier(n) => {
-                        let b = cref(self.barriers[n.as_str()]);
-                        ops.push(Op::Barrier(b));
-                    }
-                    Event::Suspend(n) => {
-                        let (c, m) = (self.cond(n), self.mutex(n));
-                        ops.push(Op::Lock(m));
-                        ops.push(Op::CondWait { c, m });
-                        ops.push(Op::Unlock(m));
-                    }
-                    Event::Resume(n) => {
-                        let (c, m) = (self.cond(n), self.mutex(n));
-                        ops.push(Op::Lock(m));
-                        ops.push(Op::CondBroadcast(c));
-                        ops.push(Op::Unlock(m));
-                    }
-                    Event::Yield => ops.push(Op::Yield),
-                    Event::Fork(target) => ops.push(Op::Fork {
-                        prog: self.fork_prog[target.as_str()],
-                        thread: true,
-                    }),
-                    Event::Mem(b) => {
-                        ops.push(Op::Compute(Dist::Const(b / 10 * MEM_NS_PER_10_BYTES)))
-                    }
-                    Event::Iorun(b) => {
-                        ops.push(Op::Syscall);
-                        ops.push(Op::Compute(Dist::Const(b / 10 * MEM_NS_PER_10_BYTES)));
-                    }
-                }
-            }
-            ops.push(Op::Record {
-                metric: period_m,
-                slot: 0,
-            });
-            ops.push(Op::Count { metric: loops_m });
-            let end = ops.len();
-            ops[start] = Op::Loop {
-                count: count(p.loops),
-                end,
-            };
-            ops.push(Op::EndLoop { start });
         }
+        let mut ops = cx.ops;
         let end = ops.len();
         ops[outer] = Op::Loop {
             count: count(t.loops),
@@ -1121,6 +1004,235 @@ impl Builder<'_> {
         Program {
             name: tname.to_string(),
             ops,
+        }
+    }
+
+    /// A unique timer of this thread (forked copies: one slot per fork number).
+    fn unique_ref(&mut self, cx: &mut ThreadCx<'_>, name: &str) -> ObjRef {
+        let forked = cx.forked;
+        *cx.unique.entry(name.to_string()).or_insert_with(|| {
+            if forked {
+                let base = self.new_timers(FORK_UNIQUE_SLOTS);
+                ObjRef {
+                    base,
+                    count: FORK_UNIQUE_SLOTS,
+                    idx: IdxExpr::Instance { div: 1, add: 0 },
+                }
+            } else {
+                cref(self.new_timers(1))
+            }
+        })
+    }
+
+    /// What a thread does before its task loop: the task's uclamp, the start
+    /// protocol, the task's `delay`.
+    fn thread_start(&mut self, cx: &mut ThreadCx<'_>, has_util: bool, start: Option<StartSync>) {
+        let t = cx.t;
+        if has_util {
+            cx.ops.push(Op::SetUclamp {
+                min: t.util_min.unwrap_or(0),
+                max: t.util_max.unwrap_or(1024),
+            });
+        }
+        if let Some(ss) = start {
+            if ss.first {
+                cx.ops.push(Op::Mark { slot: TZERO_SLOT });
+                cx.ops.push(Op::Store {
+                    w: ss.t_zero,
+                    slot: TZERO_SLOT,
+                });
+            }
+            cx.ops.push(Op::Barrier(ss.barrier));
+            cx.ops.push(Op::Load {
+                slot: TZERO_SLOT,
+                w: ss.t_zero,
+            });
+            cx.ops.push(Op::SetEpoch { slot: TZERO_SLOT });
+        }
+        if t.delay_us > 0 {
+            let d = self.unique_ref(cx, "\0delay");
+            cx.ops.push(Op::Timer {
+                t: d,
+                period_us: t.delay_us as u32,
+                offset_us: 0,
+                absolute: true,
+                metrics: NO_METRIC,
+            });
+        }
+    }
+
+    /// One phase of the task loop: its metrics, and its loop over its events (the
+    /// phase's affinity and uclamp first, the period and loop count last).
+    fn phase(
+        &mut self,
+        cx: &mut ThreadCx<'_>,
+        p: &Phase,
+        tname: &str,
+        affinity: Option<CpuMask>,
+        has_util: bool,
+    ) -> PhaseMetrics {
+        let t = cx.t;
+        let pre = format!("{tname}/{}/", p.name);
+        let has_timer = p.events.iter().any(|e| matches!(e, Event::Timer { .. }));
+        let pm = PhaseMetrics {
+            phase: p.name.clone(),
+            loops: format!("{pre}loops"),
+            period: format!("{pre}period"),
+            wu_lat: has_timer.then(|| format!("{pre}wu_lat")),
+            slack: has_timer.then(|| format!("{pre}slack")),
+        };
+        let loops_m = self.spec.metric(&pm.loops, "count");
+        let period_m = self.spec.metric(&pm.period, "ns");
+        // wu_lat and slack are declared together: Op::Timer finds slack at +1.
+        let timer_m = match (&pm.wu_lat, &pm.slack) {
+            (Some(l), Some(s)) => {
+                let m = self.spec.metric(l, "ns");
+                let s = self.spec.metric(s, "ns");
+                debug_assert_eq!(s, m + 1);
+                m as u32
+            }
+            _ => NO_METRIC,
+        };
+        let start = cx.ops.len();
+        cx.ops.push(Op::Syscall); // placeholder for the phase loop
+        if let Some(m) = affinity {
+            let mk = self.mask(m);
+            cx.ops.push(Op::SetAffinity { mask: mk });
+        }
+        if has_util && (p.util_min.is_some() || p.util_max.is_some()) {
+            cx.ops.push(Op::SetUclamp {
+                min: p.util_min.or(t.util_min).unwrap_or(0),
+                max: p.util_max.or(t.util_max).unwrap_or(1024),
+            });
+        }
+        cx.ops.push(Op::Mark { slot: 0 });
+        for e in &p.events {
+            self.event(cx, e, timer_m);
+        }
+        cx.ops.push(Op::Record {
+            metric: period_m,
+            slot: 0,
+        });
+        cx.ops.push(Op::Count { metric: loops_m });
+        let end = cx.ops.len();
+        cx.ops[start] = Op::Loop {
+            count: count(p.loops),
+            end,
+        };
+        cx.ops.push(Op::EndLoop { start });
+        pm
+    }
+
+    /// The ops of one event; `timer_m` is the phase's wakeup-latency metric.
+    fn event(&mut self, cx: &mut ThreadCx<'_>, e: &Event, timer_m: u32) {
+        match e {
+            Event::Run(us) => cx.ops.push(Op::Compute(Dist::Const(self.run_ns(*us)))),
+            Event::Runtime(us) => {
+                let chunks = us.div_ceil(RUNTIME_CHUNK_US).max(1);
+                cx.ops
+                    .push(Op::Spin(Dist::Const(chunks * RUNTIME_CHUNK_US * 1000)));
+            }
+            Event::Sleep(us) => cx.ops.push(Op::Sleep(Dist::Const(us * 1000))),
+            Event::Timer {
+                name,
+                unique,
+                period_us,
+                absolute,
+            } => {
+                let op = self.timer(cx, name, *unique, *period_us, *absolute, timer_m);
+                cx.ops.push(op);
+            }
+            Event::Lock(n) => {
+                let m = self.mutex(n);
+                cx.ops.push(Op::Lock(m));
+            }
+            Event::Unlock(n) => {
+                let m = self.mutex(n);
+                cx.ops.push(Op::Unlock(m));
+            }
+            Event::Wait { cond, mutex } => {
+                let (c, m) = (self.cond(cond), self.mutex(mutex));
+                cx.ops.push(Op::CondWait { c, m });
+            }
+            Event::Signal(n) => {
+                let c = self.cond(n);
+                cx.ops.push(Op::CondSignal(c));
+            }
+            Event::Broad(n) => {
+                let c = self.cond(n);
+                cx.ops.push(Op::CondBroadcast(c));
+            }
+            Event::Sync { cond, mutex } => {
+                let (c, m) = (self.cond(cond), self.mutex(mutex));
+                cx.ops.push(Op::CondSignal(c));
+                cx.ops.push(Op::CondWait { c, m });
+            }
+            Event::Barrier(n) => {
+                let b = cref(self.barriers[n.as_str()]);
+                cx.ops.push(Op::Barrier(b));
+            }
+            Event::Suspend(n) => {
+                let (c, m) = (self.cond(n), self.mutex(n));
+                cx.ops.push(Op::Lock(m));
+                cx.ops.push(Op::CondWait { c, m });
+                cx.ops.push(Op::Unlock(m));
+            }
+            Event::Resume(n) => {
+                let (c, m) = (self.cond(n), self.mutex(n));
+                cx.ops.push(Op::Lock(m));
+                cx.ops.push(Op::CondBroadcast(c));
+                cx.ops.push(Op::Unlock(m));
+            }
+            Event::Yield => cx.ops.push(Op::Yield),
+            Event::Fork(target) => cx.ops.push(Op::Fork {
+                prog: self.fork_prog[target.as_str()],
+                thread: true,
+            }),
+            Event::Mem(b) => cx
+                .ops
+                .push(Op::Compute(Dist::Const(b / 10 * MEM_NS_PER_10_BYTES))),
+            Event::Iorun(b) => {
+                cx.ops.push(Op::Syscall);
+                cx.ops
+                    .push(Op::Compute(Dist::Const(b / 10 * MEM_NS_PER_10_BYTES)));
+            }
+        }
+    }
+
+    /// A `timer` event: a unique timer of the thread or one shared by name, absolute
+    /// or relative as the file (or its first use) says.
+    fn timer(
+        &mut self,
+        cx: &mut ThreadCx<'_>,
+        name: &str,
+        unique: bool,
+        period_us: u64,
+        absolute: bool,
+        timer_m: u32,
+    ) -> Op {
+        let t = cx.t;
+        let (tref, abs) = if unique {
+            let key = format!("{}\0{name}", t.name);
+            (
+                self.unique_ref(cx, name),
+                self.absolute.get(&key).copied().unwrap_or(absolute),
+            )
+        } else {
+            let n = *self.timers.entry(name.to_string()).or_insert_with(|| {
+                self.spec.timers += 1;
+                self.spec.timers - 1
+            });
+            (
+                cref(n),
+                self.absolute.get(name).copied().unwrap_or(absolute),
+            )
+        };
+        Op::Timer {
+            t: tref,
+            period_us: period_us as u32,
+            offset_us: t.delay_us as u32,
+            absolute: abs,
+            metrics: timer_m,
         }
     }
 }
