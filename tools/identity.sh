@@ -39,9 +39,10 @@ for m in $("$bin" list machines | awk '{print $1}'); do
     run "topology-$m-export" topology "$m" --export "$out/topology-$m.toml"
 done
 for l in machines features kernels workloads; do run "list-$l" list "$l"; done
-# Wall-clock figures are the only thing allowed to differ between two runs: blank them.
+# Wall-clock figures and the output directory are the only things allowed to differ
+# between two runs: blank them.
 find "$out" -type f \( -name '*.out' -o -name '*.json' -o -name '*.jsonl' -o -name '*.csv' -o -name '*.html' -o -name '*.md' \) -print0 |
     xargs -0 sed -i -E -e 's/[0-9.]+ s wall, [0-9.]+ M events\/s/WALL/g' \
-        -e 's/"wall_seconds": ?[0-9.e+-]+/"wall_seconds":WALL/g'
+        -e 's/"wall_seconds": ?[0-9.e+-]+/"wall_seconds":WALL/g' -e "s#$out#OUT#g"
 (cd "$out" && find . -type f ! -name MANIFEST | LC_ALL=C sort | xargs sha256sum) >"$out/MANIFEST"
 wc -l <"$out/MANIFEST"

@@ -12,6 +12,7 @@ pub mod fuzz;
 pub mod input;
 pub mod machine;
 pub mod metrics;
+pub mod report;
 pub mod sched;
 pub mod stats;
 pub mod workload;

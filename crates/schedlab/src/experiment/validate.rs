@@ -40,6 +40,7 @@ use super::{run, RunOpts, Scenario};
 use crate::config::Doc;
 use crate::machine::Machine;
 use crate::metrics::ftrace_stats::TraceStats;
+use crate::report::text::{num as fmt, Num};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -435,20 +436,10 @@ impl Spread {
     fn text(&self) -> String {
         format!(
             "{} [{}–{}]",
-            fmt_num(self.median),
-            fmt_num(self.min),
-            fmt_num(self.max)
+            fmt(self.median, Num::Spread),
+            fmt(self.min, Num::Spread),
+            fmt(self.max, Num::Spread)
         )
-    }
-}
-
-fn fmt_num(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.1}")
-    } else if v >= 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.4}")
     }
 }
 
@@ -993,7 +984,7 @@ fn stat_cell(ts: &[TraceStats], f: &dyn Fn(&TraceStats) -> Option<f64>) -> Strin
     let xs: Vec<f64> = ts.iter().filter_map(f).collect();
     match Spread::of(&xs) {
         None => "-".into(),
-        Some(sp) if sp.n == 1 => fmt_num(sp.median),
+        Some(sp) if sp.n == 1 => fmt(sp.median, Num::Spread),
         Some(sp) => sp.text(),
     }
 }

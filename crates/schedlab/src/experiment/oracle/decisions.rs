@@ -1361,8 +1361,8 @@ impl Comparison {
     /// Fixed-width side-by-side table: statistic, real, simulated, their event
     /// counts, distance (and its kind), verdict; then the verdict totals.
     pub fn text(&self) -> String {
-        use crate::experiment::compare::fmt_num;
-        let opt = |x: Option<f64>| x.map_or("-".to_string(), fmt_num);
+        use crate::report::text::{num, Num};
+        let opt = |x: Option<f64>| x.map_or("-".to_string(), |x| num(x, Num::Stat));
         let mut s = String::new();
         let h = [
             "statistic",
