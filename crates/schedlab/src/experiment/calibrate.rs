@@ -116,6 +116,7 @@ pub mod micro;
 
 use super::validate::Spread;
 use crate::machine::{CostTable, Machine};
+use crate::report::text::{num, Num};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -725,14 +726,6 @@ pub fn calibrate(
     Err("calibrate host needs Linux (sched_setaffinity, /proc)".into())
 }
 
-fn num(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 impl Calibration {
     /// `host` with the measured costs, named and described as calibrated.
     pub fn machine(&self, host: &Machine) -> Machine {
@@ -791,7 +784,8 @@ impl Calibration {
         s
     }
 
-    fn primitive_lines(&self) -> Vec<String> {
+    /// One line per primitive: key, what, unit, `median [min–max]`.
+    pub(crate) fn primitive_lines(&self) -> Vec<String> {
         // The repetitions the medians were taken over (see [`robust_median`]).
         let clean = self.cpu_wait.iter().any(|&p| p <= SHARED);
         let cols: Vec<[Option<f64>; NPRIM]> = self
@@ -805,62 +799,17 @@ impl Calibration {
         for (i, (key, what, unit)) in PRIMITIVES.iter().enumerate() {
             let xs: Vec<f64> = cols.iter().filter_map(|c| c[i]).collect();
             let cell = match Spread::of(&xs) {
-                Some(sp) => format!("{} [{}–{}]", num(sp.median), num(sp.min), num(sp.max)),
+                Some(sp) => format!(
+                    "{} [{}–{}]",
+                    num(sp.median, Num::Cost),
+                    num(sp.min, Num::Cost),
+                    num(sp.max, Num::Cost)
+                ),
                 None => "not measured".into(),
             };
             out.push(format!("{key:<3} {what:<44} {unit:>5} {cell}"));
         }
         out
-    }
-
-    /// The report: primitives, then the cost fields with their defaults.
-    pub fn text(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "calibrate host: primitive costs on this machine (kernel {}, {} run{} each{}; one-CPU benchmarks on CPU {}{})\n",
-            self.kernel,
-            self.runs,
-            if self.runs == 1 { "" } else { "s" },
-            if self.quick { ", quick" } else { "" },
-            self.cpu_a,
-            match (self.cpu_b, &self.shared) {
-                (Some(b), Some(l)) => format!(", cross-CPU with CPU {b} (closest shared level: {l})"),
-                _ => String::new(),
-            }
-        );
-        let _ = writeln!(
-            s,
-            "{:<3} {:<44} {:>5} median [min–max]",
-            "", "primitive", "unit"
-        );
-        for l in self.primitive_lines() {
-            let _ = writeln!(s, "{l}");
-        }
-        let _ = writeln!(
-            s,
-            "\n{:<15} {:>8} {:>9}  from",
-            "cost field", "default", "measured"
-        );
-        for d in &self.derived {
-            let _ = writeln!(
-                s,
-                "{:<15} {:>8} {:>9}  {}",
-                d.field,
-                d.default,
-                d.value.map_or("-".into(), |v| v.to_string()),
-                d.formula
-            );
-        }
-        let _ = writeln!(
-            s,
-            "\nnot measured (defaults kept): wakeup_remote, tcp_write_8k, tcp_read_8k, fork, exit, tick,\n\
-             migrate_*, probe_*, balance_per_cpu, domain_visit. The algebra is in experiment::calibrate."
-        );
-        for n in &self.notes {
-            let _ = writeln!(s, "note: {n}");
-        }
-        s
     }
 }
 

@@ -15,15 +15,20 @@
 //! * [`text`]: the number formatter (one function, one style per kind of table),
 //!   Δ% and p-value cells, the pipe table renderer;
 //! * [`summary`]: the text of `schedlab run`, a comparison, a reproduction;
+//! * [`host`]: the tables of `schedlab validate host` (real vs simulated) and
+//!   `schedlab calibrate host` (measured costs);
 //! * [`html`]: the pages (head, footer, escaping written once) for a comparison, a
-//!   sweep, the oracle and a reproduction;
+//!   sweep and a reproduction;
+//! * [`oracle`]: the oracle's domain and decision comparisons, text and page;
 //! * [`plot`]: the SVG plots of the pages.
 //!
 //! The presentation methods of the result types (`Comparison::text`,
 //! `Reproduction::html`, `RunResult::summary_text`, …) are defined here, in the
 //! module of their output, not beside the types.
 
+pub mod host;
 pub mod html;
+pub mod oracle;
 pub mod plot;
 pub mod summary;
 pub mod text;
@@ -31,7 +36,8 @@ pub mod text;
 use crate::experiment::compare::{ArmSpec, Comparison, RunDetail};
 use crate::experiment::Scenario;
 
-pub use html::{esc, oracle_html, sweep_html, OracleSection};
+pub use html::{esc, sweep_html};
+pub use oracle::{oracle_html, OracleSection};
 pub use plot::{colour_map, pooled_cdf, BoxStats};
 
 /// The schedlab version printed in every report.

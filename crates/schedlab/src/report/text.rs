@@ -3,7 +3,7 @@
 //! A number printed by schedlab is read by a person comparing it with another
 //! number, so each kind of table keeps one stable way of writing its numbers: the
 //! comparison tables six decimals, the seed tables a precision by magnitude, the
-//! validation table fewer digits, the plots' axes four significant digits. Those
+//! validation table fewer digits, the measured costs fewer still, the plots' axes four significant digits. Those
 //! conventions are all here, in one formatter ([`num`]) chosen by a [`Num`] style,
 //! together with the Δ% and p-value cells and the pipe table renderer, so that a page
 //! and a terminal print the same digits. This module knows nothing of how the
@@ -24,6 +24,8 @@ pub enum Num {
     Seed,
     /// Validation spreads (`validate`): 1 decimal from 100, 3 from 1, else 4.
     Spread,
+    /// Measured primitive costs (`calibrate`): no decimal from 100, else 2.
+    Cost,
     /// Means and stds of counts: six significant digits at most (zero and
     /// non-finite as [`Num::Stat`]).
     Short,
@@ -67,6 +69,13 @@ pub fn num(x: f64, style: Num) -> String {
                 format!("{x:.3}")
             } else {
                 format!("{x:.4}")
+            }
+        }
+        Num::Cost => {
+            if x >= 100.0 {
+                format!("{x:.0}")
+            } else {
+                format!("{x:.2}")
             }
         }
         Num::Short => {
@@ -190,6 +199,8 @@ mod tests {
         assert_eq!(num(150.0, Num::Spread), "150.0");
         assert_eq!(num(1.5, Num::Spread), "1.500");
         assert_eq!(num(0.5, Num::Spread), "0.5000");
+        assert_eq!(num(150.4, Num::Cost), "150");
+        assert_eq!(num(15.04, Num::Cost), "15.04");
         assert_eq!(num(12.5, Num::Short), "12.5000");
         assert_eq!(num(0.0, Num::Short), "0.000000");
         assert_eq!(num(0.0, Num::Tick), "0");
