@@ -305,15 +305,28 @@ pub fn derive(
     base: &CostTable,
     exit_ns: &dyn Fn(f64) -> u64,
 ) -> (CostTable, Vec<Derived>, Vec<String>) {
-    let i = inputs;
     let mut c = base.clone();
-    let mut rows = Vec::new();
-    let mut notes = Vec::new();
-    let mut set = |field: &'static str, slot: &mut u64, v: Option<f64>, formula: String| {
+    let mut d = Deriving::default();
+    derive_one_cpu(inputs, &mut c, &mut d);
+    derive_cross_cpu(inputs, &mut c, &mut d, exit_ns);
+    (c, d.rows, d.notes)
+}
+
+/// The fields derived so far, and the notes on values clamped.
+#[derive(Default)]
+struct Deriving {
+    rows: Vec<Derived>,
+    notes: Vec<String>,
+}
+
+impl Deriving {
+    /// Set `slot` (field `field`) to `v` rounded (negative or non-finite: 0, noted)
+    /// and record the row; `None` keeps the default.
+    fn set(&mut self, field: &'static str, slot: &mut u64, v: Option<f64>, formula: String) {
         let default = *slot;
         let value = v.map(|x| {
             if !x.is_finite() || x < 0.0 {
-                notes.push(format!(
+                self.notes.push(format!(
                     "{field} came out as {x:.0} ns ({formula}): clamped to 0"
                 ));
                 0
@@ -324,14 +337,27 @@ pub fn derive(
         if let Some(v) = value {
             *slot = v;
         }
-        rows.push(Derived {
+        self.rows.push(Derived {
             field,
             default,
             value,
             formula,
         });
-    };
-    let div = |a: f64, b: f64| if b > 0.0 { Some(a / b) } else { None };
+    }
+}
+
+fn div(a: f64, b: f64) -> Option<f64> {
+    if b > 0.0 {
+        Some(a / b)
+    } else {
+        None
+    }
+}
+
+/// The fields measured on one CPU: system calls, IPC, context and mm switches,
+/// local wakeups.
+fn derive_one_cpu(i: &Inputs, c: &mut CostTable, d: &mut Deriving) {
+    let mut set = |field, slot: &mut u64, v, formula| d.set(field, slot, v, formula);
     let pipe_write = i.pipe_write_timed - i.gtod;
     let unix_write = i.unix_write_timed - i.gtod;
     let cs = div(i.yield_pp - i.yield_alone, i.yield_pp_switches);
@@ -413,6 +439,13 @@ pub fn derive(
             "not measured (no `cat` to be the peer process)".into()
         },
     );
+}
+
+/// The cross-CPU fields: remote channel calls, IPI send and latency.
+fn derive_cross_cpu(i: &Inputs, c: &mut CostTable, d: &mut Deriving, exit_ns: &dyn Fn(f64) -> u64) {
+    let mut set = |field, slot: &mut u64, v, formula| d.set(field, slot, v, formula);
+    let wl = c.wakeup_local as f64;
+    let cs = c.context_switch as f64;
     // Four calls per spinning round trip, each on a channel the other CPU touched
     // last; on one CPU the same four calls cost 2·P (2·U). Derived before the IPI
     // fields: the sleeping cross-CPU ping-pong pays them too.
@@ -474,7 +507,6 @@ pub fn derive(
         },
     );
     set("ipi_latency_ns", &mut c.ipi_latency_ns, lat, lat_formula);
-    (c, rows, notes)
 }
 
 /// The exit latency of the idle state the simulated governor picks on `cpu` for an

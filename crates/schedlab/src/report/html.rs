@@ -44,9 +44,8 @@
 //! Every page is built from the same pieces: the page head with the inline CSS,
 //! the footer with the version, [`esc`] for every string that came from a user or a
 //! file, figures around the plots of [`super::plot`], and the numbers of
-//! [`super::text`]. The pages read results (a [`CompareReport`], sweep records,
-//! oracle sections, a [`Reproduction`]); they compute nothing the text output does
-//! not print too.
+//! [`super::text`]. The pages read results (a [`CompareReport`], sweep records, a
+//! [`Reproduction`]); they compute nothing the text output does not print too.
 
 use super::plot::*;
 use super::summary::{arm_label, direction};

@@ -2,15 +2,17 @@
 //!
 //! The experiments ([`crate::experiment`]) compute: they run scenarios and return
 //! results (a [`crate::experiment::RunResult`], a [`Comparison`], sweep records, a
-//! [`crate::experiment::reproduce::Reproduction`])
-//! that serialize to versioned JSON and can be compared byte for byte. This module
-//! presents: it reads those results and writes what a person reads — the summary
-//! `schedlab run` prints, the comparison and seed tables, the validation spreads,
-//! the HTML reports with their SVG plots. Keeping the two apart means a change of
-//! layout cannot change a number, a new page needs no new computation, and the
-//! experiments never import this module: the dependency goes one way, from here to
-//! the result types. The one exception is [`text`]'s number formatting, which the
-//! seed tables use to fill the cells their JSON carries; it depends on nothing.
+//! [`crate::experiment::reproduce::Reproduction`], a validation, an oracle
+//! comparison) that serialize to versioned JSON and can be compared byte for byte.
+//! This module presents: it reads those results and writes what a person reads —
+//! the summary `schedlab run` prints, the comparison and seed tables, the
+//! validation and calibration tables, the HTML reports with their SVG plots.
+//! Keeping the two apart means a change of layout cannot change a number, a new
+//! page needs no new computation, and the experiments do not import this module:
+//! the dependency goes one way, from here to the result types. The one exception is
+//! [`text`], which depends on no result type: the seed tables fill the cells their
+//! JSON carries with its numbers, and calibration writes its measured costs into a
+//! machine file's comments with them.
 //!
 //! * [`text`]: the number formatter (one function, one style per kind of table),
 //!   Δ% and p-value cells, the pipe table renderer;
