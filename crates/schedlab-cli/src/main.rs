@@ -554,7 +554,7 @@ fn compare_cmd(
         write(&p, &s)?;
     }
     if let Some(p) = report {
-        let r = experiment::report::CompareReport::new(cmp, &sa, &sb, details);
+        let r = schedlab::report::CompareReport::new(cmp, &sa, &sb, details);
         write(&p, &r.html())?;
     }
     if let Some(p) = trace {
@@ -862,7 +862,7 @@ fn sweep_cmd(
     if let Some(p) = report {
         let records = experiment::sweep::read_done(&out.join("results.jsonl"))?;
         let title = scenario.display().to_string();
-        let html = experiment::report::sweep_html(&title, &axes, &records);
+        let html = schedlab::report::sweep_html(&title, &axes, &records);
         experiment::write_atomic(&p, html.as_bytes())
             .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
     }

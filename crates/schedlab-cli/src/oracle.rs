@@ -14,8 +14,8 @@ use schedlab::experiment::oracle::{
     qemu::GuestTopology,
     suite, workload, Artifacts,
 };
-use schedlab::experiment::report::{oracle_html, OracleSection};
 use schedlab::experiment::{self, Overrides, Scenario};
+use schedlab::report::{oracle_html, OracleSection};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

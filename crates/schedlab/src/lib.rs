@@ -13,6 +13,7 @@ pub mod fuzz;
 pub mod input;
 pub mod machine;
 pub mod metrics;
+pub mod report;
 pub mod sched;
 pub mod sim;
 pub mod stats;

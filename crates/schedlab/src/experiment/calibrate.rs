@@ -67,7 +67,7 @@
 //!
 //! `pipe_remote` / `unix_remote` are the simulator's `SIM_` charge for a channel
 //! call on a CPU other than the one of the channel's previous call
-//! (`sim`). A spinning round trip has four calls (A's write and B's read
+//! (`workload::exec`). A spinning round trip has four calls (A's write and B's read
 //! of one channel, B's write and A's read of the other), each on a channel whose
 //! previous call ran on the other CPU; on one CPU the same four calls cost `2·P`
 //! (`2·U`), and handing the word over and back costs `F` in both. Nothing in it
@@ -116,6 +116,7 @@ pub mod micro;
 
 use super::validate::Spread;
 use crate::machine::{CostTable, Machine};
+use crate::report::text::{num, Num};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -296,16 +297,31 @@ pub struct Derived {
     pub formula: String,
 }
 
-/// The rows and notes of a derivation.
+/// The cost table `inputs` imply, on top of `base` (whose other fields are kept).
+/// `exit_ns(idle_ns)` is the exit latency of the idle state the simulator would pick
+/// on the cross-CPU partner for an idle period of `idle_ns`.
+pub fn derive(
+    inputs: &Inputs,
+    base: &CostTable,
+    exit_ns: &dyn Fn(f64) -> u64,
+) -> (CostTable, Vec<Derived>, Vec<String>) {
+    let mut c = base.clone();
+    let mut d = Deriving::default();
+    derive_one_cpu(inputs, &mut c, &mut d);
+    derive_cross_cpu(inputs, &mut c, &mut d, exit_ns);
+    (c, d.rows, d.notes)
+}
+
+/// The fields derived so far, and the notes on values clamped.
 #[derive(Default)]
-struct Rows {
+struct Deriving {
     rows: Vec<Derived>,
     notes: Vec<String>,
 }
 
-impl Rows {
-    /// `slot` (the cost field `field`) becomes `v` rounded, a negative or non-finite
-    /// value clamped to 0 with a note; `None` keeps the default. Records the row.
+impl Deriving {
+    /// Set `slot` (field `field`) to `v` rounded (negative or non-finite: 0, noted)
+    /// and record the row; `None` keeps the default.
     fn set(&mut self, field: &'static str, slot: &mut u64, v: Option<f64>, formula: String) {
         let default = *slot;
         let value = v.map(|x| {
@@ -330,7 +346,6 @@ impl Rows {
     }
 }
 
-/// `a / b`, `None` unless `b > 0`.
 fn div(a: f64, b: f64) -> Option<f64> {
     if b > 0.0 {
         Some(a / b)
@@ -339,74 +354,72 @@ fn div(a: f64, b: f64) -> Option<f64> {
     }
 }
 
-/// The fields measured directly or by difference, up to `context_switch`.
-fn derive_direct(i: &Inputs, c: &mut CostTable, r: &mut Rows) {
+/// The fields measured on one CPU: system calls, IPC, context and mm switches,
+/// local wakeups.
+fn derive_one_cpu(i: &Inputs, c: &mut CostTable, d: &mut Deriving) {
+    let mut set = |field, slot: &mut u64, v, formula| d.set(field, slot, v, formula);
     let pipe_write = i.pipe_write_timed - i.gtod;
     let unix_write = i.unix_write_timed - i.gtod;
     let cs = div(i.yield_pp - i.yield_alone, i.yield_pp_switches);
-    r.set("syscall", &mut c.syscall, Some(i.syscall), "S".into());
-    r.set("gtod", &mut c.gtod, Some(i.gtod), "G".into());
-    r.set(
+    set("syscall", &mut c.syscall, Some(i.syscall), "S".into());
+    set("gtod", &mut c.gtod, Some(i.gtod), "G".into());
+    set(
         "mutex_fast",
         &mut c.mutex_fast,
         Some(i.mutex_fast),
         "M".into(),
     );
-    r.set(
+    set(
         "futex_wake",
         &mut c.futex_wake,
         Some(i.futex_wake),
         "Fw".into(),
     );
-    r.set(
+    set(
         "futex_wait",
         &mut c.futex_wait,
         Some(i.futex_wait),
         "Fa".into(),
     );
-    r.set("yield_", &mut c.yield_, Some(i.yield_alone), "Y".into());
-    r.set(
+    set("yield_", &mut c.yield_, Some(i.yield_alone), "Y".into());
+    set(
         "pipe_write",
         &mut c.pipe_write,
         Some(pipe_write),
         "Pw − G".into(),
     );
-    r.set(
+    set(
         "pipe_read",
         &mut c.pipe_read,
         Some(i.pipe_pair - pipe_write),
         "P − pipe_write".into(),
     );
-    r.set(
+    set(
         "unix_write",
         &mut c.unix_write,
         Some(unix_write),
         "Uw − G".into(),
     );
-    r.set(
+    set(
         "unix_read",
         &mut c.unix_read,
         Some(i.unix_pair - unix_write),
         "U − unix_write".into(),
     );
-    r.set(
+    set(
         "context_switch",
         &mut c.context_switch,
         cs,
         "(Yp − Y) / ny".into(),
     );
-}
-
-/// `wakeup_local` and `mm_switch`, from the same-CPU ping-pongs. The rest builds on
-/// the rounded fields, so that the simulator's sums (integer ns) reproduce the
-/// measured round trips as closely as integers allow.
-fn derive_wakeup(i: &Inputs, c: &mut CostTable, r: &mut Rows) {
+    // The rest builds on the rounded fields, so that the simulator's sums (integer
+    // ns) reproduce the measured round trips as closely as integers allow.
     let cs = c.context_switch as f64;
     let wl = div(
         i.same.rt - 2.0 * i.pipe_pair - i.same.switches * cs,
         i.same.wakeups,
     );
-    r.set(
+    set(
         "wakeup_local",
         &mut c.wakeup_local,
         wl,
@@ -416,7 +429,7 @@ fn derive_wakeup(i: &Inputs, c: &mut CostTable, r: &mut Rows) {
     let mm = i
         .process
         .and_then(|p| div(p.rt - 2.0 * i.pipe_pair - p.wakeups * wl, p.switches).map(|x| x - cs));
-    r.set(
+    set(
         "mm_switch",
         &mut c.mm_switch,
         mm,
@@ -428,11 +441,14 @@ fn derive_wakeup(i: &Inputs, c: &mut CostTable, r: &mut Rows) {
     );
 }
 
-/// `pipe_remote` and `unix_remote`: four calls per spinning round trip, each on a
-/// channel the other CPU touched last; on one CPU the same four calls cost 2·P
-/// (2·U). Derived before the IPI fields: the sleeping cross-CPU ping-pong pays them
-/// too.
-fn derive_remote(i: &Inputs, c: &mut CostTable, r: &mut Rows) {
+/// The cross-CPU fields: remote channel calls, IPI send and latency.
+fn derive_cross_cpu(i: &Inputs, c: &mut CostTable, d: &mut Deriving, exit_ns: &dyn Fn(f64) -> u64) {
+    let mut set = |field, slot: &mut u64, v, formula| d.set(field, slot, v, formula);
+    let wl = c.wakeup_local as f64;
+    let cs = c.context_switch as f64;
+    // Four calls per spinning round trip, each on a channel the other CPU touched
+    // last; on one CPU the same four calls cost 2·P (2·U). Derived before the IPI
+    // fields: the sleeping cross-CPU ping-pong pays them too.
     let remote = |x: Option<f64>, pair: f64| {
         x.zip(i.spin)
             .map(|(x, sp)| (x - sp.flag - 2.0 * pair) / 4.0)
@@ -449,24 +465,18 @@ fn derive_remote(i: &Inputs, c: &mut CostTable, r: &mut Rows) {
             one.to_string()
         }
     };
-    r.set(
+    set(
         "pipe_remote",
         &mut c.pipe_remote,
         remote(i.spin.map(|x| x.pipe), i.pipe_pair),
         f("(Xp − F − 2·P) / 4"),
     );
-    r.set(
+    set(
         "unix_remote",
         &mut c.unix_remote,
         remote(i.spin.map(|x| x.unix), i.unix_pair),
         f("(Xu − F − 2·U) / 4"),
     );
-}
-
-/// `ipi_send` and `ipi_latency_ns`, from the sleeping cross-CPU ping-pong.
-fn derive_ipi(i: &Inputs, c: &mut CostTable, r: &mut Rows, exit_ns: &dyn Fn(f64) -> u64) {
-    let cs = c.context_switch as f64;
-    let wl = c.wakeup_local as f64;
     let pr = c.pipe_remote as f64;
     let (send, lat, lat_formula) = match i.cross {
         Some(x) => {
@@ -486,7 +496,7 @@ fn derive_ipi(i: &Inputs, c: &mut CostTable, r: &mut Rows, exit_ns: &dyn Fn(f64)
             "not measured (one CPU: no cross-CPU ping-pong)".to_string(),
         ),
     };
-    r.set(
+    set(
         "ipi_send",
         &mut c.ipi_send,
         send,
@@ -496,24 +506,7 @@ fn derive_ipi(i: &Inputs, c: &mut CostTable, r: &mut Rows, exit_ns: &dyn Fn(f64)
             "not measured (one CPU)".into()
         },
     );
-    r.set("ipi_latency_ns", &mut c.ipi_latency_ns, lat, lat_formula);
-}
-
-/// The cost table `inputs` imply, on top of `base` (whose other fields are kept).
-/// `exit_ns(idle_ns)` is the exit latency of the idle state the simulator would pick
-/// on the cross-CPU partner for an idle period of `idle_ns`.
-pub fn derive(
-    inputs: &Inputs,
-    base: &CostTable,
-    exit_ns: &dyn Fn(f64) -> u64,
-) -> (CostTable, Vec<Derived>, Vec<String>) {
-    let mut c = base.clone();
-    let mut r = Rows::default();
-    derive_direct(inputs, &mut c, &mut r);
-    derive_wakeup(inputs, &mut c, &mut r);
-    derive_remote(inputs, &mut c, &mut r);
-    derive_ipi(inputs, &mut c, &mut r, exit_ns);
-    (c, r.rows, r.notes)
+    set("ipi_latency_ns", &mut c.ipi_latency_ns, lat, lat_formula);
 }
 
 /// The exit latency of the idle state the simulated governor picks on `cpu` for an
@@ -765,14 +758,6 @@ pub fn calibrate(
     Err("calibrate host needs Linux (sched_setaffinity, /proc)".into())
 }
 
-fn num(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 impl Calibration {
     /// `host` with the measured costs, named and described as calibrated.
     pub fn machine(&self, host: &Machine) -> Machine {
@@ -831,7 +816,8 @@ impl Calibration {
         s
     }
 
-    fn primitive_lines(&self) -> Vec<String> {
+    /// One line per primitive: key, what, unit, `median [min–max]`.
+    pub(crate) fn primitive_lines(&self) -> Vec<String> {
         // The repetitions the medians were taken over (see [`robust_median`]).
         let clean = self.cpu_wait.iter().any(|&p| p <= SHARED);
         let cols: Vec<[Option<f64>; NPRIM]> = self
@@ -845,62 +831,17 @@ impl Calibration {
         for (i, (key, what, unit)) in PRIMITIVES.iter().enumerate() {
             let xs: Vec<f64> = cols.iter().filter_map(|c| c[i]).collect();
             let cell = match Spread::of(&xs) {
-                Some(sp) => format!("{} [{}–{}]", num(sp.median), num(sp.min), num(sp.max)),
+                Some(sp) => format!(
+                    "{} [{}–{}]",
+                    num(sp.median, Num::Cost),
+                    num(sp.min, Num::Cost),
+                    num(sp.max, Num::Cost)
+                ),
                 None => "not measured".into(),
             };
             out.push(format!("{key:<3} {what:<44} {unit:>5} {cell}"));
         }
         out
-    }
-
-    /// The report: primitives, then the cost fields with their defaults.
-    pub fn text(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "calibrate host: primitive costs on this machine (kernel {}, {} run{} each{}; one-CPU benchmarks on CPU {}{})\n",
-            self.kernel,
-            self.runs,
-            if self.runs == 1 { "" } else { "s" },
-            if self.quick { ", quick" } else { "" },
-            self.cpu_a,
-            match (self.cpu_b, &self.shared) {
-                (Some(b), Some(l)) => format!(", cross-CPU with CPU {b} (closest shared level: {l})"),
-                _ => String::new(),
-            }
-        );
-        let _ = writeln!(
-            s,
-            "{:<3} {:<44} {:>5} median [min–max]",
-            "", "primitive", "unit"
-        );
-        for l in self.primitive_lines() {
-            let _ = writeln!(s, "{l}");
-        }
-        let _ = writeln!(
-            s,
-            "\n{:<15} {:>8} {:>9}  from",
-            "cost field", "default", "measured"
-        );
-        for d in &self.derived {
-            let _ = writeln!(
-                s,
-                "{:<15} {:>8} {:>9}  {}",
-                d.field,
-                d.default,
-                d.value.map_or("-".into(), |v| v.to_string()),
-                d.formula
-            );
-        }
-        let _ = writeln!(
-            s,
-            "\nnot measured (defaults kept): wakeup_remote, tcp_write_8k, tcp_read_8k, fork, exit, tick,\n\
-             migrate_*, probe_*, balance_per_cpu, domain_visit. The algebra is in experiment::calibrate."
-        );
-        for n in &self.notes {
-            let _ = writeln!(s, "note: {n}");
-        }
-        s
     }
 }
 

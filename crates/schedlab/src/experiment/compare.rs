@@ -20,7 +20,6 @@
 //! mmtests does.
 
 use crate::error::InputError;
-use crate::experiment::report::RunDetail;
 use crate::experiment::{relabel, run, Overrides, RunOpts, RunResult, Scenario};
 use crate::stats::{hmean, mann_whitney_u, wilcoxon_signed_rank, Describe, TestResult};
 use std::collections::BTreeMap;
@@ -216,6 +215,45 @@ pub struct Comparison {
     pub rows: Vec<MetricRow>,
 }
 
+/// What a report needs from one run beyond the comparison's scalars.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct RunDetail {
+    pub seed: u64,
+    /// The run's scalars ([`scalars`]), the values behind the boxplots.
+    pub scalars: BTreeMap<String, f64>,
+    /// Busy fraction per CPU.
+    pub cpu_busy: Vec<f64>,
+    pub wakeup_latency_count: u64,
+    /// `(ns, fraction of wakeups ≤ ns)`.
+    pub wakeup_latency_cdf: Vec<(u64, f64)>,
+    pub migrations: BTreeMap<String, u64>,
+    pub placement_reasons: BTreeMap<String, u64>,
+    pub energy_total: Option<f64>,
+    pub energy_per_cluster: Vec<f64>,
+    pub energy_note: Option<String>,
+}
+
+impl RunDetail {
+    pub fn of(r: &RunResult) -> RunDetail {
+        let m = &r.metrics;
+        let owned = |x: &BTreeMap<&'static str, u64>| -> BTreeMap<String, u64> {
+            x.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        RunDetail {
+            seed: r.seed,
+            scalars: scalars(r),
+            cpu_busy: m.cpu_busy.clone(),
+            wakeup_latency_count: m.wakeup_latency_ns.count,
+            wakeup_latency_cdf: m.wakeup_latency_cdf.clone(),
+            migrations: owned(&m.migrations),
+            placement_reasons: owned(&m.placement_reasons),
+            energy_total: m.energy_joules.total,
+            energy_per_cluster: m.energy_joules.per_cluster.clone(),
+            energy_note: m.energy_joules.note.clone(),
+        }
+    }
+}
+
 /// Load both arms of `path` (each with `sets` first, then its own overrides).
 pub fn load_arms(
     path: &Path,
@@ -247,7 +285,7 @@ pub fn compare(
 }
 
 /// [`compare`], also returning each arm's per-run details (in seed order) for the
-/// HTML report ([`crate::experiment::report`]).
+/// HTML report ([`crate::report`]).
 pub fn compare_detailed(
     sa: &Scenario,
     sb: &Scenario,
@@ -332,96 +370,7 @@ pub fn compare_detailed(
     ))
 }
 
-pub(crate) fn fmt_num(x: f64) -> String {
-    if x.is_nan() {
-        "-".into()
-    } else if x != 0.0 && (x.abs() >= 1e7 || x.abs() < 1e-3) {
-        format!("{x:.4e}")
-    } else {
-        format!("{x:.6}")
-    }
-}
-
-pub(crate) fn fmt_p(t: &Option<TestResult>) -> String {
-    match t {
-        Some(t) => format!("p={:.4}", t.p),
-        None => "p=-".into(),
-    }
-}
-
 impl Comparison {
-    /// Fixed-width text, one table per metric, in the seeds' layout.
-    pub fn text(&self) -> String {
-        let mut s = String::new();
-        let label = |a: &ArmSpec| {
-            if a.spec.is_empty() {
-                "(as written)".to_string()
-            } else {
-                a.spec.clone()
-            }
-        };
-        let _ = writeln!(
-            s,
-            "scenario `{}`, {} paired runs (seeds {}..={})",
-            self.scenario,
-            self.seeds.len(),
-            self.seeds.first().unwrap_or(&0),
-            self.seeds.last().unwrap_or(&0)
-        );
-        let _ = writeln!(s, "A: {}\nB: {}", label(&self.a), label(&self.b));
-        if self.seeds.len() < 10 {
-            let _ = writeln!(
-                s,
-                "(fewer than 10 runs: the tests' normal approximation is rough)"
-            );
-        }
-        for r in &self.rows {
-            let dir = match r.better {
-                Better::Lower => "lower is better",
-                Better::Higher => "higher is better",
-                Better::Unknown => "no preferred direction",
-            };
-            let verdict = match (r.better, r.delta_pct.partial_cmp(&0.0)) {
-                (Better::Lower, Some(std::cmp::Ordering::Less))
-                | (Better::Higher, Some(std::cmp::Ordering::Greater)) => " (B better)",
-                (Better::Lower, Some(std::cmp::Ordering::Greater))
-                | (Better::Higher, Some(std::cmp::Ordering::Less)) => " (B worse)",
-                _ => "",
-            };
-            let _ = writeln!(s, "\n{} ({dir})", r.name);
-            let _ = writeln!(
-                s,
-                "| {:<5} | {:>14} | {:>14} | {:>8} |",
-                "", "A", "B", "DELTA"
-            );
-            let _ = writeln!(s, "|-------+----------------+----------------+----------|");
-            let pct = |a: f64, b: f64| {
-                if a != 0.0 && !a.is_nan() && !b.is_nan() {
-                    format!("{:+.2}%", (b - a) / a * 100.0)
-                } else {
-                    "-".into()
-                }
-            };
-            for (k, a, b) in r.stat_rows("%") {
-                let _ = writeln!(
-                    s,
-                    "| {:<5} | {:>14} | {:>14} | {:>8} |",
-                    k,
-                    fmt_num(a),
-                    fmt_num(b),
-                    pct(a, b)
-                );
-            }
-            let _ = writeln!(
-                s,
-                "wilcoxon (paired) {}  mann-whitney {}{verdict}",
-                fmt_p(&r.wilcoxon),
-                fmt_p(&r.mann_whitney)
-            );
-        }
-        s
-    }
-
     /// One line per (metric, statistic): `metric,stat,a,b,delta_pct`, then the tests.
     pub fn csv(&self) -> String {
         let mut s = String::from("metric,stat,a,b,delta_pct\n");

@@ -13,9 +13,9 @@ pub mod calibrate;
 pub mod compare;
 pub mod explain;
 pub mod oracle;
-pub mod report;
 pub mod reproduce;
 pub mod result;
+pub mod seed_tables;
 pub mod sweep;
 pub mod validate;
 

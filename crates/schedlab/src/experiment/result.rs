@@ -225,17 +225,8 @@ impl RunResult {
         s
     }
 
-    /// The human-readable summary `schedlab run` prints.
-    pub fn summary_text(&self) -> String {
-        use std::fmt::Write;
-        let mut s = String::new();
-        let ms = |ns: u64| ns as f64 / 1e6;
-        let us = |ns: u64| ns as f64 / 1e3;
-        let _ = writeln!(
-            s,
-            "scenario {}  machine {} ({} CPUs)  kernel {}  seed {}",
-            self.scenario, self.machine.name, self.machine.nr_cpus, self.kernel.preset, self.seed
-        );
+    /// The features `schedlab run` lists: the non-default ones (and IDLE_CPU_MASK).
+    pub fn shown_features(&self) -> Vec<&String> {
         let non_default: Vec<&String> = self
             .kernel
             .features
@@ -250,134 +241,6 @@ impl RunResult {
                     }
             })
             .collect();
-        let _ = writeln!(
-            s,
-            "features: {}",
-            non_default
-                .iter()
-                .map(|f| f.as_str())
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
-        let _ = writeln!(
-            s,
-            "simulated {:.3} ms in {} events ({:.3} s wall, {:.2} M events/s); stop: {:?}",
-            ms(self.sim_time_ns),
-            self.events,
-            self.wall_seconds,
-            self.events as f64 / self.wall_seconds.max(1e-9) / 1e6,
-            self.workload.stop_reason
-        );
-        let _ = writeln!(
-            s,
-            "\n{:<20} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
-            "latency (us)", "count", "mean", "p50", "p99", "p99.9", "max"
-        );
-        for (name, h) in [
-            ("wakeup", &self.metrics.wakeup_latency_ns),
-            ("runqueue wait", &self.metrics.runqueue_wait_ns),
-        ] {
-            let _ = writeln!(
-                s,
-                "{:<20} {:>9} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
-                name,
-                h.count,
-                h.mean / 1e3,
-                us(h.p50),
-                us(h.p99),
-                us(h.p999),
-                us(h.max)
-            );
-        }
-        let mig: Vec<String> = self
-            .metrics
-            .migrations
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let busy =
-            self.metrics.cpu_busy.iter().sum::<f64>() / self.metrics.cpu_busy.len().max(1) as f64;
-        let _ = writeln!(
-            s,
-            "\nswitches {}  wakeups {}  migrations: {}  mean CPU busy {:.1}%",
-            self.metrics.context_switches,
-            self.metrics.wakeups,
-            mig.join(" "),
-            busy * 100.0
-        );
-        let reasons: Vec<String> = self
-            .metrics
-            .placement_reasons
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let _ = writeln!(s, "placement reasons: {}", reasons.join(" "));
-        let e = &self.metrics.energy_joules;
-        match e.total {
-            Some(total) => {
-                let cl: Vec<String> = e.per_cluster.iter().map(|j| format!("{j:.6}")).collect();
-                let _ = writeln!(
-                    s,
-                    "energy {:.6} J (busy {:.6}, idle loop {:.6}, idle states {:.6}); per cluster: {}",
-                    total,
-                    e.busy.unwrap_or(0.0),
-                    e.idle_loop.unwrap_or(0.0),
-                    e.idle_states.unwrap_or(0.0),
-                    cl.join(" ")
-                );
-                if let Some(n) = &e.note {
-                    let _ = writeln!(s, "  energy note: {n}");
-                }
-            }
-            None => {
-                let _ = writeln!(s, "energy: {}", e.note.as_deref().unwrap_or("not computed"));
-            }
-        }
-        if !self.metrics.functions.is_empty() {
-            let skips = self.metrics.functions.values().any(|f| f.cpus_skipped > 0);
-            let _ = write!(
-                s,
-                "\n{:<22} {:>10} {:>16} {:>20}",
-                "function", "calls", "CPUs probed/call", "charged ns/call"
-            );
-            let _ = writeln!(s, "{}", if skips { "   CPUs skipped/call" } else { "" });
-            for (name, f) in &self.metrics.functions {
-                let (pm, ps) = f.probed_mean_std();
-                let (cm, cs) = f.cost_mean_std();
-                let _ = write!(
-                    s,
-                    "{:<22} {:>10} {:>8.2} ± {:<6.2} {:>10.1} ± {:<8.1}",
-                    name, f.calls, pm, ps, cm, cs
-                );
-                if skips {
-                    let per = f.cpus_skipped as f64 / f.calls.max(1) as f64;
-                    let _ = write!(s, " {per:>12.2}");
-                }
-                let _ = writeln!(s);
-            }
-        }
-        if !self.workload.metrics.is_empty() {
-            let _ = writeln!(s, "\nworkload `{}` metrics:", self.workload.kind);
-            if let Some(t) = &self.workload.tool_output {
-                let _ = writeln!(s, "{t}");
-            }
-            for (name, m) in &self.workload.metrics {
-                if m.unit == "ns" {
-                    let _ = writeln!(
-                        s,
-                        "  {:<24} n={:<8} mean={:.2}us p50={:.2}us p99={:.2}us max={:.2}us",
-                        name,
-                        m.summary.count,
-                        m.summary.mean / 1e3,
-                        us(m.summary.p50),
-                        us(m.summary.p99),
-                        us(m.summary.max)
-                    );
-                } else {
-                    let _ = writeln!(s, "  {:<24} {}", name, m.summary.count);
-                }
-            }
-        }
-        s
+        non_default
     }
 }

@@ -76,7 +76,6 @@ use crate::machine::{Machine, SharedLevel};
 use crate::metrics::ftrace_stats::{parse_line, Line};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 
 /// The closest topology level two CPUs share, with nodes (not packages) as the
 /// outer unit, since NUMA placement is what the domains above the LLC decide.
@@ -1502,52 +1501,6 @@ impl Comparison {
     /// Rows with a given verdict.
     pub fn count(&self, v: Verdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == v).count()
-    }
-
-    /// Fixed-width side-by-side table: statistic, real, simulated, their event
-    /// counts, distance (and its kind), verdict; then the verdict totals.
-    pub fn text(&self) -> String {
-        use crate::experiment::compare::fmt_num;
-        let opt = |x: Option<f64>| x.map_or("-".to_string(), fmt_num);
-        let mut s = String::new();
-        let h = [
-            "statistic",
-            "real",
-            "sim",
-            "real_n",
-            "sim_n",
-            "distance",
-            "by",
-            "verdict",
-        ];
-        let _ = writeln!(
-            s,
-            "{:<34} {:>14} {:>14} {:>9} {:>9} {:>14} {:<6} {}",
-            h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
-        );
-        for r in &self.rows {
-            let _ = writeln!(
-                s,
-                "{:<34} {:>14} {:>14} {:>9} {:>9} {:>14} {:<6} {}",
-                r.statistic,
-                opt(r.real),
-                opt(r.sim),
-                r.real_n,
-                r.sim_n,
-                opt(r.distance),
-                r.kind.distance_name(),
-                r.verdict.name()
-            );
-        }
-        let _ = writeln!(
-            s,
-            "match {}  close {}  differ {}  n/a {}",
-            self.count(Verdict::Match),
-            self.count(Verdict::Close),
-            self.count(Verdict::Differ),
-            self.count(Verdict::NoData)
-        );
-        s
     }
 
     /// JSON (serde; rows in the table's order).

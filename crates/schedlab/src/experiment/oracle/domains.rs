@@ -40,7 +40,6 @@ use crate::machine::Machine;
 use crate::sched::topology::{sd_flags_names, SchedTopology, TopologyOpts};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::Path;
 
 /// The numeric files compared.
@@ -279,53 +278,6 @@ pub struct DomainComparison {
 impl DomainComparison {
     pub fn all_match(&self) -> bool {
         self.matching_cpus == self.cpus.len()
-    }
-
-    /// One line per CPU (`=` when it matches), each difference indented below;
-    /// runs of CPUs with identical results folded into one line.
-    pub fn text(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "sched domains, kernel {} vs schedlab: {} of {} CPUs match",
-            self.kernel_version,
-            self.matching_cpus,
-            self.cpus.len()
-        );
-        let mut i = 0;
-        while i < self.cpus.len() {
-            let c = &self.cpus[i];
-            let same = |o: &CpuChains| o.real == c.real && o.sim == c.sim && o.diffs == c.diffs;
-            let mut j = i + 1;
-            while j < self.cpus.len() && same(&self.cpus[j]) && self.cpus[j].cpu == c.cpu + (j - i)
-            {
-                j += 1;
-            }
-            let cpus = if j - i > 1 {
-                format!("cpu{}-{}", c.cpu, self.cpus[j - 1].cpu)
-            } else {
-                format!("cpu{}", c.cpu)
-            };
-            if c.diffs.is_empty() {
-                let _ = writeln!(s, "{cpus:<10} = {}", c.real.join(" "));
-            } else {
-                let _ = writeln!(
-                    s,
-                    "{cpus:<10} real {} | sim {}",
-                    c.real.join(" "),
-                    c.sim.join(" ")
-                );
-                for d in &c.diffs {
-                    let _ = writeln!(
-                        s,
-                        "{:<12}domain{} {}: real {} | sim {}",
-                        "", d.level, d.field, d.real, d.sim
-                    );
-                }
-            }
-            i = j;
-        }
-        s
     }
 
     pub fn json(&self) -> String {

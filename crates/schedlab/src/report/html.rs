@@ -1,4 +1,6 @@
-//! The HTML report of a comparison or a sweep: one self-contained file.
+//! The HTML pages: a comparison's report, a sweep's report and the
+//! reproduction's tables, each one self-contained file (the oracle's page is in
+//! [`super::oracle`], built from the same head and footer).
 //!
 //! A scheduler patch is argued for on a mailing list with a table, but it is
 //! *judged* by the distributions behind the table. Seed 002's author ran 15 000
@@ -38,113 +40,42 @@
 //! sweep reports every point: one table per point (each metric's mean ± std over the
 //! seeds) and, for every numeric metric and every swept axis, the metric along that
 //! axis, one line per combination of the other axes' values, with ±std error bars.
+//!
+//! Every page is built from the same pieces: the page head with the inline CSS,
+//! the footer with the version, [`esc`] for every string that came from a user or a
+//! file, figures around the plots of [`super::plot`], and the numbers of
+//! [`super::text`]. The pages read results (a [`CompareReport`], sweep records, a
+//! [`Reproduction`]); they compute nothing the text output does not print too.
 
-use crate::experiment::compare::{
-    fmt_num, fmt_p, scalars, ArmSpec, Better, Comparison, MeanKind, MetricRow,
-};
+use super::plot::*;
+use super::summary::{arm_label, direction};
+use super::text::{num, p_value, pct, Num};
+use super::{ArmInfo, CompareReport, VERSION};
+use crate::experiment::compare::{Better, Comparison, MeanKind, MetricRow, RunDetail};
+use crate::experiment::reproduce::Reproduction;
+use crate::experiment::seed_tables::seed_title;
 use crate::experiment::sweep::{Axis, Record};
-use crate::experiment::{RunResult, Scenario};
-use crate::stats::{percentile_sorted, Describe};
-use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
-use plotters::coord::Shift;
-use plotters::prelude::*;
+use crate::experiment::Scenario;
+use plotters::prelude::RGBColor;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-/// The schedlab version printed in every report.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// What the report needs from one run beyond the comparison's scalars.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct RunDetail {
-    pub seed: u64,
-    /// The run's scalars ([`scalars`]), the values behind the boxplots.
-    pub scalars: BTreeMap<String, f64>,
-    /// Busy fraction per CPU.
-    pub cpu_busy: Vec<f64>,
-    pub wakeup_latency_count: u64,
-    /// `(ns, fraction of wakeups ≤ ns)`.
-    pub wakeup_latency_cdf: Vec<(u64, f64)>,
-    pub migrations: BTreeMap<String, u64>,
-    pub placement_reasons: BTreeMap<String, u64>,
-    pub energy_total: Option<f64>,
-    pub energy_per_cluster: Vec<f64>,
-    pub energy_note: Option<String>,
+fn num_stat(x: f64) -> String {
+    num(x, Num::Stat)
 }
 
-impl RunDetail {
-    pub fn of(r: &RunResult) -> RunDetail {
-        let m = &r.metrics;
-        let owned = |x: &BTreeMap<&'static str, u64>| -> BTreeMap<String, u64> {
-            x.iter().map(|(k, v)| (k.to_string(), *v)).collect()
-        };
-        RunDetail {
-            seed: r.seed,
-            scalars: scalars(r),
-            cpu_busy: m.cpu_busy.clone(),
-            wakeup_latency_count: m.wakeup_latency_ns.count,
-            wakeup_latency_cdf: m.wakeup_latency_cdf.clone(),
-            migrations: owned(&m.migrations),
-            placement_reasons: owned(&m.placement_reasons),
-            energy_total: m.energy_joules.total,
-            energy_per_cluster: m.energy_joules.per_cluster.clone(),
-            energy_note: m.energy_joules.note.clone(),
-        }
-    }
+fn num_short(x: f64) -> String {
+    num(x, Num::Short)
 }
 
-/// One arm as it ran.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ArmInfo {
-    pub spec: ArmSpec,
-    pub machine: String,
-    pub nr_cpus: usize,
-    pub kernel_preset: String,
-    /// The resolved feature set (`NAME` / `NO_NAME` for every feature).
-    pub features: Vec<String>,
-    /// Per run, in seed order.
-    pub runs: Vec<RunDetail>,
-}
-
-impl ArmInfo {
-    pub fn new(spec: &ArmSpec, sc: &Scenario, runs: Vec<RunDetail>) -> ArmInfo {
-        ArmInfo {
-            spec: spec.clone(),
-            machine: sc.machine.name.clone(),
-            nr_cpus: sc.machine.nr_cpus(),
-            kernel_preset: sc.kernel_preset.to_string(),
-            features: sc.features.resolved(),
-            runs,
-        }
-    }
-}
-
-/// A comparison with its per-run details.
-#[derive(Clone, Debug)]
-pub struct CompareReport {
-    pub cmp: Comparison,
-    pub arms: [ArmInfo; 2],
-}
-
-const ARM_NAMES: [&str; 2] = ["A", "B"];
-const ARM_COLOURS: [RGBColor; 2] = [RGBColor(31, 119, 180), RGBColor(230, 120, 20)];
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(230, 120, 20),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(90, 90, 90),
-];
-const FONT: &str = "sans-serif";
-/// Above these, the heatmap shows only each arm's mean (the file stays small).
-const MAX_HEATMAP_RUNS: usize = 80;
-const MAX_HEATMAP_CELLS: usize = 40_000;
-
-/// HTML-escape text and attribute values.
+/// HTML-escape text and attribute values (`&`, `<`, `>`, `"` and `'`).
 pub fn esc(s: &str) -> String {
+    escape(s, true)
+}
+
+/// HTML-escape `s`; `apostrophe` also escapes `'` (the reproduction page, written
+/// before the other pages, leaves it as it is and its bytes are kept).
+pub fn escape(s: &str, apostrophe: bool) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -152,65 +83,15 @@ pub fn esc(s: &str) -> String {
             '<' => o.push_str("&lt;"),
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
+            '\'' if apostrophe => o.push_str("&#39;"),
             c => o.push(c),
         }
     }
     o
 }
 
-/// A short axis tick: 4 significant digits, scientific outside [1e-3, 1e6).
-fn tick(v: f64) -> String {
-    let a = v.abs();
-    if v == 0.0 {
-        "0".into()
-    } else if !(1e-3..1e6).contains(&a) {
-        format!("{v:.1e}")
-    } else {
-        let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
-        let s = format!("{v:.decimals$}");
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    }
-}
-
-/// `(b − a) / a` in percent, as the text table prints it.
-fn pct(a: f64, b: f64) -> String {
-    if a != 0.0 && !a.is_nan() && !b.is_nan() {
-        format!("{:+.2}%", (b - a) / a * 100.0)
-    } else {
-        "-".into()
-    }
-}
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-type PlotResult = Result<(), String>;
-
-fn perr<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
-}
-
-/// Render one SVG of `w`×`h` pixels with `draw`; a drawing error becomes a note.
-fn svg(w: u32, h: u32, draw: impl FnOnce(&Area<'_>) -> PlotResult) -> String {
-    let mut s = String::new();
-    let res = {
-        let root = SVGBackend::with_string(&mut s, (w, h)).into_drawing_area();
-        root.fill(&WHITE)
-            .map_err(perr)
-            .and_then(|()| draw(&root))
-            .and_then(|()| root.present().map_err(perr))
-    };
-    match res {
-        Ok(()) => s,
-        Err(e) => format!("<p class=\"err\">plot failed: {}</p>", esc(&e)),
-    }
-}
-
 /// A figure wrapping a plot, marked `class="plot"` with its name.
-fn figure(out: &mut String, name: &str, caption: &str, svg: &str) {
+pub(crate) fn figure(out: &mut String, name: &str, caption: &str, svg: &str) {
     let _ = writeln!(
         out,
         "<figure class=\"plot\" data-plot=\"{}\"><figcaption>{}</figcaption>\n{svg}</figure>",
@@ -220,7 +101,7 @@ fn figure(out: &mut String, name: &str, caption: &str, svg: &str) {
 }
 
 /// A colour key in HTML (outside the plots, so it never hides data).
-fn legend_html(items: &[(String, RGBColor)]) -> String {
+pub(crate) fn legend_html(items: &[(String, RGBColor)]) -> String {
     let mut o = String::from("<div class=\"legend\">");
     for (name, c) in items {
         let _ = write!(
@@ -236,512 +117,11 @@ fn legend_html(items: &[(String, RGBColor)]) -> String {
     o
 }
 
-fn arm_legend() -> String {
+pub(crate) fn arm_legend() -> String {
     legend_html(&[
         ("A".to_string(), ARM_COLOURS[0]),
         ("B".to_string(), ARM_COLOURS[1]),
     ])
-}
-
-/// `(lo, hi)` padded by 5 % (a degenerate range gets a unit-sized one).
-fn padded(lo: f64, hi: f64) -> (f64, f64) {
-    if !(lo.is_finite() && hi.is_finite()) {
-        return (0.0, 1.0);
-    }
-    let span = hi - lo;
-    if span <= 0.0 {
-        let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.05 };
-        (lo - d, hi + d)
-    } else {
-        (lo - 0.05 * span, hi + 0.05 * span)
-    }
-}
-
-/// Label of the nearest key point.
-fn nearest_label(keys: &[f64], labels: &[String], v: f64) -> String {
-    keys.iter()
-        .zip(labels)
-        .min_by(|a, b| (a.0 - v).abs().total_cmp(&(b.0 - v).abs()))
-        .map(|(_, l)| l.clone())
-        .unwrap_or_default()
-}
-
-/// A linear f64 axis whose ticks are exactly `keys` (categories, grid values).
-#[derive(Clone, Debug)]
-struct Keyed {
-    lo: f64,
-    hi: f64,
-    keys: Vec<f64>,
-}
-
-impl Keyed {
-    fn new(lo: f64, hi: f64, keys: Vec<f64>) -> Keyed {
-        Keyed { lo, hi, keys }
-    }
-}
-
-impl Ranged for Keyed {
-    type FormatOption = DefaultFormatting;
-    type ValueType = f64;
-    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
-        let span = self.hi - self.lo;
-        let t = if span > 0.0 {
-            (v - self.lo) / span
-        } else {
-            0.5
-        };
-        limit.0 + (f64::from(limit.1 - limit.0) * t).round() as i32
-    }
-    fn key_points<H: KeyPointHint>(&self, _hint: H) -> Vec<f64> {
-        self.keys.clone()
-    }
-    fn range(&self) -> std::ops::Range<f64> {
-        self.lo..self.hi
-    }
-}
-
-/// Boxplot statistics of one sample (numpy-linear quartiles, Tukey whiskers).
-#[derive(Clone, Debug, PartialEq)]
-pub struct BoxStats {
-    pub q1: f64,
-    pub median: f64,
-    pub q3: f64,
-    pub whisker_lo: f64,
-    pub whisker_hi: f64,
-    pub mean: f64,
-    pub outliers: Vec<f64>,
-}
-
-impl BoxStats {
-    pub fn of(xs: &[f64]) -> Option<BoxStats> {
-        let mut s: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
-        if s.is_empty() {
-            return None;
-        }
-        s.sort_by(f64::total_cmp);
-        let (q1, median, q3) = (
-            percentile_sorted(&s, 25.0),
-            percentile_sorted(&s, 50.0),
-            percentile_sorted(&s, 75.0),
-        );
-        let iqr = q3 - q1;
-        let (lo_f, hi_f) = (q1 - 1.5 * iqr, q3 + 1.5 * iqr);
-        let inside: Vec<f64> = s
-            .iter()
-            .copied()
-            .filter(|&x| x >= lo_f && x <= hi_f)
-            .collect();
-        Some(BoxStats {
-            q1,
-            median,
-            q3,
-            whisker_lo: inside.first().copied().unwrap_or(q1),
-            whisker_hi: inside.last().copied().unwrap_or(q3),
-            mean: s.iter().sum::<f64>() / s.len() as f64,
-            outliers: s.into_iter().filter(|&x| x < lo_f || x > hi_f).collect(),
-        })
-    }
-}
-
-/// Horizontal boxplots, first sample on top (as in seed 002's plots).
-fn boxplot_svg(samples: &[(String, RGBColor, Vec<f64>)], xdesc: &str) -> String {
-    let stats: Vec<(String, RGBColor, BoxStats, Vec<f64>)> = samples
-        .iter()
-        .filter_map(|(n, c, xs)| BoxStats::of(xs).map(|b| (n.clone(), *c, b, xs.clone())))
-        .collect();
-    let k = stats.len().max(1);
-    let all = stats.iter().flat_map(|s| s.3.iter().copied());
-    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
-        (l.min(x), h.max(x))
-    });
-    let (x0, x1) = padded(lo, hi);
-    let keys: Vec<f64> = (0..k).map(|i| (k - i) as f64 - 0.5).collect();
-    let labels: Vec<String> = stats.iter().map(|s| s.0.clone()).collect();
-    let h = 70 + 42 * k as u32;
-    svg(560, h, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin_top(8)
-            .margin_left(6)
-            .margin_right(30)
-            .margin_bottom(4)
-            .x_label_area_size(38)
-            .y_label_area_size(30)
-            .build_cartesian_2d(x0..x1, Keyed::new(0.0, k as f64, keys.clone()))
-            .map_err(perr)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_labels(6)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| nearest_label(&keys, &labels, *v))
-            .x_desc(xdesc)
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 12))
-            .max_light_lines(1)
-            .light_line_style(RGBColor(245, 245, 245))
-            .bold_line_style(RGBColor(222, 222, 222))
-            .draw()
-            .map_err(perr)?;
-        for (i, (_, c, b, _)) in stats.iter().enumerate() {
-            let y = keys[i];
-            let (y0, y1) = (y - 0.3, y + 0.3);
-            let area = chart.plotting_area();
-            area.draw(&Rectangle::new(
-                [(b.q1, y0), (b.q3, y1)],
-                c.mix(0.3).filled(),
-            ))
-            .map_err(perr)?;
-            area.draw(&Rectangle::new([(b.q1, y0), (b.q3, y1)], c.stroke_width(1)))
-                .map_err(perr)?;
-            let line = |p: Vec<(f64, f64)>, w: u32| PathElement::new(p, c.stroke_width(w));
-            for el in [
-                line(vec![(b.median, y0), (b.median, y1)], 2),
-                line(vec![(b.whisker_lo, y), (b.q1, y)], 1),
-                line(vec![(b.q3, y), (b.whisker_hi, y)], 1),
-                line(vec![(b.whisker_lo, y - 0.15), (b.whisker_lo, y + 0.15)], 1),
-                line(vec![(b.whisker_hi, y - 0.15), (b.whisker_hi, y + 0.15)], 1),
-            ] {
-                area.draw(&el).map_err(perr)?;
-            }
-            for &o in &b.outliers {
-                area.draw(&Circle::new((o, y), 3, c.stroke_width(1)))
-                    .map_err(perr)?;
-            }
-            area.draw(&Cross::new((b.mean, y), 4, BLACK.stroke_width(1)))
-                .map_err(perr)?;
-        }
-        Ok(())
-    })
-}
-
-/// The wakeup-latency CDF of all wakeups of `runs` pooled: at each distinct value
-/// `x` of any run, `Σ nᵢ·Fᵢ(x) / Σ nᵢ`, thinned to at most `max_points`.
-pub fn pooled_cdf(runs: &[RunDetail], max_points: usize) -> Vec<(u64, f64)> {
-    let total: u64 = runs.iter().map(|r| r.wakeup_latency_count).sum();
-    if total == 0 {
-        return vec![];
-    }
-    let xs: BTreeSet<u64> = runs
-        .iter()
-        .flat_map(|r| r.wakeup_latency_cdf.iter().map(|p| p.0))
-        .collect();
-    let mut xs: Vec<u64> = xs.into_iter().collect();
-    let m = max_points.max(2);
-    if xs.len() > m {
-        let last = xs.len() - 1;
-        xs = (0..m).map(|i| xs[i * last / (m - 1)]).collect();
-    }
-    xs.iter()
-        .map(|&x| {
-            let f: f64 = runs
-                .iter()
-                .map(|r| {
-                    let c = &r.wakeup_latency_cdf;
-                    let i = c.partition_point(|p| p.0 <= x);
-                    let fi = if i == 0 { 0.0 } else { c[i - 1].1 };
-                    fi * r.wakeup_latency_count as f64
-                })
-                .sum();
-            (x, f / total as f64)
-        })
-        .collect()
-}
-
-/// A step path of a CDF in µs.
-fn step_path(c: &[(u64, f64)]) -> Vec<(f64, f64)> {
-    let mut p = Vec::with_capacity(2 * c.len() + 1);
-    let mut prev = 0.0;
-    for &(x, f) in c {
-        let xu = x as f64 / 1000.0;
-        p.push((xu, prev));
-        p.push((xu, f));
-        prev = f;
-    }
-    p
-}
-
-fn cdf_svg(arms: &[ArmInfo; 2]) -> Option<String> {
-    let pooled: Vec<Vec<(u64, f64)>> = arms.iter().map(|a| pooled_cdf(&a.runs, 400)).collect();
-    if pooled.iter().all(Vec::is_empty) {
-        return None;
-    }
-    let (lo, hi) = pooled
-        .iter()
-        .flatten()
-        .fold((u64::MAX, 0u64), |(l, h), p| (l.min(p.0), h.max(p.0)));
-    let x0 = (lo as f64 / 1000.0 * 0.8).max(1e-3);
-    let x1 = (hi as f64 / 1000.0 * 1.25).max(x0 * 10.0);
-    Some(svg(1080, 420, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin_top(10)
-            .margin_left(8)
-            .margin_right(40)
-            .margin_bottom(6)
-            .x_label_area_size(42)
-            .y_label_area_size(52)
-            .build_cartesian_2d((x0..x1).log_scale(), 0.0..1.0)
-            .map_err(perr)?;
-        chart
-            .configure_mesh()
-            .x_labels(10)
-            .y_labels(11)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| format!("{v:.1}"))
-            .x_desc("wakeup latency (µs, log scale)")
-            .y_desc("fraction of wakeups ≤ x")
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 13))
-            .max_light_lines(2)
-            .light_line_style(RGBColor(246, 246, 246))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .draw()
-            .map_err(perr)?;
-        for (k, arm) in arms.iter().enumerate() {
-            let c = ARM_COLOURS[k];
-            for r in &arm.runs {
-                let p: Vec<(f64, f64)> = step_path(&r.wakeup_latency_cdf)
-                    .into_iter()
-                    .map(|(x, y)| (x.max(x0), y))
-                    .collect();
-                chart
-                    .draw_series(std::iter::once(PathElement::new(p, c.mix(0.2))))
-                    .map_err(perr)?;
-            }
-        }
-        for (k, cdf) in pooled.iter().enumerate() {
-            let c = ARM_COLOURS[k];
-            let p: Vec<(f64, f64)> = step_path(cdf)
-                .into_iter()
-                .map(|(x, y)| (x.max(x0), y))
-                .collect();
-            chart
-                .draw_series(std::iter::once(PathElement::new(p, c.stroke_width(2))))
-                .map_err(perr)?
-                .label(format!("{} (all runs pooled)", ARM_NAMES[k]))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(180, 180, 180))
-            .draw()
-            .map_err(perr)?;
-        Ok(())
-    }))
-}
-
-/// Viridis, linearly interpolated between five stops; `v` in 0..=1.
-pub fn colour_map(v: f64) -> RGBColor {
-    const STOPS: [(u8, u8, u8); 5] = [
-        (68, 1, 84),
-        (59, 82, 139),
-        (33, 145, 140),
-        (94, 201, 98),
-        (253, 231, 37),
-    ];
-    let v = if v.is_finite() {
-        v.clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let pos = v * 4.0;
-    let i = (pos.floor() as usize).min(3);
-    let t = pos - i as f64;
-    let (a, b) = (STOPS[i], STOPS[i + 1]);
-    let mix = |x: u8, y: u8| (x as f64 + (y as f64 - x as f64) * t).round() as u8;
-    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
-}
-
-/// CPU (x) × row (y) heatmap of busy fractions, first row on top.
-fn heatmap_svg(rows: &[(String, Vec<f64>)]) -> String {
-    let ncpu = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(1);
-    let n = rows.len().max(1);
-    let keys: Vec<f64> = (0..n).map(|i| (n - i) as f64 - 0.5).collect();
-    let labels: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
-    let step = (ncpu / 24).max(1);
-    let xkeys: Vec<f64> = (0..ncpu).step_by(step).map(|c| c as f64 + 0.5).collect();
-    let label_w = labels.iter().map(|l| l.chars().count()).max().unwrap_or(4) as u32 * 7 + 14;
-    let h = 80 + 15 * n as u32;
-    svg(1080, h, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin_top(8)
-            .margin_left(6)
-            .margin_right(30)
-            .margin_bottom(4)
-            .x_label_area_size(40)
-            .y_label_area_size(label_w)
-            .build_cartesian_2d(
-                Keyed::new(0.0, ncpu as f64, xkeys),
-                Keyed::new(0.0, n as f64, keys.clone()),
-            )
-            .map_err(perr)?;
-        chart
-            .configure_mesh()
-            .disable_mesh()
-            .x_label_formatter(&|v| format!("{}", v.floor() as i64))
-            .y_label_formatter(&|v| nearest_label(&keys, &labels, *v))
-            .x_desc("CPU")
-            .label_style((FONT, 11))
-            .axis_desc_style((FONT, 12))
-            .draw()
-            .map_err(perr)?;
-        let cells = rows.iter().enumerate().flat_map(|(i, (_, busy))| {
-            let y = (n - i - 1) as f64;
-            busy.iter().enumerate().map(move |(c, &b)| {
-                Rectangle::new(
-                    [(c as f64, y + 0.04), (c as f64 + 1.0, y + 0.96)],
-                    colour_map(b).filled(),
-                )
-            })
-        });
-        chart.draw_series(cells).map_err(perr)?;
-        Ok(())
-    })
-}
-
-/// Mean and sample std of `xs` (0 std for fewer than two values).
-fn mean_std(xs: &[f64]) -> (f64, f64) {
-    let d = Describe::of(xs);
-    (d.mean, if d.n > 1 { d.std } else { 0.0 })
-}
-
-/// Horizontal grouped bars: per category, one bar per arm (mean per run, ±std).
-fn bars_svg(cats: &[String], arms: &[Vec<(f64, f64)>], xdesc: &str) -> String {
-    let k = cats.len().max(1);
-    let keys: Vec<f64> = (0..k).map(|i| (k - i) as f64 - 0.5).collect();
-    let hi = arms
-        .iter()
-        .flatten()
-        .map(|(m, s)| m + s)
-        .fold(0.0f64, f64::max);
-    let x1 = if hi > 0.0 { hi * 1.08 } else { 1.0 };
-    let label_w = cats.iter().map(|l| l.chars().count()).max().unwrap_or(4) as u32 * 7 + 14;
-    let h = 80 + 34 * k as u32;
-    svg(1080, h, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin_top(8)
-            .margin_left(6)
-            .margin_right(40)
-            .margin_bottom(4)
-            .x_label_area_size(40)
-            .y_label_area_size(label_w)
-            .build_cartesian_2d(0.0..x1, Keyed::new(0.0, k as f64, keys.clone()))
-            .map_err(perr)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_labels(8)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| nearest_label(&keys, cats, *v))
-            .x_desc(xdesc)
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 12))
-            .max_light_lines(1)
-            .light_line_style(RGBColor(245, 245, 245))
-            .bold_line_style(RGBColor(222, 222, 222))
-            .draw()
-            .map_err(perr)?;
-        let na = arms.len().max(1) as f64;
-        let bh = 0.8 / na;
-        for (j, vals) in arms.iter().enumerate() {
-            let c = ARM_COLOURS[j % 2];
-            let bars = vals.iter().enumerate().map(|(i, &(m, _))| {
-                let top = keys[i] + 0.4 - j as f64 * bh;
-                Rectangle::new([(0.0, top - bh * 0.9), (m, top)], c.mix(0.75).filled())
-            });
-            chart.draw_series(bars).map_err(perr)?;
-            let whiskers =
-                vals.iter()
-                    .enumerate()
-                    .filter(|(_, v)| v.1 > 0.0)
-                    .map(|(i, &(m, s))| {
-                        let y = keys[i] + 0.4 - j as f64 * bh - bh * 0.45;
-                        PathElement::new(
-                            vec![((m - s).max(0.0), y), (m + s, y)],
-                            BLACK.stroke_width(1),
-                        )
-                    });
-            chart.draw_series(whiskers).map_err(perr)?;
-        }
-        Ok(())
-    })
-}
-
-/// A named line of optional `(mean, std)` points, one per x position.
-type Series = (String, Vec<Option<(f64, f64)>>);
-
-/// Lines of `(x position, mean, std)` per series, x labelled by `xlabels` at `xpos`.
-fn lines_svg(xpos: &[f64], xlabels: &[String], series: &[Series], xdesc: &str) -> String {
-    let (lo, hi) = series
-        .iter()
-        .flat_map(|s| s.1.iter().flatten())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &(m, s)| {
-            (l.min(m - s), h.max(m + s))
-        });
-    let (y0, y1) = padded(lo, hi);
-    let (xl, xh) = xpos
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
-            (l.min(x), h.max(x))
-        });
-    let (x0, x1) = padded(xl, xh);
-    let (x0, x1) = if xh > xl {
-        (xl - 0.08 * (xh - xl), xh + 0.08 * (xh - xl))
-    } else {
-        (x0, x1)
-    };
-
-    svg(520, 300, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin_top(10)
-            .margin_left(6)
-            .margin_right(36)
-            .margin_bottom(4)
-            .x_label_area_size(40)
-            .y_label_area_size(62)
-            .build_cartesian_2d(Keyed::new(x0, x1, xpos.to_vec()), y0..y1)
-            .map_err(perr)?;
-        chart
-            .configure_mesh()
-            .y_labels(6)
-            .x_label_formatter(&|v| nearest_label(xpos, xlabels, *v))
-            .y_label_formatter(&|v| tick(*v))
-            .x_desc(xdesc)
-            .label_style((FONT, 11))
-            .axis_desc_style((FONT, 12))
-            .max_light_lines(1)
-            .light_line_style(RGBColor(245, 245, 245))
-            .bold_line_style(RGBColor(222, 222, 222))
-            .draw()
-            .map_err(perr)?;
-        for (j, (_, pts)) in series.iter().enumerate() {
-            let c = PALETTE[j % PALETTE.len()];
-            let p: Vec<(f64, f64)> = xpos
-                .iter()
-                .zip(pts)
-                .filter_map(|(&x, v)| v.map(|(m, _)| (x, m)))
-                .collect();
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    p.clone(),
-                    c.stroke_width(2),
-                )))
-                .map_err(perr)?;
-            chart
-                .draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))
-                .map_err(perr)?;
-            let errs = xpos.iter().zip(pts).filter_map(|(&x, v)| {
-                let (m, s) = (*v)?;
-                (s > 0.0).then(|| PathElement::new(vec![(x, m - s), (x, m + s)], c.stroke_width(1)))
-            });
-            chart.draw_series(errs).map_err(perr)?;
-        }
-        Ok(())
-    })
 }
 
 const CSS: &str = "body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:0 auto;max-width:1160px;padding:12px 20px;color:#222;background:#fff}
@@ -769,7 +149,7 @@ nav a{margin-right:12px;font-size:13px}
 footer{margin-top:30px;font-size:12px;color:#666;border-top:1px solid #ccc;padding-top:6px}
 ";
 
-fn head(out: &mut String, title: &str) {
+pub(super) fn head(out: &mut String, title: &str) {
     let _ = writeln!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>",
@@ -777,28 +157,12 @@ fn head(out: &mut String, title: &str) {
     );
 }
 
-fn footer(out: &mut String) {
+pub(super) fn footer(out: &mut String) {
     let _ = writeln!(
         out,
         "<footer>Generated by schedlab {}. Self-contained: inline CSS and SVG, no scripts, no network.</footer>\n</body>\n</html>",
         esc(VERSION)
     );
-}
-
-fn arm_label(a: &ArmSpec) -> String {
-    if a.spec.is_empty() {
-        "(as written)".into()
-    } else {
-        a.spec.clone()
-    }
-}
-
-fn direction(r: &MetricRow) -> &'static str {
-    match r.better {
-        Better::Lower => "lower is better",
-        Better::Higher => "higher is better",
-        Better::Unknown => "no preferred direction",
-    }
 }
 
 /// `Some(true)` when B is better by the metric's direction, `Some(false)` worse.
@@ -813,7 +177,7 @@ fn b_better(r: &MetricRow) -> Option<bool> {
 }
 
 fn p_cell(t: &Option<crate::stats::TestResult>) -> String {
-    let text = fmt_p(t);
+    let text = p_value(t);
     match t {
         Some(t) if t.p < 0.05 => format!("<td class=\"sig\">{}</td>", esc(&text)),
         _ => format!("<td>{}</td>", esc(&text)),
@@ -848,19 +212,6 @@ fn per_run_counts(
     (cats, vals)
 }
 
-/// A compact number for means and stds of counts: 6 significant digits at most.
-fn short(v: f64) -> String {
-    let a = v.abs();
-    if v == 0.0 || !v.is_finite() {
-        fmt_num(v)
-    } else if !(1e-3..1e6).contains(&a) {
-        format!("{v:.4e}")
-    } else {
-        let decimals = (5 - a.log10().floor() as i32).clamp(0, 6) as usize;
-        format!("{v:.decimals$}")
-    }
-}
-
 fn counts_table(out: &mut String, what: &str, cats: &[String], vals: &[Vec<(f64, f64)>]) {
     let _ = writeln!(
         out,
@@ -873,10 +224,10 @@ fn counts_table(out: &mut String, what: &str, cats: &[String], vals: &[Vec<(f64,
             out,
             "<tr><td class=\"l\">{}</td><td>{} ± {}</td><td>{} ± {}</td><td>{}</td></tr>",
             esc(c),
-            short(a.0),
-            short(a.1),
-            short(b.0),
-            short(b.1),
+            num_short(a.0),
+            num_short(a.1),
+            num_short(b.0),
+            num_short(b.1),
             pct(a.0, b.0)
         );
     }
@@ -1000,9 +351,9 @@ impl CompareReport {
                 o,
                 "<tr><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td><td>{mk}</td><td>{}</td><td>{}</td><td{cls}>{}</td>{}{}</tr>",
                 esc(&r.name),
-                direction(r),
-                fmt_num(r.a_centre),
-                fmt_num(r.b_centre),
+                direction(r.better),
+                num_stat(r.a_centre),
+                num_stat(r.b_centre),
                 pct(r.a_centre, r.b_centre),
                 p_cell(&r.wilcoxon),
                 p_cell(&r.mann_whitney)
@@ -1018,15 +369,15 @@ impl CompareReport {
                 o,
                 "<div class=\"card\"><h3><code>{}</code> ({})</h3>\n<table><tr><th></th><th>A</th><th>B</th><th>DELTA</th></tr>",
                 esc(&r.name),
-                direction(r)
+                direction(r.better)
             );
             for (k, a, b) in r.stat_rows("%") {
                 let _ = writeln!(
                     o,
                     "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     esc(&k),
-                    fmt_num(a),
-                    fmt_num(b),
+                    num_stat(a),
+                    num_stat(b),
                     pct(a, b)
                 );
             }
@@ -1038,8 +389,8 @@ impl CompareReport {
             let _ = writeln!(
                 o,
                 "</table><div class=\"note\">wilcoxon (paired) {}  mann-whitney {}{verdict}</div></div>",
-                fmt_p(&r.wilcoxon),
-                fmt_p(&r.mann_whitney)
+                p_value(&r.wilcoxon),
+                p_value(&r.mann_whitney)
             );
         }
         o.push_str("</div></section>\n");
@@ -1062,7 +413,7 @@ impl CompareReport {
             figure(
                 o,
                 &format!("box-{i}"),
-                &format!("{} ({})", r.name, direction(r)),
+                &format!("{} ({})", r.name, direction(r.better)),
                 &s,
             );
         }
@@ -1245,17 +596,17 @@ impl CompareReport {
     }
 }
 
-/// A sweep's report from its result records (any order), for the grid `axes`.
-pub fn sweep_html(title: &str, axes: &[Axis], records: &[Record]) -> String {
-    let mut o = String::new();
-    head(&mut o, &format!("schedlab sweep: {title}"));
-    // Group runs by their parameters, in grid order (first axis slowest).
+/// A sweep's points: grid indices → (axis values, the point's records by seed).
+type Points<'a> = BTreeMap<Vec<usize>, (Vec<String>, Vec<&'a Record>)>;
+
+/// Group runs by their parameters, in grid order (first axis slowest).
+fn sweep_points<'a>(axes: &[Axis], records: &'a [Record]) -> Points<'a> {
     let key_of = |params: &BTreeMap<String, String>| -> Vec<String> {
         axes.iter()
             .map(|a| params.get(&a.key).cloned().unwrap_or_default())
             .collect()
     };
-    let mut by_point: BTreeMap<Vec<usize>, (Vec<String>, Vec<&Record>)> = BTreeMap::new();
+    let mut by_point: Points<'a> = BTreeMap::new();
     for r in records {
         let vals = key_of(&r.params);
         let idx: Vec<usize> = axes
@@ -1272,6 +623,14 @@ pub fn sweep_html(title: &str, axes: &[Axis], records: &[Record]) -> String {
     for (_, rs) in by_point.values_mut() {
         rs.sort_by_key(|r| r.seed);
     }
+    by_point
+}
+
+/// A sweep's report from its result records (any order), for the grid `axes`.
+pub fn sweep_html(title: &str, axes: &[Axis], records: &[Record]) -> String {
+    let mut o = String::new();
+    head(&mut o, &format!("schedlab sweep: {title}"));
+    let by_point = sweep_points(axes, records);
     let metrics: BTreeSet<&String> = records.iter().flat_map(|r| r.metrics.keys()).collect();
     let _ = writeln!(
         o,
@@ -1293,6 +652,29 @@ pub fn sweep_html(title: &str, axes: &[Axis], records: &[Record]) -> String {
     o.push_str("</table>\n<nav><a href=\"#plots\">plots</a><a href=\"#points\">points</a></nav>\n");
     // Plots: every numeric metric along every axis.
     o.push_str("<section id=\"plots\"><h2>Metrics along each axis</h2>\n<p class=\"note\">Mean over the seeds, ±std bars; one line per combination of the other axes' values.</p>\n");
+    let mut n_plot = 0;
+    for ai in 0..axes.len() {
+        sweep_axis_plots(&mut o, axes, ai, &by_point, &metrics, &mut n_plot);
+    }
+    o.push_str("</section>\n<section id=\"points\"><h2>Points</h2>\n<div class=\"cards\">\n");
+    for (vals, rs) in by_point.values() {
+        sweep_card(&mut o, axes, vals, rs, &metrics);
+    }
+    o.push_str("</div></section>\n");
+    footer(&mut o);
+    o
+}
+
+/// Every metric along axis `ai`: one line per combination of the other axes' values.
+fn sweep_axis_plots(
+    o: &mut String,
+    axes: &[Axis],
+    ai: usize,
+    by_point: &Points<'_>,
+    metrics: &BTreeSet<&String>,
+    n_plot: &mut usize,
+) {
+    let axis = &axes[ai];
     let stat = |rs: &[&Record], m: &str| -> Option<(f64, f64)> {
         let xs: Vec<f64> = rs
             .iter()
@@ -1300,186 +682,174 @@ pub fn sweep_html(title: &str, axes: &[Axis], records: &[Record]) -> String {
             .collect();
         (!xs.is_empty()).then(|| mean_std(&xs))
     };
-    let mut n_plot = 0;
-    for (ai, axis) in axes.iter().enumerate() {
-        let _ = writeln!(o, "<h3>along <code>{}</code></h3>", esc(&axis.key));
-        let numeric: Option<Vec<f64>> = axis.values.iter().map(|v| v.parse::<f64>().ok()).collect();
-        let numeric = numeric.filter(|v| v.iter().all(|x| x.is_finite()));
-        let xpos: Vec<f64> = match &numeric {
-            Some(v) => v.clone(),
-            None => (0..axis.values.len()).map(|i| i as f64).collect(),
-        };
-        // Series: the other axes' value combinations present.
-        let mut combos: BTreeMap<Vec<usize>, String> = BTreeMap::new();
-        for (idx, (vals, _)) in &by_point {
-            let mut other = idx.clone();
-            other.remove(ai);
-            let label = axes
-                .iter()
-                .zip(vals)
-                .enumerate()
-                .filter(|(j, _)| *j != ai)
-                .map(|(_, (a, v))| format!("{}={v}", a.key))
-                .collect::<Vec<_>>()
-                .join(", ");
-            combos.entry(other).or_insert(label);
-        }
-        if combos.len() > 1 {
-            let items: Vec<(String, RGBColor)> = combos
-                .values()
-                .enumerate()
-                .map(|(j, l)| (l.clone(), PALETTE[j % PALETTE.len()]))
-                .collect();
-            o.push_str(&legend_html(&items));
-        }
-        o.push_str("<div class=\"grid\">\n");
-        for m in &metrics {
-            let series: Vec<Series> = combos
-                .iter()
-                .map(|(other, label)| {
-                    let pts = (0..axis.values.len())
-                        .map(|vi| {
-                            let mut idx = other.clone();
-                            idx.insert(ai, vi);
-                            by_point.get(&idx).and_then(|(_, rs)| stat(rs, m))
-                        })
-                        .collect();
-                    (label.clone(), pts)
-                })
-                .collect();
-            if series.iter().all(|s| s.1.iter().all(Option::is_none)) {
-                continue;
-            }
-            let s = lines_svg(&xpos, &axis.values, &series, &axis.key);
-            figure(
-                &mut o,
-                &format!("sweep-{n_plot}"),
-                &format!("{m} along {}", axis.key),
-                &s,
-            );
-            n_plot += 1;
-        }
-        o.push_str("</div>\n");
-    }
-    o.push_str("</section>\n<section id=\"points\"><h2>Points</h2>\n<div class=\"cards\">\n");
-    for (vals, rs) in by_point.values() {
+    let _ = writeln!(o, "<h3>along <code>{}</code></h3>", esc(&axis.key));
+    let numeric: Option<Vec<f64>> = axis.values.iter().map(|v| v.parse::<f64>().ok()).collect();
+    let numeric = numeric.filter(|v| v.iter().all(|x| x.is_finite()));
+    let xpos: Vec<f64> = match &numeric {
+        Some(v) => v.clone(),
+        None => (0..axis.values.len()).map(|i| i as f64).collect(),
+    };
+    // Series: the other axes' value combinations present.
+    let mut combos: BTreeMap<Vec<usize>, String> = BTreeMap::new();
+    for (idx, (vals, _)) in by_point {
+        let mut other = idx.clone();
+        other.remove(ai);
         let label = axes
             .iter()
             .zip(vals)
-            .map(|(a, v)| format!("{}={v}", a.key))
+            .enumerate()
+            .filter(|(j, _)| *j != ai)
+            .map(|(_, (a, v))| format!("{}={v}", a.key))
             .collect::<Vec<_>>()
             .join(", ");
-        let seeds: Vec<String> = rs.iter().map(|r| r.seed.to_string()).collect();
+        combos.entry(other).or_insert(label);
+    }
+    if combos.len() > 1 {
+        let items: Vec<(String, RGBColor)> = combos
+            .values()
+            .enumerate()
+            .map(|(j, l)| (l.clone(), PALETTE[j % PALETTE.len()]))
+            .collect();
+        o.push_str(&legend_html(&items));
+    }
+    o.push_str("<div class=\"grid\">\n");
+    for m in metrics {
+        let series: Vec<Series> = combos
+            .iter()
+            .map(|(other, label)| {
+                let pts = (0..axis.values.len())
+                    .map(|vi| {
+                        let mut idx = other.clone();
+                        idx.insert(ai, vi);
+                        by_point.get(&idx).and_then(|(_, rs)| stat(rs, m))
+                    })
+                    .collect();
+                (label.clone(), pts)
+            })
+            .collect();
+        if series.iter().all(|s| s.1.iter().all(Option::is_none)) {
+            continue;
+        }
+        let s = lines_svg(&xpos, &axis.values, &series, &axis.key);
+        figure(
+            o,
+            &format!("sweep-{n_plot}"),
+            &format!("{m} along {}", axis.key),
+            &s,
+        );
+        *n_plot += 1;
+    }
+    o.push_str("</div>\n");
+}
+
+/// One point's card: its parameters, seeds and each metric's mean ± std.
+fn sweep_card(
+    o: &mut String,
+    axes: &[Axis],
+    vals: &[String],
+    rs: &[&Record],
+    metrics: &BTreeSet<&String>,
+) {
+    let label = axes
+        .iter()
+        .zip(vals)
+        .map(|(a, v)| format!("{}={v}", a.key))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let seeds: Vec<String> = rs.iter().map(|r| r.seed.to_string()).collect();
+    let _ = writeln!(
+        o,
+        "<div class=\"card\"><h3><code>{}</code></h3><div class=\"note\">seeds {}</div>\n<table><tr><th class=\"l\">metric</th><th>mean ± std</th><th>n</th></tr>",
+        esc(&label),
+        esc(&seeds.join(" "))
+    );
+    for m in metrics {
+        let xs: Vec<f64> = rs
+            .iter()
+            .filter_map(|r| r.metrics.get(*m).copied())
+            .collect();
+        if xs.is_empty() {
+            continue;
+        }
+        let (mean, std) = mean_std(&xs);
         let _ = writeln!(
             o,
-            "<div class=\"card\"><h3><code>{}</code></h3><div class=\"note\">seeds {}</div>\n<table><tr><th class=\"l\">metric</th><th>mean ± std</th><th>n</th></tr>",
-            esc(&label),
-            esc(&seeds.join(" "))
+            "<tr><td class=\"l\"><code>{}</code></td><td>{} ± {}</td><td>{}</td></tr>",
+            esc(m),
+            num_stat(mean),
+            num_stat(std),
+            xs.len()
         );
-        for m in &metrics {
-            let xs: Vec<f64> = rs
-                .iter()
-                .filter_map(|r| r.metrics.get(*m).copied())
-                .collect();
-            if xs.is_empty() {
-                continue;
-            }
-            let (mean, std) = mean_std(&xs);
-            let _ = writeln!(
-                o,
-                "<tr><td class=\"l\"><code>{}</code></td><td>{} ± {}</td><td>{}</td></tr>",
-                esc(m),
-                fmt_num(mean),
-                fmt_num(std),
-                xs.len()
-            );
-        }
-        o.push_str("</table></div>\n");
     }
-    o.push_str("</div></section>\n");
-    footer(&mut o);
-    o
+    o.push_str("</table></div>\n");
 }
 
-/// One guest boot in an oracle report: its domain comparison and its cases.
-pub struct OracleSection<'a> {
-    pub heading: String,
-    pub domains: &'a super::oracle::domains::DomainComparison,
-    pub cases: Vec<&'a super::oracle::CaseOutcome>,
-}
-
-/// `schedlab oracle`'s self-contained HTML page: per guest boot, the sched-domain
-/// comparison, then each case's decision statistics real beside simulated, with the
-/// distance and the verdict (matches green, differences red).
-pub fn oracle_html(title: &str, intro: &str, sections: &[OracleSection<'_>]) -> String {
-    use super::oracle::decisions::Verdict;
-    let mut out = String::new();
-    head(&mut out, title);
-    let _ = writeln!(
-        out,
-        "<h1>{}</h1>\n<p class=\"note\">{}</p>",
-        esc(title),
-        esc(intro)
-    );
-    for s in sections {
-        let _ = writeln!(out, "<h2>{}</h2>", esc(&s.heading));
-        let cls = if s.domains.all_match() {
-            "better"
-        } else {
-            "worse"
-        };
-        let _ = writeln!(
-            out,
-            "<h3>sched domains, real vs schedlab</h3>\n<table><tr><td class=\"l {cls}\"><pre>{}</pre></td></tr></table>",
-            esc(&s.domains.text())
+impl Reproduction {
+    /// A self-contained HTML page with the same tables.
+    pub fn html(&self) -> String {
+        // This page leaves `'` unescaped (its bytes predate the other pages).
+        let esc = |x: &str| escape(x, false);
+        let mut s = String::from(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>schedlab reproduce</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}td:first-child,td:last-child{text-align:left}.MISMATCH{background:#fdd}.match{background:#dfd}</style>\n</head><body>\n",
         );
-        for c in &s.cases {
-            let cmp = &c.comparison;
-            let _ = writeln!(
-                out,
-                "<h3>{} — simulated as {} on the {}</h3>\n<p class=\"note\">match {}, close {}, differ {}, no data {}</p>\n<table><tr><th class=\"l\">statistic</th><th>real</th><th>simulated</th><th>real n</th><th>sim n</th><th>distance</th><th class=\"l\">by</th><th class=\"l\">verdict</th></tr>",
-                esc(&c.case),
-                esc(&c.preset),
-                esc(&c.machine),
-                cmp.count(Verdict::Match),
-                cmp.count(Verdict::Close),
-                cmp.count(Verdict::Differ),
-                cmp.count(Verdict::NoData)
-            );
-            let num = |v: Option<f64>| v.map_or("–".to_string(), short);
-            for r in &cmp.rows {
-                let vc = match r.verdict {
-                    Verdict::Match => " better",
-                    Verdict::Differ => " worse",
-                    Verdict::Close | Verdict::NoData => "",
-                };
+        let _ = writeln!(
+            s,
+            "<h1>schedlab {} reproduce</h1><p>{} paired runs per arm{}, noise {}. A = the seed's baseline, B = the seed's feature; Δ = (B − A) / A.</p>",
+            esc(&self.version),
+            self.runs,
+            if self.quick { " (quick mode)" } else { "" },
+            self.noise
+        );
+        for &seed in &self.seeds {
+            let _ = writeln!(s, "<h2>{}</h2>", esc(&seed_title(seed)));
+            for t in self.tables.iter().filter(|t| t.seed == seed) {
                 let _ = writeln!(
-                    out,
-                    "<tr><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l{vc}\">{}</td></tr>",
-                    esc(&r.statistic),
-                    num(r.real),
-                    num(r.sim),
-                    r.real_n,
-                    r.sim_n,
-                    num(r.distance),
-                    esc(r.kind.distance_name()),
-                    r.verdict.name()
+                    s,
+                    "<h3>{}</h3><p>{}</p><table><tr>",
+                    esc(&t.title),
+                    esc(&t.setup)
+                );
+                for c in &t.columns {
+                    let _ = write!(s, "<th>{}</th>", esc(c));
+                }
+                s.push_str("</tr>\n");
+                for row in &t.cells {
+                    let class = row
+                        .last()
+                        .map(|v| v.split(' ').next().unwrap_or(""))
+                        .unwrap_or("");
+                    let _ = write!(s, "<tr class=\"{}\">", esc(class));
+                    for c in row {
+                        let _ = write!(s, "<td>{}</td>", esc(c));
+                    }
+                    s.push_str("</tr>\n");
+                }
+                s.push_str("</table>\n");
+            }
+            for h in self.headlines.iter().filter(|h| h.seed == seed) {
+                let _ = writeln!(
+                    s,
+                    "<p>[{}] {}: {}</p>",
+                    if h.holds { "ok" } else { "FAILS" },
+                    esc(&h.claim),
+                    esc(&h.detail)
                 );
             }
-            out.push_str("</table>\n");
         }
+        s.push_str("</body></html>\n");
+        s
     }
-    footer(&mut out);
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Doc;
+    use crate::experiment::compare::ArmSpec;
     use crate::experiment::compare::{compare, compare_detailed};
     use crate::experiment::Overrides;
     use crate::metrics::LatencyHist;
+    use crate::stats::Describe;
     use std::path::Path;
 
     fn scenario(machine: &str, arm: &ArmSpec) -> Scenario {
@@ -1565,12 +935,12 @@ mod tests {
             for (k, a, b) in row.stat_rows("%") {
                 let cells = format!(
                     "<td class=\"l\">{k}</td><td>{}</td><td>{}</td><td>{}</td>",
-                    fmt_num(a),
-                    fmt_num(b),
+                    num_stat(a),
+                    num_stat(b),
                     pct(a, b)
                 );
                 assert!(h.contains(&cells), "{}: {cells}", row.name);
-                assert!(text.contains(&fmt_num(a)) && text.contains(&pct(a, b)));
+                assert!(text.contains(&num_stat(a)) && text.contains(&pct(a, b)));
             }
         }
         // Energy is present on juno-r0 (it has an Energy Model).
@@ -1762,11 +1132,5 @@ mod tests {
         assert_eq!(colour_map(0.5), RGBColor(33, 145, 140));
         assert_eq!(colour_map(1.0), RGBColor(253, 231, 37));
         assert_eq!(colour_map(7.0), colour_map(1.0));
-        assert_eq!(tick(0.0), "0");
-        assert_eq!(tick(2500.0), "2500");
-        assert_eq!(tick(0.125), "0.125");
-        assert_eq!(tick(520000.0), "520000");
-        assert_eq!(tick(5.2e6), "5.2e6");
-        assert_eq!(tick(-0.0005), "-5.0e-4");
     }
 }

@@ -1,0 +1,184 @@
+//! The oracle's output: the sched-domain and decision comparisons as text, and the
+//! self-contained HTML page of `schedlab oracle`.
+//!
+//! The oracle ([`crate::experiment::oracle`]) boots real kernels in guests, reads
+//! their sched domains and scheduler traces, and compares them with schedlab's:
+//! per CPU the domain chain, per case the statistics of the decisions with a
+//! distance and a verdict. This module prints those comparisons — one line per CPU
+//! (runs of identical CPUs folded), a fixed-width table per case with the verdict
+//! totals — and lays them out as one page per report. It reads the comparisons and
+//! computes nothing.
+
+use super::html::{esc, footer, head};
+use super::text::{num, Num};
+use crate::experiment::oracle::decisions::{Comparison, Verdict};
+use crate::experiment::oracle::domains::{CpuChains, DomainComparison};
+use std::fmt::Write as _;
+
+impl Comparison {
+    /// Fixed-width side-by-side table: statistic, real, simulated, their event
+    /// counts, distance (and its kind), verdict; then the verdict totals.
+    pub fn text(&self) -> String {
+        let opt = |x: Option<f64>| x.map_or("-".to_string(), |x| num(x, Num::Stat));
+        let mut s = String::new();
+        let h = [
+            "statistic",
+            "real",
+            "sim",
+            "real_n",
+            "sim_n",
+            "distance",
+            "by",
+            "verdict",
+        ];
+        let _ = writeln!(
+            s,
+            "{:<34} {:>14} {:>14} {:>9} {:>9} {:>14} {:<6} {}",
+            h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
+        );
+        for r in &self.rows {
+            let _ = writeln!(
+                s,
+                "{:<34} {:>14} {:>14} {:>9} {:>9} {:>14} {:<6} {}",
+                r.statistic,
+                opt(r.real),
+                opt(r.sim),
+                r.real_n,
+                r.sim_n,
+                opt(r.distance),
+                r.kind.distance_name(),
+                r.verdict.name()
+            );
+        }
+        let _ = writeln!(
+            s,
+            "match {}  close {}  differ {}  n/a {}",
+            self.count(Verdict::Match),
+            self.count(Verdict::Close),
+            self.count(Verdict::Differ),
+            self.count(Verdict::NoData)
+        );
+        s
+    }
+}
+
+impl DomainComparison {
+    /// One line per CPU (`=` when it matches), each difference indented below;
+    /// runs of CPUs with identical results folded into one line.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "sched domains, kernel {} vs schedlab: {} of {} CPUs match",
+            self.kernel_version,
+            self.matching_cpus,
+            self.cpus.len()
+        );
+        let mut i = 0;
+        while i < self.cpus.len() {
+            let c = &self.cpus[i];
+            let same = |o: &CpuChains| o.real == c.real && o.sim == c.sim && o.diffs == c.diffs;
+            let mut j = i + 1;
+            while j < self.cpus.len() && same(&self.cpus[j]) && self.cpus[j].cpu == c.cpu + (j - i)
+            {
+                j += 1;
+            }
+            let cpus = if j - i > 1 {
+                format!("cpu{}-{}", c.cpu, self.cpus[j - 1].cpu)
+            } else {
+                format!("cpu{}", c.cpu)
+            };
+            if c.diffs.is_empty() {
+                let _ = writeln!(s, "{cpus:<10} = {}", c.real.join(" "));
+            } else {
+                let _ = writeln!(
+                    s,
+                    "{cpus:<10} real {} | sim {}",
+                    c.real.join(" "),
+                    c.sim.join(" ")
+                );
+                for d in &c.diffs {
+                    let _ = writeln!(
+                        s,
+                        "{:<12}domain{} {}: real {} | sim {}",
+                        "", d.level, d.field, d.real, d.sim
+                    );
+                }
+            }
+            i = j;
+        }
+        s
+    }
+}
+
+/// One guest boot in an oracle report: its domain comparison and its cases.
+pub struct OracleSection<'a> {
+    pub heading: String,
+    pub domains: &'a crate::experiment::oracle::domains::DomainComparison,
+    pub cases: Vec<&'a crate::experiment::oracle::CaseOutcome>,
+}
+
+/// `schedlab oracle`'s self-contained HTML page: per guest boot, the sched-domain
+/// comparison, then each case's decision statistics real beside simulated, with the
+/// distance and the verdict (matches green, differences red).
+pub fn oracle_html(title: &str, intro: &str, sections: &[OracleSection<'_>]) -> String {
+    use crate::experiment::oracle::decisions::Verdict;
+    let mut out = String::new();
+    head(&mut out, title);
+    let _ = writeln!(
+        out,
+        "<h1>{}</h1>\n<p class=\"note\">{}</p>",
+        esc(title),
+        esc(intro)
+    );
+    for s in sections {
+        let _ = writeln!(out, "<h2>{}</h2>", esc(&s.heading));
+        let cls = if s.domains.all_match() {
+            "better"
+        } else {
+            "worse"
+        };
+        let _ = writeln!(
+            out,
+            "<h3>sched domains, real vs schedlab</h3>\n<table><tr><td class=\"l {cls}\"><pre>{}</pre></td></tr></table>",
+            esc(&s.domains.text())
+        );
+        for c in &s.cases {
+            let cmp = &c.comparison;
+            let _ = writeln!(
+                out,
+                "<h3>{} — simulated as {} on the {}</h3>\n<p class=\"note\">match {}, close {}, differ {}, no data {}</p>\n<table><tr><th class=\"l\">statistic</th><th>real</th><th>simulated</th><th>real n</th><th>sim n</th><th>distance</th><th class=\"l\">by</th><th class=\"l\">verdict</th></tr>",
+                esc(&c.case),
+                esc(&c.preset),
+                esc(&c.machine),
+                cmp.count(Verdict::Match),
+                cmp.count(Verdict::Close),
+                cmp.count(Verdict::Differ),
+                cmp.count(Verdict::NoData)
+            );
+            let num = |v: Option<f64>| v.map_or("–".to_string(), |x| num(x, Num::Short));
+            for r in &cmp.rows {
+                let vc = match r.verdict {
+                    Verdict::Match => " better",
+                    Verdict::Differ => " worse",
+                    Verdict::Close | Verdict::NoData => "",
+                };
+                let _ = writeln!(
+                    out,
+                    "<tr><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l{vc}\">{}</td></tr>",
+                    esc(&r.statistic),
+                    num(r.real),
+                    num(r.sim),
+                    r.real_n,
+                    r.sim_n,
+                    num(r.distance),
+                    esc(r.kind.distance_name()),
+                    r.verdict.name()
+                );
+            }
+            out.push_str("</table>\n");
+        }
+    }
+    footer(&mut out);
+    out
+}

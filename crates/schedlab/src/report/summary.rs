@@ -1,0 +1,377 @@
+//! The text reports: what `schedlab run`, `compare` and `reproduce` print.
+//!
+//! A run's summary is the first thing a person sees of a scenario: the machine
+//! and kernel it ran on, the simulated time, the latency table, migrations and
+//! placement reasons, energy, the per-function probes and the workload's own
+//! metrics. A comparison prints one table per metric in the layout the seeds use
+//! on the mailing list (centre, std, min, percentiles, max, Δ, then the paired and
+//! unpaired tests). A reproduction prints each seed's tables in the seed's layout
+//! (their cells are filled when the rows are judged, so its JSON carries them too),
+//! the seed's single runs and the headline checks. All are written here from the finished results, with the
+//! numbers of [`super::text`]; the runs and the statistics are computed in
+//! [`crate::experiment`], which does not know how they are printed.
+
+use super::text::{num, p_value, pct, render_table, Num};
+use crate::experiment::compare::{ArmSpec, Better, Comparison};
+use crate::experiment::reproduce::{Headline, Reproduction};
+use crate::experiment::seed_tables::{seed_title, SeedTables};
+use crate::experiment::RunResult;
+use std::fmt::Write as _;
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+impl RunResult {
+    /// The human-readable summary `schedlab run` prints.
+    pub fn summary_text(&self) -> String {
+        run_summary(self)
+    }
+}
+
+/// The summary `schedlab run` prints: head, latencies, counts, energy, functions,
+/// workload metrics.
+pub fn run_summary(r: &RunResult) -> String {
+    let mut s = String::new();
+    run_head(&mut s, r);
+    latency_table(&mut s, r);
+    counts(&mut s, r);
+    energy(&mut s, r);
+    functions(&mut s, r);
+    workload_metrics(&mut s, r);
+    s
+}
+
+/// Scenario, machine, kernel, seed, the non-default features and the run's length.
+fn run_head(s: &mut String, r: &RunResult) {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let _ = writeln!(
+        s,
+        "scenario {}  machine {} ({} CPUs)  kernel {}  seed {}",
+        r.scenario, r.machine.name, r.machine.nr_cpus, r.kernel.preset, r.seed
+    );
+    let _ = writeln!(
+        s,
+        "features: {}",
+        r.shown_features()
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let _ = writeln!(
+        s,
+        "simulated {:.3} ms in {} events ({:.3} s wall, {:.2} M events/s); stop: {:?}",
+        ms(r.sim_time_ns),
+        r.events,
+        r.wall_seconds,
+        r.events as f64 / r.wall_seconds.max(1e-9) / 1e6,
+        r.workload.stop_reason
+    );
+}
+
+/// Wakeup latency and runqueue wait, in microseconds.
+fn latency_table(s: &mut String, r: &RunResult) {
+    let _ = writeln!(
+        s,
+        "\n{:<20} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "latency (us)", "count", "mean", "p50", "p99", "p99.9", "max"
+    );
+    for (name, h) in [
+        ("wakeup", &r.metrics.wakeup_latency_ns),
+        ("runqueue wait", &r.metrics.runqueue_wait_ns),
+    ] {
+        let _ = writeln!(
+            s,
+            "{:<20} {:>9} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
+            name,
+            h.count,
+            h.mean / 1e3,
+            us(h.p50),
+            us(h.p99),
+            us(h.p999),
+            us(h.max)
+        );
+    }
+}
+
+/// Switches, wakeups, migrations per level, mean busy, placement reasons.
+fn counts(s: &mut String, r: &RunResult) {
+    let m = &r.metrics;
+    let mig: Vec<String> = m
+        .migrations
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let busy = m.cpu_busy.iter().sum::<f64>() / m.cpu_busy.len().max(1) as f64;
+    let _ = writeln!(
+        s,
+        "\nswitches {}  wakeups {}  migrations: {}  mean CPU busy {:.1}%",
+        m.context_switches,
+        m.wakeups,
+        mig.join(" "),
+        busy * 100.0
+    );
+    let reasons: Vec<String> = m
+        .placement_reasons
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let _ = writeln!(s, "placement reasons: {}", reasons.join(" "));
+}
+
+/// Energy in joules, or why there is none.
+fn energy(s: &mut String, r: &RunResult) {
+    let e = &r.metrics.energy_joules;
+    match e.total {
+        Some(total) => {
+            let cl: Vec<String> = e.per_cluster.iter().map(|j| format!("{j:.6}")).collect();
+            let _ = writeln!(
+                s,
+                "energy {:.6} J (busy {:.6}, idle loop {:.6}, idle states {:.6}); per cluster: {}",
+                total,
+                e.busy.unwrap_or(0.0),
+                e.idle_loop.unwrap_or(0.0),
+                e.idle_states.unwrap_or(0.0),
+                cl.join(" ")
+            );
+            if let Some(n) = &e.note {
+                let _ = writeln!(s, "  energy note: {n}");
+            }
+        }
+        None => {
+            let _ = writeln!(s, "energy: {}", e.note.as_deref().unwrap_or("not computed"));
+        }
+    }
+}
+
+/// The probed scheduler functions: calls, CPUs probed and charged cost per call.
+fn functions(s: &mut String, r: &RunResult) {
+    if r.metrics.functions.is_empty() {
+        return;
+    }
+    let skips = r.metrics.functions.values().any(|f| f.cpus_skipped > 0);
+    let _ = write!(
+        s,
+        "\n{:<22} {:>10} {:>16} {:>20}",
+        "function", "calls", "CPUs probed/call", "charged ns/call"
+    );
+    let _ = writeln!(s, "{}", if skips { "   CPUs skipped/call" } else { "" });
+    for (name, f) in &r.metrics.functions {
+        let (pm, ps) = f.probed_mean_std();
+        let (cm, cs) = f.cost_mean_std();
+        let _ = write!(
+            s,
+            "{:<22} {:>10} {:>8.2} ± {:<6.2} {:>10.1} ± {:<8.1}",
+            name, f.calls, pm, ps, cm, cs
+        );
+        if skips {
+            let per = f.cpus_skipped as f64 / f.calls.max(1) as f64;
+            let _ = write!(s, " {per:>12.2}");
+        }
+        let _ = writeln!(s);
+    }
+}
+
+/// The workload's own metrics (and the tool's output it rebuilds).
+fn workload_metrics(s: &mut String, r: &RunResult) {
+    if r.workload.metrics.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\nworkload `{}` metrics:", r.workload.kind);
+    if let Some(t) = &r.workload.tool_output {
+        let _ = writeln!(s, "{t}");
+    }
+    for (name, m) in &r.workload.metrics {
+        if m.unit == "ns" {
+            let _ = writeln!(
+                s,
+                "  {:<24} n={:<8} mean={:.2}us p50={:.2}us p99={:.2}us max={:.2}us",
+                name,
+                m.summary.count,
+                m.summary.mean / 1e3,
+                us(m.summary.p50),
+                us(m.summary.p99),
+                us(m.summary.max)
+            );
+        } else {
+            let _ = writeln!(s, "  {:<24} {}", name, m.summary.count);
+        }
+    }
+}
+
+/// An arm's SPEC, or `(as written)` for the scenario unchanged.
+pub fn arm_label(a: &ArmSpec) -> String {
+    if a.spec.is_empty() {
+        "(as written)".into()
+    } else {
+        a.spec.clone()
+    }
+}
+
+/// `lower is better`, `higher is better` or `no preferred direction`.
+pub fn direction(b: Better) -> &'static str {
+    match b {
+        Better::Lower => "lower is better",
+        Better::Higher => "higher is better",
+        Better::Unknown => "no preferred direction",
+    }
+}
+
+impl Comparison {
+    /// Fixed-width text, one table per metric, in the seeds' layout.
+    pub fn text(&self) -> String {
+        comparison_text(self)
+    }
+}
+
+/// What `schedlab compare` prints: the arms, then one table per metric.
+pub fn comparison_text(c: &Comparison) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "scenario `{}`, {} paired runs (seeds {}..={})",
+        c.scenario,
+        c.seeds.len(),
+        c.seeds.first().unwrap_or(&0),
+        c.seeds.last().unwrap_or(&0)
+    );
+    let _ = writeln!(s, "A: {}\nB: {}", arm_label(&c.a), arm_label(&c.b));
+    if c.seeds.len() < 10 {
+        let _ = writeln!(
+            s,
+            "(fewer than 10 runs: the tests' normal approximation is rough)"
+        );
+    }
+    for r in &c.rows {
+        let verdict = match (r.better, r.delta_pct.partial_cmp(&0.0)) {
+            (Better::Lower, Some(std::cmp::Ordering::Less))
+            | (Better::Higher, Some(std::cmp::Ordering::Greater)) => " (B better)",
+            (Better::Lower, Some(std::cmp::Ordering::Greater))
+            | (Better::Higher, Some(std::cmp::Ordering::Less)) => " (B worse)",
+            _ => "",
+        };
+        let _ = writeln!(s, "\n{} ({})", r.name, direction(r.better));
+        let _ = writeln!(
+            s,
+            "| {:<5} | {:>14} | {:>14} | {:>8} |",
+            "", "A", "B", "DELTA"
+        );
+        let _ = writeln!(s, "|-------+----------------+----------------+----------|");
+        for (k, a, b) in r.stat_rows("%") {
+            let _ = writeln!(
+                s,
+                "| {:<5} | {:>14} | {:>14} | {:>8} |",
+                k,
+                num(a, Num::Stat),
+                num(b, Num::Stat),
+                pct(a, b)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "wilcoxon (paired) {}  mann-whitney {}{verdict}",
+            p_value(&r.wilcoxon),
+            p_value(&r.mann_whitney)
+        );
+    }
+    s
+}
+
+impl Reproduction {
+    /// The tables as text (Markdown-compatible), seed by seed.
+    pub fn text(&self) -> String {
+        reproduction_text(self)
+    }
+}
+
+/// What `schedlab reproduce` prints: per seed its tables, the single runs and the
+/// headline checks, then the count of matching directions.
+pub fn reproduction_text(r: &Reproduction) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "schedlab {} reproduce: {} paired runs per arm{}, noise {} (A = the seed's baseline, B = the seed's feature; Δ = (B - A) / A)",
+        r.version,
+        r.runs,
+        if r.quick { " (quick mode: headline tables, shortened runs)" } else { "" },
+        r.noise
+    );
+    for &seed in &r.seeds {
+        let _ = writeln!(s, "\n## {}\n", seed_title(seed));
+        for t in r.tables.iter().filter(|t| t.seed == seed) {
+            let _ = writeln!(s, "### {}\n\n{}\n", t.title, t.setup);
+            s.push_str(&render_table(&t.columns, &t.cells));
+            s.push('\n');
+        }
+        if !r.single_runs.is_empty() {
+            single_runs(&mut s, seed, &r.single_runs);
+        }
+        let hs: Vec<&Headline> = r.headlines.iter().filter(|h| h.seed == seed).collect();
+        if !hs.is_empty() {
+            let _ = writeln!(s, "Headline checks:");
+            for h in hs {
+                let _ = writeln!(
+                    s,
+                    "  [{}] {}: {}",
+                    if h.holds { "ok" } else { "FAILS" },
+                    h.claim,
+                    h.detail
+                );
+            }
+        }
+    }
+    let (m, n) = r
+        .tables
+        .iter()
+        .flat_map(|t| &t.rows)
+        .filter(|r| r.verdict != "n/a")
+        .fold((0, 0), |(m, n), r| {
+            (m + (r.verdict == "match") as usize, n + 1)
+        });
+    let _ = writeln!(
+        s,
+        "\nDirection matches: {m} of {n} rows with both a simulated and a reported effect."
+    );
+    s
+}
+
+/// The simulated single runs beside the ones seed `seed`'s file reports (if any).
+fn single_runs(s: &mut String, seed: u8, runs: &[(String, String, Vec<f64>)]) {
+    let reported = match SeedTables::load(seed) {
+        Ok(t) if !t.single_runs.is_empty() => t.single_runs,
+        _ => return,
+    };
+    let _ = writeln!(
+        s,
+        "### Single runs with completion time of each unpinned task (s)\n"
+    );
+    let times = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.4}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let columns: Vec<String> = [
+        "machine",
+        "kernel",
+        "simulated (sorted)",
+        "reported (sorted)",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect();
+    let cells: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(m, arm, sim)| {
+            let rep = reported
+                .iter()
+                .find(|r| &r.machine == m && &r.kernel == arm)
+                .map(|r| times(&r.reported))
+                .unwrap_or_default();
+            vec![m.clone(), arm.clone(), times(sim), rep]
+        })
+        .collect();
+    s.push_str(&render_table(&columns, &cells));
+    s.push('\n');
+}
