@@ -328,7 +328,7 @@ fn the_import_reader_sees_paths_in_code_only() {
     );
     assert_eq!(
         crate_refs(code_of(
-            "let s = \"// not a comment\"; x::crate::no; crate::report::text::num(1.0)"
+            "let s = \"// not a comment\"; my_crate::no; crate::report::text::num(1.0)"
         )),
         vec![("report".to_string(), "report::text".to_string())]
     );
