@@ -425,3 +425,32 @@ fn trace_extension_picks_the_format_and_window_bounds_it() {
     assert!(b.starts_with(b"# tracer: nop\n"));
     assert_ne!(a, b, "EEVDF schedules differently");
 }
+
+/// The summary's `features:` line, for a run with `--features F`.
+fn features_line(features: &str) -> Vec<String> {
+    let demo = root().join("scenarios/demo.toml");
+    let out = bin()
+        .args(["run", demo.to_str().unwrap(), "--set", "run.duration_ms=5"])
+        .args(["--features", features])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("features: "))
+        .expect("a features line");
+    line.split(' ').map(String::from).collect()
+}
+
+#[test]
+fn the_features_line_has_one_rule_for_every_feature() {
+    // On: listed. A default-off feature left off: not listed (no seed is special).
+    let off = features_line("NO_IDLE_CPU_MASK");
+    assert!(!off.iter().any(|f| f.contains("IDLE_CPU_MASK")), "{off:?}");
+    let on = features_line("IDLE_CPU_MASK,NO_MISFIT");
+    assert!(on.contains(&"IDLE_CPU_MASK".to_string()), "{on:?}");
+    // A v5.6 default-on feature switched off: listed as NO_.
+    assert!(on.contains(&"NO_MISFIT".to_string()), "{on:?}");
+    assert!(!on.contains(&"MISFIT".to_string()));
+}

@@ -225,22 +225,18 @@ impl RunResult {
         s
     }
 
-    /// The features `schedlab run` lists: the non-default ones (and IDLE_CPU_MASK).
+    /// The features `schedlab run` lists: every feature that is on, and each v5.6
+    /// default-on feature switched off (`NO_MISFIT`); one rule for all.
     pub fn shown_features(&self) -> Vec<&String> {
-        let non_default: Vec<&String> = self
-            .kernel
+        self.kernel
             .features
             .iter()
-            .filter(|f| {
-                f.contains("IDLE_CPU_MASK")
-                    || match f.strip_prefix("NO_") {
-                        None => true,
-                        // A default-on feature switched off (e.g. NO_MISFIT).
-                        Some(n) => crate::sched::features::SchedFeat::from_name(n)
-                            .is_some_and(|x| x.v5_6_default()),
-                    }
+            .filter(|f| match f.strip_prefix("NO_") {
+                None => true,
+                // A default-on feature switched off (e.g. NO_MISFIT).
+                Some(n) => crate::sched::features::SchedFeat::from_name(n)
+                    .is_some_and(|x| x.v5_6_default()),
             })
-            .collect();
-        non_default
+            .collect()
     }
 }

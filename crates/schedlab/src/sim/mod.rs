@@ -683,6 +683,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     /// Pay the current op's system-call cost (unless it ran with the preceding
     /// compute): true when the task must now run it (the step ends), false when the
     /// effect follows at once.
+    #[inline(always)]
     fn pay(&mut self, cpu: usize, op: &Op, st: &mut ProgState) -> bool {
         if st.prepaid {
             st.prepaid = false;
