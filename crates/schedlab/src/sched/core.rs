@@ -242,6 +242,56 @@ pub struct Rq {
     pub curr_util: i32,
 }
 
+impl Rq {
+    /// A CPU's runqueue at boot (`sched_init`): empty, idle, its capacity at
+    /// `capacity_orig`, `avg_idle` at twice the migration cost.
+    fn new(cpu: usize, cap: u64, tun: &Tunables) -> Self {
+        Rq {
+            cpu,
+            nr_running: 0,
+            cfs: CfsRq::default(),
+            curr: None,
+            pelt: PeltClock::default(),
+            idle_stamp: 0,
+            avg_idle: 2 * tun.migration_cost_ns,
+            max_idle_balance_cost: tun.migration_cost_ns,
+            wake_list: Vec::new(),
+            cpu_capacity: cap,
+            cpu_capacity_orig: cap,
+            need_resched: false,
+            deadline_resched: false,
+            idle_state: None,
+            idle_entered: 0,
+            break_even: 0,
+            idle_ewma: 0,
+            idle_exit_latency: 0,
+            last_mm: None,
+            freq_scale: 1024,
+            kernel_work: 0,
+            rate: 1024,
+            seg_start: 0,
+            seg_gen: 0,
+            tick_gen: 0,
+            tick_armed: false,
+            resched_gen: 0,
+            resched_pending: false,
+            exit_until: 0,
+            timers: Vec::new(),
+            dirty: false,
+            cfs_tasks: VecDeque::new(),
+            next_balance: 0,
+            active_balance: false,
+            push_cpu: 0,
+            misfit_task_load: 0,
+            nohz_tick_stopped: false,
+            has_blocked_load: false,
+            nohz_flags: 0,
+            rotor: 0,
+            curr_util: crate::sched::fair::smt_balance::UTIL_UNINITIALIZED,
+        }
+    }
+}
+
 /// Work is stored in 1/1024 reference-ns units.
 pub const WORK_SHIFT: u32 = 10;
 
@@ -504,52 +554,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             tick_nsec: tun.tick_nsec(),
         };
         let rqs = (0..m.nr_cpus())
-            .map(|cpu| {
-                let cap = m.cpus[cpu].capacity_orig as u64;
-                Rq {
-                    cpu,
-                    nr_running: 0,
-                    cfs: CfsRq::default(),
-                    curr: None,
-                    pelt: PeltClock::default(),
-                    idle_stamp: 0,
-                    avg_idle: 2 * tun.migration_cost_ns,
-                    max_idle_balance_cost: tun.migration_cost_ns,
-                    wake_list: Vec::new(),
-                    cpu_capacity: cap,
-                    cpu_capacity_orig: cap,
-                    need_resched: false,
-                    deadline_resched: false,
-                    idle_state: None,
-                    idle_entered: 0,
-                    break_even: 0,
-                    idle_ewma: 0,
-                    idle_exit_latency: 0,
-                    last_mm: None,
-                    freq_scale: 1024,
-                    kernel_work: 0,
-                    rate: 1024,
-                    seg_start: 0,
-                    seg_gen: 0,
-                    tick_gen: 0,
-                    tick_armed: false,
-                    resched_gen: 0,
-                    resched_pending: false,
-                    exit_until: 0,
-                    timers: Vec::new(),
-                    dirty: false,
-                    cfs_tasks: VecDeque::new(),
-                    next_balance: 0,
-                    active_balance: false,
-                    push_cpu: 0,
-                    misfit_task_load: 0,
-                    nohz_tick_stopped: false,
-                    has_blocked_load: false,
-                    nohz_flags: 0,
-                    rotor: 0,
-                    curr_util: crate::sched::fair::smt_balance::UTIL_UNINITIALIZED,
-                }
-            })
+            .map(|cpu| Rq::new(cpu, m.cpus[cpu].capacity_orig as u64, &tun))
             .collect();
         let mut idle = Task::new(
             0,
