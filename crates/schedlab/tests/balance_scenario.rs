@@ -318,13 +318,8 @@ fn longest_idle_while_overloaded(
                     cpu,
                     ..
                 } => set(&mut on, pid, Some(cpu)),
-                SchedEvent::Switch {
-                    cpu,
-                    prev,
-                    prev_state,
-                    next,
-                } => {
-                    if let Some(p) = prev {
+                SchedEvent::Switch { cpu, next, .. } => {
+                    if let Some((p, prev_state)) = events[i].1.switched_out() {
                         if prev_state != PrevState::Preempted {
                             set(&mut on, p, None);
                         }

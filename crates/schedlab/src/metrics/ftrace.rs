@@ -128,16 +128,9 @@ impl<'a> Lines<'a> {
     fn event(&mut self, s: &mut String, t: SimTime, e: &SchedEvent) {
         let (cpu, who, ev, payload) = match *e {
             SchedEvent::Switch {
-                cpu,
-                prev,
-                prev_state,
-                next,
+                cpu, prev, next, ..
             } => {
-                let st = if prev.is_some() {
-                    prev_state.letters()
-                } else {
-                    "R"
-                };
+                let st = e.switched_out().map_or("R", |(_, s)| s.letters());
                 let pc = |p: Option<u32>| match p {
                     Some(p) => (comm(self.task(p)), p, self.prio(p)),
                     None => (format!("swapper/{cpu}"), 0, 120),

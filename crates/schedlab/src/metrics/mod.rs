@@ -190,13 +190,10 @@ impl Observer<SchedEvent> for Collector {
         }
         match *ev {
             SchedEvent::Switch {
-                cpu,
-                prev,
-                prev_state,
-                next,
+                cpu, prev, next, ..
             } => {
                 self.switches += 1;
-                if let Some(p) = prev {
+                if let Some((p, prev_state)) = ev.switched_out() {
                     if prev_state == PrevState::Preempted {
                         self.task(p).runnable = now;
                     }

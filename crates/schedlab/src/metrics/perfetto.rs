@@ -408,12 +408,9 @@ impl<'a> Events<'a> {
         let mut body = Vec::new();
         let (cpu, who, field) = match *e {
             SchedEvent::Switch {
-                cpu,
-                prev,
-                prev_state,
-                next,
+                cpu, prev, next, ..
             } => {
-                let st = if prev.is_some() { prev_state.bits() } else { 0 };
+                let st = e.switched_out().map_or(0, |(_, s)| s.bits());
                 self.sched_switch(&mut body, cpu, prev, st, next)
             }
             SchedEvent::Waking {
