@@ -16,6 +16,20 @@ use schedlab::workload::program::{
 pub const US: u64 = 1_000;
 pub const MS: u64 = 1_000_000;
 
+/// A task running `prog` from t = 0: nice 0, `SCHED_NORMAL`, its own process.
+pub fn task_spec(name: &str, prog: usize, cpus: Option<CpuMask>) -> TaskSpec {
+    TaskSpec {
+        name: name.into(),
+        prog,
+        instance: 0,
+        cpus,
+        nice: 0,
+        policy: Policy::Normal,
+        start_ns: 0,
+        process: None,
+    }
+}
+
 /// Constant amount.
 pub fn c(v: u64) -> Dist {
     Dist::Const(v)
@@ -85,16 +99,7 @@ impl W {
 
     /// Start a task running `prog` at t = 0.
     pub fn task(&mut self, name: &str, prog: usize, cpus: Option<CpuMask>) -> &mut TaskSpec {
-        self.spec.tasks.push(TaskSpec {
-            name: name.into(),
-            prog,
-            instance: 0,
-            cpus,
-            nice: 0,
-            policy: Policy::Normal,
-            start_ns: 0,
-            process: None,
-        });
+        self.spec.tasks.push(task_spec(name, prog, cpus));
         self.spec.tasks.last_mut().unwrap()
     }
 

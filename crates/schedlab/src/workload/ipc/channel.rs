@@ -32,7 +32,7 @@
 use super::pipe::Pipe;
 use super::tcp::Tcp;
 use super::unix::Unix;
-use super::waitqueue::NR_TAGS;
+use super::waitqueue::{WaitQueue, WakeKey, NR_TAGS};
 use super::{Outcome, Pid, ReadOutcome, Wake};
 
 /// Which kernel object a channel models.
@@ -256,6 +256,18 @@ impl ChanStats {
         self.max_bytes = self.max_bytes.max(bytes);
         self.max_bufs = self.max_bufs.max(bufs as u32);
     }
+}
+
+/// A socket's wakeup of every waiter on `q` for `key` (non-exclusive, sync: the
+/// stream sockets' `sk_data_ready` / `sk_write_space`), counted in `st`.
+pub(super) fn sock_wake_all(
+    q: &mut WaitQueue,
+    key: WakeKey,
+    st: &mut ChanStats,
+    wakes: &mut Vec<Wake>,
+) {
+    let t = q.wake_all(key, true, wakes);
+    st.tally(t);
 }
 
 /// Wait-queue tags used by channels.
