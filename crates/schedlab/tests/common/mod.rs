@@ -2,7 +2,8 @@
 //! code, run them with invariant checking, and read the results back.
 #![allow(dead_code)]
 
-use schedlab::experiment::{self, bench, RunOpts, RunResult, Scenario};
+use schedlab::config::Doc;
+use schedlab::experiment::{self, bench, Overrides, RunOpts, RunResult, Scenario};
 use schedlab::machine::{CpuMask, Machine};
 use schedlab::metrics::Observers;
 use schedlab::sched::core::Policy;
@@ -12,6 +13,7 @@ use schedlab::workload::ipc::ChanKind;
 use schedlab::workload::program::{
     ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec,
 };
+use std::path::Path;
 
 pub const US: u64 = 1_000;
 pub const MS: u64 = 1_000_000;
@@ -118,6 +120,37 @@ pub fn scenario(m: Machine, w: WorkloadSpec, duration_ms: Option<u64>) -> Scenar
     let mut sc = bench::scenario("test", m, w, 1.0);
     sc.duration_ns = duration_ms.map(|d| d * MS);
     sc
+}
+
+/// The scenario of TOML `text`, read as a file `t.toml` (panics on an error).
+pub fn scenario_of(text: &str) -> Scenario {
+    Scenario::from_doc(
+        Doc::parse(text, Path::new("t.toml")).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap()
+}
+
+/// Run `sc` (seed `seed`) with the ftrace text export; returns the result and the text.
+pub fn run_ftrace(sc: &Scenario, seed: u64) -> (RunResult, String) {
+    let opts = RunOpts {
+        trace: true,
+        ftrace: true,
+        ..Default::default()
+    };
+    let (r, trace) = experiment::run(sc, seed, 0, &opts).unwrap();
+    (r, trace.unwrap())
+}
+
+/// A trace's event counts (`count(tracepoint)`) against the run's own counters.
+pub fn assert_counts_match_run(count: impl Fn(&str) -> u64, r: &RunResult) {
+    assert_eq!(count("sched_switch"), r.metrics.context_switches);
+    assert_eq!(count("sched_waking"), r.metrics.wakeups);
+    assert_eq!(
+        count("sched_migrate_task"),
+        r.metrics.migrations.values().sum::<u64>()
+    );
+    assert_eq!(count("sched_process_fork"), r.tasks.len() as u64);
 }
 
 /// Build and run with invariant checking; returns the simulation for inspection.
