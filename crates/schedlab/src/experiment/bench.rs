@@ -178,33 +178,28 @@ pub fn check_args(only: &[String], scale: f64) -> Result<(), crate::error::Input
 
 /// The three bench cases, with simulated durations scaled by `scale`.
 pub fn cases(scale: f64) -> Vec<(&'static str, Scenario)> {
+    let case = |name: &'static str, m: Machine, w: WorkloadSpec, duration_ms: f64| {
+        let sc = scenario(&format!("bench-{name}"), m, w, duration_ms * scale);
+        (name, sc)
+    };
     vec![
-        (
+        case(
             "small",
-            scenario(
-                "bench-small",
-                presets::test_topology(1, 1, 4, 2),
-                pingpong_workload(12, 20, 8),
-                2000.0 * scale,
-            ),
+            presets::test_topology(1, 1, 4, 2),
+            pingpong_workload(12, 20, 8),
+            2000.0,
         ),
-        (
+        case(
             "medium",
-            scenario(
-                "bench-medium",
-                presets::preset("xeon-88").expect("xeon-88"),
-                pingpong_workload(200, 20, 0),
-                500.0 * scale,
-            ),
+            presets::preset("xeon-88").expect("xeon-88"),
+            pingpong_workload(200, 20, 0),
+            500.0,
         ),
-        (
+        case(
             "large",
-            scenario(
-                "bench-large",
-                presets::preset("synthetic-1024").expect("synthetic-1024"),
-                pingpong_workload(5000, 20, 0),
-                100.0 * scale,
-            ),
+            presets::preset("synthetic-1024").expect("synthetic-1024"),
+            pingpong_workload(5000, 20, 0),
+            100.0,
         ),
     ]
 }

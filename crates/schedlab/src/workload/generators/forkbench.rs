@@ -213,14 +213,7 @@ mod tests {
                 &m,
             );
             s.validate().unwrap();
-            let w: Vec<u64> = s.programs[0]
-                .ops
-                .iter()
-                .filter_map(|o| match o {
-                    Op::Compute(Dist::Const(w)) => Some(*w),
-                    _ => None,
-                })
-                .collect();
+            let w = crate::workload::generators::const_computes(&s.programs[0]);
             assert_eq!(
                 w,
                 vec![

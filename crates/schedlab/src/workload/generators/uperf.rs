@@ -344,14 +344,7 @@ mod tests {
             &m,
         );
         s.validate().unwrap();
-        let extra: Vec<u64> = s.programs[0]
-            .ops
-            .iter()
-            .filter_map(|o| match o {
-                Op::Compute(Dist::Const(w)) => Some(*w),
-                _ => None,
-            })
-            .collect();
+        let extra = crate::workload::generators::const_computes(&s.programs[0]);
         assert_eq!(extra, vec![m.cost.tcp_read_8k, m.cost.tcp_write_8k]);
     }
 
