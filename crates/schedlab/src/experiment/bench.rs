@@ -100,29 +100,11 @@ pub fn pingpong_workload(pairs: u32, work_us: u64, workers: u32) -> WorkloadSpec
     };
     for i in 0..pairs {
         for (p, name) in [(0, "ping"), (1, "pong")] {
-            spec.tasks.push(TaskSpec {
-                name: format!("{name}-{i}"),
-                prog: p,
-                instance: i,
-                cpus: None,
-                nice: 0,
-                policy: crate::sched::core::Policy::Normal,
-                start_ns: 0,
-                process: None,
-            });
+            spec.tasks.push(TaskSpec::new(format!("{name}-{i}"), p, i));
         }
     }
     for i in 0..workers {
-        spec.tasks.push(TaskSpec {
-            name: format!("worker-{i}"),
-            prog: 2,
-            instance: i,
-            cpus: None,
-            nice: 0,
-            policy: crate::sched::core::Policy::Normal,
-            start_ns: 0,
-            process: None,
-        });
+        spec.tasks.push(TaskSpec::new(format!("worker-{i}"), 2, i));
     }
     spec
 }

@@ -6,7 +6,6 @@ use schedlab::config::Doc;
 use schedlab::experiment::{self, bench, Overrides, RunOpts, RunResult, Scenario};
 use schedlab::machine::{CpuMask, Machine};
 use schedlab::metrics::Observers;
-use schedlab::sched::core::Policy;
 use schedlab::sim::{Sim, SimError, StopReason};
 use schedlab::workload::dist::Dist;
 use schedlab::workload::ipc::ChanKind;
@@ -21,14 +20,8 @@ pub const MS: u64 = 1_000_000;
 /// A task running `prog` from t = 0: nice 0, `SCHED_NORMAL`, its own process.
 pub fn task_spec(name: &str, prog: usize, cpus: Option<CpuMask>) -> TaskSpec {
     TaskSpec {
-        name: name.into(),
-        prog,
-        instance: 0,
         cpus,
-        nice: 0,
-        policy: Policy::Normal,
-        start_ns: 0,
-        process: None,
+        ..TaskSpec::new(name, prog, 0)
     }
 }
 
