@@ -61,14 +61,8 @@ pub fn pingpong_workload(pairs: u32, work_us: u64, workers: u32) -> WorkloadSpec
     };
     let mut spec = WorkloadSpec {
         programs: vec![
-            Program {
-                name: "ping".into(),
-                ops: side(true),
-            },
-            Program {
-                name: "pong".into(),
-                ops: side(false),
-            },
+            Program::new("ping", side(true)),
+            Program::new("pong", side(false)),
             Program {
                 name: "worker".into(),
                 ops: vec![

@@ -316,6 +316,16 @@ pub struct Program {
     pub ops: Vec<Op>,
 }
 
+impl Program {
+    /// The program `name`, running `ops`.
+    pub fn new(name: impl Into<String>, ops: Vec<Op>) -> Program {
+        Program {
+            name: name.into(),
+            ops,
+        }
+    }
+}
+
 /// A declared channel array.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChanDecl {

@@ -109,14 +109,8 @@ pub fn spec(o: &ForkOpts, m: &Machine) -> WorkloadSpec {
     }
     c.push(Op::Exit);
     s.programs = vec![
-        Program {
-            name: "forkbench".into(),
-            ops: p,
-        },
-        Program {
-            name: "forkbench-child".into(),
-            ops: c,
-        },
+        Program::new("forkbench", p),
+        Program::new("forkbench-child", c),
     ];
     s.tasks.push(TaskSpec::main("forkbench"));
     s

@@ -258,18 +258,9 @@ pub fn spec(o: &TpccOpts) -> WorkloadSpec {
     close(&mut lg, 0);
 
     s.programs = vec![
-        Program {
-            name: "driver".into(),
-            ops: d,
-        },
-        Program {
-            name: "shadow".into(),
-            ops: sh,
-        },
-        Program {
-            name: "lgwr".into(),
-            ops: lg,
-        },
+        Program::new("driver", d),
+        Program::new("shadow", sh),
+        Program::new("lgwr", lg),
     ];
     let task = |name: String, prog: usize, instance: u32, process: Option<u32>| TaskSpec {
         process,
