@@ -471,18 +471,18 @@ mod tests {
 
     #[test]
     fn validate_rejects_bad_params() {
-        let mut p = ChanParams::x86_64();
-        p.page_size = 3000;
-        assert!(p.validate().unwrap_err().contains("page_size"));
-        let mut p = ChanParams::x86_64();
-        p.pipe_slots = 0;
-        assert!(p.validate().unwrap_err().contains("pipe_slots"));
-        let mut p = ChanParams::x86_64();
-        p.unix_sndbuf = 100;
-        assert!(p.validate().unwrap_err().contains("unix_sndbuf"));
-        let mut p = ChanParams::x86_64();
-        p.l1_cache_bytes = 48;
-        assert!(p.validate().unwrap_err().contains("l1_cache_bytes"));
+        // Each bad value, and the field the error must name.
+        let bad: [(fn(&mut ChanParams), &str); 4] = [
+            (|p| p.page_size = 3000, "page_size"),
+            (|p| p.pipe_slots = 0, "pipe_slots"),
+            (|p| p.unix_sndbuf = 100, "unix_sndbuf"),
+            (|p| p.l1_cache_bytes = 48, "l1_cache_bytes"),
+        ];
+        for (set, field) in bad {
+            let mut p = ChanParams::x86_64();
+            set(&mut p);
+            assert!(p.validate().unwrap_err().contains(field), "{field}");
+        }
     }
 
     #[test]
@@ -815,30 +815,26 @@ mod tests {
         prop::collection::vec((0u32..6, 0u8..5, 1u32..2600), 1..300)
     }
 
-    proptest! {
-        #[test]
-        fn pipe_v5_6_interleavings(s in steps()) {
-            run(ChanKind::Pipe, PipeRules::V5_6, &s, 6);
-        }
+    /// One property test per channel kind and rule set: [`run`] over random
+    /// interleavings of six tasks' calls.
+    macro_rules! interleavings {
+        ($($name:ident: $kind:expr, $rules:expr;)*) => {
+            proptest! {
+                $(
+                    #[test]
+                    fn $name(s in steps()) {
+                        run($kind, $rules, &s, 6);
+                    }
+                )*
+            }
+        };
+    }
 
-        #[test]
-        fn pipe_v5_5_interleavings(s in steps()) {
-            run(ChanKind::Pipe, PipeRules::V5_5, &s, 6);
-        }
-
-        #[test]
-        fn pipe_pre_v5_5_interleavings(s in steps()) {
-            run(ChanKind::Pipe, PipeRules::PreV5_5, &s, 6);
-        }
-
-        #[test]
-        fn unix_interleavings(s in steps()) {
-            run(ChanKind::UnixStream, PipeRules::V5_6, &s, 6);
-        }
-
-        #[test]
-        fn tcp_interleavings(s in steps()) {
-            run(ChanKind::TcpLoopback, PipeRules::V5_6, &s, 6);
-        }
+    interleavings! {
+        pipe_v5_6_interleavings: ChanKind::Pipe, PipeRules::V5_6;
+        pipe_v5_5_interleavings: ChanKind::Pipe, PipeRules::V5_5;
+        pipe_pre_v5_5_interleavings: ChanKind::Pipe, PipeRules::PreV5_5;
+        unix_interleavings: ChanKind::UnixStream, PipeRules::V5_6;
+        tcp_interleavings: ChanKind::TcpLoopback, PipeRules::V5_6;
     }
 }
