@@ -744,15 +744,18 @@ mod tests {
         *c.stats()
     }
 
+    /// Every channel kind, the pipe under each of its rule sets.
+    const EVERY_KIND: [(ChanKind, PipeRules); 5] = [
+        (ChanKind::Pipe, PipeRules::V5_6),
+        (ChanKind::Pipe, PipeRules::V5_5),
+        (ChanKind::Pipe, PipeRules::PreV5_5),
+        (ChanKind::UnixStream, PipeRules::V5_6),
+        (ChanKind::TcpLoopback, PipeRules::V5_6),
+    ];
+
     #[test]
     fn hackbench_pattern_completes_for_every_kind() {
-        for (kind, rules) in [
-            (ChanKind::Pipe, PipeRules::V5_6),
-            (ChanKind::Pipe, PipeRules::V5_5),
-            (ChanKind::Pipe, PipeRules::PreV5_5),
-            (ChanKind::UnixStream, PipeRules::V5_6),
-            (ChanKind::TcpLoopback, PipeRules::V5_6),
-        ] {
+        for (kind, rules) in EVERY_KIND {
             let s = hackbench_one_receiver(kind, rules, 100);
             assert_eq!(s.writes, 2000, "{kind:?} {rules:?}");
             assert_eq!(s.bytes_read, 200_000, "{kind:?} {rules:?}");
@@ -790,13 +793,7 @@ mod tests {
                 )
             })
             .collect();
-        for (kind, rules) in [
-            (ChanKind::Pipe, PipeRules::V5_6),
-            (ChanKind::Pipe, PipeRules::V5_5),
-            (ChanKind::Pipe, PipeRules::PreV5_5),
-            (ChanKind::UnixStream, PipeRules::V5_6),
-            (ChanKind::TcpLoopback, PipeRules::V5_6),
-        ] {
+        for (kind, rules) in EVERY_KIND {
             let s = run(kind, rules, &steps, 6);
             let what = format!("{kind:?} {rules:?} {s:?}");
             assert!(
