@@ -182,13 +182,7 @@ fn compare_prints_the_seed_table_and_writes_csv() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(&out);
     assert!(text.contains("B: NO_WAKEUP_PREEMPTION"), "{text}");
     assert!(text.contains("| amean |"), "{text}");
     assert!(
@@ -226,13 +220,7 @@ fn explain_names_the_functions_and_bad_input_exits_2() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(&out);
     assert!(
         text.contains("`worker1`") && text.contains("select_task_rq_fair:"),
         "{text}"

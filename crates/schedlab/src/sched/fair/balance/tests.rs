@@ -11,6 +11,23 @@ use crate::sched::topology::TopologyOpts;
 #[derive(Default)]
 struct Rec(Vec<SchedEvent>);
 
+impl Rec {
+    /// The reasons of the load balancer's placements, in order.
+    fn balance_reasons(&self) -> Vec<&'static str> {
+        self.0
+            .iter()
+            .filter_map(|e| match e {
+                SchedEvent::Placement {
+                    kind: WakeKind::Balance,
+                    reason,
+                    ..
+                } => Some(*reason),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 impl Observer<SchedEvent> for Rec {
     fn observe(&mut self, _now: SimTime, ev: &SchedEvent) {
         self.0.push(*ev);
@@ -36,6 +53,14 @@ fn queue_task(k: &mut Kernel<Rec>, cpu: usize, allowed: CpuMask) -> Pid {
     k.post_init_entity_util_avg(pid, cpu);
     k.activate_task(cpu, pid, 0);
     pid
+}
+
+/// 2 cores x SMT2 at t = 10 ms, with CPU 0's sibling.
+fn two_smt2_cores() -> (Kernel<Rec>, EventQueue<Event>, usize) {
+    let mut k = kernel(presets::test_topology(1, 1, 2, 2));
+    k.now = 10_000_000;
+    let sib0 = k.m.smt_mask(0).iter().find(|&c| c != 0).unwrap();
+    (k, EventQueue::default(), sib0)
 }
 
 fn domain(k: &Kernel<Rec>, cpu: usize, name: &str) -> SdId {
@@ -73,19 +98,7 @@ fn cfs_tasks_is_mru_and_detach_walks_from_the_tail() {
     assert_eq!(k.tasks[running as usize].cpu, 0);
     assert!(!k.rqs[0].cfs_tasks.contains(&tail));
     assert_eq!(k.rqs[1].cfs_tasks, [tail]);
-    let reasons: Vec<&str> = k
-        .obs
-        .0
-        .iter()
-        .filter_map(|e| match e {
-            SchedEvent::Placement {
-                kind: WakeKind::Balance,
-                reason,
-                ..
-            } => Some(*reason),
-            _ => None,
-        })
-        .collect();
+    let reasons = k.obs.balance_reasons();
     // Three new tasks on one CPU: utilisation below capacity, so the group has spare
     // capacity; the single-CPU busiest group gives a task-count imbalance.
     assert_eq!(reasons, ["balance:has_spare:migrate_task"]);
@@ -144,10 +157,7 @@ fn dst_pinned_retries_on_a_sibling_of_dst() {
     // 2 cores x SMT2: CPUs {0,1} and {2,3}. Tasks on CPU 0 allowed on {0,3}; CPU 2
     // balances at MC: it cannot take them, finds CPU 3 in its group, and the pass is
     // retried with CPU 3 as the destination.
-    let mut k = kernel(presets::test_topology(1, 1, 2, 2));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
-    let sib0 = k.m.smt_mask(0).iter().find(|&c| c != 0).unwrap();
+    let (mut k, mut q, sib0) = two_smt2_cores();
     let other: Vec<usize> = (0..4).filter(|&c| c != 0 && c != sib0).collect();
     let (dst, alt) = (other[0], other[1]);
     let mask = {
@@ -178,10 +188,7 @@ fn active_balance_moves_the_running_task_after_failures() {
     // idle: the MC
     // level wants one task (prefer_sibling, 2 > 0 + 1) but each CPU has only its
     // running task, so the pass fails until need_active_balance.
-    let mut k = kernel(presets::test_topology(1, 1, 2, 2));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
-    let sib0 = k.m.smt_mask(0).iter().find(|&c| c != 0).unwrap();
+    let (mut k, mut q, sib0) = two_smt2_cores();
     let dst = (0..4).find(|&c| c != 0 && c != sib0).unwrap();
     let all = *k.m.all_cpus();
     let a = queue_task(&mut k, 0, all);
@@ -533,19 +540,7 @@ fn migrate_misfit_detaches_a_queued_misfit_task() {
         let mut q = EventQueue::default();
         let top = k.topo.domains_of(2).last().unwrap();
         let r = k.load_balance(2, top, CpuIdleType::Idle, &mut q);
-        let reasons: Vec<&str> = k
-            .obs
-            .0
-            .iter()
-            .filter_map(|e| match e {
-                SchedEvent::Placement {
-                    kind: WakeKind::Balance,
-                    reason,
-                    ..
-                } => Some(*reason),
-                _ => None,
-            })
-            .collect();
+        let reasons = k.obs.balance_reasons();
         if misfit {
             assert_eq!(r.moved, 1);
             assert_eq!(k.tasks[b as usize].cpu, 2, "the queued misfit moved");
