@@ -39,6 +39,16 @@ pub fn obj(i: u32) -> ObjRef {
     }
 }
 
+/// Write `bytes` bytes to channel `ch`.
+pub fn write_to(ch: ObjRef, bytes: u32) -> Op {
+    Op::Write { ch, bytes }
+}
+
+/// Read up to `bytes` bytes from channel `ch`.
+pub fn read_from(ch: ObjRef, bytes: u32) -> Op {
+    Op::Read { ch, bytes }
+}
+
 /// Wrap `body` in `loop count { body }`.
 pub fn looped(count: LoopCount, body: Vec<Op>) -> Vec<Op> {
     let end = body.len() + 1;
