@@ -472,7 +472,8 @@ mod tests {
     #[test]
     fn validate_rejects_bad_params() {
         // Each bad value, and the field the error must name.
-        let bad: [(fn(&mut ChanParams), &str); 4] = [
+        type Break = fn(&mut ChanParams);
+        let bad: [(Break, &str); 4] = [
             (|p| p.page_size = 3000, "page_size"),
             (|p| p.pipe_slots = 0, "pipe_slots"),
             (|p| p.unix_sndbuf = 100, "unix_sndbuf"),
