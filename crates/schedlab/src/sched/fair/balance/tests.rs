@@ -35,14 +35,25 @@ impl Observer<SchedEvent> for Rec {
 }
 
 fn kernel(m: crate::machine::Machine) -> Kernel<Rec> {
+    kernel_with(m, Features::v5_6())
+}
+
+/// A v5.6 kernel on `m` with features `f`, recording its events.
+fn kernel_with(m: crate::machine::Machine, f: Features) -> Kernel<Rec> {
     let n = m.nr_cpus();
     Kernel::new(
         m,
-        Features::v5_6(),
+        f,
         Tunables::v5_6(n),
         &TopologyOpts::v5_6(),
         Rec::default(),
     )
+}
+
+/// `k` at t = 10 ms, and an empty event queue.
+fn at_10ms(mut k: Kernel<Rec>) -> (Kernel<Rec>, EventQueue<Event>) {
+    k.now = 10_000_000;
+    (k, EventQueue::default())
 }
 
 /// A runnable task queued on `cpu` with affinity `allowed`.
@@ -57,10 +68,9 @@ fn queue_task(k: &mut Kernel<Rec>, cpu: usize, allowed: CpuMask) -> Pid {
 
 /// 2 cores x SMT2 at t = 10 ms, with CPU 0's sibling.
 fn two_smt2_cores() -> (Kernel<Rec>, EventQueue<Event>, usize) {
-    let mut k = kernel(presets::test_topology(1, 1, 2, 2));
-    k.now = 10_000_000;
+    let (k, q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 2)));
     let sib0 = k.m.smt_mask(0).iter().find(|&c| c != 0).unwrap();
-    (k, EventQueue::default(), sib0)
+    (k, q, sib0)
 }
 
 fn domain(k: &Kernel<Rec>, cpu: usize, name: &str) -> SdId {
@@ -73,9 +83,7 @@ fn domain(k: &Kernel<Rec>, cpu: usize, name: &str) -> SdId {
 #[test]
 fn cfs_tasks_is_mru_and_detach_walks_from_the_tail() {
     // 2 CPUs (2 cores, no SMT): A, B, C queued on CPU 0, A picked.
-    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
+    let (mut k, mut q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 1)));
     let all = *k.m.all_cpus();
     let a = queue_task(&mut k, 0, all);
     let b = queue_task(&mut k, 0, all);
@@ -108,9 +116,7 @@ fn cfs_tasks_is_mru_and_detach_walks_from_the_tail() {
 
 #[test]
 fn cache_hot_task_waits_for_cache_nice_tries() {
-    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
+    let (mut k, mut q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 1)));
     let all = *k.m.all_cpus();
     let a = queue_task(&mut k, 0, all);
     let b = queue_task(&mut k, 0, all);
@@ -133,9 +139,7 @@ fn cache_hot_task_waits_for_cache_nice_tries() {
 
 #[test]
 fn all_pinned_doubles_the_interval() {
-    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
+    let (mut k, mut q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 1)));
     for _ in 0..3 {
         queue_task(&mut k, 0, CpuMask::of(0));
     }
@@ -243,9 +247,7 @@ fn active_balance_moves_the_running_task_after_failures() {
 
 #[test]
 fn newidle_pulls_a_queued_task_before_going_idle() {
-    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
+    let (mut k, mut q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 1)));
     let all = *k.m.all_cpus();
     queue_task(&mut k, 0, all);
     queue_task(&mut k, 0, all);
@@ -279,9 +281,7 @@ fn newidle_pulls_a_queued_task_before_going_idle() {
 
 #[test]
 fn newidle_is_gated_by_avg_idle() {
-    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
+    let (mut k, mut q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 1)));
     let all = *k.m.all_cpus();
     queue_task(&mut k, 0, all);
     queue_task(&mut k, 0, all);
@@ -354,17 +354,9 @@ fn nohz_bookkeeping_and_ilb_kick() {
 /// 2 littles (CPUs 0-1, capacity 446) + 2 bigs (CPUs 2-3, 1024), with or without
 /// MISFIT.
 fn asym_kernel(misfit: bool) -> Kernel<Rec> {
-    let m = presets::test_asym(2, 2, 1024, 446);
-    let n = m.nr_cpus();
     let mut f = Features::v5_6();
     f.set(SchedFeat::MISFIT, misfit);
-    Kernel::new(
-        m,
-        f,
-        Tunables::v5_6(n),
-        &TopologyOpts::v5_6(),
-        Rec::default(),
-    )
+    kernel_with(presets::test_asym(2, 2, 1024, 446), f)
 }
 
 /// A task running alone on `cpu` with `util_avg = util` (util_est cleared).
@@ -384,9 +376,7 @@ fn misfit_status_threshold_at_tick() {
     // fits(u, 446) ⇔ u·1280 < 446·1024 = 456 704: 356 fits (455 680), 357 does not
     // (456 960). task_util_est = max(util_avg, util_est | 1) = util_avg here.
     for misfit in [true, false] {
-        let mut k = asym_kernel(misfit);
-        let mut q = EventQueue::default();
-        k.now = 10_000_000;
+        let (mut k, mut q) = at_10ms(asym_kernel(misfit));
         let p = running_with_util(&mut k, 0, 356, &mut q);
         k.trigger_load_balance(0, &mut q);
         assert_eq!(k.rqs[0].misfit_task_load, 0, "356 fits a 446 CPU");
@@ -415,9 +405,7 @@ fn misfit_status_threshold_at_tick() {
 #[test]
 fn misfit_group_is_pulled_by_active_balance_only_with_misfit() {
     for misfit in [true, false] {
-        let mut k = asym_kernel(misfit);
-        let mut q = EventQueue::default();
-        k.now = 10_000_000;
+        let (mut k, mut q) = at_10ms(asym_kernel(misfit));
         let p = running_with_util(&mut k, 0, 400, &mut q);
         k.trigger_load_balance(0, &mut q);
         // Only the balancer's events from here.
@@ -455,9 +443,7 @@ fn misfit_group_is_pulled_by_active_balance_only_with_misfit() {
 #[test]
 fn nohz_kick_on_misfit_only_with_misfit() {
     for misfit in [true, false] {
-        let mut k = asym_kernel(misfit);
-        let mut q = EventQueue::default();
-        k.now = 10_000_000;
+        let (mut k, mut q) = at_10ms(asym_kernel(misfit));
         running_with_util(&mut k, 0, 400, &mut q);
         k.update_misfit_status(0, k.rqs[0].curr);
         // A little CPU with one misfit task: kick with MISFIT (capacity_orig 446 <
@@ -475,20 +461,11 @@ fn alderlake_e_core_misfit_goes_to_an_idle_p_core() {
     // the MC level (the asymmetric one): one stopper, the task lands on CPU 0.
     // NO_MISFIT: nothing recorded, nothing moves.
     for misfit in [true, false] {
-        let m = presets::preset("alderlake-24").unwrap();
-        let n = m.nr_cpus();
         let mut f = Features::v5_6();
         f.set(SchedFeat::MISFIT, misfit);
-        let mut k = Kernel::new(
-            m,
-            f,
-            Tunables::v5_6(n),
-            &TopologyOpts::v5_6(),
-            Rec::default(),
-        );
+        let k = kernel_with(presets::preset("alderlake-24").unwrap(), f);
         assert!(k.topo.asym_cpucapacity);
-        let mut q = EventQueue::default();
-        k.now = 10_000_000;
+        let (mut k, mut q) = at_10ms(k);
         let p = running_with_util(&mut k, 16, 483, &mut q);
         k.trigger_load_balance(16, &mut q);
         assert_eq!(k.rqs[16].misfit_task_load, 0, "483 fits 605");
@@ -524,9 +501,7 @@ fn migrate_misfit_detaches_a_queued_misfit_task() {
     // 1 idle little CPU is balanced (cell 10 or the has_spare/fully_busy rules):
     // nothing moves.
     for misfit in [true, false] {
-        let mut k = asym_kernel(misfit);
-        let mut q = EventQueue::default();
-        k.now = 10_000_000;
+        let (mut k, mut q) = at_10ms(asym_kernel(misfit));
         let a = running_with_util(&mut k, 0, 400, &mut q);
         let all = *k.m.all_cpus();
         let b = queue_task(&mut k, 0, all);
