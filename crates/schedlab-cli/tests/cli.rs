@@ -68,14 +68,6 @@ fn same_scenario_and_seed_give_identical_json() {
     assert!(leftovers.is_empty());
 }
 
-fn run_err(args: &[&str]) -> (i32, String) {
-    let out = bin().args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn bad_input_exits_2_with_file_and_line() {
     let d = tmpdir("cli", "bad");
@@ -122,12 +114,7 @@ fn topology_and_list_commands() {
         s.contains("SMT") && s.contains("MC") && s.contains("NUMA"),
         "{s}"
     );
-    let out = bin().args(["topology", "host"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok_stdout(&bin().args(["topology", "host"]).output().unwrap());
     for what in ["machines", "features", "kernels", "workloads"] {
         let out = bin().args(["list", what]).output().unwrap();
         assert!(out.status.success());
@@ -164,12 +151,7 @@ fn check_mode_runs_the_demo_clean() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let s = String::from_utf8_lossy(&out.stdout);
+    let s = ok_stdout(&out);
     assert!(s.contains("wakeup") && s.contains("round_trip"), "{s}");
 }
 
@@ -200,13 +182,7 @@ fn compare_prints_the_seed_table_and_writes_csv() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(&out);
     assert!(text.contains("B: NO_WAKEUP_PREEMPTION"), "{text}");
     assert!(text.contains("| amean |"), "{text}");
     assert!(
@@ -216,19 +192,16 @@ fn compare_prints_the_seed_table_and_writes_csv() {
     let c = std::fs::read_to_string(&csv).unwrap();
     assert!(c.starts_with("metric,stat,a,b,delta_pct\n"));
     // A bad arm is an input error (exit 2) naming the feature.
-    let out = bin()
-        .args([
-            "compare",
-            pipe.to_str().unwrap(),
-            "--b",
-            "NO_SUCH_FEATURE",
-            "--runs",
-            "2",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("NO_SUCH_FEATURE"));
+    let (code, err) = run_err(&[
+        "compare",
+        pipe.to_str().unwrap(),
+        "--b",
+        "NO_SUCH_FEATURE",
+        "--runs",
+        "2",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("NO_SUCH_FEATURE"));
 }
 
 #[test]
@@ -247,30 +220,21 @@ fn explain_names_the_functions_and_bad_input_exits_2() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(&out);
     assert!(
         text.contains("`worker1`") && text.contains("select_task_rq_fair:"),
         "{text}"
     );
-    let out = bin()
-        .args([
-            "explain",
-            pipe.to_str().unwrap(),
-            "--task",
-            "nobody",
-            "--at",
-            "1",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nobody"));
+    let (code, err) = run_err(&[
+        "explain",
+        pipe.to_str().unwrap(),
+        "--task",
+        "nobody",
+        "--at",
+        "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nobody"));
 }
 
 fn sweep_args(out: &Path, jobs: &str) -> Vec<String> {

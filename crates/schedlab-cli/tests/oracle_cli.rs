@@ -2,6 +2,9 @@
 //! (text, Markdown, JSON, HTML), a kept guest run compared again, and the refusals a
 //! user meets before any boot (exit status 2, naming what is wrong).
 
+mod common;
+
+use common::ok_stdout;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -38,8 +41,7 @@ fn the_recorded_suite_for_one_topology_and_kernel() {
         "--report",
         html.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let out = ok_stdout(&o);
     assert!(out.contains("== 1s8c1t / 5.10 (5.10.0-32-amd64)"), "{out}");
     assert!(
         out.contains("sched domains: every CPU's chain matches"),
@@ -93,8 +95,7 @@ fn a_kept_guest_run_is_compared_again() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let out = ok_stdout(&o);
     assert!(
         out.contains("== hog-spread on a real 6.12.95+deb12-amd64 (guest 6.12.95+deb12-amd64), simulated as v6.12"),
         "{out}"

@@ -5,6 +5,8 @@
 mod common;
 use common::*;
 
+use std::ffi::OsStr;
+use std::fmt::Debug;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -19,7 +21,7 @@ fn entries(d: &Path) -> Vec<String> {
 
 /// Run `args`, expect exit status 2 within a few seconds (the simulations asked for
 /// would take minutes) and a message naming `path`; return the message.
-fn fails_fast(args: &[&str], path: &Path) -> String {
+fn fails_fast<S: AsRef<OsStr> + Debug>(args: &[S], path: &Path) -> String {
     let t0 = Instant::now();
     let o = bin().args(args).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -80,8 +82,9 @@ fn unwritable_output_paths_fail_before_simulating() {
     let file = d.join("plain-file");
     std::fs::write(&file, "x").unwrap();
     let under_file = file.join("out");
-    fails_fast(
-        &[
+    // A two-point sweep of the demo into `--out` and then `rest`.
+    let sweep = |rest: &[&str]| -> Vec<String> {
+        [
             "sweep",
             demo,
             "--grid",
@@ -90,26 +93,13 @@ fn unwritable_output_paths_fail_before_simulating() {
             "--out",
         ]
         .iter()
-        .copied()
-        .chain([under_file.to_str().unwrap()])
-        .collect::<Vec<_>>(),
-        &under_file,
-    );
+        .chain(rest)
+        .map(|a| a.to_string())
+        .collect()
+    };
+    fails_fast(&sweep(&[under_file.to_str().unwrap()]), &under_file);
     let out = d.join("sweep-out");
-    fails_fast(
-        &[
-            "sweep",
-            demo,
-            "--grid",
-            "machine.preset=juno-r0,hikey960",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-            "--report",
-            m,
-        ],
-        &missing,
-    );
+    fails_fast(&sweep(&[out.to_str().unwrap(), "--report", m]), &missing);
     // The checks created nothing.
     assert_eq!(entries(&d), vec!["plain-file"]);
     std::fs::remove_dir_all(&d).unwrap();

@@ -1,6 +1,9 @@
 //! `schedlab validate host --quick`: the table has a row per benchmark (real numbers
 //! or an explicit `skipped:`), the real runs stay short, and the JSON agrees.
 
+mod common;
+
+use common::ok_stdout;
 use std::process::Command;
 use std::time::Instant;
 
@@ -14,8 +17,7 @@ fn validate_host_quick_prints_rows_and_stays_short() {
         .output()
         .unwrap();
     let wall = t0.elapsed().as_secs_f64();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let out = ok_stdout(&o);
     for b in [
         "hackbench process socket",
         "hackbench process pipe",
@@ -89,8 +91,7 @@ fn validate_host_quick_with_measured_costs_has_both_columns() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let out = ok_stdout(&o);
     assert!(
         out.contains("sim, default costs") && out.contains("sim, measured costs"),
         "{out}"

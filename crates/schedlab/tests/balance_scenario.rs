@@ -4,17 +4,20 @@
 //! machines); affinity is never violated. Every run checks the kernel invariants
 //! after every event. The tests hold for any wakeup/fork placement.
 
+mod common;
+
+use common::task_spec;
 use proptest::prelude::*;
 use schedlab::engine::{Observer, RngStreams, SimTime};
 use schedlab::machine::{presets, CpuMask, Machine};
-use schedlab::sched::core::{Kernel, Policy, TaskState};
+use schedlab::sched::core::{Kernel, TaskState};
 use schedlab::sched::features::{Features, Tunables};
 use schedlab::sched::topology::TopologyOpts;
 use schedlab::sched::{PrevState, SchedEvent, WakeKind};
 use schedlab::sim::Sim;
 use schedlab::workload::dist::Dist;
 use schedlab::workload::ipc::ChanParams;
-use schedlab::workload::program::{LoopCount, Op, Program, TaskSpec, WorkloadSpec};
+use schedlab::workload::program::{LoopCount, Op, Program, WorkloadSpec};
 
 #[derive(Default)]
 struct Rec {
@@ -40,19 +43,6 @@ fn compute_forever(chunk_ns: u64) -> Program {
             Op::Compute(Dist::Const(chunk_ns)),
             Op::EndLoop { start: 0 },
         ],
-    }
-}
-
-fn task(name: &str, prog: usize, cpus: Option<CpuMask>) -> TaskSpec {
-    TaskSpec {
-        name: name.into(),
-        prog,
-        instance: 0,
-        cpus,
-        nice: 0,
-        policy: Policy::Normal,
-        start_ns: 0,
-        process: None,
     }
 }
 
@@ -92,7 +82,7 @@ fn spawner(n: u64) -> WorkloadSpec {
             },
             compute_forever(MS),
         ],
-        tasks: vec![task("parent", 0, None)],
+        tasks: vec![task_spec("parent", 0, None)],
         ..WorkloadSpec::default()
     }
 }
@@ -243,14 +233,14 @@ fn affinity_is_respected_under_balancing() {
     };
     let pin01 = CpuMask::parse_cpulist("0-1").unwrap();
     for i in 0..6 {
-        w.tasks.push(task(&format!("p{i}"), 0, Some(pin01)));
+        w.tasks.push(task_spec(&format!("p{i}"), 0, Some(pin01)));
     }
     for i in 0..3 {
-        w.tasks.push(task(&format!("f{i}"), 0, None));
+        w.tasks.push(task_spec(&format!("f{i}"), 0, None));
     }
     for i in 0..2 {
         w.tasks
-            .push(task(&format!("s{i}"), 0, Some(CpuMask::of(6))));
+            .push(task_spec(&format!("s{i}"), 0, Some(CpuMask::of(6))));
     }
     let mut s = sim(m, w);
     s.run(Some(500 * MS)).expect("run succeeds with --check");
@@ -318,13 +308,8 @@ fn longest_idle_while_overloaded(
                     cpu,
                     ..
                 } => set(&mut on, pid, Some(cpu)),
-                SchedEvent::Switch {
-                    cpu,
-                    prev,
-                    prev_state,
-                    next,
-                } => {
-                    if let Some(p) = prev {
+                SchedEvent::Switch { cpu, next, .. } => {
+                    if let Some((p, prev_state)) = events[i].1.switched_out() {
                         if prev_state != PrevState::Preempted {
                             set(&mut on, p, None);
                         }
@@ -393,7 +378,7 @@ proptest! {
             ],
         });
         for i in 0..sleepers {
-            w.tasks.push(task(&format!("s{i}"), 2, None));
+            w.tasks.push(task_spec(&format!("s{i}"), 2, None));
         }
         let tick = Tunables::v5_6(n).tick_nsec();
         let mut s = sim(m, w);

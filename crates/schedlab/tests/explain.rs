@@ -1,18 +1,15 @@
 //! `schedlab explain`: the replay with probe logging changes nothing, and the
 //! explanation accounts for every CPU the placement read.
 
-use schedlab::config::Doc;
+mod common;
+
+use common::scenario_of;
 use schedlab::experiment::explain::{explain, TaskSel};
-use schedlab::experiment::{run, Overrides, RunOpts, Scenario};
-use std::path::Path;
+use schedlab::experiment::{run, RunOpts, Scenario};
 
 fn scenario(machine: &str, body: &str) -> Scenario {
     let text = format!("[machine]\npreset = \"{machine}\"\n[run]\nseed = 4\n[workload]\n{body}");
-    Scenario::from_doc(
-        Doc::parse(&text, Path::new("t.toml")).unwrap(),
-        &Overrides::default(),
-    )
-    .unwrap()
+    scenario_of(&text)
 }
 
 /// The CPUs listed in "read in order: ..." parts, ranges expanded.

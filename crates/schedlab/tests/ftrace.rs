@@ -2,10 +2,10 @@
 //! counters, timestamps never go back, and each `sched_switch` is printed by the
 //! task it switches out.
 
-use schedlab::config::Doc;
-use schedlab::experiment::{run, Overrides, RunOpts, Scenario};
+mod common;
+
+use common::{assert_counts_match_run, run_ftrace, scenario_of};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 struct Line {
     pid: u32,
@@ -46,18 +46,7 @@ fn parse(l: &str) -> Line {
 #[test]
 fn ftrace_text_reparses_and_matches_the_run() {
     let text = "[machine]\npreset = \"xeon-e5-40\"\n[run]\nseed = 1\n[workload]\nkind = \"hackbench\"\ngroups = 1\nfds = 4\nloops = 20\n";
-    let sc = Scenario::from_doc(
-        Doc::parse(text, Path::new("t.toml")).unwrap(),
-        &Overrides::default(),
-    )
-    .unwrap();
-    let opts = RunOpts {
-        trace: true,
-        ftrace: true,
-        ..Default::default()
-    };
-    let (r, trace) = run(&sc, 1, 0, &opts).unwrap();
-    let trace = trace.unwrap();
+    let (r, trace) = run_ftrace(&scenario_of(text), 1);
     assert!(trace.starts_with("# tracer: nop\n"));
     assert!(trace.contains("#P:40"));
     let lines: Vec<Line> = trace
@@ -66,13 +55,7 @@ fn ftrace_text_reparses_and_matches_the_run() {
         .map(parse)
         .collect();
     let count = |e: &str| lines.iter().filter(|l| l.event == e).count() as u64;
-    assert_eq!(count("sched_switch"), r.metrics.context_switches);
-    assert_eq!(count("sched_waking"), r.metrics.wakeups);
-    assert_eq!(
-        count("sched_migrate_task"),
-        r.metrics.migrations.values().sum::<u64>()
-    );
-    assert_eq!(count("sched_process_fork"), r.tasks.len() as u64);
+    assert_counts_match_run(count, &r);
     assert!(count("sched_wakeup") + count("sched_wakeup_new") >= r.metrics.wakeups);
     assert!(
         lines.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns),

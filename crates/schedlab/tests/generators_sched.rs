@@ -2,18 +2,20 @@
 //! and the behaviour-program vocabulary they use (shared words, lock-free lists,
 //! futex post/await, spin locks, While/Each loops).
 
+mod common;
+
+use common::task_spec;
 use proptest::prelude::*;
 use schedlab::config::{Doc, TableReader};
 use schedlab::engine::SimTime;
 use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
 use schedlab::machine::presets::{self, test_topology};
 use schedlab::machine::{CpuMask, Machine};
-use schedlab::sched::core::Policy;
 use schedlab::sim::{Sim, StopReason};
 use schedlab::workload::dist::Dist;
 use schedlab::workload::generators::{self, ToolInput, ToolResult};
 use schedlab::workload::program::{
-    IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, SPIN_POLL_NS,
+    IdxExpr, LoopCount, ObjRef, Op, Program, WorkloadSpec, SPIN_POLL_NS,
 };
 use std::path::Path;
 
@@ -531,19 +533,6 @@ proptest! {
 // The vocabulary
 // -------------------------------------------------------------------------------
 
-fn task(name: &str, prog: usize, cpus: Option<CpuMask>) -> TaskSpec {
-    TaskSpec {
-        name: name.into(),
-        prog,
-        instance: 0,
-        cpus,
-        nice: 0,
-        policy: Policy::Normal,
-        start_ns: 0,
-        process: None,
-    }
-}
-
 fn word(k: u32, n: u32) -> ObjRef {
     ObjRef {
         base: 0,
@@ -603,7 +592,7 @@ fn post_await_handshake() {
             ops: side(1, 0, cb),
         },
     ];
-    spec.tasks = vec![task("a", 0, None), task("b", 1, None)];
+    spec.tasks = vec![task_spec("a", 0, None), task_spec("b", 1, None)];
     let (s, stop) = run_spec(spec);
     assert_eq!(stop, StopReason::Completed);
     assert_eq!(s.metrics.hists[ca].count(), 20);
@@ -671,7 +660,7 @@ fn list_splice_is_newest_first() {
         name: "walker".into(),
         ops,
     }];
-    spec.tasks = vec![task("walker", 0, None)];
+    spec.tasks = vec![task_spec("walker", 0, None)];
     let (s, stop) = run_spec(spec);
     assert_eq!(stop, StopReason::Completed);
     assert_eq!(s.words[7], 1);
@@ -723,9 +712,9 @@ fn while_loops_deadline_and_ticket() {
         },
     ];
     spec.tasks = vec![
-        task("deadline", 0, Some(CpuMask::of(0))),
-        task("t0", 1, Some(CpuMask::of(1))),
-        task("t1", 1, Some(CpuMask::of(1))),
+        task_spec("deadline", 0, Some(CpuMask::of(0))),
+        task_spec("t0", 1, Some(CpuMask::of(1))),
+        task_spec("t1", 1, Some(CpuMask::of(1))),
     ];
     let (s, stop) = run_spec(spec);
     assert_eq!(stop, StopReason::Completed);
@@ -796,9 +785,9 @@ fn spin_lock_of_the_current_cpu() {
         },
     ];
     spec.tasks = vec![
-        task("holder", 0, Some(CpuMask::of(1))),
-        task("spinner", 1, Some(CpuMask::of(1))),
-        task("other", 2, Some(CpuMask::of(0))),
+        task_spec("holder", 0, Some(CpuMask::of(1))),
+        task_spec("spinner", 1, Some(CpuMask::of(1))),
+        task_spec("other", 2, Some(CpuMask::of(0))),
     ];
     let (s, stop) = run_spec(spec);
     assert_eq!(stop, StopReason::Completed);

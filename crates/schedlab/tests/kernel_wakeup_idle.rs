@@ -236,27 +236,9 @@ fn remote_wakeups(m: schedlab::machine::Machine, queue: bool, n: u64) -> (u64, u
     let pipe = w.pipes(1);
     let wr = w.prog(
         "writer",
-        times(
-            n,
-            vec![
-                Op::Sleep(c(5 * MS)),
-                Op::Write {
-                    ch: obj(pipe),
-                    bytes: 1,
-                },
-            ],
-        ),
+        times(n, vec![Op::Sleep(c(5 * MS)), write_to(obj(pipe), 1)]),
     );
-    let rd = w.prog(
-        "reader",
-        times(
-            n,
-            vec![Op::Read {
-                ch: obj(pipe),
-                bytes: 1,
-            }],
-        ),
-    );
+    let rd = w.prog("reader", times(n, vec![read_from(obj(pipe), 1)]));
     w.task("writer", wr, Some(CpuMask::of(0))).start_ns = START;
     w.task("reader", rd, Some(CpuMask::of(1))).start_ns = START;
     let mut sc = scenario(m, w.build(), None);
@@ -324,21 +306,9 @@ fn remote_wakeup_onto_busy_cpu_costs_one_ipi() {
         let pipe = w.pipes(1);
         let wr = w.prog(
             "writer",
-            vec![
-                Op::Sleep(c(200 * MS)),
-                Op::Write {
-                    ch: obj(pipe),
-                    bytes: 1,
-                },
-            ],
+            vec![Op::Sleep(c(200 * MS)), write_to(obj(pipe), 1)],
         );
-        let rd = w.prog(
-            "reader",
-            vec![Op::Read {
-                ch: obj(pipe),
-                bytes: 1,
-            }],
-        );
+        let rd = w.prog("reader", vec![read_from(obj(pipe), 1)]);
         let hog = w.prog("hog", hog_ops());
         w.task("writer", wr, Some(CpuMask::of(0)));
         w.task("reader", rd, Some(CpuMask::of(1)));

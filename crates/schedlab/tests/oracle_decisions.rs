@@ -2,12 +2,13 @@
 //! domain dumps parse and give hand-checked numbers, and the simulator's own
 //! ftrace text gives back the run's counters.
 
-use schedlab::config::Doc;
+mod common;
+
+use common::{run_ftrace, scenario_of};
 use schedlab::experiment::oracle::decisions::{
     compare, DecisionOpts, Decisions, PerLevel, TaskFilter, Verdict,
 };
 use schedlab::experiment::oracle::domains::{compare_with_model, DomainDump};
-use schedlab::experiment::{run, Overrides, RunOpts, Scenario};
 use schedlab::machine::presets::test_topology;
 use schedlab::sched::features::KernelPreset;
 use std::path::{Path, PathBuf};
@@ -169,18 +170,8 @@ fn real_6_12_domain_dumps_match_schedlab_after_the_renames() {
 #[test]
 fn the_simulators_trace_gives_back_its_counters() {
     let text = "[machine]\npreset = \"xeon-e5-40\"\n[run]\nseed = 3\n[workload]\nkind = \"hackbench\"\ngroups = 2\nfds = 4\nloops = 30\n";
-    let sc = Scenario::from_doc(
-        Doc::parse(text, Path::new("t.toml")).unwrap(),
-        &Overrides::default(),
-    )
-    .unwrap();
-    let opts = RunOpts {
-        trace: true,
-        ftrace: true,
-        ..Default::default()
-    };
-    let (r, trace) = run(&sc, 3, 0, &opts).unwrap();
-    let trace = trace.unwrap();
+    let sc = scenario_of(text);
+    let (r, trace) = run_ftrace(&sc, 3);
     let d = Decisions::from_text(&trace, &sc.machine, &DecisionOpts::default());
     assert_eq!((d.unparsed, d.foreign_cpu), (0, 0));
     assert_eq!(d.tasks, r.tasks.len() as u64);
@@ -212,8 +203,8 @@ fn the_simulators_trace_gives_back_its_counters() {
     assert!((w.class.values().iter().sum::<f64>() - 1.0).abs() < 1e-9);
     // Comparing two seeds of the same model: the decision distributions are
     // close, and the report renders every row.
-    let (_, t2) = run(&sc, 4, 0, &opts).unwrap();
-    let d2 = Decisions::from_text(&t2.unwrap(), &sc.machine, &DecisionOpts::default());
+    let (_, t2) = run_ftrace(&sc, 4);
+    let d2 = Decisions::from_text(&t2, &sc.machine, &DecisionOpts::default());
     let c = compare(&d, &d2);
     let class = c
         .rows

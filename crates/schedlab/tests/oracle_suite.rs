@@ -32,21 +32,10 @@ fn recorded_real_kernels_against_the_simulator() {
             b.domains.text()
         );
         for c in &b.cases {
-            assert!(
-                c.real.tasks > 0,
-                "{} {} {}: no real task",
-                b.topology,
-                b.kernel,
-                c.case
-            );
-            assert!(
-                c.sim.tasks > 0,
-                "{} {} {}: no simulated task",
-                b.topology,
-                b.kernel,
-                c.case
-            );
-            assert_eq!(c.real.unparsed, 0, "{} {} {}", b.topology, b.kernel, c.case);
+            let at = format!("{} {} {}", b.topology, b.kernel, c.case);
+            assert!(c.real.tasks > 0, "{at}: no real task");
+            assert!(c.sim.tasks > 0, "{at}: no simulated task");
+            assert_eq!(c.real.unparsed, 0, "{at}");
         }
     }
     let lines = suite::verdict_lines(&checks);

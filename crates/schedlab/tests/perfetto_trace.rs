@@ -6,6 +6,9 @@
 //! formed, agree with the sched_switch stream and the run's function counters,
 //! change nothing in the run, and start right in a window.
 
+mod common;
+
+use common::{assert_counts_match_run, scenario_of};
 use protobuf::reflect::{
     FileDescriptor, MessageDescriptor, MessageRef, ReflectValueRef, RuntimeFieldType, RuntimeType,
 };
@@ -100,12 +103,7 @@ struct Ev {
 }
 
 fn scenario() -> Scenario {
-    let text = "[machine]\npreset = \"xeon-e5-40\"\n[run]\nseed = 1\n[workload]\nkind = \"hackbench\"\ngroups = 1\nfds = 4\nloops = 20\n";
-    Scenario::from_doc(
-        Doc::parse(text, Path::new("t.toml")).unwrap(),
-        &Overrides::default(),
-    )
-    .unwrap()
+    scenario_of("[machine]\npreset = \"xeon-e5-40\"\n[run]\nseed = 1\n[workload]\nkind = \"hackbench\"\ngroups = 1\nfds = 4\nloops = 20\n")
 }
 
 /// Decode a trace: (SystemInfo release, num_cpus, events by bundle).
@@ -174,13 +172,7 @@ fn perfetto_trace_decodes_and_matches_the_run() {
     assert_eq!(threads, r.tasks.len());
     let all: Vec<&Ev> = bundles.iter().flatten().collect();
     let count = |e: &str| all.iter().filter(|x| x.name == e).count() as u64;
-    assert_eq!(count("sched_switch"), r.metrics.context_switches);
-    assert_eq!(count("sched_waking"), r.metrics.wakeups);
-    assert_eq!(
-        count("sched_migrate_task"),
-        r.metrics.migrations.values().sum::<u64>()
-    );
-    assert_eq!(count("sched_process_fork"), r.tasks.len() as u64);
+    assert_counts_match_run(count, &r);
     assert_eq!(count("task_newtask"), r.tasks.len() as u64);
     for b in &bundles {
         assert!(

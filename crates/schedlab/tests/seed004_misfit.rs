@@ -70,6 +70,19 @@ fn longest(v: &[f64]) -> f64 {
     v.iter().cloned().fold(f64::MIN, f64::max)
 }
 
+/// With misfit (`on`) the longest completion time is under `longest` times and the
+/// spread under `spread` times what they are without (`off`).
+fn assert_shorter_and_bunched(on: &[f64], off: &[f64], longest_f: f64, spread_f: f64) {
+    assert!(
+        longest(on) < longest_f * longest(off),
+        "longest {on:?} vs {off:?}"
+    );
+    assert!(
+        spread(on) < spread_f * spread(off),
+        "spread {on:?} vs {off:?}"
+    );
+}
+
 fn compare(machine: &str, bigs: &[usize], nlittle: usize) -> (Outcome, Outcome) {
     let on = run(
         &scenario(machine, "v5.6", bigs, nlittle),
@@ -102,18 +115,7 @@ fn juno_misfit_bunches_and_shortens_the_longest() {
     // series, 1.6016 s with it.) Two littles' tasks reach the two bigs once the
     // hogs are done; without misfit three stay on their A53 to the end.
     let (on, off) = compare("juno-r0", &[1, 2], 4);
-    assert!(
-        longest(&on.times) < 0.8 * longest(&off.times),
-        "longest {:?} vs {:?}",
-        on.times,
-        off.times
-    );
-    assert!(
-        spread(&on.times) < 0.6 * spread(&off.times),
-        "spread {:?} vs {:?}",
-        on.times,
-        off.times
-    );
+    assert_shorter_and_bunched(&on.times, &off.times, 0.8, 0.6);
 }
 
 #[test]
@@ -124,18 +126,7 @@ fn hikey960_misfit_bunches_and_shortens_the_longest() {
     // (seed 004 on the real HiKey960: 2.5997 s before, 1.8506 s with the series;
     // the model's sysbench event is cheaper there, so absolute times are shorter.)
     let (on, off) = compare("hikey960", &[4, 5, 6, 7], 4);
-    assert!(
-        longest(&on.times) < 0.7 * longest(&off.times),
-        "longest {:?} vs {:?}",
-        on.times,
-        off.times
-    );
-    assert!(
-        spread(&on.times) < 0.2 * spread(&off.times),
-        "spread {:?} vs {:?}",
-        on.times,
-        off.times
-    );
+    assert_shorter_and_bunched(&on.times, &off.times, 0.7, 0.2);
 }
 
 #[test]

@@ -86,28 +86,16 @@ fn workload(groups: &[Group], nr: usize) -> WorkloadSpec {
                     "ping",
                     forever(vec![
                         Op::Compute(uni(1, a)),
-                        Op::Write {
-                            ch: ping,
-                            bytes: 64,
-                        },
-                        Op::Read {
-                            ch: pong,
-                            bytes: 64,
-                        },
+                        write_to(ping, 64),
+                        read_from(pong, 64),
                     ]),
                 );
                 let p2 = w.prog(
                     "pong",
                     forever(vec![
-                        Op::Read {
-                            ch: ping,
-                            bytes: 64,
-                        },
+                        read_from(ping, 64),
                         Op::Compute(uni(1, b)),
-                        Op::Write {
-                            ch: pong,
-                            bytes: 64,
-                        },
+                        write_to(pong, 64),
                     ]),
                 );
                 add(&mut w, p1);
@@ -344,13 +332,7 @@ fn busy_since(sim: &schedlab::sim::Sim<schedlab::metrics::Observers>, cpu: usize
 fn lonely_reader_deadlocks() {
     let mut w = W::new();
     let pipe = w.pipes(1);
-    let r = w.prog(
-        "reader",
-        vec![Op::Read {
-            ch: obj(pipe),
-            bytes: 1,
-        }],
-    );
+    let r = w.prog("reader", vec![read_from(obj(pipe), 1)]);
     let other = w.prog("worker", vec![Op::Compute(c(2 * MS))]);
     w.task("lonely", r, None);
     w.task("worker", other, None);
@@ -392,29 +374,11 @@ fn circular_waits_deadlock() {
     let base = w.pipes(2);
     let a = w.prog(
         "a",
-        vec![
-            Op::Read {
-                ch: obj(base),
-                bytes: 1,
-            },
-            Op::Write {
-                ch: obj(base + 1),
-                bytes: 1,
-            },
-        ],
+        vec![read_from(obj(base), 1), write_to(obj(base + 1), 1)],
     );
     let b = w.prog(
         "b",
-        vec![
-            Op::Read {
-                ch: obj(base + 1),
-                bytes: 1,
-            },
-            Op::Write {
-                ch: obj(base),
-                bytes: 1,
-            },
-        ],
+        vec![read_from(obj(base + 1), 1), write_to(obj(base), 1)],
     );
     w.task("pa", a, None);
     w.task("pb", b, None);

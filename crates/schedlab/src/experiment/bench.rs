@@ -61,14 +61,8 @@ pub fn pingpong_workload(pairs: u32, work_us: u64, workers: u32) -> WorkloadSpec
     };
     let mut spec = WorkloadSpec {
         programs: vec![
-            Program {
-                name: "ping".into(),
-                ops: side(true),
-            },
-            Program {
-                name: "pong".into(),
-                ops: side(false),
-            },
+            Program::new("ping", side(true)),
+            Program::new("pong", side(false)),
             Program {
                 name: "worker".into(),
                 ops: vec![
@@ -100,29 +94,11 @@ pub fn pingpong_workload(pairs: u32, work_us: u64, workers: u32) -> WorkloadSpec
     };
     for i in 0..pairs {
         for (p, name) in [(0, "ping"), (1, "pong")] {
-            spec.tasks.push(TaskSpec {
-                name: format!("{name}-{i}"),
-                prog: p,
-                instance: i,
-                cpus: None,
-                nice: 0,
-                policy: crate::sched::core::Policy::Normal,
-                start_ns: 0,
-                process: None,
-            });
+            spec.tasks.push(TaskSpec::new(format!("{name}-{i}"), p, i));
         }
     }
     for i in 0..workers {
-        spec.tasks.push(TaskSpec {
-            name: format!("worker-{i}"),
-            prog: 2,
-            instance: i,
-            cpus: None,
-            nice: 0,
-            policy: crate::sched::core::Policy::Normal,
-            start_ns: 0,
-            process: None,
-        });
+        spec.tasks.push(TaskSpec::new(format!("worker-{i}"), 2, i));
     }
     spec
 }
@@ -178,33 +154,28 @@ pub fn check_args(only: &[String], scale: f64) -> Result<(), crate::error::Input
 
 /// The three bench cases, with simulated durations scaled by `scale`.
 pub fn cases(scale: f64) -> Vec<(&'static str, Scenario)> {
+    let case = |name: &'static str, m: Machine, w: WorkloadSpec, duration_ms: f64| {
+        let sc = scenario(&format!("bench-{name}"), m, w, duration_ms * scale);
+        (name, sc)
+    };
     vec![
-        (
+        case(
             "small",
-            scenario(
-                "bench-small",
-                presets::test_topology(1, 1, 4, 2),
-                pingpong_workload(12, 20, 8),
-                2000.0 * scale,
-            ),
+            presets::test_topology(1, 1, 4, 2),
+            pingpong_workload(12, 20, 8),
+            2000.0,
         ),
-        (
+        case(
             "medium",
-            scenario(
-                "bench-medium",
-                presets::preset("xeon-88").expect("xeon-88"),
-                pingpong_workload(200, 20, 0),
-                500.0 * scale,
-            ),
+            presets::preset("xeon-88").expect("xeon-88"),
+            pingpong_workload(200, 20, 0),
+            500.0,
         ),
-        (
+        case(
             "large",
-            scenario(
-                "bench-large",
-                presets::preset("synthetic-1024").expect("synthetic-1024"),
-                pingpong_workload(5000, 20, 0),
-                100.0 * scale,
-            ),
+            presets::preset("synthetic-1024").expect("synthetic-1024"),
+            pingpong_workload(5000, 20, 0),
+            100.0,
         ),
     ]
 }

@@ -707,6 +707,9 @@ mod tests {
             fs::create_dir_all(p.parent().unwrap()).unwrap();
             fs::write(p, format!("{text}\n")).unwrap();
         }
+        fn online(&self, cpus: &str) {
+            self.put("sys/devices/system/cpu/online", cpus);
+        }
         fn cpu(&self, c: usize, rel: &str, text: &str) {
             self.put(&format!("sys/devices/system/cpu/cpu{c}/{rel}"), text);
         }
@@ -720,7 +723,7 @@ mod tests {
     #[test]
     fn smt2_two_core_x86_box() {
         let t = Tree::new("smt2");
-        t.put("sys/devices/system/cpu/online", "0-3");
+        t.online("0-3");
         // x86 numbering: core0 = cpus 0,2; core1 = cpus 1,3.
         for c in 0..4 {
             t.cpu(
@@ -772,7 +775,7 @@ mod tests {
     #[test]
     fn big_little_with_capacity_idle_and_cpufreq() {
         let t = Tree::new("bl");
-        t.put("sys/devices/system/cpu/online", "0-5");
+        t.online("0-5");
         let big = |c: usize| c == 1 || c == 2; // Juno-like
         for c in 0..6 {
             t.cpu(c, "topology/core_cpus_list", &c.to_string());
@@ -835,7 +838,7 @@ mod tests {
     fn two_node_numa_box_with_offline_cpu() {
         let t = Tree::new("numa");
         // 8 possible CPUs, cpu5 offline; node0 = 0-3, node1 = 4-7; a memory-only node2.
-        t.put("sys/devices/system/cpu/online", "0-4,6-7");
+        t.online("0-4,6-7");
         for c in [0, 1, 2, 3, 4, 6, 7] {
             let pkg = if c < 4 { "0-3" } else { "4-7" };
             t.cpu(c, "topology/core_cpus_list", &c.to_string());
@@ -872,7 +875,7 @@ mod tests {
     #[test]
     fn package_from_physical_package_id_and_no_cache_info() {
         let t = Tree::new("pkgid");
-        t.put("sys/devices/system/cpu/online", "0-3");
+        t.online("0-3");
         for c in 0..4 {
             t.cpu(
                 c,
@@ -917,7 +920,7 @@ mod tests {
                 .ends_with("sys/devices/system/cpu/online"),
             "{e}"
         );
-        t.put("sys/devices/system/cpu/online", "0-1");
+        t.online("0-1");
         t.cpu(1, "cpu_capacity", "big");
         let e = import_sysfs_with_arch(&t.0, Arch::X86).unwrap_err();
         assert!(
@@ -938,7 +941,7 @@ mod tests {
     #[test]
     fn cpuinfo_decides_arch_before_cpu_capacity() {
         let t = Tree::new("arch");
-        t.put("sys/devices/system/cpu/online", "0");
+        t.online("0");
         t.cpu(0, "cpu_capacity", "1024");
         assert_eq!(
             import_sysfs_with_arch(&t.0, Arch::Power).unwrap().arch,

@@ -19,6 +19,7 @@
 //! `task_newtask` events.
 
 use crate::engine::SimTime;
+use crate::metrics::WakerCpus;
 use crate::sched::core::Task;
 use crate::sched::SchedEvent;
 use std::fmt::Write as _;
@@ -77,7 +78,7 @@ struct Lines<'a> {
     /// Each CPU's current task (`None`: idle).
     curr: Vec<Option<u32>>,
     /// Each task's last waker CPU.
-    waker_cpu: Vec<usize>,
+    waker_cpu: WakerCpus,
 }
 
 impl<'a> Lines<'a> {
@@ -126,18 +127,12 @@ impl<'a> Lines<'a> {
 
     /// The line of event `e` at `t`, if the text shows it.
     fn event(&mut self, s: &mut String, t: SimTime, e: &SchedEvent) {
+        self.waker_cpu.observe(e);
         let (cpu, who, ev, payload) = match *e {
             SchedEvent::Switch {
-                cpu,
-                prev,
-                prev_state,
-                next,
+                cpu, prev, next, ..
             } => {
-                let st = if prev.is_some() {
-                    prev_state.letters()
-                } else {
-                    "R"
-                };
+                let st = e.switched_out().map_or("R", |(_, s)| s.letters());
                 let pc = |p: Option<u32>| match p {
                     Some(p) => (comm(self.task(p)), p, self.prio(p)),
                     None => (format!("swapper/{cpu}"), 0, 120),
@@ -162,9 +157,6 @@ impl<'a> Lines<'a> {
                 waker_cpu: w,
                 target_cpu,
             } => {
-                if let Some(slot) = self.waker_cpu.get_mut(pid as usize) {
-                    *slot = w;
-                }
                 let f = self.task_fields(pid);
                 (
                     w,
@@ -174,7 +166,7 @@ impl<'a> Lines<'a> {
                 )
             }
             SchedEvent::Wakeup { pid, cpu, new } => {
-                let w = self.waker_cpu.get(pid as usize).copied().unwrap_or(cpu);
+                let w = self.waker_cpu.of(pid, cpu);
                 let ev = if new {
                     "sched_wakeup_new"
                 } else {
@@ -244,7 +236,7 @@ pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) 
         tasks,
         nr_cpus,
         curr: vec![None; nr_cpus],
-        waker_cpu: vec![0; tasks.len()],
+        waker_cpu: WakerCpus::new(tasks.len()),
     };
     for &(t, ref e) in events {
         lines.event(&mut s, t, e);

@@ -29,6 +29,31 @@ use crate::sched::{Func, PrevState, SchedEvent};
 pub use crate::stats::{LatencyHist, Summary};
 use std::collections::BTreeMap;
 
+/// Each task's last waker CPU, as the trace exporters (ftrace.rs, perfetto.rs)
+/// follow it: a `sched_wakeup` is attributed to the CPU of its `sched_waking`.
+#[derive(Debug)]
+pub(crate) struct WakerCpus(Vec<usize>);
+
+impl WakerCpus {
+    pub(crate) fn new(nr_tasks: usize) -> Self {
+        WakerCpus(vec![0; nr_tasks])
+    }
+
+    /// Note the waker CPU of a `sched_waking` (other events leave it).
+    pub(crate) fn observe(&mut self, e: &SchedEvent) {
+        if let SchedEvent::Waking { pid, waker_cpu, .. } = *e {
+            if let Some(slot) = self.0.get_mut(pid as usize) {
+                *slot = waker_cpu;
+            }
+        }
+    }
+
+    /// The CPU that last woke `pid` (`or` for a pid it does not know).
+    pub(crate) fn of(&self, pid: u32, or: usize) -> usize {
+        self.0.get(pid as usize).copied().unwrap_or(or)
+    }
+}
+
 const NONE: SimTime = SimTime::MAX;
 
 fn is_zero(v: &u64) -> bool {
@@ -190,13 +215,10 @@ impl Observer<SchedEvent> for Collector {
         }
         match *ev {
             SchedEvent::Switch {
-                cpu,
-                prev,
-                prev_state,
-                next,
+                cpu, prev, next, ..
             } => {
                 self.switches += 1;
-                if let Some(p) = prev {
+                if let Some((p, prev_state)) = ev.switched_out() {
                     if prev_state == PrevState::Preempted {
                         self.task(p).runnable = now;
                     }

@@ -59,7 +59,7 @@
 use crate::engine::SimTime;
 use crate::machine::Machine;
 use crate::metrics::ftrace::task_comm as comm;
-use crate::metrics::EventLog;
+use crate::metrics::{EventLog, WakerCpus};
 use crate::sched::core::Task;
 use crate::sched::{Func, SchedEvent};
 
@@ -384,7 +384,7 @@ struct Events<'a> {
     /// Each CPU's current task (`None`: idle).
     curr: Vec<Option<u32>>,
     /// Each task's last waker CPU.
-    waker_cpu: Vec<usize>,
+    waker_cpu: WakerCpus,
     /// Each CPU's encoded `FtraceEvent`s.
     per_cpu: Vec<Vec<Vec<u8>>>,
     /// Encoded counter packets.
@@ -405,15 +405,13 @@ impl<'a> Events<'a> {
 
     /// Append `SchedEvent` `e` at `t`: an `FtraceEvent` on its CPU, or a counter.
     fn event(&mut self, t: SimTime, e: &SchedEvent) {
+        self.waker_cpu.observe(e);
         let mut body = Vec::new();
         let (cpu, who, field) = match *e {
             SchedEvent::Switch {
-                cpu,
-                prev,
-                prev_state,
-                next,
+                cpu, prev, next, ..
             } => {
-                let st = if prev.is_some() { prev_state.bits() } else { 0 };
+                let st = e.switched_out().map_or(0, |(_, s)| s.bits());
                 self.sched_switch(&mut body, cpu, prev, st, next)
             }
             SchedEvent::Waking {
@@ -421,14 +419,11 @@ impl<'a> Events<'a> {
                 waker_cpu: w,
                 target_cpu,
             } => {
-                if let Some(slot) = self.waker_cpu.get_mut(pid as usize) {
-                    *slot = w;
-                }
                 self.task_fields(&mut body, pid, 1, target_cpu);
                 (w, self.curr(w), FE_SCHED_WAKING)
             }
             SchedEvent::Wakeup { pid, cpu, new } => {
-                let w = self.waker_cpu.get(pid as usize).copied().unwrap_or(cpu);
+                let w = self.waker_cpu.of(pid, cpu);
                 self.task_fields(&mut body, pid, 1, cpu);
                 let f = if new {
                     FE_SCHED_WAKEUP_NEW
@@ -604,7 +599,7 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
         tasks,
         nr_cpus,
         curr: vec![None; nr_cpus],
-        waker_cpu: vec![0; tasks.len()],
+        waker_cpu: WakerCpus::new(tasks.len()),
         per_cpu: vec![Vec::new(); nr_cpus],
         counters: Vec::new(),
         cfs: CfsRqTracks {

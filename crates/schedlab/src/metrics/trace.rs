@@ -5,7 +5,7 @@
 //! external tools (Perfetto, ftrace text) are written from the same events later.
 
 use crate::engine::{Observer, SimTime};
-use crate::sched::{PrevState, SchedEvent, WakeKind};
+use crate::sched::{SchedEvent, WakeKind};
 use std::fmt::Write;
 
 /// Text trace of decisions, optionally bounded to a time window.
@@ -35,11 +35,8 @@ impl Observer<SchedEvent> for DecisionTrace {
                 prev_state,
                 next,
             } => {
-                let st = match prev_state {
-                    PrevState::Preempted => "R",
-                    PrevState::Sleeping => "S",
-                    PrevState::Dead => "X",
-                };
+                // ftrace's letters without the preemption mark (`R+` is `R`).
+                let st = prev_state.letters().trim_end_matches('+');
                 writeln!(
                     t,
                     "{now} switch cpu={cpu} prev={} prev_state={st} next={}",

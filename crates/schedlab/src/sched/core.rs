@@ -356,6 +356,18 @@ pub struct Kernel<O> {
     pub(crate) cpufreq: crate::sched::cpufreq::CpuFreq,
 }
 
+/// Bit `cpu` of an idle mask, checked (debug builds) against `from_rq`, the same test
+/// read from the runqueue itself.
+#[inline]
+fn checked_idle_bit(mask: &CpuMask, cpu: usize, from_rq: impl FnOnce() -> bool) -> bool {
+    debug_assert_eq!(
+        mask.test(cpu),
+        from_rq(),
+        "idle mask out of step for CPU {cpu} (a runqueue field written without sync_idle_bits?)"
+    );
+    mask.test(cpu)
+}
+
 fn jiffies(now: SimTime, tick: u64) -> u64 {
     now / tick
 }
@@ -778,12 +790,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `idle_cpu`: running the idle task, nothing queued, no pending wakeups.
     #[inline]
     pub fn idle_cpu(&self, cpu: usize) -> bool {
-        debug_assert_eq!(
-            self.idle_cpus.test(cpu),
-            self.idle_cpu_rq(cpu),
-            "idle mask out of step for CPU {cpu} (a runqueue field written without sync_idle_bits?)"
-        );
-        self.idle_cpus.test(cpu)
+        checked_idle_bit(&self.idle_cpus, cpu, || self.idle_cpu_rq(cpu))
     }
 
     /// `idle_cpu` read from the runqueue itself.
@@ -796,12 +803,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `available_idle_cpu(cpu) || sched_idle_cpu(cpu)`, the fast path's test.
     #[inline]
     pub fn idle_or_sched_idle(&self, cpu: usize) -> bool {
-        debug_assert_eq!(
-            self.sis_idle_cpus.test(cpu),
-            self.idle_or_sched_idle_rq(cpu),
-            "idle mask out of step for CPU {cpu} (a runqueue field written without sync_idle_bits?)"
-        );
-        self.sis_idle_cpus.test(cpu)
+        checked_idle_bit(&self.sis_idle_cpus, cpu, || self.idle_or_sched_idle_rq(cpu))
     }
 
     #[inline]

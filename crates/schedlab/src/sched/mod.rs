@@ -208,3 +208,20 @@ pub enum SchedEvent {
         skipped: u32,
     },
 }
+
+impl SchedEvent {
+    /// For a `Switch` away from a task (not from the idle task): that task and the
+    /// state it left the CPU in. The one reading of `prev_state`: it means nothing
+    /// when `prev` is idle.
+    #[inline]
+    pub fn switched_out(&self) -> Option<(Pid, PrevState)> {
+        match *self {
+            SchedEvent::Switch {
+                prev: Some(p),
+                prev_state,
+                ..
+            } => Some((p, prev_state)),
+            _ => None,
+        }
+    }
+}

@@ -69,14 +69,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 let r = self.chans[i].write(pid, bytes, st.retry, &mut self.wakes);
                 self.touched_chan(cpu, i, st);
                 self.do_wakes(cpu);
-                match r {
-                    Outcome::Done => next!(st),
-                    Outcome::Block => {
-                        st.retry = true;
-                        self.k.block_current(cpu, &mut self.q);
-                        true
-                    }
-                }
+                self.next_or_retry(cpu, r, st)
             }
             Op::Read { ch, bytes } => {
                 let i = ch.resolve_at(inst, &st.marks, cpu);

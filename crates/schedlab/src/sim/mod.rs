@@ -48,7 +48,7 @@ use crate::sched::core::{Kernel, TaskState};
 use crate::sched::{Event, SchedEvent};
 use crate::stats::LatencyHist;
 use crate::workload::ipc::{
-    Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Wake,
+    Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Outcome, Wake,
 };
 use crate::workload::program::{Op, WorkloadSpec, NR_REGS};
 
@@ -506,6 +506,21 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 .try_to_wake_up(w.pid, if w.sync { WF_SYNC } else { 0 }, cpu, &mut self.q);
         }
         self.wakes.clear();
+    }
+
+    /// The end of a call that sleeps until it can be tried again: `Done` moves on
+    /// to the next op (false), `Block` blocks the task, to retry the call when woken
+    /// (true: the step is over).
+    #[inline]
+    fn next_or_retry(&mut self, cpu: usize, r: Outcome, st: &mut ProgState) -> bool {
+        match r {
+            Outcome::Done => next!(st),
+            Outcome::Block => {
+                st.retry = true;
+                self.k.block_current(cpu, &mut self.q);
+                true
+            }
+        }
     }
 
     /// Start the cost segment of a system call; returns true when the task must now

@@ -141,14 +141,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     &mut self.wakes,
                 );
                 self.do_wakes(cpu);
-                match r {
-                    Outcome::Done => next!(st),
-                    Outcome::Block => {
-                        st.retry = true;
-                        self.k.block_current(cpu, &mut self.q);
-                        true
-                    }
-                }
+                self.next_or_retry(cpu, r, st)
             }
             Op::CondWait { c: cv, m } => {
                 // phase 1: register and release the mutex; phase 2: woken, re-lock.

@@ -316,6 +316,16 @@ pub struct Program {
     pub ops: Vec<Op>,
 }
 
+impl Program {
+    /// The program `name`, running `ops`.
+    pub fn new(name: impl Into<String>, ops: Vec<Op>) -> Program {
+        Program {
+            name: name.into(),
+            ops,
+        }
+    }
+}
+
 /// A declared channel array.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChanDecl {
@@ -342,10 +352,16 @@ impl TaskSpec {
     /// The tool's main task: program 0, instance 0, unpinned, nice 0, started at 0,
     /// its own process.
     pub fn main(name: &str) -> TaskSpec {
+        TaskSpec::new(name, 0, 0)
+    }
+
+    /// Instance `instance` of program `prog`, unpinned, nice 0, `SCHED_NORMAL`,
+    /// started at 0, its own process.
+    pub fn new(name: impl Into<String>, prog: ProgId, instance: u32) -> TaskSpec {
         TaskSpec {
             name: name.into(),
-            prog: 0,
-            instance: 0,
+            prog,
+            instance,
             cpus: None,
             nice: 0,
             policy: Policy::Normal,

@@ -2,19 +2,28 @@
 //! code, run them with invariant checking, and read the results back.
 #![allow(dead_code)]
 
-use schedlab::experiment::{self, bench, RunOpts, RunResult, Scenario};
+use schedlab::config::Doc;
+use schedlab::experiment::{self, bench, Overrides, RunOpts, RunResult, Scenario};
 use schedlab::machine::{CpuMask, Machine};
 use schedlab::metrics::Observers;
-use schedlab::sched::core::Policy;
 use schedlab::sim::{Sim, SimError, StopReason};
 use schedlab::workload::dist::Dist;
 use schedlab::workload::ipc::ChanKind;
 use schedlab::workload::program::{
     ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec,
 };
+use std::path::Path;
 
 pub const US: u64 = 1_000;
 pub const MS: u64 = 1_000_000;
+
+/// A task running `prog` from t = 0: nice 0, `SCHED_NORMAL`, its own process.
+pub fn task_spec(name: &str, prog: usize, cpus: Option<CpuMask>) -> TaskSpec {
+    TaskSpec {
+        cpus,
+        ..TaskSpec::new(name, prog, 0)
+    }
+}
 
 /// Constant amount.
 pub fn c(v: u64) -> Dist {
@@ -28,6 +37,16 @@ pub fn obj(i: u32) -> ObjRef {
         count: 1,
         idx: IdxExpr::Const(0),
     }
+}
+
+/// Write `bytes` bytes to channel `ch`.
+pub fn write_to(ch: ObjRef, bytes: u32) -> Op {
+    Op::Write { ch, bytes }
+}
+
+/// Read up to `bytes` bytes from channel `ch`.
+pub fn read_from(ch: ObjRef, bytes: u32) -> Op {
+    Op::Read { ch, bytes }
 }
 
 /// Wrap `body` in `loop count { body }`.
@@ -85,16 +104,7 @@ impl W {
 
     /// Start a task running `prog` at t = 0.
     pub fn task(&mut self, name: &str, prog: usize, cpus: Option<CpuMask>) -> &mut TaskSpec {
-        self.spec.tasks.push(TaskSpec {
-            name: name.into(),
-            prog,
-            instance: 0,
-            cpus,
-            nice: 0,
-            policy: Policy::Normal,
-            start_ns: 0,
-            process: None,
-        });
+        self.spec.tasks.push(task_spec(name, prog, cpus));
         self.spec.tasks.last_mut().unwrap()
     }
 
@@ -113,6 +123,37 @@ pub fn scenario(m: Machine, w: WorkloadSpec, duration_ms: Option<u64>) -> Scenar
     let mut sc = bench::scenario("test", m, w, 1.0);
     sc.duration_ns = duration_ms.map(|d| d * MS);
     sc
+}
+
+/// The scenario of TOML `text`, read as a file `t.toml` (panics on an error).
+pub fn scenario_of(text: &str) -> Scenario {
+    Scenario::from_doc(
+        Doc::parse(text, Path::new("t.toml")).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap()
+}
+
+/// Run `sc` (seed `seed`) with the ftrace text export; returns the result and the text.
+pub fn run_ftrace(sc: &Scenario, seed: u64) -> (RunResult, String) {
+    let opts = RunOpts {
+        trace: true,
+        ftrace: true,
+        ..Default::default()
+    };
+    let (r, trace) = experiment::run(sc, seed, 0, &opts).unwrap();
+    (r, trace.unwrap())
+}
+
+/// A trace's event counts (`count(tracepoint)`) against the run's own counters.
+pub fn assert_counts_match_run(count: impl Fn(&str) -> u64, r: &RunResult) {
+    assert_eq!(count("sched_switch"), r.metrics.context_switches);
+    assert_eq!(count("sched_waking"), r.metrics.wakeups);
+    assert_eq!(
+        count("sched_migrate_task"),
+        r.metrics.migrations.values().sum::<u64>()
+    );
+    assert_eq!(count("sched_process_fork"), r.tasks.len() as u64);
 }
 
 /// Build and run with invariant checking; returns the simulation for inspection.

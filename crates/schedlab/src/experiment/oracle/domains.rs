@@ -401,6 +401,14 @@ mod tests {
             .join(name)
     }
 
+    /// A CPU's differences as `(level, field, real, sim)` rows.
+    fn rows(diffs: &[LevelDiff]) -> Vec<(usize, &str, &str, &str)> {
+        diffs
+            .iter()
+            .map(|x| (x.level, x.field.as_str(), x.real.as_str(), x.sim.as_str()))
+            .collect()
+    }
+
     fn opts(preset: &str) -> TopologyOpts {
         KernelPreset::by_name(preset).unwrap().topology_opts()
     }
@@ -479,13 +487,8 @@ mod tests {
         // default imbalance_pct (125), and no CLS level built below MC, so the
         // build-time level numbers above SMT are one lower.
         let c = compare_with_model(&d, &m, &opts("v5.6"), "6.12.38");
-        let f = &c.cpus[8].diffs;
-        let got: Vec<(usize, &str, &str, &str)> = f
-            .iter()
-            .map(|x| (x.level, x.field.as_str(), x.real.as_str(), x.sim.as_str()))
-            .collect();
         assert_eq!(
-            got,
+            rows(&c.cpus[8].diffs),
             vec![
                 (0, "busy_factor", "16", "32"),
                 (1, "busy_factor", "16", "32"),
@@ -498,13 +501,8 @@ mod tests {
         // On a one-node model of one LLC the NUMA level is missing, and MC spans
         // all 16 CPUs; with two LLCs per node, the third level is DIE instead.
         let c = compare_with_model(&d, &test_topology(1, 1, 8, 2), &opts("v6.0"), "6.12.38");
-        let got: Vec<(usize, &str, &str, &str)> = c.cpus[0]
-            .diffs
-            .iter()
-            .map(|x| (x.level, x.field.as_str(), x.real.as_str(), x.sim.as_str()))
-            .collect();
         assert_eq!(
-            got,
+            rows(&c.cpus[0].diffs),
             vec![
                 (1, "min_interval", "8", "16"),
                 (1, "max_interval", "16", "32"),

@@ -399,15 +399,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let span_avg = self.topo.domains[sd].span_weight as u64 * avg_idle;
             nr = sis_prop_nr(span_avg, avg_cost);
         }
-        if self.feat.has(SchedFeat::SIS_UTIL) {
-            // v6.0's budget on the v5.6 scan (fair/llc_idle_scan.rs).
-            if let Some(n) = self.sis_util_nr(target) {
-                nr = n;
-                if nr == 1 {
-                    self.emit_func(Func::SelectIdleCpu, this_cpu, pr);
-                    return (None, pr);
-                }
-            }
+        // v6.0's budget on the v5.6 scan (fair/llc_idle_scan.rs).
+        if self.sis_util_gives_up(target, this_cpu, pr, &mut nr) {
+            return (None, pr);
         }
         let cpus = match seen {
             Some(m) => {

@@ -94,6 +94,29 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.topo.sd_llc_shared[target].map(|s| self.topo.shared[s].nr_idle_scan as i64 + 1)
     }
 
+    /// SIS_UTIL (v6.0) on a scan's budget `nr` around `target`: `nr` becomes
+    /// [`Kernel::sis_util_nr`] where there is an LLC block; `true` when that leaves
+    /// nothing to scan (`nr == 1`): the scan gives up, its call reported.
+    #[inline]
+    pub(crate) fn sis_util_gives_up(
+        &mut self,
+        target: usize,
+        this_cpu: usize,
+        pr: Probes,
+        nr: &mut i64,
+    ) -> bool {
+        if self.feat.has(SchedFeat::SIS_UTIL) {
+            if let Some(n) = self.sis_util_nr(target) {
+                *nr = n;
+                if n == 1 {
+                    self.emit_func(Func::SelectIdleCpu, this_cpu, pr);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// The v5.12 `select_idle_cpu(p, sd, has_idle_core, target)`: the merged scan
     /// (module notes). Returns the CPU and its reason, or `None`.
     pub fn select_idle_cpu_merged(
@@ -117,14 +140,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let span_avg = self.topo.domains[sd].span_weight as u64 * avg_idle;
             nr = sis_prop_nr(span_avg, avg_cost);
         }
-        if self.feat.has(SchedFeat::SIS_UTIL) {
-            if let Some(n) = self.sis_util_nr(target) {
-                nr = n;
-                if nr == 1 {
-                    self.emit_func(Func::SelectIdleCpu, this_cpu, pr);
-                    return (None, pr);
-                }
-            }
+        if self.sis_util_gives_up(target, this_cpu, pr, &mut nr) {
+            return (None, pr);
         }
         let cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
         let mut live = cpus;

@@ -33,7 +33,6 @@
 //! started before the benchmark and pinned, or not, by hand; pinning is an
 //! assumption of the spec); spinners start at time 0 with the benchmark.
 
-use crate::abi::Policy;
 use crate::config::{TableReader, Val};
 use crate::error::InputError;
 use crate::machine::{CpuMask, Machine};
@@ -203,14 +202,9 @@ pub fn append(spec: &mut WorkloadSpec, bg: &Background, m: &Machine) {
         };
         spec.daemons.push(spec.tasks.len());
         spec.tasks.push(TaskSpec {
-            name: format!("spinner-{i}"),
-            prog,
-            instance: i as u32,
             cpus,
-            nice: 0,
-            policy: Policy::Normal,
-            start_ns: 0,
             process: Some(process),
+            ..TaskSpec::new(format!("spinner-{i}"), prog, i as u32)
         });
     }
 }

@@ -109,14 +109,8 @@ pub fn spec(o: &ForkOpts, m: &Machine) -> WorkloadSpec {
     }
     c.push(Op::Exit);
     s.programs = vec![
-        Program {
-            name: "forkbench".into(),
-            ops: p,
-        },
-        Program {
-            name: "forkbench-child".into(),
-            ops: c,
-        },
+        Program::new("forkbench", p),
+        Program::new("forkbench-child", c),
     ];
     s.tasks.push(TaskSpec::main("forkbench"));
     s
@@ -213,14 +207,7 @@ mod tests {
                 &m,
             );
             s.validate().unwrap();
-            let w: Vec<u64> = s.programs[0]
-                .ops
-                .iter()
-                .filter_map(|o| match o {
-                    Op::Compute(Dist::Const(w)) => Some(*w),
-                    _ => None,
-                })
-                .collect();
+            let w = crate::workload::generators::const_computes(&s.programs[0]);
             assert_eq!(
                 w,
                 vec![

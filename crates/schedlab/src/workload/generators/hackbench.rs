@@ -151,10 +151,7 @@ pub fn messaging_spec(o: &MessagingOpts) -> WorkloadSpec {
         slot: 0,
     });
     p.push(Op::Exit);
-    spec.programs.push(Program {
-        name: "hackbench".into(),
-        ops: p,
-    });
+    spec.programs.push(Program::new("hackbench", p));
     for g in 0..g_n {
         // Receiver j of group g is the parent's fork number g·2F + j; its channel is
         // data[g·F + j] = (fork + (G−g)·F) mod G·F.
@@ -205,10 +202,7 @@ pub fn messaging_spec(o: &MessagingOpts) -> WorkloadSpec {
         }
         s.push(Op::EndLoop { start: 2 });
         s.push(Op::Exit);
-        spec.programs.push(Program {
-            name: "sender".into(),
-            ops: s,
-        });
+        spec.programs.push(Program::new("sender", s));
     }
     spec.tasks.push(TaskSpec::main("hackbench"));
     spec
@@ -282,18 +276,9 @@ pub fn pipe_spec(o: &PipeOpts) -> WorkloadSpec {
     let mut w1v = w1.to_vec();
     w1v.push(Op::Exit);
     spec.programs = vec![
-        Program {
-            name: "sched-pipe".into(),
-            ops: p,
-        },
-        Program {
-            name: "worker0".into(),
-            ops: w0v,
-        },
-        Program {
-            name: "worker1".into(),
-            ops: w1v,
-        },
+        Program::new("sched-pipe", p),
+        Program::new("worker0", w0v),
+        Program::new("worker1", w1v),
     ];
     spec.tasks.push(TaskSpec::main("sched-pipe"));
     spec

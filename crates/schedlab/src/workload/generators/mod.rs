@@ -187,3 +187,16 @@ pub fn secs_ms(ns: u64) -> String {
     let ms = ns / 1_000_000;
     format!("{}.{:03}", ms / 1000, ms % 1000)
 }
+
+/// The fixed compute amounts of program `p`, in order (generator tests).
+#[cfg(test)]
+pub(crate) fn const_computes(p: &crate::workload::program::Program) -> Vec<u64> {
+    use crate::workload::{dist::Dist, program::Op};
+    p.ops
+        .iter()
+        .filter_map(|o| match o {
+            Op::Compute(Dist::Const(w)) => Some(*w),
+            _ => None,
+        })
+        .collect()
+}

@@ -42,7 +42,6 @@
 //! modelled.
 
 use super::{Generated, Tool, ToolInput, ToolResult};
-use crate::abi::Policy;
 use crate::config::{TableReader, Val};
 use crate::error::InputError;
 use crate::machine::{CpuMask, Machine};
@@ -229,19 +228,14 @@ pub fn spec(groups: &[Group]) -> WorkloadSpec {
                 ops: w,
             });
         }
+        let name = if groups.len() == 1 {
+            "sysbench".into()
+        } else {
+            format!("sysbench.g{g}")
+        };
         spec.tasks.push(TaskSpec {
-            name: if groups.len() == 1 {
-                "sysbench".into()
-            } else {
-                format!("sysbench.g{g}")
-            },
-            prog: main_prog,
-            instance: 0,
             cpus: gr.cpus,
-            nice: 0,
-            policy: Policy::Normal,
-            start_ns: 0,
-            process: None,
+            ..TaskSpec::new(name, main_prog, 0)
         });
     }
     spec

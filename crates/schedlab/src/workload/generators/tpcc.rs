@@ -45,7 +45,6 @@
 
 use super::secs_opt;
 use super::{pos, Generated, Tool, ToolInput, ToolResult};
-use crate::abi::Policy;
 use crate::config::TableReader;
 use crate::error::InputError;
 use crate::workload::dist::Dist;
@@ -259,28 +258,13 @@ pub fn spec(o: &TpccOpts) -> WorkloadSpec {
     close(&mut lg, 0);
 
     s.programs = vec![
-        Program {
-            name: "driver".into(),
-            ops: d,
-        },
-        Program {
-            name: "shadow".into(),
-            ops: sh,
-        },
-        Program {
-            name: "lgwr".into(),
-            ops: lg,
-        },
+        Program::new("driver", d),
+        Program::new("shadow", sh),
+        Program::new("lgwr", lg),
     ];
     let task = |name: String, prog: usize, instance: u32, process: Option<u32>| TaskSpec {
-        name,
-        prog,
-        instance,
-        cpus: None,
-        nice: 0,
-        policy: Policy::Normal,
-        start_ns: 0,
         process,
+        ..TaskSpec::new(name, prog, instance)
     };
     for i in 0..u {
         s.tasks.push(task(format!("driver-{i}"), 0, i, Some(0)));

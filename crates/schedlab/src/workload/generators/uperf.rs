@@ -40,7 +40,6 @@
 //! disconnect transaction is cut off by the time limit.
 
 use super::{pos, Generated, Tool, ToolInput, ToolResult};
-use crate::abi::Policy;
 use crate::config::TableReader;
 use crate::error::InputError;
 use crate::machine::Machine;
@@ -173,14 +172,8 @@ pub fn spec(o: &UperfOpts, m: &Machine) -> WorkloadSpec {
     for (prog, role) in [(0, "master"), (1, "slave")] {
         for i in 0..t {
             s.tasks.push(TaskSpec {
-                name: format!("uperf-{role}-{i}"),
-                prog,
-                instance: i,
-                cpus: None,
-                nice: 0,
-                policy: Policy::Normal,
-                start_ns: 0,
                 process: Some(prog as u32),
+                ..TaskSpec::new(format!("uperf-{role}-{i}"), prog, i)
             });
         }
     }
@@ -344,14 +337,7 @@ mod tests {
             &m,
         );
         s.validate().unwrap();
-        let extra: Vec<u64> = s.programs[0]
-            .ops
-            .iter()
-            .filter_map(|o| match o {
-                Op::Compute(Dist::Const(w)) => Some(*w),
-                _ => None,
-            })
-            .collect();
+        let extra = crate::workload::generators::const_computes(&s.programs[0]);
         assert_eq!(extra, vec![m.cost.tcp_read_8k, m.cost.tcp_write_8k]);
     }
 

@@ -32,7 +32,7 @@
 use super::pipe::Pipe;
 use super::tcp::Tcp;
 use super::unix::Unix;
-use super::waitqueue::NR_TAGS;
+use super::waitqueue::{WaitQueue, WakeKey, NR_TAGS};
 use super::{Outcome, Pid, ReadOutcome, Wake};
 
 /// Which kernel object a channel models.
@@ -258,6 +258,18 @@ impl ChanStats {
     }
 }
 
+/// A socket's wakeup of every waiter on `q` for `key` (non-exclusive, sync: the
+/// stream sockets' `sk_data_ready` / `sk_write_space`), counted in `st`.
+pub(super) fn sock_wake_all(
+    q: &mut WaitQueue,
+    key: WakeKey,
+    st: &mut ChanStats,
+    wakes: &mut Vec<Wake>,
+) {
+    let t = q.wake_all(key, true, wakes);
+    st.tally(t);
+}
+
 /// Wait-queue tags used by channels.
 pub(super) const TAG_READER: u8 = 0;
 pub(super) const TAG_WRITER: u8 = 1;
@@ -459,18 +471,19 @@ mod tests {
 
     #[test]
     fn validate_rejects_bad_params() {
-        let mut p = ChanParams::x86_64();
-        p.page_size = 3000;
-        assert!(p.validate().unwrap_err().contains("page_size"));
-        let mut p = ChanParams::x86_64();
-        p.pipe_slots = 0;
-        assert!(p.validate().unwrap_err().contains("pipe_slots"));
-        let mut p = ChanParams::x86_64();
-        p.unix_sndbuf = 100;
-        assert!(p.validate().unwrap_err().contains("unix_sndbuf"));
-        let mut p = ChanParams::x86_64();
-        p.l1_cache_bytes = 48;
-        assert!(p.validate().unwrap_err().contains("l1_cache_bytes"));
+        // Each bad value, and the field the error must name.
+        type Break = fn(&mut ChanParams);
+        let bad: [(Break, &str); 4] = [
+            (|p| p.page_size = 3000, "page_size"),
+            (|p| p.pipe_slots = 0, "pipe_slots"),
+            (|p| p.unix_sndbuf = 100, "unix_sndbuf"),
+            (|p| p.l1_cache_bytes = 48, "l1_cache_bytes"),
+        ];
+        for (set, field) in bad {
+            let mut p = ChanParams::x86_64();
+            set(&mut p);
+            assert!(p.validate().unwrap_err().contains(field), "{field}");
+        }
     }
 
     #[test]
@@ -732,15 +745,18 @@ mod tests {
         *c.stats()
     }
 
+    /// Every channel kind, the pipe under each of its rule sets.
+    const EVERY_KIND: [(ChanKind, PipeRules); 5] = [
+        (ChanKind::Pipe, PipeRules::V5_6),
+        (ChanKind::Pipe, PipeRules::V5_5),
+        (ChanKind::Pipe, PipeRules::PreV5_5),
+        (ChanKind::UnixStream, PipeRules::V5_6),
+        (ChanKind::TcpLoopback, PipeRules::V5_6),
+    ];
+
     #[test]
     fn hackbench_pattern_completes_for_every_kind() {
-        for (kind, rules) in [
-            (ChanKind::Pipe, PipeRules::V5_6),
-            (ChanKind::Pipe, PipeRules::V5_5),
-            (ChanKind::Pipe, PipeRules::PreV5_5),
-            (ChanKind::UnixStream, PipeRules::V5_6),
-            (ChanKind::TcpLoopback, PipeRules::V5_6),
-        ] {
+        for (kind, rules) in EVERY_KIND {
             let s = hackbench_one_receiver(kind, rules, 100);
             assert_eq!(s.writes, 2000, "{kind:?} {rules:?}");
             assert_eq!(s.bytes_read, 200_000, "{kind:?} {rules:?}");
@@ -778,13 +794,7 @@ mod tests {
                 )
             })
             .collect();
-        for (kind, rules) in [
-            (ChanKind::Pipe, PipeRules::V5_6),
-            (ChanKind::Pipe, PipeRules::V5_5),
-            (ChanKind::Pipe, PipeRules::PreV5_5),
-            (ChanKind::UnixStream, PipeRules::V5_6),
-            (ChanKind::TcpLoopback, PipeRules::V5_6),
-        ] {
+        for (kind, rules) in EVERY_KIND {
             let s = run(kind, rules, &steps, 6);
             let what = format!("{kind:?} {rules:?} {s:?}");
             assert!(
@@ -803,30 +813,26 @@ mod tests {
         prop::collection::vec((0u32..6, 0u8..5, 1u32..2600), 1..300)
     }
 
-    proptest! {
-        #[test]
-        fn pipe_v5_6_interleavings(s in steps()) {
-            run(ChanKind::Pipe, PipeRules::V5_6, &s, 6);
-        }
+    /// One property test per channel kind and rule set: [`run`] over random
+    /// interleavings of six tasks' calls.
+    macro_rules! interleavings {
+        ($($name:ident: $kind:expr, $rules:expr;)*) => {
+            proptest! {
+                $(
+                    #[test]
+                    fn $name(s in steps()) {
+                        run($kind, $rules, &s, 6);
+                    }
+                )*
+            }
+        };
+    }
 
-        #[test]
-        fn pipe_v5_5_interleavings(s in steps()) {
-            run(ChanKind::Pipe, PipeRules::V5_5, &s, 6);
-        }
-
-        #[test]
-        fn pipe_pre_v5_5_interleavings(s in steps()) {
-            run(ChanKind::Pipe, PipeRules::PreV5_5, &s, 6);
-        }
-
-        #[test]
-        fn unix_interleavings(s in steps()) {
-            run(ChanKind::UnixStream, PipeRules::V5_6, &s, 6);
-        }
-
-        #[test]
-        fn tcp_interleavings(s in steps()) {
-            run(ChanKind::TcpLoopback, PipeRules::V5_6, &s, 6);
-        }
+    interleavings! {
+        pipe_v5_6_interleavings: ChanKind::Pipe, PipeRules::V5_6;
+        pipe_v5_5_interleavings: ChanKind::Pipe, PipeRules::V5_5;
+        pipe_pre_v5_5_interleavings: ChanKind::Pipe, PipeRules::PreV5_5;
+        unix_interleavings: ChanKind::UnixStream, PipeRules::V5_6;
+        tcp_interleavings: ChanKind::TcpLoopback, PipeRules::V5_6;
     }
 }

@@ -314,6 +314,11 @@ mod tests {
         w.iter().map(|w| w.pid).collect()
     }
 
+    /// The wakeups of `pids`, in order, none of them sync.
+    fn plain_wakes(pids: &[Pid]) -> Vec<Wake> {
+        pids.iter().map(|&pid| Wake { pid, sync: false }).collect()
+    }
+
     #[test]
     fn futex_eagain_fifo_and_retry() {
         let mut f = FutexTable::new();
@@ -328,19 +333,7 @@ mod tests {
         assert_eq!(f.futex_wait(7, b, 0), Outcome::Block);
         let mut w = Vec::new();
         assert_eq!(f.futex_wake(a, 2, &mut w), 2);
-        assert_eq!(
-            w,
-            vec![
-                Wake {
-                    pid: 1,
-                    sync: false
-                },
-                Wake {
-                    pid: 2,
-                    sync: false
-                }
-            ]
-        );
+        assert_eq!(w, plain_wakes(&[1, 2]));
         assert_eq!(f.waiters(a), 1);
         assert_eq!(f.waiters(b), 1);
         // Woken waiters' retries complete even though the word still equals 5.
@@ -406,19 +399,7 @@ mod tests {
         assert_eq!(b.arrive(2, false, &mut w), Outcome::Block);
         assert!(w.is_empty());
         assert_eq!(b.arrive(3, false, &mut w), Outcome::Done);
-        assert_eq!(
-            w,
-            vec![
-                Wake {
-                    pid: 1,
-                    sync: false
-                },
-                Wake {
-                    pid: 2,
-                    sync: false
-                }
-            ]
-        );
+        assert_eq!(w, plain_wakes(&[1, 2]));
         assert_eq!(b.generation(), 1);
         w.clear();
         // Task 3 races ahead into the next generation before 1 and 2 have run.

@@ -14,7 +14,7 @@
 //! `sk_stream_write_space` hysteresis (free space >= half the used space). With one
 //! 8 KiB message in flight per direction this never blocks a writer.
 
-use super::channel::{ChanParams, ChanStats, TAG_POLLER, TAG_READER, TAG_WRITER};
+use super::channel::{sock_wake_all, ChanParams, ChanStats, TAG_POLLER, TAG_READER, TAG_WRITER};
 use super::waitqueue::{WaitKind, WaitQueue, WakeKey};
 use super::{Outcome, Pid, ReadOutcome, Wake};
 
@@ -61,8 +61,7 @@ impl Tcp {
         }
         self.unread += bytes as u64;
         st.occupancy(self.unread, 1);
-        let t = self.recv_wait.wake_all(WakeKey::In, true, wakes);
-        st.tally(t);
+        sock_wake_all(&mut self.recv_wait, WakeKey::In, st, wakes);
         Outcome::Done
     }
 
@@ -81,8 +80,7 @@ impl Tcp {
         let got = (n as u64).min(self.unread);
         self.unread -= got;
         if !self.send_wait.is_empty() && 3 * self.unread <= 2 * self.budget {
-            let t = self.send_wait.wake_all(WakeKey::Out, true, wakes);
-            st.tally(t);
+            sock_wake_all(&mut self.send_wait, WakeKey::Out, st, wakes);
         }
         ReadOutcome::Done(got as u32)
     }

@@ -29,7 +29,9 @@
 
 use std::collections::VecDeque;
 
-use super::channel::{ChanParams, ChanStats, Partial, TAG_POLLER, TAG_READER, TAG_WRITER};
+use super::channel::{
+    sock_wake_all, ChanParams, ChanStats, Partial, TAG_POLLER, TAG_READER, TAG_WRITER,
+};
 use super::waitqueue::{WaitKind, WaitQueue, WakeKey};
 use super::{Outcome, Pid, ReadOutcome, Wake};
 
@@ -120,8 +122,7 @@ impl Unix {
             self.bytes += size as u64;
             remaining -= size;
             st.occupancy(self.bytes, self.queue.len());
-            let t = self.recv_wait.wake_all(WakeKey::In, true, wakes);
-            st.tally(t);
+            sock_wake_all(&mut self.recv_wait, WakeKey::In, st, wakes);
         }
         Outcome::Done
     }
@@ -154,8 +155,7 @@ impl Unix {
                 // sock_wfree: keep one reference across the write-space callback.
                 self.wmem_alloc -= truesize - 1;
                 if 4 * self.wmem_alloc <= self.sndbuf {
-                    let t = self.send_wait.wake_all(WakeKey::Out, true, wakes);
-                    st.tally(t);
+                    sock_wake_all(&mut self.send_wait, WakeKey::Out, st, wakes);
                 }
                 self.wmem_alloc -= 1;
             }

@@ -11,6 +11,23 @@ use crate::sched::topology::TopologyOpts;
 #[derive(Default)]
 struct Rec(Vec<SchedEvent>);
 
+impl Rec {
+    /// The reasons of the load balancer's placements, in order.
+    fn balance_reasons(&self) -> Vec<&'static str> {
+        self.0
+            .iter()
+            .filter_map(|e| match e {
+                SchedEvent::Placement {
+                    kind: WakeKind::Balance,
+                    reason,
+                    ..
+                } => Some(*reason),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 impl Observer<SchedEvent> for Rec {
     fn observe(&mut self, _now: SimTime, ev: &SchedEvent) {
         self.0.push(*ev);
@@ -18,14 +35,25 @@ impl Observer<SchedEvent> for Rec {
 }
 
 fn kernel(m: crate::machine::Machine) -> Kernel<Rec> {
+    kernel_with(m, Features::v5_6())
+}
+
+/// A v5.6 kernel on `m` with features `f`, recording its events.
+fn kernel_with(m: crate::machine::Machine, f: Features) -> Kernel<Rec> {
     let n = m.nr_cpus();
     Kernel::new(
         m,
-        Features::v5_6(),
+        f,
         Tunables::v5_6(n),
         &TopologyOpts::v5_6(),
         Rec::default(),
     )
+}
+
+/// `k` at t = 10 ms, and an empty event queue.
+fn at_10ms(mut k: Kernel<Rec>) -> (Kernel<Rec>, EventQueue<Event>) {
+    k.now = 10_000_000;
+    (k, EventQueue::default())
 }
 
 /// A runnable task queued on `cpu` with affinity `allowed`.
@@ -38,6 +66,13 @@ fn queue_task(k: &mut Kernel<Rec>, cpu: usize, allowed: CpuMask) -> Pid {
     pid
 }
 
+/// 2 cores x SMT2 at t = 10 ms, with CPU 0's sibling.
+fn two_smt2_cores() -> (Kernel<Rec>, EventQueue<Event>, usize) {
+    let (k, q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 2)));
+    let sib0 = k.m.smt_mask(0).iter().find(|&c| c != 0).unwrap();
+    (k, q, sib0)
+}
+
 fn domain(k: &Kernel<Rec>, cpu: usize, name: &str) -> SdId {
     k.topo
         .domains_of(cpu)
@@ -48,9 +83,7 @@ fn domain(k: &Kernel<Rec>, cpu: usize, name: &str) -> SdId {
 #[test]
 fn cfs_tasks_is_mru_and_detach_walks_from_the_tail() {
     // 2 CPUs (2 cores, no SMT): A, B, C queued on CPU 0, A picked.
-    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
+    let (mut k, mut q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 1)));
     let all = *k.m.all_cpus();
     let a = queue_task(&mut k, 0, all);
     let b = queue_task(&mut k, 0, all);
@@ -73,19 +106,7 @@ fn cfs_tasks_is_mru_and_detach_walks_from_the_tail() {
     assert_eq!(k.tasks[running as usize].cpu, 0);
     assert!(!k.rqs[0].cfs_tasks.contains(&tail));
     assert_eq!(k.rqs[1].cfs_tasks, [tail]);
-    let reasons: Vec<&str> = k
-        .obs
-        .0
-        .iter()
-        .filter_map(|e| match e {
-            SchedEvent::Placement {
-                kind: WakeKind::Balance,
-                reason,
-                ..
-            } => Some(*reason),
-            _ => None,
-        })
-        .collect();
+    let reasons = k.obs.balance_reasons();
     // Three new tasks on one CPU: utilisation below capacity, so the group has spare
     // capacity; the single-CPU busiest group gives a task-count imbalance.
     assert_eq!(reasons, ["balance:has_spare:migrate_task"]);
@@ -95,9 +116,7 @@ fn cfs_tasks_is_mru_and_detach_walks_from_the_tail() {
 
 #[test]
 fn cache_hot_task_waits_for_cache_nice_tries() {
-    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
+    let (mut k, mut q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 1)));
     let all = *k.m.all_cpus();
     let a = queue_task(&mut k, 0, all);
     let b = queue_task(&mut k, 0, all);
@@ -120,9 +139,7 @@ fn cache_hot_task_waits_for_cache_nice_tries() {
 
 #[test]
 fn all_pinned_doubles_the_interval() {
-    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
+    let (mut k, mut q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 1)));
     for _ in 0..3 {
         queue_task(&mut k, 0, CpuMask::of(0));
     }
@@ -144,10 +161,7 @@ fn dst_pinned_retries_on_a_sibling_of_dst() {
     // 2 cores x SMT2: CPUs {0,1} and {2,3}. Tasks on CPU 0 allowed on {0,3}; CPU 2
     // balances at MC: it cannot take them, finds CPU 3 in its group, and the pass is
     // retried with CPU 3 as the destination.
-    let mut k = kernel(presets::test_topology(1, 1, 2, 2));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
-    let sib0 = k.m.smt_mask(0).iter().find(|&c| c != 0).unwrap();
+    let (mut k, mut q, sib0) = two_smt2_cores();
     let other: Vec<usize> = (0..4).filter(|&c| c != 0 && c != sib0).collect();
     let (dst, alt) = (other[0], other[1]);
     let mask = {
@@ -178,10 +192,7 @@ fn active_balance_moves_the_running_task_after_failures() {
     // idle: the MC
     // level wants one task (prefer_sibling, 2 > 0 + 1) but each CPU has only its
     // running task, so the pass fails until need_active_balance.
-    let mut k = kernel(presets::test_topology(1, 1, 2, 2));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
-    let sib0 = k.m.smt_mask(0).iter().find(|&c| c != 0).unwrap();
+    let (mut k, mut q, sib0) = two_smt2_cores();
     let dst = (0..4).find(|&c| c != 0 && c != sib0).unwrap();
     let all = *k.m.all_cpus();
     let a = queue_task(&mut k, 0, all);
@@ -236,9 +247,7 @@ fn active_balance_moves_the_running_task_after_failures() {
 
 #[test]
 fn newidle_pulls_a_queued_task_before_going_idle() {
-    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
+    let (mut k, mut q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 1)));
     let all = *k.m.all_cpus();
     queue_task(&mut k, 0, all);
     queue_task(&mut k, 0, all);
@@ -272,9 +281,7 @@ fn newidle_pulls_a_queued_task_before_going_idle() {
 
 #[test]
 fn newidle_is_gated_by_avg_idle() {
-    let mut k = kernel(presets::test_topology(1, 1, 2, 1));
-    let mut q = EventQueue::default();
-    k.now = 10_000_000;
+    let (mut k, mut q) = at_10ms(kernel(presets::test_topology(1, 1, 2, 1)));
     let all = *k.m.all_cpus();
     queue_task(&mut k, 0, all);
     queue_task(&mut k, 0, all);
@@ -347,17 +354,9 @@ fn nohz_bookkeeping_and_ilb_kick() {
 /// 2 littles (CPUs 0-1, capacity 446) + 2 bigs (CPUs 2-3, 1024), with or without
 /// MISFIT.
 fn asym_kernel(misfit: bool) -> Kernel<Rec> {
-    let m = presets::test_asym(2, 2, 1024, 446);
-    let n = m.nr_cpus();
     let mut f = Features::v5_6();
     f.set(SchedFeat::MISFIT, misfit);
-    Kernel::new(
-        m,
-        f,
-        Tunables::v5_6(n),
-        &TopologyOpts::v5_6(),
-        Rec::default(),
-    )
+    kernel_with(presets::test_asym(2, 2, 1024, 446), f)
 }
 
 /// A task running alone on `cpu` with `util_avg = util` (util_est cleared).
@@ -377,9 +376,7 @@ fn misfit_status_threshold_at_tick() {
     // fits(u, 446) ⇔ u·1280 < 446·1024 = 456 704: 356 fits (455 680), 357 does not
     // (456 960). task_util_est = max(util_avg, util_est | 1) = util_avg here.
     for misfit in [true, false] {
-        let mut k = asym_kernel(misfit);
-        let mut q = EventQueue::default();
-        k.now = 10_000_000;
+        let (mut k, mut q) = at_10ms(asym_kernel(misfit));
         let p = running_with_util(&mut k, 0, 356, &mut q);
         k.trigger_load_balance(0, &mut q);
         assert_eq!(k.rqs[0].misfit_task_load, 0, "356 fits a 446 CPU");
@@ -408,9 +405,7 @@ fn misfit_status_threshold_at_tick() {
 #[test]
 fn misfit_group_is_pulled_by_active_balance_only_with_misfit() {
     for misfit in [true, false] {
-        let mut k = asym_kernel(misfit);
-        let mut q = EventQueue::default();
-        k.now = 10_000_000;
+        let (mut k, mut q) = at_10ms(asym_kernel(misfit));
         let p = running_with_util(&mut k, 0, 400, &mut q);
         k.trigger_load_balance(0, &mut q);
         // Only the balancer's events from here.
@@ -448,9 +443,7 @@ fn misfit_group_is_pulled_by_active_balance_only_with_misfit() {
 #[test]
 fn nohz_kick_on_misfit_only_with_misfit() {
     for misfit in [true, false] {
-        let mut k = asym_kernel(misfit);
-        let mut q = EventQueue::default();
-        k.now = 10_000_000;
+        let (mut k, mut q) = at_10ms(asym_kernel(misfit));
         running_with_util(&mut k, 0, 400, &mut q);
         k.update_misfit_status(0, k.rqs[0].curr);
         // A little CPU with one misfit task: kick with MISFIT (capacity_orig 446 <
@@ -468,20 +461,11 @@ fn alderlake_e_core_misfit_goes_to_an_idle_p_core() {
     // the MC level (the asymmetric one): one stopper, the task lands on CPU 0.
     // NO_MISFIT: nothing recorded, nothing moves.
     for misfit in [true, false] {
-        let m = presets::preset("alderlake-24").unwrap();
-        let n = m.nr_cpus();
         let mut f = Features::v5_6();
         f.set(SchedFeat::MISFIT, misfit);
-        let mut k = Kernel::new(
-            m,
-            f,
-            Tunables::v5_6(n),
-            &TopologyOpts::v5_6(),
-            Rec::default(),
-        );
+        let k = kernel_with(presets::preset("alderlake-24").unwrap(), f);
         assert!(k.topo.asym_cpucapacity);
-        let mut q = EventQueue::default();
-        k.now = 10_000_000;
+        let (mut k, mut q) = at_10ms(k);
         let p = running_with_util(&mut k, 16, 483, &mut q);
         k.trigger_load_balance(16, &mut q);
         assert_eq!(k.rqs[16].misfit_task_load, 0, "483 fits 605");
@@ -517,9 +501,7 @@ fn migrate_misfit_detaches_a_queued_misfit_task() {
     // 1 idle little CPU is balanced (cell 10 or the has_spare/fully_busy rules):
     // nothing moves.
     for misfit in [true, false] {
-        let mut k = asym_kernel(misfit);
-        let mut q = EventQueue::default();
-        k.now = 10_000_000;
+        let (mut k, mut q) = at_10ms(asym_kernel(misfit));
         let a = running_with_util(&mut k, 0, 400, &mut q);
         let all = *k.m.all_cpus();
         let b = queue_task(&mut k, 0, all);
@@ -533,19 +515,7 @@ fn migrate_misfit_detaches_a_queued_misfit_task() {
         let mut q = EventQueue::default();
         let top = k.topo.domains_of(2).last().unwrap();
         let r = k.load_balance(2, top, CpuIdleType::Idle, &mut q);
-        let reasons: Vec<&str> = k
-            .obs
-            .0
-            .iter()
-            .filter_map(|e| match e {
-                SchedEvent::Placement {
-                    kind: WakeKind::Balance,
-                    reason,
-                    ..
-                } => Some(*reason),
-                _ => None,
-            })
-            .collect();
+        let reasons = k.obs.balance_reasons();
         if misfit {
             assert_eq!(r.moved, 1);
             assert_eq!(k.tasks[b as usize].cpu, 2, "the queued misfit moved");
