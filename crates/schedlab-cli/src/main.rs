@@ -881,7 +881,7 @@ fn explain_cmd(scenario: &Path, task: &str, at: f64, ov: Overrides) -> Result<()
     let sc = Scenario::load(scenario, &ov)?;
     let sel = experiment::explain::TaskSel::parse(task);
     match experiment::explain::explain(&sc, &sel, at_ns) {
-        Ok(Some(text)) => out!("{text}"),
+        Ok(Some(e)) => out!("{}", e.text()),
         Ok(None) => {
             return Err(InputError::new(format!(
                 "task `{task}` has no placement within 20 ms of t = {at} ms"

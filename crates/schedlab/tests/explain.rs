@@ -6,6 +6,7 @@ mod common;
 use common::scenario_of;
 use schedlab::experiment::explain::{explain, TaskSel};
 use schedlab::experiment::{run, RunOpts, Scenario};
+use schedlab::sched::{Func, WakeKind};
 
 fn scenario(machine: &str, body: &str) -> Scenario {
     let text = format!("[machine]\npreset = \"{machine}\"\n[run]\nseed = 4\n[workload]\n{body}");
@@ -46,7 +47,16 @@ fn top_count(text: &str) -> usize {
 #[test]
 fn a_pipe_wakeup_is_explained_step_by_step() {
     let sc = scenario("xeon-88", "kind = \"perf-pipe\"\nloops = 2000\n");
-    let text = explain(&sc, &TaskSel::Pid(2), 3_000_000).unwrap().unwrap();
+    let e = explain(&sc, &TaskSel::Pid(2), 3_000_000).unwrap().unwrap();
+    // The data: one wakeup of pid 2 by another CPU, one top-level call
+    // (select_task_rq_fair), and every probe of the tree read by exactly one call.
+    assert_eq!((e.kind, e.pid, e.roots.len()), (WakeKind::Wakeup, 2, 1));
+    assert!(e.waker_cpu.is_some());
+    let root = &e.calls[e.roots[0]];
+    assert_eq!(root.func, Func::SelectTaskRqFair);
+    let own: usize = e.calls.iter().map(|c| c.own.len()).sum();
+    assert_eq!(own, root.probed, "own probes partition the root's");
+    let text = e.text();
     assert!(text.contains("wakeup of pid 2 `worker1` by CPU"), "{text}");
     assert!(text.contains("  select_task_rq_fair: "), "{text}");
     assert!(text.contains("    select_idle_sibling: "), "{text}");
@@ -78,7 +88,8 @@ fn every_probe_is_listed_for_scans_and_forks() {
         let sc = scenario(m, body);
         let text = explain(&sc, &TaskSel::Name(task.into()), at)
             .unwrap()
-            .unwrap();
+            .unwrap()
+            .text();
         assert_eq!(listed(&text), top_count(&text), "{m} {task}: {text}");
     }
 }

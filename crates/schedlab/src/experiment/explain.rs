@@ -18,7 +18,6 @@ use crate::experiment::{build, RunOpts, Scenario};
 use crate::metrics::EventLog;
 use crate::sched::{Func, Pid, SchedEvent, WakeKind};
 use crate::sim::SimError;
-use std::fmt::Write as _;
 
 /// Which task to explain: by pid, or by name (any task of that name).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,32 +35,6 @@ impl TaskSel {
     }
 }
 
-/// Probes as text, consecutive CPUs in the same state folded into ranges:
-/// `0 busy(nr_running=1), 1-21 idle, 44 idle`.
-fn runs_text(probes: &[(usize, bool, u32)]) -> Vec<String> {
-    let mut out = vec![];
-    let mut i = 0;
-    while i < probes.len() {
-        let (c0, idle, nr) = probes[i];
-        let mut j = i;
-        while j + 1 < probes.len() && probes[j + 1] == (probes[j].0 + 1, idle, nr) {
-            j += 1;
-        }
-        let cpus = if j > i {
-            format!("{c0}-{}", probes[j].0)
-        } else {
-            c0.to_string()
-        };
-        out.push(if idle {
-            format!("{cpus} idle")
-        } else {
-            format!("{cpus} busy(nr_running={nr})")
-        });
-        i = j + 1;
-    }
-    out
-}
-
 /// Whether `parent` calls `child` (the instrumented call graph).
 fn calls_fn(parent: Func, child: Func) -> bool {
     use Func::*;
@@ -76,13 +49,52 @@ fn calls_fn(parent: Func, child: Func) -> bool {
     )
 }
 
+/// One CPU as a search read it: its id, idle, and `nr_running`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeSeen {
+    pub cpu: usize,
+    pub idle: bool,
+    pub nr_running: u32,
+}
+
+/// One instrumented call of the decision, with what it read itself (not through
+/// its callees) and its callees, as indices into [`Explanation::calls`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExplainedCall {
+    pub func: Func,
+    /// CPUs it probed, its callees' included.
+    pub probed: usize,
+    pub cost_ns: u64,
+    /// The CPUs it read itself, in order.
+    pub own: Vec<ProbeSeen>,
+    pub children: Vec<usize>,
+}
+
+/// One placement explained: the decision, and the call tree that made it
+/// (`report/explain.rs` prints it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Explanation {
+    pub t_ns: u64,
+    pub kind: WakeKind,
+    pub pid: Pid,
+    pub name: String,
+    /// The CPU the waker ran on (wakeups only).
+    pub waker_cpu: Option<usize>,
+    pub prev_cpu: usize,
+    pub cpu: usize,
+    pub reason: &'static str,
+    pub calls: Vec<ExplainedCall>,
+    /// The top-level calls, in order (empty: no search ran).
+    pub roots: Vec<usize>,
+}
+
 /// How far around `at` events are kept (ns).
 const WINDOW_NS: u64 = 20_000_000;
 
 /// Replay `sc` with probe logging up to `at_ns` + a window and explain the placement
 /// of the selected task closest to `at_ns`. `Ok(None)` when the task was never
 /// placed in the window.
-pub fn explain(sc: &Scenario, task: &TaskSel, at_ns: u64) -> Result<Option<String>, SimError> {
+pub fn explain(sc: &Scenario, task: &TaskSel, at_ns: u64) -> Result<Option<Explanation>, SimError> {
     let mut sim = build(sc, sc.seed, 0, &RunOpts::default());
     sim.k.log_probes = true;
     sim.k.obs.log = Some(EventLog::new((
@@ -136,22 +148,9 @@ pub fn explain(sc: &Scenario, task: &TaskSel, at_ns: u64) -> Result<Option<Strin
         _ => None,
     });
     let name = sim.k.tasks[pid as usize].name.clone();
-    let mut s = String::new();
-    let kind_s = match kind {
-        WakeKind::Wakeup => "wakeup",
-        WakeKind::Fork => "fork",
-        WakeKind::Exec => "exec",
-        WakeKind::Balance => "load-balance move",
-    };
-    let _ = writeln!(
-        s,
-        "t = {t} ns ({:.6} ms): {kind_s} of pid {pid} `{name}`{}, prev CPU {prev_cpu} -> CPU {cpu} ({reason})",
-        t as f64 / 1e6,
-        waker.map(|w| format!(" by CPU {w}")).unwrap_or_default()
-    );
     // Probes in order, and each call's range over them.
-    let mut probes: Vec<(usize, bool, u32)> = vec![];
-    let mut calls: Vec<(Func, usize, usize, u64)> = vec![];
+    let mut probes: Vec<ProbeSeen> = vec![];
+    let mut ranges: Vec<(Func, usize, usize, u64)> = vec![];
     for (_, e) in &log[start..pi] {
         match *e {
             SchedEvent::Probe {
@@ -159,7 +158,11 @@ pub fn explain(sc: &Scenario, task: &TaskSel, at_ns: u64) -> Result<Option<Strin
                 idle,
                 nr_running,
                 ..
-            } => probes.push((target, idle, nr_running)),
+            } => probes.push(ProbeSeen {
+                cpu: target,
+                idle,
+                nr_running,
+            }),
             SchedEvent::FuncCall {
                 func,
                 probed,
@@ -167,64 +170,52 @@ pub fn explain(sc: &Scenario, task: &TaskSel, at_ns: u64) -> Result<Option<Strin
                 ..
             } => {
                 let end = probes.len();
-                calls.push((func, end.saturating_sub(probed as usize), end, cost_ns));
+                ranges.push((func, end.saturating_sub(probed as usize), end, cost_ns));
             }
             _ => {}
         }
     }
-    if calls.is_empty() {
-        let _ = writeln!(s, "  no search ran ({reason})");
-        return Ok(Some(s));
-    }
     // The call tree: a call adopts the pending calls emitted before it that it can
     // call and whose ranges lie within its own (callees report first; a callee that
     // probed nothing has an empty range, which only the call graph places).
-    let mut children: Vec<Vec<usize>> = vec![vec![]; calls.len()];
+    let mut children: Vec<Vec<usize>> = vec![vec![]; ranges.len()];
     let mut pending: Vec<usize> = vec![];
-    for (i, &(f, a, b, _)) in calls.iter().enumerate() {
+    for (i, &(f, a, b, _)) in ranges.iter().enumerate() {
         let (inside, rest): (Vec<usize>, Vec<usize>) = pending
             .iter()
-            .partition(|&&j| calls_fn(f, calls[j].0) && calls[j].1 >= a && calls[j].2 <= b);
+            .partition(|&&j| calls_fn(f, ranges[j].0) && ranges[j].1 >= a && ranges[j].2 <= b);
         children[i] = inside;
         pending = rest;
         pending.push(i);
     }
-    fn render(
-        s: &mut String,
-        i: usize,
-        depth: usize,
-        calls: &[(Func, usize, usize, u64)],
-        children: &[Vec<usize>],
-        probes: &[(usize, bool, u32)],
-    ) {
-        let (func, a, b, cost) = calls[i];
-        let own: Vec<(usize, bool, u32)> = (a..b)
-            .filter(|&p| {
-                !children[i]
-                    .iter()
-                    .any(|&c| calls[c].1 <= p && p < calls[c].2)
-            })
-            .map(|p| probes[p])
-            .collect();
-        let own = runs_text(&own);
-        let _ = write!(
-            s,
-            "{}{}: {} CPUs probed, {cost} ns charged",
-            "  ".repeat(depth + 1),
-            func.name(),
-            b - a
-        );
-        if own.is_empty() {
-            let _ = writeln!(s);
-        } else {
-            let _ = writeln!(s, "; read in order: {}", own.join(", "));
-        }
-        for &c in &children[i] {
-            render(s, c, depth + 1, calls, children, probes);
-        }
-    }
-    for &root in &pending {
-        render(&mut s, root, 0, &calls, &children, &probes);
-    }
-    Ok(Some(s))
+    let calls = ranges
+        .iter()
+        .zip(children)
+        .map(|(&(func, a, b, cost_ns), children)| ExplainedCall {
+            func,
+            probed: b - a,
+            cost_ns,
+            own: (a..b)
+                .filter(|&p| {
+                    !children
+                        .iter()
+                        .any(|&c| ranges[c].1 <= p && p < ranges[c].2)
+                })
+                .map(|p| probes[p])
+                .collect(),
+            children,
+        })
+        .collect();
+    Ok(Some(Explanation {
+        t_ns: t,
+        kind,
+        pid,
+        name,
+        waker_cpu: waker,
+        prev_cpu,
+        cpu,
+        reason,
+        calls,
+        roots: pending,
+    }))
 }

@@ -17,6 +17,7 @@
 //! * [`text`]: the number formatter (one function, one style per kind of table),
 //!   Δ% and p-value cells, the pipe table renderer;
 //! * [`summary`]: the text of `schedlab run`, a comparison, a reproduction;
+//! * [`explain`]: the text of `schedlab explain` (one placement's call tree);
 //! * [`host`]: the tables of `schedlab validate host` (real vs simulated) and
 //!   `schedlab calibrate host` (measured costs);
 //! * [`html`]: the pages (head, footer, escaping written once) for a comparison, a
@@ -28,6 +29,7 @@
 //! `Reproduction::html`, `RunResult::summary_text`, …) are defined here, in the
 //! module of their output, not beside the types.
 
+pub mod explain;
 pub mod host;
 pub mod html;
 pub mod oracle;
