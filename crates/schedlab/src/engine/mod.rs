@@ -48,7 +48,7 @@ pub const MAX_TIME_NS: SimTime = 1_000_000 * NSEC_PER_SEC;
 /// `value` × `unit_ns` as nanoseconds, or `None` when the product exceeds
 /// [`MAX_TIME_NS`] (or would not fit in a `u64` at all). Every unit conversion of a
 /// parsed time goes through here.
-pub fn checked_ns(value: u64, unit_ns: u64) -> Option<SimTime> {
+pub(crate) fn checked_ns(value: u64, unit_ns: u64) -> Option<SimTime> {
     value.checked_mul(unit_ns).filter(|&ns| ns <= MAX_TIME_NS)
 }
 
@@ -60,7 +60,7 @@ pub fn checked_ns_f64(value: f64, unit_ns: u64) -> Option<SimTime> {
 }
 
 /// Why a time was refused, for error messages: "exceeds the limit of 1000000 s".
-pub fn time_limit_text() -> String {
+pub(crate) fn time_limit_text() -> String {
     format!(
         "exceeds the limit of {} s (see docs/limits.md)",
         MAX_TIME_NS / NSEC_PER_SEC

@@ -46,7 +46,7 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E> EventQueue<E> {
-    pub fn with_capacity(cap: usize) -> Self {
+    pub(crate) fn with_capacity(cap: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(cap),
             seq: 0,
@@ -70,7 +70,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Largest number of pending events seen.
-    pub fn max_len(&self) -> usize {
+    pub(crate) fn max_len(&self) -> usize {
         self.max_len
     }
 
@@ -110,7 +110,7 @@ impl<E> EventQueue<E> {
     /// generation stamps to purge cancelled events that lie far in the future, which
     /// lazy cancellation would otherwise keep until their time comes (a task spinning
     /// for 10^6 s re-arms its segment end at every tick). Returns how many it dropped.
-    pub fn purge(&mut self, mut live: impl FnMut(&E) -> bool) -> usize {
+    pub(crate) fn purge(&mut self, mut live: impl FnMut(&E) -> bool) -> usize {
         let before = self.heap.len();
         self.heap.retain(|e| live(&e.ev));
         let n = before - self.heap.len();
@@ -124,7 +124,7 @@ impl<E> EventQueue<E> {
     }
 
     /// The first fault recorded by [`push`](Self::push), if any.
-    pub fn fault(&self) -> Option<&str> {
+    pub(crate) fn fault(&self) -> Option<&str> {
         self.fault.as_deref()
     }
 
@@ -135,7 +135,7 @@ impl<E> EventQueue<E> {
 
     /// Remove and return the earliest event, advancing `now` to its time.
     #[inline]
-    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+    pub(crate) fn pop(&mut self) -> Option<(SimTime, E)> {
         let e = self.heap.pop()?;
         debug_assert!(e.time >= self.now);
         self.now = e.time;

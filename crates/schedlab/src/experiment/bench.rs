@@ -21,7 +21,7 @@ use crate::workload::program::{
 
 /// `pairs` ping-pong pairs over pipes, each side computing ~`work_us` per message,
 /// plus `workers` tasks looping compute ~exp(500us) / sleep 1ms.
-pub fn pingpong_workload(pairs: u32, work_us: u64, workers: u32) -> WorkloadSpec {
+pub(crate) fn pingpong_workload(pairs: u32, work_us: u64, workers: u32) -> WorkloadSpec {
     let chan = |base: u32| ObjRef {
         base,
         count: pairs,

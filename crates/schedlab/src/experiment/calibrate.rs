@@ -199,7 +199,7 @@ pub const PRIMITIVES: [(&str, &str, &str); NPRIM] = [
 
 impl Inputs {
     /// Every scalar, in [`PRIMITIVES`] order (`None`: not measured).
-    pub fn scalars(&self) -> [Option<f64>; NPRIM] {
+    pub(crate) fn scalars(&self) -> [Option<f64>; NPRIM] {
         let pp = |p: &Option<PingPong>| {
             p.map_or([None; 3], |p| {
                 [Some(p.rt), Some(p.switches), Some(p.wakeups)]
@@ -236,7 +236,7 @@ impl Inputs {
     }
 
     /// The inverse of [`Inputs::scalars`].
-    pub fn from_scalars(v: &[Option<f64>; NPRIM]) -> Inputs {
+    pub(crate) fn from_scalars(v: &[Option<f64>; NPRIM]) -> Inputs {
         let g = |i: usize| v[i].unwrap_or(0.0);
         let pp = |i: usize, w: Option<f64>| -> Option<PingPong> {
             Some(PingPong {
@@ -512,7 +512,7 @@ fn derive_cross_cpu(i: &Inputs, c: &mut CostTable, d: &mut Deriving, exit_ns: &d
 /// The exit latency of the idle state the simulated governor picks on `cpu` for an
 /// idle period of `idle_ns` (the deepest state whose target residency fits; no
 /// states: 0). Mirrors `Kernel::enter_idle`.
-pub fn exit_latency_for(m: &Machine, cpu: usize, idle_ns: f64) -> u64 {
+pub(crate) fn exit_latency_for(m: &Machine, cpu: usize, idle_ns: f64) -> u64 {
     m.idle_states(cpu)
         .iter()
         .rev()
@@ -528,7 +528,7 @@ pub const SHARED: f64 = 0.01;
 /// The medians of the repetitions that had CPU `cpu` to themselves (their one-thread
 /// loops waited at most [`SHARED`] of their time), or of all of them, with a warning,
 /// when none had.
-pub fn robust_median(reps: &[Inputs], cpu_wait: &[f64], cpu: usize) -> (Inputs, Vec<String>) {
+pub(crate) fn robust_median(reps: &[Inputs], cpu_wait: &[f64], cpu: usize) -> (Inputs, Vec<String>) {
     let clean: Vec<Inputs> = reps
         .iter()
         .zip(cpu_wait)
@@ -601,7 +601,7 @@ pub struct Calibration {
 
 /// The cross-CPU partner of `a`: an allowed CPU sharing its LLC that is not an SMT
 /// sibling, else one sharing the LLC, else any other allowed CPU.
-pub fn partner(m: &Machine, a: usize, allowed: &[usize]) -> Option<usize> {
+pub(crate) fn partner(m: &Machine, a: usize, allowed: &[usize]) -> Option<usize> {
     let ok = |c: usize| c != a && c < m.nr_cpus() && a < m.nr_cpus();
     let others: Vec<usize> = allowed.iter().copied().filter(|&c| ok(c)).collect();
     others

@@ -82,7 +82,7 @@ pub enum MeanKind {
 }
 
 /// Direction and mean kind from a metric's name.
-pub fn classify(name: &str) -> (Better, MeanKind) {
+pub(crate) fn classify(name: &str) -> (Better, MeanKind) {
     let n = name.to_ascii_lowercase();
     let has = |w: &[&str]| w.iter().any(|x| n.contains(x));
     if has(&[
@@ -117,7 +117,7 @@ pub fn classify(name: &str) -> (Better, MeanKind) {
 }
 
 /// The scalars of one run, by name.
-pub fn scalars(r: &RunResult) -> BTreeMap<String, f64> {
+pub(crate) fn scalars(r: &RunResult) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
     for (k, v) in &r.workload.tool {
         m.insert(format!("tool.{k}"), *v);

@@ -67,7 +67,7 @@ pub fn workload_kinds() -> Vec<(&'static str, &'static str)> {
 /// Resolve `[machine]`: `preset = NAME` (or "host"), `file = PATH` (relative to the
 /// scenario; to the working directory when it comes from `--set`), or `sysfs = DIR`
 /// (a sysfs snapshot).
-pub fn resolve_machine(doc: &Doc, m: &TableReader<'_>) -> Result<Machine, InputError> {
+pub(crate) fn resolve_machine(doc: &Doc, m: &TableReader<'_>) -> Result<Machine, InputError> {
     let base = doc.file.parent().map(Path::to_path_buf).unwrap_or_default();
     let preset = m.str("preset")?;
     let file = m.str("file")?;
@@ -110,7 +110,7 @@ pub const MAX_RUNS: u32 = 10_000;
 /// override as `--set:` or `--features:`, which misleads when the words were
 /// written after `--a`, `--b` or `--grid`. Call it only once the shared `--set`s
 /// are known to be valid, so that the command-line error can only be `label`'s.
-pub fn relabel(e: InputError, label: &str) -> InputError {
+pub(crate) fn relabel(e: InputError, label: &str) -> InputError {
     if e.file.is_some() {
         return e;
     }

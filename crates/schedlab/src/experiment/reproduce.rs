@@ -88,7 +88,7 @@ pub const REPORTED_SAME_PCT: f64 = 1.0;
 pub const ALPHA: f64 = 0.05;
 
 /// Load seed scenario `name` with `sets` applied, and the features of `arm`.
-pub fn seed_scenario(name: &str, sets: &[String], arm: &ArmSpec) -> Result<Scenario, InputError> {
+pub(crate) fn seed_scenario(name: &str, sets: &[String], arm: &ArmSpec) -> Result<Scenario, InputError> {
     let (_, text) = SEED_SCENARIOS
         .iter()
         .find(|(n, _)| *n == name)
@@ -411,7 +411,7 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
 /// Seed 002's decision-equivalence check: both walks, domain-walk cost 0 so that
 /// timing cannot diverge, must give byte-identical decision traces. Returns the
 /// number of placements compared, or the first differing line.
-pub fn decision_equivalence(name: &str, extra: &[String]) -> Result<usize, String> {
+pub(crate) fn decision_equivalence(name: &str, extra: &[String]) -> Result<usize, String> {
     let opts = RunOpts {
         trace: true,
         ..Default::default()

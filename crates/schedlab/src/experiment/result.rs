@@ -227,7 +227,7 @@ impl RunResult {
 
     /// The features `schedlab run` lists: every feature that is on, and each v5.6
     /// default-on feature switched off (`NO_MISFIT`); one rule for all.
-    pub fn shown_features(&self) -> Vec<&String> {
+    pub(crate) fn shown_features(&self) -> Vec<&String> {
         self.kernel
             .features
             .iter()

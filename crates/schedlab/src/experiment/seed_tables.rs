@@ -332,7 +332,7 @@ impl SeedTables {
     }
 
     /// The experiments to run and the tables to print, full or `quick`.
-    pub fn plan(&self, quick: bool) -> (Vec<Exp>, Vec<TableSpec>) {
+    pub(crate) fn plan(&self, quick: bool) -> (Vec<Exp>, Vec<TableSpec>) {
         let exps = self
             .experiments
             .iter()
@@ -363,7 +363,7 @@ impl SeedTables {
 }
 
 /// The experiments and tables of `seeds` (full or quick), from the compiled-in files.
-pub fn plan(seeds: &[u8], quick: bool) -> Result<(Vec<Exp>, Vec<TableSpec>), InputError> {
+pub(crate) fn plan(seeds: &[u8], quick: bool) -> Result<(Vec<Exp>, Vec<TableSpec>), InputError> {
     let (mut exps, mut tables) = (vec![], vec![]);
     for &seed in seeds {
         let (e, t) = SeedTables::load(seed)?.plan(quick);
@@ -374,7 +374,7 @@ pub fn plan(seeds: &[u8], quick: bool) -> Result<(Vec<Exp>, Vec<TableSpec>), Inp
 }
 
 /// The heading of seed `seed`'s section (its file's `title`).
-pub fn seed_title(seed: u8) -> String {
+pub(crate) fn seed_title(seed: u8) -> String {
     SeedTables::load(seed)
         .map(|t| t.title)
         .unwrap_or_else(|e| format!("Seed {seed:03} ({e})"))

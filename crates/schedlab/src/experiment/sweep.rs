@@ -72,7 +72,7 @@ pub const MAX_SWEEP_RUNS: u64 = 100_000;
 
 /// Refuse a grid whose points × `runs` exceeds [`MAX_SWEEP_RUNS`], before a single
 /// point is built.
-pub fn check_size(axes: &[Axis], runs: u32) -> Result<(), InputError> {
+pub(crate) fn check_size(axes: &[Axis], runs: u32) -> Result<(), InputError> {
     let total = axes
         .iter()
         .try_fold(u64::from(runs), |n, a| n.checked_mul(a.values.len() as u64));
@@ -122,7 +122,7 @@ pub struct Record {
 /// The identity of one run of a sweep: SHA-256 (hex) of the schedlab version and
 /// result schema, the scenario file's bytes, the point's `--set` overrides in order
 /// and the seed, each length-prefixed so no two inputs share an encoding.
-pub fn identity(scenario: &[u8], sets: &[String], seed: u64) -> String {
+pub(crate) fn identity(scenario: &[u8], sets: &[String], seed: u64) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     let mut field = |b: &[u8]| {

@@ -114,7 +114,7 @@ impl Runner for HostRunner {
 }
 
 /// The Debian package that ships `program`.
-pub fn package_of(program: &str) -> &'static str {
+pub(crate) fn package_of(program: &str) -> &'static str {
     match program {
         "hackbench" => "rt-tests",
         "perf" => "linux-perf",
@@ -136,7 +136,7 @@ pub enum ToolKind {
 
 /// hackbench (rt-tests) prints `Time: 0.162`: the seconds from the first sender's
 /// start to the last receiver's end.
-pub fn parse_hackbench(out: &str) -> Result<f64, String> {
+pub(crate) fn parse_hackbench(out: &str) -> Result<f64, String> {
     for l in out.lines() {
         if let Some(v) = l.trim().strip_prefix("Time:") {
             return num(v.trim(), "hackbench `Time:`");
@@ -146,7 +146,7 @@ pub fn parse_hackbench(out: &str) -> Result<f64, String> {
 }
 
 /// `perf bench sched messaging` prints `     Total time: 0.151 [sec]`.
-pub fn parse_perf_messaging(out: &str) -> Result<f64, String> {
+pub(crate) fn parse_perf_messaging(out: &str) -> Result<f64, String> {
     for l in out.lines() {
         if let Some(v) = l.trim().strip_prefix("Total time:") {
             let v = v.trim().trim_end_matches("[sec]").trim();
@@ -158,7 +158,7 @@ pub fn parse_perf_messaging(out: &str) -> Result<f64, String> {
 
 /// `perf bench sched pipe` prints `Total time: …`, then `   25.320000 usecs/op`
 /// (the round-trip time of one ping-pong) and `ops/sec`. Returns µs per op.
-pub fn parse_perf_pipe(out: &str) -> Result<f64, String> {
+pub(crate) fn parse_perf_pipe(out: &str) -> Result<f64, String> {
     for l in out.lines() {
         if let Some(v) = l.trim().strip_suffix("usecs/op") {
             return num(v.trim(), "perf `usecs/op`");
@@ -168,7 +168,7 @@ pub fn parse_perf_pipe(out: &str) -> Result<f64, String> {
 }
 
 /// sysbench 1.0 prints, under `General statistics:`, `    total time:   4.8537s`.
-pub fn parse_sysbench(out: &str) -> Result<f64, String> {
+pub(crate) fn parse_sysbench(out: &str) -> Result<f64, String> {
     for l in out.lines() {
         if let Some(v) = l.trim().strip_prefix("total time:") {
             return num(v.trim().trim_end_matches('s'), "sysbench `total time:`");
@@ -256,7 +256,7 @@ impl BenchCase {
 
 /// `m` cut down to its first CPU (same kind, idle states, OPPs and costs): what a
 /// task pinned to CPU 0 of the host sees, as far as one CPU can tell.
-pub fn one_cpu(m: &Machine) -> Machine {
+pub(crate) fn one_cpu(m: &Machine) -> Machine {
     use crate::machine::{Cpu, CpuMask, FreqDomain, MachineParts};
     let c0 = &m.cpus[0];
     let fd = &m.freq_domains[c0.freq_domain];
@@ -506,7 +506,7 @@ impl Default for ValidateOpts {
 ///
 /// The scenario text names a built-in preset only so that it parses; the machine is
 /// then replaced by `machine` (the imported host), before anything is built from it.
-pub fn sim_scenario(
+pub(crate) fn sim_scenario(
     case: &BenchCase,
     machine: &Machine,
     noise: f64,
@@ -554,7 +554,7 @@ pub fn simulate(
 }
 
 /// Run the real tool of `case` `runs` times.
-pub fn run_real(case: &BenchCase, runs: u32, runner: &dyn Runner) -> Result<Vec<f64>, String> {
+pub(crate) fn run_real(case: &BenchCase, runs: u32, runner: &dyn Runner) -> Result<Vec<f64>, String> {
     let mut v = Vec::new();
     for _ in 0..runs {
         let (prog, args) = case.command();
@@ -657,7 +657,7 @@ pub const TRACEFS: &str = "/sys/kernel/tracing";
 pub const TRACE_EVENTS: [&str; 3] = ["sched_switch", "sched_waking", "sched_migrate_task"];
 
 /// The benchmark traced by `--trace`.
-pub fn trace_case(quick: bool) -> BenchCase {
+pub(crate) fn trace_case(quick: bool) -> BenchCase {
     hackbench_case(1, if quick { 20 } else { 100 }, false)
 }
 
@@ -665,7 +665,7 @@ pub fn trace_case(quick: bool) -> BenchCase {
 /// mount it if needed, enlarge the buffer, enable [`TRACE_EVENTS`], run, read
 /// `trace`, then put everything back (events off, buffer emptied and resized, the
 /// old `tracing_on`, unmounted if this mounted it) whether the run worked or not.
-pub fn record_real_trace(
+pub(crate) fn record_real_trace(
     case: &BenchCase,
     runner: &dyn Runner,
     root: &Path,
@@ -741,7 +741,7 @@ pub fn record_real_trace(
 
 /// `entries-in-buffer/entries-written: A/B` of a trace header: events lost when
 /// A < B (the ring buffer overflowed).
-pub fn lost_events(text: &str) -> Option<u64> {
+pub(crate) fn lost_events(text: &str) -> Option<u64> {
     let l = text
         .lines()
         .find(|l| l.contains("entries-in-buffer/entries-written:"))?;
@@ -769,7 +769,7 @@ pub struct TraceCompare {
 }
 
 /// The simulated ftrace text of `case` on `machine` (seed `seed`).
-pub fn simulated_trace(
+pub(crate) fn simulated_trace(
     case: &BenchCase,
     machine: &Machine,
     noise: f64,

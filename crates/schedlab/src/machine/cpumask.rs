@@ -58,12 +58,12 @@ impl CpuMask {
     }
 
     /// CPUs `0..n` (`cpumask_setall` on an `n`-CPU machine).
-    pub fn first_n(n: usize) -> Self {
+    pub(crate) fn first_n(n: usize) -> Self {
         Self::from_range(0, n)
     }
 
     /// CPUs `lo..hi`.
-    pub fn from_range(lo: usize, hi: usize) -> Self {
+    pub(crate) fn from_range(lo: usize, hi: usize) -> Self {
         let mut m = Self::new();
         for c in lo..hi {
             m.set(c);
@@ -99,7 +99,7 @@ impl CpuMask {
 
     /// Number of 64-bit words that may hold set bits (CPUs `64 × w ..`).
     #[inline]
-    pub fn nr_words(&self) -> usize {
+    pub(crate) fn nr_words(&self) -> usize {
         self.hi as usize
     }
 
@@ -135,7 +135,7 @@ impl CpuMask {
 
     /// The lowest CPU `>= from`, if any (`cpumask_next(from - 1)`).
     #[inline]
-    pub fn next_from(&self, from: usize) -> Option<usize> {
+    pub(crate) fn next_from(&self, from: usize) -> Option<usize> {
         let hi = self.hi as usize;
         let mut w = from >> 6;
         if w >= hi {
@@ -178,7 +178,7 @@ impl CpuMask {
     }
 
     /// `cpumask_andnot`: CPUs of `self` not in `other`.
-    pub fn andnot(&self, other: &CpuMask) -> CpuMask {
+    pub(crate) fn andnot(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
         for (a, b) in m.bits[..m.hi as usize].iter_mut().zip(other.bits.iter()) {
             *a &= !*b;
@@ -187,7 +187,7 @@ impl CpuMask {
     }
 
     /// `cpumask_intersects`.
-    pub fn intersects(&self, other: &CpuMask) -> bool {
+    pub(crate) fn intersects(&self, other: &CpuMask) -> bool {
         let n = self.hi.min(other.hi) as usize;
         self.bits[..n]
             .iter()
@@ -196,7 +196,7 @@ impl CpuMask {
     }
 
     /// `cpumask_subset`: every CPU of `self` is in `other`.
-    pub fn is_subset(&self, other: &CpuMask) -> bool {
+    pub(crate) fn is_subset(&self, other: &CpuMask) -> bool {
         self.used()
             .iter()
             .zip(other.bits.iter())

@@ -540,7 +540,7 @@ impl Machine {
         &self.masks.node[cpu]
     }
     /// True when CPU capacities differ (`sched_asym_cpucapacity` candidates).
-    pub fn is_asymmetric(&self) -> bool {
+    pub(crate) fn is_asymmetric(&self) -> bool {
         let c0 = self.cpus[0].capacity_orig;
         self.cpus.iter().any(|c| c.capacity_orig != c0)
     }
@@ -556,12 +556,12 @@ impl Machine {
     }
     /// Per-thread throughput (1024 scale) of `cpu` when `busy` threads of its core run.
     #[inline]
-    pub fn smt_throughput(&self, cpu: usize, busy: usize) -> u32 {
+    pub(crate) fn smt_throughput(&self, cpu: usize, busy: usize) -> u32 {
         let t = &self.core_kinds[self.cpus[cpu].kind].smt_throughput;
         t[busy.clamp(1, t.len()) - 1]
     }
     /// Closest level two CPUs share, for migration cost accounting.
-    pub fn shared_level(&self, a: usize, b: usize) -> SharedLevel {
+    pub(crate) fn shared_level(&self, a: usize, b: usize) -> SharedLevel {
         let (x, y) = (&self.cpus[a], &self.cpus[b]);
         if a == b {
             SharedLevel::Same

@@ -112,7 +112,7 @@ pub fn preset(name: &str) -> Option<Machine> {
 /// Default per-thread SMT throughput for an SMT width `n` (see the module essay):
 /// `[1024]`, `[1024, 640]`, `[1024, 640, 450, 350]`, else the curve
 /// `1024 * (3 + k) / (4 k)` for `k` busy threads (core gain 1 + (k-1)/4).
-pub fn default_smt_throughput(n: usize) -> Vec<u32> {
+pub(crate) fn default_smt_throughput(n: usize) -> Vec<u32> {
     match n {
         0 | 1 => vec![1024],
         2 => vec![1024, 640],
@@ -124,7 +124,7 @@ pub fn default_smt_throughput(n: usize) -> Vec<u32> {
 /// Energy Model power of one CPU at an OPP from a DT `dynamic-power-coefficient`,
 /// as the kernel's `of_dp_get_power` computes it: `C * f[MHz] * V[mV]^2 / 10^9` mW,
 /// in integers.
-pub fn em_power_mw(dpc: u64, freq_mhz: u64, millivolt: u64) -> u32 {
+pub(crate) fn em_power_mw(dpc: u64, freq_mhz: u64, millivolt: u64) -> u32 {
     (dpc * freq_mhz * millivolt * millivolt / 1_000_000_000) as u32
 }
 
@@ -178,7 +178,7 @@ pub fn cost_arm_big() -> CostTable {
 /// The cost table for a machine whose capacity-1024 CPU is a Cortex-A53 (SynQuacer):
 /// mid values of the "Arm little" column of `spec/workloads.md` §2 (estimates). The
 /// shared 4 MB L3 makes cross-pair migration an L3 refill, not a DRAM one.
-pub fn cost_arm_little() -> CostTable {
+pub(crate) fn cost_arm_little() -> CostTable {
     CostTable {
         context_switch: 4_000,
         mm_switch: 1_200,
@@ -221,7 +221,7 @@ pub fn cost_arm_little() -> CostTable {
 /// doorbells (cheap) but wakeups generally cross chips through XIVE interrupts, so
 /// 2 µs; the LLC is only 10 MB per core pair, so LLC-to-LLC migration inside a socket
 /// costs close to a package move; cross-socket (NUMA distance 40) refills are large.
-pub fn cost_power9() -> CostTable {
+pub(crate) fn cost_power9() -> CostTable {
     CostTable {
         context_switch: 1_200,
         mm_switch: 600,
@@ -539,7 +539,7 @@ fn xeon_e5_40() -> Machine {
 ///   `yield_` 600 → 900 (0.4–1): the sysbench anchor (40 threads on 8 mutexes, a
 ///   futex-bound convoy) comes out 4 % low with these values and 47 % high with
 ///   the default.
-pub fn cost_xeon_e5_v3() -> CostTable {
+pub(crate) fn cost_xeon_e5_v3() -> CostTable {
     CostTable {
         context_switch: 1_500,
         mm_switch: 1_500,

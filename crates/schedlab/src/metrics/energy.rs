@@ -210,7 +210,7 @@ impl EnergyMeter {
     }
 
     /// The report of a machine without an Energy Model.
-    pub fn no_model_report() -> EnergyReport {
+    pub(crate) fn no_model_report() -> EnergyReport {
         EnergyReport {
             note: Some(
                 "not computed: the machine has no Energy Model (OPP power unknown)".to_string(),

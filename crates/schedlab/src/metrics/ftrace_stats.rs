@@ -53,7 +53,7 @@ impl<'a> Line<'a> {
 }
 
 /// `secs.frac` (any number of decimals up to 9) in ns.
-pub fn parse_ts(s: &str) -> Option<u64> {
+pub(crate) fn parse_ts(s: &str) -> Option<u64> {
     let (a, b) = s.split_once('.')?;
     if b.is_empty() || b.len() > 9 || !b.bytes().all(|c| c.is_ascii_digit()) {
         return None;
@@ -128,7 +128,7 @@ pub struct TraceStats {
 
 impl TraceStats {
     /// Busy fraction of each CPU over the window.
-    pub fn busy_fraction(&self) -> Vec<f64> {
+    pub(crate) fn busy_fraction(&self) -> Vec<f64> {
         let w = self.window_ns.1.saturating_sub(self.window_ns.0);
         self.busy_ns
             .iter()

@@ -86,11 +86,11 @@ impl FuncStats {
         (mean, var.sqrt())
     }
     /// Mean and (population) standard deviation of CPUs probed per call.
-    pub fn probed_mean_std(&self) -> (f64, f64) {
+    pub(crate) fn probed_mean_std(&self) -> (f64, f64) {
         Self::mean_std(self.cpus_probed, self.probed_sq, self.calls)
     }
     /// Mean and standard deviation of charged ns per call.
-    pub fn cost_mean_std(&self) -> (f64, f64) {
+    pub(crate) fn cost_mean_std(&self) -> (f64, f64) {
         Self::mean_std(self.cost_ns, self.cost_sq, self.calls)
     }
 }

@@ -171,7 +171,7 @@ impl Counter {
     }
 
     /// Name of the group track holding the per-CPU tracks.
-    pub fn group_name(self) -> &'static str {
+    pub(crate) fn group_name(self) -> &'static str {
         match self {
             Counter::UtilAvg => "cfs_rq util_avg",
             Counter::NrRunning => "cfs_rq nr_running",
@@ -208,7 +208,7 @@ impl Counter {
 pub const ROOT_UUID: u64 = 0x7363_6864_0000_0000;
 
 /// uuid of `c`'s group track.
-pub fn group_uuid(c: Counter) -> u64 {
+pub(crate) fn group_uuid(c: Counter) -> u64 {
     ROOT_UUID | ((c as u64 + 1) << 24)
 }
 
@@ -299,7 +299,7 @@ impl CfsRqTracks {
 }
 
 /// `v5.6` -> `5.6.0` (utsname release of the modelled kernel).
-pub fn release_of(preset: &str) -> String {
+pub(crate) fn release_of(preset: &str) -> String {
     let r = preset.trim_start_matches('v');
     if r.matches('.').count() < 2 {
         format!("{r}.0")

@@ -69,13 +69,13 @@ fn num_short(x: f64) -> String {
 }
 
 /// HTML-escape text and attribute values (`&`, `<`, `>`, `"` and `'`).
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     escape(s, true)
 }
 
 /// HTML-escape `s`; `apostrophe` also escapes `'` (the reproduction page, written
 /// before the other pages, leaves it as it is and its bytes are kept).
-pub fn escape(s: &str, apostrophe: bool) -> String {
+pub(crate) fn escape(s: &str, apostrophe: bool) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -40,9 +40,9 @@ pub mod text;
 use crate::experiment::compare::{ArmSpec, Comparison, RunDetail};
 use crate::experiment::Scenario;
 
-pub use html::{esc, sweep_html};
+pub use html::sweep_html;
 pub use oracle::{oracle_html, OracleSection};
-pub use plot::{colour_map, pooled_cdf, BoxStats};
+pub use plot::BoxStats;
 
 /// The schedlab version printed in every report.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

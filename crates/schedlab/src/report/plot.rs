@@ -232,7 +232,7 @@ pub(crate) fn boxplot_svg(samples: &[(String, RGBColor, Vec<f64>)], xdesc: &str)
 
 /// The wakeup-latency CDF of all wakeups of `runs` pooled: at each distinct value
 /// `x` of any run, `Σ nᵢ·Fᵢ(x) / Σ nᵢ`, thinned to at most `max_points`.
-pub fn pooled_cdf(runs: &[RunDetail], max_points: usize) -> Vec<(u64, f64)> {
+pub(crate) fn pooled_cdf(runs: &[RunDetail], max_points: usize) -> Vec<(u64, f64)> {
     let total: u64 = runs.iter().map(|r| r.wakeup_latency_count).sum();
     if total == 0 {
         return vec![];
@@ -351,7 +351,7 @@ pub(crate) fn cdf_svg(arms: &[ArmInfo; 2]) -> Option<String> {
 }
 
 /// Viridis, linearly interpolated between five stops; `v` in 0..=1.
-pub fn colour_map(v: f64) -> RGBColor {
+pub(crate) fn colour_map(v: f64) -> RGBColor {
     const STOPS: [(u8, u8, u8); 5] = [
         (68, 1, 84),
         (59, 82, 139),

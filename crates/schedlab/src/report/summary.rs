@@ -31,7 +31,7 @@ impl RunResult {
 
 /// The summary `schedlab run` prints: head, latencies, counts, energy, functions,
 /// workload metrics.
-pub fn run_summary(r: &RunResult) -> String {
+pub(crate) fn run_summary(r: &RunResult) -> String {
     let mut s = String::new();
     run_head(&mut s, r);
     latency_table(&mut s, r);
@@ -201,7 +201,7 @@ fn workload_metrics(s: &mut String, r: &RunResult) {
 }
 
 /// An arm's SPEC, or `(as written)` for the scenario unchanged.
-pub fn arm_label(a: &ArmSpec) -> String {
+pub(crate) fn arm_label(a: &ArmSpec) -> String {
     if a.spec.is_empty() {
         "(as written)".into()
     } else {
@@ -226,7 +226,7 @@ impl Comparison {
 }
 
 /// What `schedlab compare` prints: the arms, then one table per metric.
-pub fn comparison_text(c: &Comparison) -> String {
+pub(crate) fn comparison_text(c: &Comparison) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -287,7 +287,7 @@ impl Reproduction {
 
 /// What `schedlab reproduce` prints: per seed its tables, the single runs and the
 /// headline checks, then the count of matching directions.
-pub fn reproduction_text(r: &Reproduction) -> String {
+pub(crate) fn reproduction_text(r: &Reproduction) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,

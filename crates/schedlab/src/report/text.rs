@@ -107,7 +107,7 @@ pub fn num(x: f64, style: Num) -> String {
 }
 
 /// An optional number in [`Num::Seed`] style, `-` when absent.
-pub fn opt_num(x: Option<f64>) -> String {
+pub(crate) fn opt_num(x: Option<f64>) -> String {
     x.map(|x| num(x, Num::Seed)).unwrap_or_else(|| "-".into())
 }
 
@@ -129,7 +129,7 @@ pub fn delta_pct(x: Option<f64>) -> String {
 }
 
 /// A test's p-value as `p=0.1234` (`p=-` when the test could not run).
-pub fn p_value(t: &Option<TestResult>) -> String {
+pub(crate) fn p_value(t: &Option<TestResult>) -> String {
     match t {
         Some(t) => format!("p={:.4}", t.p),
         None => "p=-".into(),
@@ -137,13 +137,13 @@ pub fn p_value(t: &Option<TestResult>) -> String {
 }
 
 /// A bare p-value with four decimals, `-` when absent.
-pub fn p_bare(p: Option<f64>) -> String {
+pub(crate) fn p_bare(p: Option<f64>) -> String {
     p.map(|p| format!("{p:.4}")).unwrap_or_else(|| "-".into())
 }
 
 /// Fixed-width rendering of one table (Markdown-compatible pipes): the first and
 /// last columns left-aligned, the others right-aligned.
-pub fn render_table(columns: &[String], cells: &[Vec<String>]) -> String {
+pub(crate) fn render_table(columns: &[String], cells: &[Vec<String>]) -> String {
     let n = columns.len();
     let mut w = vec![0usize; n];
     for row in std::iter::once(columns).chain(cells.iter().map(|c| c.as_slice())) {

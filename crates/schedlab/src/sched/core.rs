@@ -491,7 +491,7 @@ impl<O> Kernel<O> {
 
     /// Popped events that had been superseded by a later re-arm.
     #[inline]
-    pub fn stale_events(&self) -> u64 {
+    pub(crate) fn stale_events(&self) -> u64 {
         self.stale_events
     }
 
@@ -658,7 +658,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// Turn counter logging on: every CPU's cfs_rq counters are reported at once (their
     /// values now), then at each change ([`SchedEvent::CfsRq`]). Changes no decision,
     /// cost or simulation event: it only reads the runqueues.
-    pub fn set_log_counters(&mut self) {
+    pub(crate) fn set_log_counters(&mut self) {
         self.log_counters = true;
         self.counters_reported = self
             .rqs
@@ -711,26 +711,26 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// CPUs whose current task needs its program's next step, in the order they
     /// asked (the run loop's work list; it may grow while being worked through).
     #[inline]
-    pub fn need_step(&self) -> &[u32] {
+    pub(crate) fn need_step(&self) -> &[u32] {
         &self.need_step
     }
 
     /// The run loop has stepped every CPU in [`Kernel::need_step`].
     #[inline]
-    pub fn clear_need_step(&mut self) {
+    pub(crate) fn clear_need_step(&mut self) {
         self.need_step.clear();
     }
 
     /// The task still has a demand of its last step to finish (work or a spin).
     #[inline]
-    pub fn has_segment(&self, pid: Pid) -> bool {
+    pub(crate) fn has_segment(&self, pid: Pid) -> bool {
         self.tasks[pid as usize].seg != Segment::None
     }
 
     /// Kernel work charged to `cpu` (a waker-side wakeup cost) is still to run
     /// before its current task's own demand.
     #[inline]
-    pub fn kernel_work_pending(&self, cpu: usize) -> bool {
+    pub(crate) fn kernel_work_pending(&self, cpu: usize) -> bool {
         self.rqs[cpu].kernel_work > 0
     }
 
@@ -738,25 +738,25 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// by the CPU's capacity and frequency as it runs); 0 only lets pending kernel
     /// work finish first.
     #[inline]
-    pub fn run_work(&mut self, cpu: usize, ns: u64, q: &mut EventQueue<Event>) {
+    pub(crate) fn run_work(&mut self, cpu: usize, ns: u64, q: &mut EventQueue<Event>) {
         self.set_segment(cpu, Segment::Work(ns << WORK_SHIFT), q);
     }
 
     /// The current task of `cpu` busy-waits until wall time `until`, whatever the
     /// CPU's speed.
     #[inline]
-    pub fn spin_until(&mut self, cpu: usize, until: SimTime, q: &mut EventQueue<Event>) {
+    pub(crate) fn spin_until(&mut self, cpu: usize, until: SimTime, q: &mut EventQueue<Event>) {
         self.set_segment(cpu, Segment::Spin(until), q);
     }
 
     /// `pid` joins thread group `tgid` (a thread of a described process).
-    pub fn set_tgid(&mut self, pid: Pid, tgid: Pid) {
+    pub(crate) fn set_tgid(&mut self, pid: Pid, tgid: Pid) {
         self.tasks[pid as usize].tgid = tgid;
     }
 
     /// `do_exit` has begun for `pid` (`PF_EXITING`): wakeups it issues from here on
     /// are its last.
-    pub fn mark_exiting(&mut self, pid: Pid) {
+    pub(crate) fn mark_exiting(&mut self, pid: Pid) {
         self.tasks[pid as usize].exiting = true;
     }
 
@@ -769,7 +769,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// Replace the affinity mask of `pid` (the mask half of `sched_setaffinity`; the
     /// caller moves a task whose CPU is no longer allowed). `mask` must intersect the
     /// machine's CPUs.
-    pub fn set_cpus_allowed(&mut self, pid: Pid, mask: &CpuMask) {
+    pub(crate) fn set_cpus_allowed(&mut self, pid: Pid, mask: &CpuMask) {
         let allowed = mask.and(self.m.all_cpus());
         assert!(!allowed.is_empty(), "set_cpus_allowed: empty affinity");
         self.tasks[pid as usize].nr_cpus_allowed = allowed.weight() as u32;
@@ -876,7 +876,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `sched_idle_cpu`: only SCHED_IDLE tasks queued.
     #[inline]
-    pub fn sched_idle_cpu(&self, cpu: usize) -> bool {
+    pub(crate) fn sched_idle_cpu(&self, cpu: usize) -> bool {
         let rq = &self.rqs[cpu];
         rq.nr_running > 0 && rq.nr_running == rq.cfs.idle_h_nr_running
     }
@@ -887,7 +887,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Whether one more task may be created: the simulator's bound is
     /// [`MAX_TASKS`](crate::engine::MAX_TASKS), not the kernel's `pid_max`.
-    pub fn can_create_task(&self) -> bool {
+    pub(crate) fn can_create_task(&self) -> bool {
         self.tasks.len() < crate::engine::MAX_TASKS
     }
 
@@ -932,7 +932,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `task_fork_fair` + `wake_up_new_task`: place and enqueue a new task. For a
     /// scenario-started task (no parent) the fork runs on the `SIM_launcher_cpu0`.
-    pub fn wake_up_new_task(&mut self, pid: Pid, q: &mut EventQueue<Event>) {
+    pub(crate) fn wake_up_new_task(&mut self, pid: Pid, q: &mut EventQueue<Event>) {
         let now = self.now;
         let parent = self.tasks[pid as usize].parent;
         let this_cpu = match parent {
@@ -977,7 +977,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `do_exit` for the task running on `cpu`: dequeue for good, then schedule.
-    pub fn exit_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+    pub(crate) fn exit_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("exit_current on an idle CPU");
         let t = &mut self.tasks[pid as usize];
         t.state = TaskState::Dead;
@@ -992,7 +992,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// The current task of `cpu` blocks (`set_current_state(TASK_INTERRUPTIBLE)`;
     /// `schedule()`).
-    pub fn block_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+    pub(crate) fn block_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("block_current on an idle CPU");
         self.tasks[pid as usize].state = TaskState::Sleeping;
         self.schedule(cpu, q);
@@ -1000,7 +1000,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `hrtimer_nanosleep` for the current task of `cpu`: the timer is armed on this
     /// CPU and fires after `dur` plus the task's timer slack.
-    pub fn sleep_current(&mut self, cpu: usize, dur: u64, q: &mut EventQueue<Event>) {
+    pub(crate) fn sleep_current(&mut self, cpu: usize, dur: u64, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("sleep_current on an idle CPU");
         // Fair-class tasks (SCHED_OTHER, BATCH and IDLE alike) get the default slack;
         // only RT and deadline tasks get none, and those are not modelled.
@@ -1023,7 +1023,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `sched_yield()` by the current task of `cpu`.
-    pub fn yield_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+    pub(crate) fn yield_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         self.yield_task_fair(cpu);
         self.schedule(cpu, q);
     }
@@ -1034,7 +1034,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `try_to_wake_up(p, TASK_NORMAL, wake_flags)` issued from `waker_cpu`.
     /// Returns false if the task was not sleeping.
-    pub fn try_to_wake_up(
+    pub(crate) fn try_to_wake_up(
         &mut self,
         pid: Pid,
         mut wake_flags: u32,
@@ -1208,7 +1208,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `resched_curr`: set need_resched on `cpu`; the reschedule happens at the next
     /// preemption point (now, locally) or when the IPI arrives (remote), after the
     /// target has left its idle state.
-    pub fn resched_curr(&mut self, cpu: usize, from_cpu: usize, q: &mut EventQueue<Event>) {
+    pub(crate) fn resched_curr(&mut self, cpu: usize, from_cpu: usize, q: &mut EventQueue<Event>) {
         let rq = &mut self.rqs[cpu];
         if rq.need_resched {
             return;
@@ -1278,7 +1278,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `set_task_cpu`: move a non-queued task to `new_cpu` (`migrate_task_rq_fair` for
     /// a waking task) and record the migration.
-    pub fn set_task_cpu(&mut self, pid: Pid, new_cpu: usize, waking: bool) {
+    pub(crate) fn set_task_cpu(&mut self, pid: Pid, new_cpu: usize, waking: bool) {
         let old = self.tasks[pid as usize].cpu;
         if old == new_cpu {
             return;
@@ -1580,7 +1580,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Re-arm every CPU whose segment changed at this instant. The run loop calls this
     /// after each event and after each round of program steps.
-    pub fn flush(&mut self, q: &mut EventQueue<Event>) {
+    pub(crate) fn flush(&mut self, q: &mut EventQueue<Event>) {
         while let Some(cpu) = self.dirty.pop() {
             let cpu = cpu as usize;
             self.rqs[cpu].dirty = false;
@@ -1617,7 +1617,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// Give the current task of `cpu` a new segment (its program's next demand).
-    pub fn set_segment(&mut self, cpu: usize, seg: Segment, q: &mut EventQueue<Event>) {
+    pub(crate) fn set_segment(&mut self, cpu: usize, seg: Segment, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("set_segment on an idle CPU");
         self.sync_progress(cpu, self.now);
         self.tasks[pid as usize].seg = seg;
@@ -1626,7 +1626,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Charge kernel work (reference ns) to `cpu`. Work charged to an idle CPU (an
     /// interrupt on an idle CPU) is not modelled and is dropped.
-    pub fn charge(&mut self, cpu: usize, ns: u64, q: &mut EventQueue<Event>) {
+    pub(crate) fn charge(&mut self, cpu: usize, ns: u64, q: &mut EventQueue<Event>) {
         if ns == 0 || self.rqs[cpu].curr.is_none() {
             return;
         }
@@ -1641,7 +1641,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Handle one kernel event at time `now`. Workload events are returned to the
     /// caller untouched (`Some(ev)`).
-    pub fn handle(&mut self, now: SimTime, ev: Event, q: &mut EventQueue<Event>) -> Option<Event> {
+    pub(crate) fn handle(&mut self, now: SimTime, ev: Event, q: &mut EventQueue<Event>) -> Option<Event> {
         self.now = now;
         match ev {
             Event::SegDone { cpu, gen } => {
@@ -1747,7 +1747,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// owner's, which only moves forward, so [`handle`](Self::handle) would drop
     /// it whenever it popped. (An event whose stamp is current may still be dropped
     /// at pop time for another reason; it is kept.)
-    pub fn is_cancelled(&self, ev: &Event) -> bool {
+    pub(crate) fn is_cancelled(&self, ev: &Event) -> bool {
         match *ev {
             Event::SegDone { cpu, gen } => self.rqs[cpu as usize].seg_gen != gen,
             Event::Tick { cpu, gen } => self.rqs[cpu as usize].tick_gen != gen,
@@ -1761,7 +1761,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// set the next threshold to twice what is left (at least [`PURGE_MIN`] plus 8
     /// per CPU and task, more than can be live), so a purge costs O(1) amortised
     /// per push and never runs in a run whose cancelled events drain on their own.
-    pub fn purge_cancelled(&self, q: &mut EventQueue<Event>, at: &mut usize) {
+    pub(crate) fn purge_cancelled(&self, q: &mut EventQueue<Event>, at: &mut usize) {
         if q.len() <= *at {
             return;
         }
@@ -1924,7 +1924,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 }
 
 /// `update_avg`: EWMA with weight 1/8, in signed arithmetic.
-pub fn update_avg(avg: &mut u64, sample: u64) {
+pub(crate) fn update_avg(avg: &mut u64, sample: u64) {
     let diff = sample as i64 - *avg as i64;
     *avg = (*avg as i64 + diff / 8) as u64;
 }

@@ -86,7 +86,7 @@ impl Governor {
 /// `cpufreq_policy_transition_delay_us` (v5.6) for a driver without its own
 /// `transition_delay_us`: latency (µs) × `LATENCY_MULTIPLIER` (1000), at most 10 ms;
 /// 1 ms (`LATENCY_MULTIPLIER` µs) when the latency is unknown (0).
-pub fn transition_delay_us(transition_latency_ns: u64) -> u64 {
+pub(crate) fn transition_delay_us(transition_latency_ns: u64) -> u64 {
     let latency_us = transition_latency_ns / 1_000;
     if latency_us > 0 {
         (latency_us * 1_000).min(10_000)
@@ -97,13 +97,13 @@ pub fn transition_delay_us(transition_latency_ns: u64) -> u64 {
 
 /// `map_util_freq(util, freq, cap)`: `(freq + freq/4) × util / cap`.
 #[inline]
-pub fn map_util_freq(util: u64, freq: u64, cap: u64) -> u64 {
+pub(crate) fn map_util_freq(util: u64, freq: u64, cap: u64) -> u64 {
     (freq + (freq >> 2)) * util / cap.max(1)
 }
 
 /// `cpufreq_driver_resolve_freq` with `CPUFREQ_RELATION_L`: the lowest OPP at or above
 /// `target_khz`, or the highest OPP when none is.
-pub fn resolve_freq(fd: &FreqDomain, target_khz: u64) -> u32 {
+pub(crate) fn resolve_freq(fd: &FreqDomain, target_khz: u64) -> u32 {
     fd.opps
         .iter()
         .find(|o| o.freq_khz as u64 >= target_khz)
@@ -114,7 +114,7 @@ pub fn resolve_freq(fd: &FreqDomain, target_khz: u64) -> u32 {
 
 /// `freq_scale` of arm64 `topology_set_freq_scale`: `cur × 1024 / max`.
 #[inline]
-pub fn freq_scale_of(cur_khz: u32, max_khz: u32) -> u64 {
+pub(crate) fn freq_scale_of(cur_khz: u32, max_khz: u32) -> u64 {
     if max_khz == 0 {
         1024
     } else {
@@ -174,7 +174,7 @@ impl CpuFreq {
 impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `cpu_util_cfs(rq)` (v5.6): util_avg, or the util_est sum when larger (not
     /// capped: `schedutil_cpu_util` caps).
-    pub fn cpu_util_cfs(&self, cpu: usize) -> u64 {
+    pub(crate) fn cpu_util_cfs(&self, cpu: usize) -> u64 {
         let a = &self.rqs[cpu].cfs.avg;
         let mut util = a.util_avg;
         if self.feat.has(crate::sched::features::SchedFeat::UTIL_EST) {
@@ -209,7 +209,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// The governor's start (`cpufreq_gov_*_limits` at policy start): powersave sets
     /// every policy to its lowest OPP; performance and schedutil keep the boot
     /// frequency (the highest OPP) until schedutil's first update.
-    pub fn cpufreq_start(&mut self) {
+    pub(crate) fn cpufreq_start(&mut self) {
         if self.cpufreq.governor != Governor::Powersave {
             return;
         }

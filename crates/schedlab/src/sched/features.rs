@@ -145,7 +145,7 @@ impl Features {
     }
 
     /// The resolved list, every feature as `NAME` or `NO_NAME`, in declaration order.
-    pub fn resolved(&self) -> Vec<String> {
+    pub(crate) fn resolved(&self) -> Vec<String> {
         SchedFeat::ALL
             .iter()
             .map(|&f| {
@@ -232,7 +232,7 @@ impl Tunables {
 
     /// `get_update_sysctl_factor` + `update_sysctl`: factor 1 + ilog2(min(ncpu, 8))
     /// under LOG scaling.
-    pub fn scale_for(&mut self, nr_cpus: usize) {
+    pub(crate) fn scale_for(&mut self, nr_cpus: usize) {
         let cpus = nr_cpus.clamp(1, 8) as u64;
         let factor = match self.scaling {
             TunableScaling::None => 1,

@@ -18,7 +18,7 @@ use crate::machine::SharedLevel;
 pub use crate::abi::{Pid, WF_EXEC, WF_FORK, WF_MIGRATED, WF_SYNC, WF_TTWU};
 
 /// The placement kind a set of wake flags carries.
-pub fn wake_kind_of(wake_flags: u32) -> WakeKind {
+pub(crate) fn wake_kind_of(wake_flags: u32) -> WakeKind {
     match wake_flags & (WF_TTWU | WF_FORK | WF_EXEC) {
         WF_TTWU => WakeKind::Wakeup,
         WF_FORK => WakeKind::Fork,
@@ -61,7 +61,7 @@ impl PrevState {
     /// `__trace_sched_switch_state` reports it: `TASK_REPORT_MAX` (0x100) for a
     /// preempted task, else `1 << (task_state_index − 1)`: 1 for S
     /// (TASK_INTERRUPTIBLE), 0x10 for X (EXIT_DEAD).
-    pub fn bits(self) -> i64 {
+    pub(crate) fn bits(self) -> i64 {
         match self {
             PrevState::Preempted => 0x100,
             PrevState::Sleeping => 1,
@@ -70,7 +70,7 @@ impl PrevState {
     }
 
     /// The same state as ftrace prints it (`R+`, `S`, `X`).
-    pub fn letters(self) -> &'static str {
+    pub(crate) fn letters(self) -> &'static str {
         match self {
             PrevState::Preempted => "R+",
             PrevState::Sleeping => "S",

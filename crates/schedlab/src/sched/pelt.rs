@@ -99,7 +99,7 @@ pub struct UtilEst {
 
 /// Scale `val` by `y^n` (pelt.c `decay_load`, v5.6): 0 beyond `32·63` periods, a right
 /// shift per 32 periods, then a 32.32 fixed-point multiply by the table entry.
-pub fn decay_load(val: u64, n: u64) -> u64 {
+pub(crate) fn decay_load(val: u64, n: u64) -> u64 {
     if n > (LOAD_AVG_PERIOD as u64) * 63 {
         return 0;
     }
@@ -116,7 +116,7 @@ pub fn decay_load(val: u64, n: u64) -> u64 {
 /// `__accumulate_pelt_segments`, v5.6): `d1` units finishing the old period decayed by
 /// `y^periods`, `periods - 1` full periods, and `d3` units of the new period at weight 1.
 #[doc(alias = "__accumulate_pelt_segments")]
-pub fn accumulate_pelt_segments(periods: u64, d1: u32, d3: u32) -> u32 {
+pub(crate) fn accumulate_pelt_segments(periods: u64, d1: u32, d3: u32) -> u32 {
     let c1 = decay_load(d1 as u64, periods) as u32;
     let c2 = (LOAD_AVG_MAX - decay_load(LOAD_AVG_MAX, periods) - 1024) as u32;
     c1 + c2 + d3
@@ -155,7 +155,7 @@ fn accumulate_sum(delta: u64, sa: &mut SchedAvg, load: u64, runnable: u64, runni
 /// A clock that went backwards resets `last_update_time`. Returns whether a period
 /// boundary was crossed, i.e. whether the averages need recomputing.
 #[doc(alias = "___update_load_sum")]
-pub fn update_load_sum(
+pub(crate) fn update_load_sum(
     now: u64,
     sa: &mut SchedAvg,
     load: u64,
@@ -181,14 +181,14 @@ pub fn update_load_sum(
 
 /// `LOAD_AVG_MAX - 1024 + period_contrib`: the largest sum possible at this point of the
 /// period (v5.6 writes it inline in `___update_load_avg`; later kernels name it so).
-pub fn get_pelt_divider(sa: &SchedAvg) -> u64 {
+pub(crate) fn get_pelt_divider(sa: &SchedAvg) -> u64 {
     LOAD_AVG_MAX - 1024 + sa.period_contrib as u64
 }
 
 /// Recompute the averages from the sums (pelt.c `___update_load_avg`, v5.6): `load` and
 /// `runnable` are the entity's weights (1 for a cfs_rq, whose sums already carry them).
 #[doc(alias = "___update_load_avg")]
-pub fn update_load_avg(sa: &mut SchedAvg, load: u64, runnable: u64) {
+pub(crate) fn update_load_avg(sa: &mut SchedAvg, load: u64, runnable: u64) {
     let divider = get_pelt_divider(sa);
     sa.load_avg = load * sa.load_sum / divider;
     sa.runnable_load_avg = runnable * sa.runnable_load_sum / divider;
@@ -198,7 +198,7 @@ pub fn update_load_avg(sa: &mut SchedAvg, load: u64, runnable: u64) {
 /// Decay a blocked (sleeping) entity (pelt.c `__update_load_avg_blocked_se`, v5.6).
 /// `weight`/`runnable_weight` are `se_weight`/`se_runnable` (nice 0 = 1024).
 #[doc(alias = "__update_load_avg_blocked_se")]
-pub fn update_blocked_se(now: u64, sa: &mut SchedAvg, weight: u64, runnable_weight: u64) -> bool {
+pub(crate) fn update_blocked_se(now: u64, sa: &mut SchedAvg, weight: u64, runnable_weight: u64) -> bool {
     if update_load_sum(now, sa, 0, 0, 0) {
         update_load_avg(sa, weight, runnable_weight);
         return true;
@@ -210,7 +210,7 @@ pub fn update_blocked_se(now: u64, sa: &mut SchedAvg, weight: u64, runnable_weig
 /// running = it is its cfs_rq's current. When the averages move, the util_est
 /// "unchanged" mark is cleared (`cfs_se_util_change`).
 #[doc(alias = "__update_load_avg_se")]
-pub fn update_se(
+pub(crate) fn update_se(
     now: u64,
     sa: &mut SchedAvg,
     on_rq: bool,
@@ -229,7 +229,7 @@ pub fn update_se(
 /// Update a cfs_rq (pelt.c `__update_load_avg_cfs_rq`, v5.6): load = total queued weight,
 /// runnable = runnable weight (both scaled down), running = it has a current entity.
 #[doc(alias = "__update_load_avg_cfs_rq")]
-pub fn update_cfs_rq(
+pub(crate) fn update_cfs_rq(
     now: u64,
     sa: &mut SchedAvg,
     load_weight: u64,
@@ -270,7 +270,7 @@ fn cap_scale(v: u64, scale: u64) -> u64 {
 /// `arch_scale_cpu_capacity` (capacity_orig), `cap_freq` is `arch_scale_freq_capacity`
 /// (current/max frequency × 1024; always 1024 on v5.6 x86, which has no frequency
 /// invariance).
-pub fn update_rq_clock_pelt(
+pub(crate) fn update_rq_clock_pelt(
     c: &mut PeltClock,
     now_task: u64,
     busy: bool,
@@ -299,7 +299,7 @@ pub const LOST_IDLE_UTIL_SUM: u32 =
 /// time that the slow PELT clock would give back is lost: `lost_idle_time` grows by
 /// `clock_task - clock_pelt`. Until the next clock update syncs `clock_pelt` (the rq
 /// is idle by then) [`rq_clock_pelt`] reads low; like the kernel, do not read it between.
-pub fn update_idle_rq_clock_pelt(c: &mut PeltClock, util_sum: u32) {
+pub(crate) fn update_idle_rq_clock_pelt(c: &mut PeltClock, util_sum: u32) {
     if util_sum >= LOST_IDLE_UTIL_SUM {
         c.lost_idle_time += c.clock_task - c.clock_pelt;
     }
@@ -313,24 +313,24 @@ pub fn rq_clock_pelt(c: &PeltClock) -> u64 {
 /// A task's own estimate, `max(ewma, enqueued) | UTIL_AVG_UNCHANGED` (fair.c
 /// `_task_util_est`, v5.6).
 #[doc(alias = "_task_util_est")]
-pub fn task_util_est_raw(sa: &SchedAvg) -> u32 {
+pub(crate) fn task_util_est_raw(sa: &SchedAvg) -> u32 {
     sa.util_est.ewma.max(sa.util_est.enqueued) | UTIL_AVG_UNCHANGED
 }
 
 /// `max(util_avg, _task_util_est)` (fair.c `task_util_est`, v5.6).
-pub fn task_util_est(sa: &SchedAvg) -> u64 {
+pub(crate) fn task_util_est(sa: &SchedAvg) -> u64 {
     sa.util_avg.max(task_util_est_raw(sa) as u64)
 }
 
 /// Add a task's estimate to its rq's (root cfs_rq's) `util_est.enqueued` (fair.c
 /// `util_est_enqueue`, v5.6).
-pub fn util_est_enqueue(cfs_est_enqueued: &mut u32, task: &SchedAvg) {
+pub(crate) fn util_est_enqueue(cfs_est_enqueued: &mut u32, task: &SchedAvg) {
     *cfs_est_enqueued = cfs_est_enqueued.wrapping_add(task_util_est_raw(task));
 }
 
 /// Remove a task's estimate from its rq's sum, never below 0 (first half of fair.c
 /// `util_est_dequeue`, v5.6). Call [`util_est_update`] afterwards for the task itself.
-pub fn util_est_dequeue(cfs_est_enqueued: &mut u32, task: &SchedAvg) {
+pub(crate) fn util_est_dequeue(cfs_est_enqueued: &mut u32, task: &SchedAvg) {
     *cfs_est_enqueued -= (*cfs_est_enqueued).min(task_util_est_raw(task));
 }
 
@@ -347,7 +347,7 @@ pub fn util_est_update(task: &mut SchedAvg, task_sleep: bool, capacity_orig: u64
 /// nothing if within [`UTIL_EST_MARGIN`] of the EWMA or if util_avg exceeds
 /// `capacity_orig` (no idle time, the sample would overestimate); else
 /// `ewma = (4·ewma + (sample - ewma)) / 4` and `enqueued = sample`.
-pub fn util_est_update_feat(
+pub(crate) fn util_est_update_feat(
     task: &mut SchedAvg,
     task_sleep: bool,
     capacity_orig: u64,
@@ -398,7 +398,7 @@ pub fn init_entity_runnable_average(weight: u64) -> SchedAvg {
 /// against the cfs_rq's scaled-down `load_avg`, so the ratio almost never binds (fixed
 /// by v5.10). Only `util_avg` is set; attaching the task (fair.c
 /// `attach_entity_load_avg`, which derives `util_sum`) is the caller's.
-pub fn post_init_entity_util_avg(
+pub(crate) fn post_init_entity_util_avg(
     sa: &mut SchedAvg,
     weight: u64,
     cpu_scale: u64,
@@ -444,7 +444,7 @@ pub fn attach_entity_load_avg(cfs: &mut SchedAvg, se: &mut SchedAvg, se_weight: 
 
 /// Take an entity's load and util out of a cfs_rq, never below 0 (fair.c
 /// `detach_entity_load_avg` with `dequeue_load_avg`, v5.6, without propagation).
-pub fn detach_entity_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_weight: u64) {
+pub(crate) fn detach_entity_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_weight: u64) {
     cfs.load_avg = cfs.load_avg.saturating_sub(se.load_avg);
     cfs.load_sum = cfs.load_sum.saturating_sub(se_weight * se.load_sum);
     cfs.util_avg = cfs.util_avg.saturating_sub(se.util_avg);

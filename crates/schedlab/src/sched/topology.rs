@@ -146,7 +146,7 @@ const SCHED_CAPACITY_SCALE: u64 = 1024;
 
 /// Names of the set flags, in bit order, joined by `|` (empty for 0). Unknown bits
 /// are appended as one hexadecimal value.
-pub fn sd_flags_names(flags: u32) -> String {
+pub(crate) fn sd_flags_names(flags: u32) -> String {
     let mut out = Vec::new();
     let mut known = 0;
     for (bit, name) in SD_FLAG_NAMES {
@@ -226,7 +226,7 @@ pub struct SchedGroup {
 
 impl SchedGroup {
     /// `group_balance_cpu`: first CPU of the balance mask.
-    pub fn balance_cpu(&self) -> usize {
+    pub(crate) fn balance_cpu(&self) -> usize {
         self.balance_mask.first().unwrap_or(0)
     }
 }
@@ -951,7 +951,7 @@ impl SchedTopology {
     /// The cluster domain right below `cpu`'s LLC domain, if the LLC's child is
     /// the CLS level (v5.16+ topology): the local group of `sd_llc` is then the
     /// cluster (`sg->flags & SD_CLUSTER` in v6.7).
-    pub fn llc_cluster_domain(&self, cpu: usize) -> Option<SdId> {
+    pub(crate) fn llc_cluster_domain(&self, cpu: usize) -> Option<SdId> {
         let llc = self.sd_llc[cpu]?;
         self.domains[llc]
             .child
@@ -996,7 +996,7 @@ impl SchedTopology {
     }
 
     /// `lowest_flag_domain`: the lowest domain carrying `flag`.
-    pub fn lowest_flag_domain(&self, cpu: usize, flag: u32) -> Option<SdId> {
+    pub(crate) fn lowest_flag_domain(&self, cpu: usize, flag: u32) -> Option<SdId> {
         self.domains_of(cpu)
             .find(|&d| self.domains[d].flags & flag != 0)
     }

@@ -248,7 +248,7 @@ fn check_max(v: u64, unit: Unit) -> Result<u64, String> {
 }
 
 /// Parse a byte size such as `"4KiB"` or `"512B"`.
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
     let b = parse_scaled(
         s,
         "size",
@@ -278,7 +278,7 @@ fn parse_scalar(v: &toml::Value, unit: Unit) -> Result<u64, String> {
 }
 
 /// Parse a distribution written in a scenario (see the module docs for the forms).
-pub fn parse_dist(v: &toml::Value, unit: Unit) -> Result<Dist, String> {
+pub(crate) fn parse_dist(v: &toml::Value, unit: Unit) -> Result<Dist, String> {
     let t = match v {
         toml::Value::Table(t) => t,
         other => return parse_scalar(other, unit).map(Dist::Const),

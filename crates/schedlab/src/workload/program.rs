@@ -51,14 +51,14 @@ impl ObjRef {
     /// Global object index for a task instance (wraps modulo the array size).
     /// Registers and the current CPU read as 0: use [`ObjRef::resolve_at`] at run time.
     #[inline]
-    pub fn resolve(&self, instance: u32) -> usize {
+    pub(crate) fn resolve(&self, instance: u32) -> usize {
         self.resolve_at(instance, &[0; NR_REGS], 0)
     }
 
     /// Global object index for a task instance with registers `regs`, running on `cpu`
     /// (wraps modulo the array size).
     #[inline]
-    pub fn resolve_at(&self, instance: u32, regs: &[u64; NR_REGS], cpu: usize) -> usize {
+    pub(crate) fn resolve_at(&self, instance: u32, regs: &[u64; NR_REGS], cpu: usize) -> usize {
         let i = self.idx.eval(instance, regs, cpu) % u64::from(self.count);
         self.base as usize + i as usize
     }
@@ -67,7 +67,7 @@ impl ObjRef {
 impl IdxExpr {
     /// The expression's value (not wrapped to an array).
     #[inline]
-    pub fn eval(&self, instance: u32, regs: &[u64; NR_REGS], cpu: usize) -> u64 {
+    pub(crate) fn eval(&self, instance: u32, regs: &[u64; NR_REGS], cpu: usize) -> u64 {
         match *self {
             IdxExpr::Const(k) => u64::from(k),
             IdxExpr::Instance { div, add } => u64::from(instance / div + add),

@@ -45,7 +45,7 @@ use std::collections::BTreeMap;
 pub const MAX_OBJECTS: u64 = 1 << 20;
 
 /// Convert a located node to a plain `toml::Value` (for the distribution parser).
-pub fn node_to_toml(n: &Node) -> toml::Value {
+pub(crate) fn node_to_toml(n: &Node) -> toml::Value {
     match &n.val {
         Val::Str(s) => toml::Value::String(s.clone()),
         Val::Int(i) => toml::Value::Integer(*i),

@@ -18,14 +18,14 @@ use std::time::Instant;
 use rustix::thread::{futex, sched_getaffinity, sched_setaffinity, CpuSet};
 
 /// Pin the calling thread to `cpu`.
-pub fn pin(cpu: usize) -> Result<(), String> {
+pub(crate) fn pin(cpu: usize) -> Result<(), String> {
     let mut set = CpuSet::new();
     set.set(cpu);
     sched_setaffinity(None, &set).map_err(|e| format!("sched_setaffinity(cpu{cpu}): {e}"))
 }
 
 /// The CPUs this process may run on.
-pub fn allowed_cpus() -> Result<Vec<usize>, String> {
+pub(crate) fn allowed_cpus() -> Result<Vec<usize>, String> {
     let set = sched_getaffinity(None).map_err(|e| format!("sched_getaffinity: {e}"))?;
     Ok((0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
 }
@@ -42,7 +42,7 @@ pub struct Alone<T> {
 }
 
 /// `run_delay` (ns spent runnable on a runqueue, not running) of the calling thread.
-pub fn run_delay_ns() -> Result<u64, String> {
+pub(crate) fn run_delay_ns() -> Result<u64, String> {
     let p = "/proc/thread-self/schedstat";
     let t = std::fs::read_to_string(p).map_err(|e| format!("reading {p}: {e}"))?;
     t.split_whitespace()
@@ -76,13 +76,13 @@ fn on_cpu<T: Send>(
 }
 
 /// (voluntary, involuntary) context switches from a `/proc/.../status` file.
-pub fn ctxt_switches(status: &str) -> Result<(u64, u64), String> {
+pub(crate) fn ctxt_switches(status: &str) -> Result<(u64, u64), String> {
     let text = std::fs::read_to_string(status).map_err(|e| format!("reading {status}: {e}"))?;
     parse_ctxt_switches(&text).ok_or_else(|| format!("{status}: no *_ctxt_switches lines"))
 }
 
 /// `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches` of a status text.
-pub fn parse_ctxt_switches(text: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_ctxt_switches(text: &str) -> Option<(u64, u64)> {
     let field = |key: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(key))
@@ -131,7 +131,7 @@ pub fn gtod(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
 }
 
 /// Uncontended lock + unlock of a `std::sync::Mutex` (a futex word, no system call).
-pub fn mutex_fast(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
+pub(crate) fn mutex_fast(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
     on_cpu(cpu, || {
         let m = Mutex::new(0u64);
         let t0 = Instant::now();
@@ -184,7 +184,7 @@ pub fn futex_wait(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
 
 /// Two threads pinned to `cpu` call `sched_yield()` `n` times each (after `warm`):
 /// every call switches to the other thread. Returns (ns per call, switches per call).
-pub fn yield_pingpong(cpu: usize, warm: u64, n: u64) -> Result<(f64, f64), String> {
+pub(crate) fn yield_pingpong(cpu: usize, warm: u64, n: u64) -> Result<(f64, f64), String> {
     let start = Barrier::new(2);
     let side = |timed: bool| -> Result<(f64, (u64, u64)), String> {
         pin(cpu)?;
@@ -242,7 +242,7 @@ fn write_read<W: Write, R: Read>(
 }
 
 /// A 1-byte write + read on an anonymous pipe, one thread, never blocking.
-pub fn pipe_write_read(cpu: usize, n: u64) -> Result<Alone<(f64, f64)>, String> {
+pub(crate) fn pipe_write_read(cpu: usize, n: u64) -> Result<Alone<(f64, f64)>, String> {
     on_cpu(cpu, || {
         let (mut r, mut w) = std::io::pipe().map_err(io("pipe"))?;
         write_read(&mut w, &mut r, 1, n)
@@ -251,7 +251,7 @@ pub fn pipe_write_read(cpu: usize, n: u64) -> Result<Alone<(f64, f64)>, String> 
 
 /// A 100-byte send + receive on an AF_UNIX stream socketpair (hackbench's and perf
 /// messaging's message), one thread, never blocking.
-pub fn unix_write_read(cpu: usize, n: u64) -> Result<Alone<(f64, f64)>, String> {
+pub(crate) fn unix_write_read(cpu: usize, n: u64) -> Result<Alone<(f64, f64)>, String> {
     on_cpu(cpu, || {
         let (mut a, mut b) = std::os::unix::net::UnixStream::pair().map_err(io("socketpair"))?;
         write_read(&mut a, &mut b, 100, n)
@@ -294,7 +294,7 @@ fn diff(after: (u64, u64), before: (u64, u64), n: u64) -> (f64, f64) {
 /// Two threads of this process, A pinned to `cpu_a` and B to `cpu_b`, bounce one
 /// byte over two pipes `n` times (after `warm` untimed rounds). A times each of its
 /// writes.
-pub fn pingpong_threads(
+pub(crate) fn pingpong_threads(
     cpu_a: usize,
     cpu_b: usize,
     warm: u64,
@@ -378,7 +378,7 @@ pub enum SpinChan {
 /// no IPI: the only cross-CPU traffic is the channels' own data and the word's cache
 /// line. Returns (median ns of a round trip, voluntary switches of A and B per round
 /// trip: 0 unless something slept). With `SpinChan::None` only the word moves.
-pub fn spin_pingpong(
+pub(crate) fn spin_pingpong(
     cpu_a: usize,
     cpu_b: usize,
     chan: SpinChan,
@@ -483,7 +483,7 @@ pub fn spin_pingpong(
 /// `read` of whatever is there then `write` of it is exactly B's loop), so every
 /// switch changes the address space. `cat` inherits the affinity of the thread that
 /// spawns it.
-pub fn pingpong_process(cpu: usize, warm: u64, n: u64) -> Result<PingPongRun, String> {
+pub(crate) fn pingpong_process(cpu: usize, warm: u64, n: u64) -> Result<PingPongRun, String> {
     let r = on_cpu(cpu, || {
         let mut child = Command::new("cat")
             .stdin(Stdio::piped())

@@ -1130,7 +1130,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn distance_name(self) -> &'static str {
+    pub(crate) fn distance_name(self) -> &'static str {
         match self {
             Kind::Distribution => "tvd",
             Kind::Fraction | Kind::Tasks => "abs",
@@ -1245,7 +1245,7 @@ pub fn verdict(distance: f64, band: Band) -> Verdict {
 
 /// Total-variation distance between two distributions given as counts (each
 /// normalised by its own sum); `None` when either is empty.
-pub fn tvd(a: &[u64], b: &[u64]) -> Option<f64> {
+pub(crate) fn tvd(a: &[u64], b: &[u64]) -> Option<f64> {
     let (sa, sb): (u64, u64) = (a.iter().sum(), b.iter().sum());
     if sa == 0 || sb == 0 {
         return None;
@@ -1352,7 +1352,7 @@ pub fn compare(real: &Decisions, sim: &Decisions) -> Comparison {
 }
 
 /// [`compare`] with explicit thresholds.
-pub fn compare_with(real: &Decisions, sim: &Decisions, th: &Thresholds) -> Comparison {
+pub(crate) fn compare_with(real: &Decisions, sim: &Decisions, th: &Thresholds) -> Comparison {
     let mut b = Builder {
         th,
         rows: Vec::new(),

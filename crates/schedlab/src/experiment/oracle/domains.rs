@@ -147,7 +147,7 @@ impl DomainDump {
     }
 
     /// Build a dump from `(cpu, domain index, file name, contents)`.
-    pub fn from_files(
+    pub(crate) fn from_files(
         files: Vec<(usize, usize, String, String)>,
         v: Option<KernelVersion>,
     ) -> Result<DomainDump, String> {
@@ -296,7 +296,7 @@ fn flag_list(f: &BTreeSet<String>) -> String {
 /// Compare a real dump with schedlab's (both as read, normalised here for
 /// `kernel_version`). Flag differences list what each side has that the other
 /// lacks.
-pub fn compare_domains(
+pub(crate) fn compare_domains(
     real: &DomainDump,
     sim: &DomainDump,
     kernel_version: &str,

@@ -119,14 +119,14 @@ impl KernelChoice {
 pub type PkgFilter = fn(&str) -> bool;
 
 /// `linux-image-5.10.0-<abi>-amd64-unsigned`.
-pub fn is_510_pkg(name: &str) -> bool {
+pub(crate) fn is_510_pkg(name: &str) -> bool {
     name.strip_prefix("linux-image-5.10.0-")
         .and_then(|r| r.strip_suffix("-amd64-unsigned"))
         .is_some_and(|abi| !abi.is_empty() && abi.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `linux-image-6.12.<n>+deb<k>-amd64-unsigned` (generic flavour: not cloud, not rt).
-pub fn is_612_pkg(name: &str) -> bool {
+pub(crate) fn is_612_pkg(name: &str) -> bool {
     name.strip_prefix("linux-image-6.12.")
         .and_then(|r| r.strip_suffix("-amd64-unsigned"))
         .is_some_and(|mid| {
@@ -150,7 +150,7 @@ fn version_key(name: &str) -> Vec<u64> {
 
 /// The newest package of `apt-cache search --names-only` output (`name - summary`
 /// lines) that `want` accepts.
-pub fn choose_package(search_output: &str, want: PkgFilter) -> Option<String> {
+pub(crate) fn choose_package(search_output: &str, want: PkgFilter) -> Option<String> {
     search_output
         .lines()
         .filter_map(|l| l.split_whitespace().next())
@@ -322,7 +322,7 @@ fn is_static_elf(bytes: &[u8]) -> bool {
 
 /// Every host tool the runner needs, or an error naming the Debian packages that
 /// provide the missing ones (`tools/oracle-deps.sh` installs them all).
-pub fn check_tools() -> Result<(), String> {
+pub(crate) fn check_tools() -> Result<(), String> {
     let mut missing: Vec<String> = Vec::new();
     for (tool, pkg) in TOOLS {
         match which(tool) {
@@ -371,7 +371,7 @@ fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
 
 /// `$SCHEDLAB_ORACLE_CACHE`, else `$XDG_CACHE_HOME/schedlab/oracle`, else
 /// `~/.cache/schedlab/oracle`.
-pub fn default_cache_dir() -> Result<PathBuf, String> {
+pub(crate) fn default_cache_dir() -> Result<PathBuf, String> {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -392,7 +392,7 @@ pub fn default_cache_dir() -> Result<PathBuf, String> {
 
 /// The Debian mirror of the host's own apt sources (`$SCHEDLAB_ORACLE_MIRROR`
 /// overrides; default `http://deb.debian.org/debian`).
-pub fn debian_mirror() -> String {
+pub(crate) fn debian_mirror() -> String {
     if let Ok(m) = std::env::var("SCHEDLAB_ORACLE_MIRROR") {
         if !m.is_empty() {
             return m;
@@ -434,7 +434,7 @@ pub struct AptConfig {
 
 impl AptConfig {
     /// The sources list: the one suite, main, signed by the Debian archive keyring.
-    pub fn sources_list(&self) -> String {
+    pub(crate) fn sources_list(&self) -> String {
         format!(
             "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] {} {} main\n",
             self.mirror, self.suite
@@ -573,7 +573,7 @@ fn unpacked_kernel(dir: &Path, pkg: &str) -> Result<Kernel, String> {
 /// The kernel of `choice`: a bzImage path as is, or the Debian package, fetched and
 /// unpacked into `cache/kernels/<package>/` the first time and reused after (no
 /// network when an unpacked one exists).
-pub fn prepare_kernel(choice: &KernelChoice, cache: &Path) -> Result<Kernel, String> {
+pub(crate) fn prepare_kernel(choice: &KernelChoice, cache: &Path) -> Result<Kernel, String> {
     let Some((suite, want)) = choice.suite() else {
         let KernelChoice::Path(p) = choice else {
             unreachable!()
@@ -673,7 +673,7 @@ pub fn prepare_kernel(choice: &KernelChoice, cache: &Path) -> Result<Kernel, Str
 
 /// Shared libraries (absolute paths) of `ldd` output, loader included; an error for
 /// a library `ldd` could not find.
-pub fn parse_ldd(output: &str) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn parse_ldd(output: &str) -> Result<Vec<PathBuf>, String> {
     let mut libs = Vec::new();
     for l in output.lines() {
         let l = l.trim();
@@ -752,7 +752,7 @@ fn check_jobs(jobs: &[GuestJob]) -> Result<(), String> {
 }
 
 /// The guest's `/init`: a busybox shell script.
-pub fn init_script(
+pub(crate) fn init_script(
     modules: &[String],
     jobs: &[GuestJob],
     buffer_kb: u32,
@@ -1012,7 +1012,7 @@ fn build_initramfs(req: &GuestRequest, kernel: &Kernel, work: &Path) -> Result<P
 
 /// Extract the tar archive at the start of `image` (the guest's raw disk) into
 /// `dest` (created).
-pub fn extract_tar(image: &Path, dest: &Path) -> Result<(), String> {
+pub(crate) fn extract_tar(image: &Path, dest: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
     run(
         Command::new("tar")

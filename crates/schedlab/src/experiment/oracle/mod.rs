@@ -154,7 +154,7 @@ impl MachineSource {
             MachineSource::Sysfs(p) => vec![format!("machine.sysfs={}", p.display())],
         }
     }
-    pub fn describe(&self) -> &'static str {
+    pub(crate) fn describe(&self) -> &'static str {
         match self {
             MachineSource::Calibrated(_) => "guest sysfs + costs calibrated in the guest",
             MachineSource::Sysfs(_) => "guest sysfs, default x86 costs",
@@ -165,7 +165,7 @@ impl MachineSource {
 /// The real trace's workload tasks: the tool's tasks by comm, and their children.
 /// rt-app names each thread after its task (the comm, cut to 15 bytes); hackbench's
 /// processes all keep the name `hackbench`.
-pub fn real_filter(w: &GuestWorkload) -> TaskFilter {
+pub(crate) fn real_filter(w: &GuestWorkload) -> TaskFilter {
     let mut prefixes = Vec::new();
     if w.tool == "rt-app" {
         for (_, bytes) in &w.files {

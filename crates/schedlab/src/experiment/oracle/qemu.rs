@@ -400,7 +400,7 @@ impl GuestTopology {
 
     /// Refuse guests of more than `max` vCPUs (pass [`DEFAULT_MAX_VCPUS`] unless the
     /// user asked for more).
-    pub fn check_size(&self, max: usize) -> Result<(), String> {
+    pub(crate) fn check_size(&self, max: usize) -> Result<(), String> {
         let n = self.nr_cpus();
         if n > max {
             return Err(format!(
@@ -411,7 +411,7 @@ impl GuestTopology {
     }
 
     /// The guest vCPUs of node `k`, ascending.
-    pub fn node_cpus(&self, k: usize) -> Vec<usize> {
+    pub(crate) fn node_cpus(&self, k: usize) -> Vec<usize> {
         let per_socket = self.cores * self.threads;
         let first: usize = self.node_sockets[..k].iter().sum();
         (first * per_socket..(first + self.node_sockets[k]) * per_socket).collect()
@@ -423,7 +423,7 @@ impl GuestTopology {
     /// the kernel command line [`BASE_APPEND`] plus `append`, and the serial console to
     /// `console_log` (or stdio).
     #[allow(clippy::too_many_arguments)]
-    pub fn qemu_args(
+    pub(crate) fn qemu_args(
         &self,
         kernel: &Path,
         initrd: &Path,

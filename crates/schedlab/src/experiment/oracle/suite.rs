@@ -119,13 +119,13 @@ impl Suite {
         })
     }
 
-    pub fn case_path(&self, case: &str) -> PathBuf {
+    pub(crate) fn case_path(&self, case: &str) -> PathBuf {
         self.dir.join(format!("{case}.toml"))
     }
 
     /// The guest jobs of one topology's boot: the calibration (when given), then
     /// every case.
-    pub fn guest_jobs(
+    pub(crate) fn guest_jobs(
         &self,
         topo: &SuiteTopology,
         calibrate: Option<GuestJob>,
@@ -145,7 +145,7 @@ impl Suite {
 }
 
 /// The bundle file of a topology and kernel.
-pub fn bundle_name(topology: &str, kernel: &str) -> String {
+pub(crate) fn bundle_name(topology: &str, kernel: &str) -> String {
     format!("{topology}-{kernel}.tar.gz")
 }
 
@@ -155,7 +155,7 @@ const NOT_BUNDLED: &[&str] = &["console.log", "jobs/calibrate/trace.txt"];
 
 /// Pack a guest run's directory into a deterministic `tar.gz` (sorted entries,
 /// zero times and owners), written atomically.
-pub fn pack(dir: &Path, bundle: &Path) -> Result<(), String> {
+pub(crate) fn pack(dir: &Path, bundle: &Path) -> Result<(), String> {
     let mut files = Vec::new();
     collect(dir, dir, &mut files)?;
     files.sort();

@@ -158,7 +158,7 @@ fn sanitize(name: &str) -> String {
 }
 
 /// The kernel preset that models a real kernel, from its release string.
-pub fn preset_for_release(release: &str) -> Result<&'static str, String> {
+pub(crate) fn preset_for_release(release: &str) -> Result<&'static str, String> {
     let mut it = release.split(|c: char| !c.is_ascii_digit());
     let major: u32 = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
     let minor: u32 = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);

@@ -48,7 +48,7 @@ use crate::sched::{pelt, Pid, SchedEvent};
 pub const EM_MAX_COMPLEXITY: usize = 2048;
 
 /// `em_cap_state.cost` of each OPP: `f_max × power / f` (integer, as `em_create_pd`).
-pub fn em_costs(fd: &FreqDomain) -> Vec<u64> {
+pub(crate) fn em_costs(fd: &FreqDomain) -> Vec<u64> {
     let fmax = fd.max_freq_khz() as u64;
     fd.opps
         .iter()
@@ -58,7 +58,7 @@ pub fn em_costs(fd: &FreqDomain) -> Vec<u64> {
 
 /// `em_pd_energy(pd, max_util, sum_util)` (energy_model.h, v5.6) for a domain whose
 /// CPUs have capacity `scale_cpu`.
-pub fn em_pd_energy(fd: &FreqDomain, scale_cpu: u64, max_util: u64, sum_util: u64) -> u64 {
+pub(crate) fn em_pd_energy(fd: &FreqDomain, scale_cpu: u64, max_util: u64, sum_util: u64) -> u64 {
     let top = fd.max_freq_khz() as u64;
     let freq = crate::sched::cpufreq::map_util_freq(max_util, top, scale_cpu);
     let costs = em_costs(fd);
@@ -72,7 +72,7 @@ pub fn em_pd_energy(fd: &FreqDomain, scale_cpu: u64, max_util: u64, sum_util: u6
 
 /// Would `build_perf_domains` build perf domains on `m` (given the topology's
 /// `sched_asym_cpucapacity` and whether every policy runs schedutil)?
-pub fn perf_domains_possible(m: &Machine, asym_cpucapacity: bool, schedutil: bool) -> bool {
+pub(crate) fn perf_domains_possible(m: &Machine, asym_cpucapacity: bool, schedutil: bool) -> bool {
     if !asym_cpucapacity || !schedutil {
         return false;
     }
@@ -93,7 +93,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `cpu_util_next(cpu, p, dst_cpu)` (v5.6): `cpu`'s utilization if `p` ran on
     /// `dst` (`None`: nowhere), util_est included, capped at capacity_orig.
-    pub fn cpu_util_next(&self, cpu: usize, pid: Pid, dst: Option<usize>) -> u64 {
+    pub(crate) fn cpu_util_next(&self, cpu: usize, pid: Pid, dst: Option<usize>) -> u64 {
         let t = &self.tasks[pid as usize];
         let rq = &self.rqs[cpu];
         let mut util = rq.cfs.avg.util_avg;

@@ -73,7 +73,7 @@ pub struct Curr {
 
 /// `entity_key`: an entity's vruntime relative to the runqueue's `min_vruntime`.
 #[inline]
-pub fn entity_key(cfs: &CfsRq, vruntime: u64) -> i64 {
+pub(crate) fn entity_key(cfs: &CfsRq, vruntime: u64) -> i64 {
     vdiff(vruntime, cfs.min_vruntime)
 }
 
@@ -106,7 +106,7 @@ pub fn avg_vruntime(cfs: &CfsRq, curr: Option<(u64, u64)>) -> u64 {
 }
 
 /// `entity_eligible(cfs_rq, se)`: `V ≥ v`, i.e. lag ≥ 0, without dividing.
-pub fn entity_eligible(cfs: &CfsRq, curr: Option<(u64, u64)>, vruntime: u64) -> bool {
+pub(crate) fn entity_eligible(cfs: &CfsRq, curr: Option<(u64, u64)>, vruntime: u64) -> bool {
     let (avg, load) = sums_with_curr(cfs, curr);
     avg >= entity_key(cfs, vruntime).wrapping_mul(load)
 }
@@ -114,7 +114,7 @@ pub fn entity_eligible(cfs: &CfsRq, curr: Option<(u64, u64)>, vruntime: u64) -> 
 /// `update_entity_lag`: the lag an entity leaves its runqueue with, clamped to
 /// ±`calc_delta_fair(max(2·slice, TICK_NSEC))`. `curr` as for [`avg_vruntime`]
 /// (the entity itself when it is the running one).
-pub fn update_entity_lag(
+pub(crate) fn update_entity_lag(
     cfs: &CfsRq,
     curr: Option<(u64, u64)>,
     vruntime: u64,
@@ -146,7 +146,7 @@ pub struct PlaceFeat {
 /// placed one is not queued and not counted in `nr_running` yet); `curr` is the
 /// running entity's (vruntime, weight) if it is on the runqueue; `vlag` the entity's
 /// saved lag; `initial` is ENQUEUE_INITIAL.
-pub fn place_entity(
+pub(crate) fn place_entity(
     cfs: &CfsRq,
     curr: Option<(u64, u64)>,
     vlag: i64,
@@ -186,7 +186,7 @@ pub fn place_entity(
 /// `pick_eevdf(cfs_rq)`: the eligible entity with the earliest virtual deadline.
 /// `deadline_of` looks a queued entity's deadline up. Returns `None` only for an empty
 /// runqueue.
-pub fn pick_eevdf(
+pub(crate) fn pick_eevdf(
     cfs: &CfsRq,
     curr: Option<Curr>,
     run_to_parity: bool,

@@ -56,7 +56,7 @@ pub struct LoadWeight {
 
 impl LoadWeight {
     /// The weight of nice level `nice`, with the table's inverse (2^32 / w).
-    pub fn from_nice(nice: i32) -> LoadWeight {
+    pub(crate) fn from_nice(nice: i32) -> LoadWeight {
         let w = SCHED_PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize];
         LoadWeight {
             weight: w,
@@ -64,7 +64,7 @@ impl LoadWeight {
         }
     }
     /// SCHED_IDLE tasks (`WEIGHT_IDLEPRIO`, `WMULT_IDLEPRIO`).
-    pub fn idle_policy() -> LoadWeight {
+    pub(crate) fn idle_policy() -> LoadWeight {
         LoadWeight {
             weight: WEIGHT_IDLEPRIO,
             inv_weight: 1_431_655_765,
@@ -92,7 +92,7 @@ impl LoadWeight {
 }
 
 /// `__calc_delta`: `delta × weight / lw.weight` in the kernel's 32-bit fixed point.
-pub fn calc_delta(delta: u64, weight: u64, lw: &LoadWeight) -> u64 {
+pub(crate) fn calc_delta(delta: u64, weight: u64, lw: &LoadWeight) -> u64 {
     let mut fact = weight;
     let mut shift = WMULT_SHIFT;
     while fact >> 32 != 0 {
@@ -110,7 +110,7 @@ pub fn calc_delta(delta: u64, weight: u64, lw: &LoadWeight) -> u64 {
 
 /// `calc_delta_fair`: real time to virtual time for an entity of weight `lw`.
 #[inline]
-pub fn calc_delta_fair(delta: u64, lw: &LoadWeight) -> u64 {
+pub(crate) fn calc_delta_fair(delta: u64, lw: &LoadWeight) -> u64 {
     if lw.weight != NICE_0_LOAD {
         calc_delta(delta, NICE_0_LOAD, lw)
     } else {
@@ -120,12 +120,12 @@ pub fn calc_delta_fair(delta: u64, lw: &LoadWeight) -> u64 {
 
 /// `entity_before`/signed vruntime comparison: `a − b` as a signed value.
 #[inline]
-pub fn vdiff(a: u64, b: u64) -> i64 {
+pub(crate) fn vdiff(a: u64, b: u64) -> i64 {
     a.wrapping_sub(b) as i64
 }
 
 #[inline]
-pub fn max_vruntime(a: u64, b: u64) -> u64 {
+pub(crate) fn max_vruntime(a: u64, b: u64) -> u64 {
     if vdiff(b, a) > 0 {
         b
     } else {
@@ -225,7 +225,7 @@ impl Default for CfsRq {
 impl CfsRq {
     /// `__enqueue_entity`: insert into the timeline after entities with equal
     /// vruntime, and add the entity to the average (`avg_vruntime_add`).
-    pub fn timeline_insert(&mut self, pid: u32, vruntime: u64, weight: u64) {
+    pub(crate) fn timeline_insert(&mut self, pid: u32, vruntime: u64, weight: u64) {
         self.seq += 1;
         let key = (vruntime, self.seq);
         // Descending order: find the first element that is "before or equal" the key
@@ -243,7 +243,7 @@ impl CfsRq {
     }
 
     /// `__dequeue_entity` (and `avg_vruntime_sub`).
-    pub fn timeline_remove(&mut self, pid: u32) {
+    pub(crate) fn timeline_remove(&mut self, pid: u32) {
         // Search from the leftmost end: the entity is usually near it.
         if let Some(i) = self.timeline.iter().rposition(|&(_, _, p, _)| p == pid) {
             let (v, _, _, w) = self.timeline.remove(i);
@@ -263,7 +263,7 @@ impl CfsRq {
     }
 
     /// `__pick_next_entity`: the entity after `pid` in vruntime order.
-    pub fn next_after(&self, pid: u32) -> Option<u32> {
+    pub(crate) fn next_after(&self, pid: u32) -> Option<u32> {
         let i = self.timeline.iter().rposition(|&(_, _, p, _)| p == pid)?;
         if i == 0 {
             None
@@ -278,12 +278,12 @@ impl CfsRq {
     }
 
     /// Queued entities with the vruntime they were queued at, leftmost first.
-    pub fn queued_with_vruntime(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+    pub(crate) fn queued_with_vruntime(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
         self.timeline.iter().rev().map(|&(v, _, p, _)| (p, v))
     }
 
     /// The EEVDF sums recomputed from the timeline (for `--check`).
-    pub fn avg_sums_from_scratch(&self) -> (i64, u64) {
+    pub(crate) fn avg_sums_from_scratch(&self) -> (i64, u64) {
         self.timeline
             .iter()
             .fold((0i64, 0u64), |(a, l), &(v, _, _, w)| {
@@ -325,7 +325,7 @@ pub struct FairParams {
 }
 
 /// `__sched_period`.
-pub fn sched_period(nr_running: u64, p: &FairParams) -> u64 {
+pub(crate) fn sched_period(nr_running: u64, p: &FairParams) -> u64 {
     if nr_running > p.nr_latency {
         nr_running * p.min_granularity
     } else {
@@ -346,12 +346,12 @@ pub fn sched_slice(cfs: &CfsRq, se_load: &LoadWeight, se_on_rq: bool, p: &FairPa
 }
 
 /// `sched_vslice`.
-pub fn sched_vslice(cfs: &CfsRq, se_load: &LoadWeight, se_on_rq: bool, p: &FairParams) -> u64 {
+pub(crate) fn sched_vslice(cfs: &CfsRq, se_load: &LoadWeight, se_on_rq: bool, p: &FairParams) -> u64 {
     calc_delta_fair(sched_slice(cfs, se_load, se_on_rq, p), se_load)
 }
 
 /// `place_entity`: returns the new vruntime of an entity being placed on `cfs`.
-pub fn place_entity(
+pub(crate) fn place_entity(
     cfs: &CfsRq,
     se_vruntime: u64,
     se_load: &LoadWeight,
@@ -374,13 +374,13 @@ pub fn place_entity(
 }
 
 /// `wakeup_gran`: the wakeup granularity in the wakee's virtual time.
-pub fn wakeup_gran(se_load: &LoadWeight, p: &FairParams) -> u64 {
+pub(crate) fn wakeup_gran(se_load: &LoadWeight, p: &FairParams) -> u64 {
     calc_delta_fair(p.wakeup_granularity, se_load)
 }
 
 /// `wakeup_preempt_entity(curr, se)`: −1 if `se` is not ahead, 1 if `curr` is ahead
 /// by more than the granularity, 0 otherwise.
-pub fn wakeup_preempt_entity(
+pub(crate) fn wakeup_preempt_entity(
     curr_vruntime: u64,
     se_vruntime: u64,
     se_load: &LoadWeight,
@@ -399,7 +399,7 @@ pub fn wakeup_preempt_entity(
 
 /// `update_min_vruntime`, given the current entity's vruntime (if it is queued) and
 /// the leftmost's.
-pub fn update_min_vruntime(cfs: &mut CfsRq, curr_vruntime: Option<u64>, leftmost: Option<u64>) {
+pub(crate) fn update_min_vruntime(cfs: &mut CfsRq, curr_vruntime: Option<u64>, leftmost: Option<u64>) {
     let mut v = cfs.min_vruntime;
     if let Some(c) = curr_vruntime {
         v = c;
@@ -424,7 +424,7 @@ pub fn update_min_vruntime(cfs: &mut CfsRq, curr_vruntime: Option<u64>, leftmost
 /// `pick_next_entity(cfs_rq, NULL)` after the previous task was put back: the
 /// leftmost, unless it is the skip buddy and the second is close enough; then the last
 /// and next buddies, each if not too unfair to the leftmost. `vr`/`lw` look entities up.
-pub fn pick_next_entity(
+pub(crate) fn pick_next_entity(
     cfs: &CfsRq,
     vr: impl Fn(u32) -> (u64, LoadWeight),
     p: &FairParams,
@@ -458,7 +458,7 @@ pub fn pick_next_entity(
 }
 
 /// PELT of an entity against its cfs_rq at `now` (pelt clock): `__update_load_avg_se`.
-pub fn update_se_avg(now: u64, se: &mut SchedEntity, running: bool) -> bool {
+pub(crate) fn update_se_avg(now: u64, se: &mut SchedEntity, running: bool) -> bool {
     let w = se.load.weight;
     pelt::update_se(now, &mut se.avg, se.on_rq, running, w, w)
 }

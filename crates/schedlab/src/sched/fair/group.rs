@@ -99,7 +99,7 @@ impl Default for SgLbStats {
 
 /// `group_has_capacity`: fewer tasks than CPUs, or utilization below capacity by
 /// the imbalance margin.
-pub fn group_has_capacity(imbalance_pct: u32, sgs: &SgLbStats) -> bool {
+pub(crate) fn group_has_capacity(imbalance_pct: u32, sgs: &SgLbStats) -> bool {
     if sgs.sum_nr_running < sgs.group_weight {
         return true;
     }
@@ -108,7 +108,7 @@ pub fn group_has_capacity(imbalance_pct: u32, sgs: &SgLbStats) -> bool {
 
 /// `group_is_overloaded`: more tasks than CPUs and utilization above capacity by
 /// the imbalance margin.
-pub fn group_is_overloaded(imbalance_pct: u32, sgs: &SgLbStats) -> bool {
+pub(crate) fn group_is_overloaded(imbalance_pct: u32, sgs: &SgLbStats) -> bool {
     if sgs.sum_nr_running <= sgs.group_weight {
         return false;
     }
@@ -116,7 +116,7 @@ pub fn group_is_overloaded(imbalance_pct: u32, sgs: &SgLbStats) -> bool {
 }
 
 /// `group_classify`; `sg_imbalanced` is the group's `sgc.imbalance` flag.
-pub fn group_classify(imbalance_pct: u32, sg_imbalanced: bool, sgs: &SgLbStats) -> GroupType {
+pub(crate) fn group_classify(imbalance_pct: u32, sg_imbalanced: bool, sgs: &SgLbStats) -> GroupType {
     if group_is_overloaded(imbalance_pct, sgs) {
         GroupType::Overloaded
     } else if sg_imbalanced {
@@ -134,7 +134,7 @@ pub fn group_classify(imbalance_pct: u32, sg_imbalanced: bool, sgs: &SgLbStats) 
 
 /// `fits_capacity(cap, max)`: `cap` fits in `max` with the 1280/1024 (~80 %) margin.
 #[inline]
-pub fn fits_capacity(cap: u64, max: u64) -> bool {
+pub(crate) fn fits_capacity(cap: u64, max: u64) -> bool {
     cap * 1280 < max * 1024
 }
 

@@ -81,7 +81,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `cpu_util_without(cpu, p)` (v5.6): the CPU's utilization without `p`'s
     /// contribution, util_est included, capped at `capacity_orig`.
-    pub fn cpu_util_without(&self, cpu: usize, pid: Pid) -> u64 {
+    pub(crate) fn cpu_util_without(&self, cpu: usize, pid: Pid) -> u64 {
         let t = &self.tasks[pid as usize];
         if cpu != t.cpu || t.se.avg.last_update_time == 0 {
             return self.cpu_util(cpu);
@@ -429,7 +429,7 @@ impl ShallowestIdle {
     }
 
     /// Consider idle CPU `i` (`exit`: the exit latency of the state it is in).
-    pub fn consider(&mut self, i: usize, exit: Option<u64>, idle_stamp: u64, break_even: u64) {
+    pub(crate) fn consider(&mut self, i: usize, exit: Option<u64>, idle_stamp: u64, break_even: u64) {
         let better_stamp = idle_stamp > self.latest_idle_timestamp;
         let take = match exit {
             Some(e) if e < self.min_exit_latency => {

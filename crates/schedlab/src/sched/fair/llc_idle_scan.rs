@@ -119,7 +119,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// The v5.12 `select_idle_cpu(p, sd, has_idle_core, target)`: the merged scan
     /// (module notes). Returns the CPU and its reason, or `None`.
-    pub fn select_idle_cpu_merged(
+    pub(crate) fn select_idle_cpu_merged(
         &mut self,
         pid: Pid,
         sd: SdId,

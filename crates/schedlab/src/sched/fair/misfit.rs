@@ -103,7 +103,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 /// are not more than 25 % smaller than the local group's (`sg_max_capacity` fits
 /// in `local_max_capacity`), or a local group without spare capacity, is not a
 /// candidate: nothing would be gained by pulling its misfit here.
-pub fn misfit_pick_refused(
+pub(crate) fn misfit_pick_refused(
     sgs: &SgLbStats,
     sg_max_capacity: u64,
     local_max_capacity: u64,

@@ -121,7 +121,7 @@ impl SmtBalance {
     }
 
     /// Does `cpu`'s walk end on a level-0 domain (so its `curr_util` is recorded)?
-    pub fn ends_at_level0(&self, cpu: usize) -> bool {
+    pub(crate) fn ends_at_level0(&self, cpu: usize) -> bool {
         self.util_groups[cpu].1
     }
 }
@@ -286,7 +286,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `--check`: every tracked group's utilization equals its busy CPUs (on SMT
     /// machines where every CPU's walk reaches level 0, so the counts are exact; not
     /// on hybrid machines whose non-SMT cores have no level 0).
-    pub fn check_smt_utilization(&self) -> Result<(), String> {
+    pub(crate) fn check_smt_utilization(&self) -> Result<(), String> {
         if !self.m.has_smt() || !(0..self.m.nr_cpus()).all(|c| self.smtb.ends_at_level0(c)) {
             return Ok(());
         }

@@ -126,7 +126,7 @@ pub struct DomainWalk {
 }
 
 /// The `sd_flag` of a placement kind.
-pub fn sd_flag_of(kind: WakeKind) -> u32 {
+pub(crate) fn sd_flag_of(kind: WakeKind) -> u32 {
     match kind {
         WakeKind::Wakeup => SD_BALANCE_WAKE,
         WakeKind::Fork => SD_BALANCE_FORK,
@@ -172,7 +172,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `cpu_load(rq)` (v5.6): the root cfs_rq's `load_avg`, blocked load included.
     #[inline]
-    pub fn cpu_load(&self, cpu: usize) -> u64 {
+    pub(crate) fn cpu_load(&self, cpu: usize) -> u64 {
         self.rqs[cpu].cfs.avg.load_avg
     }
 
@@ -423,7 +423,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `wake_affine(sd, p, this_cpu, prev_cpu, sync)` (kernel/sched/fair.c, v5.6).
     #[allow(clippy::too_many_arguments)]
-    pub fn wake_affine(
+    pub(crate) fn wake_affine(
         &self,
         sd: usize,
         pid: Pid,

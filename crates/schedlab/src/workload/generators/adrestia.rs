@@ -272,7 +272,7 @@ pub fn parse(w: &TableReader<'_>) -> Result<Generated, InputError> {
 
 /// The sample at index ⌊0.9·n⌋ of the sorted µs samples, each
 /// `⌊round(sum_ns / 1000) / workers⌋`.
-pub fn p90_us(h: &LatencyHist, workers: u32) -> Option<u64> {
+pub(crate) fn p90_us(h: &LatencyHist, workers: u32) -> Option<u64> {
     let n = h.count();
     if n == 0 {
         return None;

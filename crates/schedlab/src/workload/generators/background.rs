@@ -61,7 +61,7 @@ pub struct Background {
 }
 
 /// The first CPU of every physical core, in increasing order.
-pub fn core_first_cpus(m: &Machine) -> Vec<usize> {
+pub(crate) fn core_first_cpus(m: &Machine) -> Vec<usize> {
     (0..m.nr_cpus())
         .filter(|&c| m.smt_mask(c).first() == Some(c))
         .collect()

@@ -58,7 +58,7 @@ pub struct ForkOpts {
 }
 
 /// Page size of machine `m` (bytes).
-pub fn page_size(m: &Machine) -> u64 {
+pub(crate) fn page_size(m: &Machine) -> u64 {
     if m.arch == Arch::Power {
         65536
     } else {

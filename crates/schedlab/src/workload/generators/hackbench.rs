@@ -85,7 +85,7 @@ fn times(n: u64) -> LoopCount {
 /// `g` a receiver (`1 + 2g`) and a sender (`2 + 2g`) program. Channels: `ready`
 /// (0), `wake` (1), `data[0..G·F]` (2..): receiver `j` of group `g` owns
 /// `data[g·F + j]`.
-pub fn messaging_spec(o: &MessagingOpts) -> WorkloadSpec {
+pub(crate) fn messaging_spec(o: &MessagingOpts) -> WorkloadSpec {
     let (g_n, f) = (o.groups, o.fds);
     let kind = if o.pipe {
         ChanKind::Pipe
@@ -210,7 +210,7 @@ pub fn messaging_spec(o: &MessagingOpts) -> WorkloadSpec {
 
 /// The perf bench sched pipe workload. Programs: 0 = parent, 1 = worker 0 (as a
 /// thread), 2 = worker 1. Channels: `pipe[0]`, `pipe[1]`.
-pub fn pipe_spec(o: &PipeOpts) -> WorkloadSpec {
+pub(crate) fn pipe_spec(o: &PipeOpts) -> WorkloadSpec {
     let mut spec = WorkloadSpec {
         channels: vec![ChanDecl {
             name: "pipe".into(),

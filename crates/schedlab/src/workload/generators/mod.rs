@@ -155,7 +155,7 @@ pub fn pos(w: &TableReader<'_>, key: &'static str, def: u32) -> Result<u32, Inpu
 /// A number of seconds as a tool's option gives it (an integer or a decimal), in
 /// ns: `None` unless it is finite, `>= 0` and within the engine's
 /// [`MAX_TIME_NS`](crate::engine::MAX_TIME_NS).
-pub fn secs_to_ns(v: &crate::config::Val) -> Option<u64> {
+pub(crate) fn secs_to_ns(v: &crate::config::Val) -> Option<u64> {
     use crate::config::Val;
     use crate::engine::{checked_ns, checked_ns_f64, NSEC_PER_SEC};
     match *v {
@@ -166,7 +166,7 @@ pub fn secs_to_ns(v: &crate::config::Val) -> Option<u64> {
 }
 
 /// A positive number of seconds under `key` (default `def_ns`), as ns.
-pub fn secs_opt(w: &TableReader<'_>, key: &'static str, def_ns: u64) -> Result<u64, InputError> {
+pub(crate) fn secs_opt(w: &TableReader<'_>, key: &'static str, def_ns: u64) -> Result<u64, InputError> {
     let Some(n) = w.get(key) else {
         return Ok(def_ns);
     };
@@ -183,7 +183,7 @@ pub fn secs_opt(w: &TableReader<'_>, key: &'static str, def_ns: u64) -> Result<u
 }
 
 /// `ns` as the `S.mmm` seconds most tools print (truncated to milliseconds).
-pub fn secs_ms(ns: u64) -> String {
+pub(crate) fn secs_ms(ns: u64) -> String {
     let ms = ns / 1_000_000;
     format!("{}.{:03}", ms / 1000, ms % 1000)
 }

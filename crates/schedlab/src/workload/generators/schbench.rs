@@ -134,13 +134,13 @@ impl NewOpts {
     }
 
     /// Side of the three square matrices that fill the footprint.
-    pub fn matrix_size(&self) -> u64 {
+    pub(crate) fn matrix_size(&self) -> u64 {
         let elems = u64::from(self.cache_footprint) * 1024 / 8 / 3;
         (elems as f64).sqrt() as u64
     }
 
     /// Reference work of one request's maths (ns).
-    pub fn math_ns(&self) -> u64 {
+    pub(crate) fn math_ns(&self) -> u64 {
         let n = self.matrix_size();
         (n.pow(3) as f64 * f64::from(self.operations) * MAC_NS).round() as u64
     }
@@ -418,7 +418,7 @@ fn worker(sh: Shape, mt: Metrics, mi: u32) -> Program {
 }
 
 /// The old schbench workload.
-pub fn old_spec(o: &OldOpts) -> WorkloadSpec {
+pub(crate) fn old_spec(o: &OldOpts) -> WorkloadSpec {
     build(
         o.message_threads,
         o.threads,
@@ -433,7 +433,7 @@ pub fn old_spec(o: &OldOpts) -> WorkloadSpec {
 }
 
 /// The new schbench workload on a machine of `nr_cpus` CPUs (one spin lock each).
-pub fn new_spec(o: &NewOpts, nr_cpus: usize) -> WorkloadSpec {
+pub(crate) fn new_spec(o: &NewOpts, nr_cpus: usize) -> WorkloadSpec {
     build(
         o.message_threads,
         o.threads,
@@ -528,7 +528,7 @@ const PLAT_BITS: u32 = 8;
 const PLAT_VAL: u64 = 1 << PLAT_BITS;
 
 /// schbench's bucket index of `us` µs.
-pub fn plat_idx(us: u64) -> u64 {
+pub(crate) fn plat_idx(us: u64) -> u64 {
     if us < 2 * PLAT_VAL {
         return us;
     }
@@ -539,7 +539,7 @@ pub fn plat_idx(us: u64) -> u64 {
 }
 
 /// The value schbench reports for bucket `idx` (exact below 512, else the middle).
-pub fn plat_val(idx: u64) -> u64 {
+pub(crate) fn plat_val(idx: u64) -> u64 {
     if idx < 2 * PLAT_VAL {
         return idx;
     }
@@ -575,7 +575,7 @@ impl UsecHist {
     }
 
     /// From a nanosecond histogram (see the module notes).
-    pub fn from_ns(h: &LatencyHist) -> Self {
+    pub(crate) fn from_ns(h: &LatencyHist) -> Self {
         let mut u = UsecHist::default();
         for v in h.hist().iter_recorded() {
             let ns = h.hist().median_equivalent(v.value_iterated_to());
@@ -626,7 +626,7 @@ fn pkey(p: f64) -> String {
 
 impl SchbenchTool {
     /// The 2020 tool's report for worker wakeup latencies `h`.
-    pub fn old_report(h: &UsecHist) -> ToolResult {
+    pub(crate) fn old_report(h: &UsecHist) -> ToolResult {
         let mut text = String::from("Latency percentiles (usec)\n");
         let mut values = BTreeMap::new();
         for (i, (v, _)) in h.percentiles(&OLD_PLIST).into_iter().enumerate() {
@@ -669,7 +669,7 @@ impl SchbenchTool {
 
     /// The new tool's report: wakeup and request latencies, RPS percentiles over the
     /// whole seconds of the run and the average rps.
-    pub fn new_report(
+    pub(crate) fn new_report(
         wake: &UsecHist,
         req: &UsecHist,
         done: &LatencyHist,

@@ -59,12 +59,12 @@ pub const CYCLES_PER_CANDIDATE: u64 = 20;
 pub const DEFAULT_REF_KHZ: u64 = 2_000_000;
 
 /// Total time of group `g` (ns): `total_time.g{g}`.
-pub fn total_metric(g: usize) -> String {
+pub(crate) fn total_metric(g: usize) -> String {
     format!("total_time.g{g}")
 }
 
 /// Event latencies of thread `t` of group `g` (ns): `event.g{g}.t{t}`.
-pub fn event_metric(g: usize, t: usize) -> String {
+pub(crate) fn event_metric(g: usize, t: usize) -> String {
     format!("event.g{g}.t{t}")
 }
 
@@ -105,7 +105,7 @@ pub fn prime_steps(max: u64) -> (u64, u64) {
 }
 
 /// Reference frequency of machine `m` (kHz): the highest OPP of its biggest CPU.
-pub fn ref_khz(m: &Machine) -> u64 {
+pub(crate) fn ref_khz(m: &Machine) -> u64 {
     m.cpus
         .iter()
         .max_by_key(|c| c.capacity_orig)

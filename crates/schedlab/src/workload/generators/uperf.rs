@@ -206,7 +206,7 @@ pub fn parse(w: &TableReader<'_>, m: &Machine) -> Result<Generated, InputError> 
 /// uperf's `decimal_to_string` + `print_decimal`: auto units (1000-based bits with
 /// `b/s`, or 1024-based bytes with `B`), two decimals, cut to `width − 1` characters
 /// (uperf's buffer size) and right-aligned in `width` columns.
-pub fn uperf_number(value: f64, width: usize, bits: bool) -> String {
+pub(crate) fn uperf_number(value: f64, width: usize, bits: bool) -> String {
     const SUFFIX: &[u8] = b" KMGTPEZ";
     let div = if bits { 1000.0 } else { 1024.0 };
     let s = if value == 0.0 {

@@ -105,7 +105,7 @@ impl Default for ChanParams {
 impl ChanParams {
     /// Parameters of a 64-bit kernel with the given page size and cache line, with the
     /// default `wmem_default = 256 * SKB_TRUESIZE(256)` (`SK_WMEM_MAX`).
-    pub fn for_arch(page_size: u32, l1_cache_bytes: u32) -> Self {
+    pub(crate) fn for_arch(page_size: u32, l1_cache_bytes: u32) -> Self {
         let mut p = ChanParams {
             page_size,
             l1_cache_bytes,
@@ -124,7 +124,7 @@ impl ChanParams {
     }
 
     /// ppc64 with 64 KiB pages and 128-byte lines: `unix_sndbuf` = 229 376.
-    pub fn ppc64() -> Self {
+    pub(crate) fn ppc64() -> Self {
         Self::for_arch(65536, 128)
     }
 
@@ -181,7 +181,7 @@ impl ChanParams {
 
     /// Largest payload one AF_UNIX stream skb carries (`unix_stream_sendmsg`):
     /// `min(sndbuf / 2 - 64, SKB_MAX_HEAD(0) + UNIX_SKB_FRAGS_SZ)`.
-    pub fn unix_max_skb_payload(&self) -> u32 {
+    pub(crate) fn unix_max_skb_payload(&self) -> u32 {
         let frags_sz = UNIX_SKB_FRAGS_MIN.max(self.page_size);
         (self.unix_sndbuf / 2 - 64).min(self.skb_max_head() + frags_sz)
     }
@@ -201,7 +201,7 @@ impl ChanParams {
     ///   (`SKB_TRUESIZE` of the usable data room plus the page fragments).
     ///
     /// x86-64: 768 B for 1..=192 B payloads, 1280 B up to 704 B, 8960 B for 8 KiB.
-    pub fn skb_truesize(&self, payload: u32) -> u32 {
+    pub(crate) fn skb_truesize(&self, payload: u32) -> u32 {
         let max_head = self.skb_max_head();
         let data_len = if payload > max_head {
             payload.min(align_up(payload - max_head, self.page_size))
@@ -394,7 +394,7 @@ impl Channel {
     /// `poll()` for input by `pid`: `Done` if data is queued, else the caller is
     /// registered as a non-exclusive poller until the next wakeup of the read side and
     /// must call again when woken.
-    pub fn poll_readable(&mut self, pid: Pid) -> Outcome {
+    pub(crate) fn poll_readable(&mut self, pid: Pid) -> Outcome {
         let out = match &mut self.state {
             State::Pipe(p) => p.poll_readable(pid),
             State::Unix(u) => u.poll_readable(pid),

@@ -61,7 +61,7 @@ impl FutexTable {
     }
 
     /// A new futex word (value 0); returns its address.
-    pub fn alloc(&mut self) -> usize {
+    pub(crate) fn alloc(&mut self) -> usize {
         self.words.push(0);
         self.queues.push(WaitQueue::new());
         self.words.len() - 1
@@ -107,7 +107,7 @@ impl FutexTable {
 
     /// A waiter woken by [`FutexTable::futex_wake`] that does not re-execute its wait
     /// drops the wakeup here (so its next wait is not satisfied by it).
-    pub fn forget_woken(&mut self, pid: Pid) {
+    pub(crate) fn forget_woken(&mut self, pid: Pid) {
         take_woken(&mut self.woken, pid);
     }
 
@@ -230,7 +230,7 @@ impl Barrier {
     }
 
     /// `pthread_barrier_wait`; `retry` after a wakeup.
-    pub fn arrive(&mut self, pid: Pid, retry: bool, wakes: &mut Vec<Wake>) -> Outcome {
+    pub(crate) fn arrive(&mut self, pid: Pid, retry: bool, wakes: &mut Vec<Wake>) -> Outcome {
         if retry {
             let i = self
                 .sleeping

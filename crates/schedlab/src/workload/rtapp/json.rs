@@ -58,7 +58,7 @@ pub enum JVal {
 
 impl JVal {
     /// How an error message names the value's type.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             JVal::Null => "null".into(),
             JVal::Bool(b) => b.to_string(),

@@ -1245,7 +1245,7 @@ fn count(c: Option<u64>) -> LoopCount {
 }
 
 /// Thread name of instance `i` of a task with `n` instances.
-pub fn thread_name(task: &str, i: u32, n: u32) -> String {
+pub(crate) fn thread_name(task: &str, i: u32, n: u32) -> String {
     if n == 1 {
         task.to_string()
     } else {

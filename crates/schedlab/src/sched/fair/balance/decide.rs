@@ -30,7 +30,7 @@ fn asym_prio(cpu: usize) -> i64 {
 }
 
 /// `sched_asym_prefer(a, b)`.
-pub fn sched_asym_prefer(a: usize, b: usize) -> bool {
+pub(crate) fn sched_asym_prefer(a: usize, b: usize) -> bool {
     asym_prio(a) > asym_prio(b)
 }
 

@@ -368,7 +368,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `rebalance_domains` (kernel/sched/fair.c, v5.6). Returns the CPUs probed.
-    pub fn rebalance_domains(
+    pub(crate) fn rebalance_domains(
         &mut self,
         cpu: usize,
         mut idle: CpuIdleType,
@@ -1171,7 +1171,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `load_balance` (kernel/sched/fair.c, v5.6) for `this_cpu` at domain `sd`.
-    pub fn load_balance(
+    pub(crate) fn load_balance(
         &mut self,
         this_cpu: usize,
         sd: SdId,
