@@ -56,7 +56,7 @@ fn sim(m: Machine, w: WorkloadSpec) -> Sim<Rec> {
         Rec::default(),
     );
     let mut s = Sim::new(k, w, RngStreams::new(1, 0), ChanParams::x86_64());
-    s.check = true;
+    s.set_check(true);
     s
 }
 
@@ -136,7 +136,7 @@ fn spawned_hogs_spread_one_per_core_on_xeon_88() {
         .collect();
     let mut s = sim(m, spawner(nr_cores as u64));
     s.run(Some(4_000 * MS)).expect("run succeeds with --check");
-    let ev = &s.k.observer().events;
+    let ev = &s.kernel().observer().events;
     let per_core = |at| {
         let mut pc = vec![0u32; nr_cores];
         let mut llc_of_core = vec![0usize; nr_cores];
@@ -199,7 +199,7 @@ fn spawned_hogs_spread_one_per_core_on_xeon_88() {
             );
         }
     }
-    let h = hogs(&s.k);
+    let h = hogs(s.kernel());
     assert_eq!(h.len(), nr_cores, "all hogs alive and runnable");
 }
 
@@ -212,7 +212,7 @@ fn hogs_started_on_one_cpu_are_pulled_by_load_balancing() {
     let core_of: Vec<usize> = m.cpus.iter().map(|c| c.core).collect();
     let mut s = sim(m, spawner(4));
     s.run(Some(1_000 * MS)).expect("run succeeds with --check");
-    let h = hogs(&s.k);
+    let h = hogs(s.kernel());
     assert_eq!(h.len(), 4);
     let mut per_core = [0u32; 4];
     for &(_, cpu) in &h {
@@ -245,7 +245,7 @@ fn affinity_is_respected_under_balancing() {
     let mut s = sim(m, w);
     s.run(Some(500 * MS)).expect("run succeeds with --check");
     let mut balance_moves = 0;
-    for (_, e) in &s.k.observer().events {
+    for (_, e) in &s.kernel().observer().events {
         if let SchedEvent::Placement {
             pid,
             kind: WakeKind::Balance,
@@ -255,16 +255,16 @@ fn affinity_is_respected_under_balancing() {
         {
             balance_moves += 1;
             assert!(
-                s.k.cpus_allowed(pid).test(cpu),
+                s.kernel().cpus_allowed(pid).test(cpu),
                 "pid {pid} moved to cpu{cpu}"
             );
         }
     }
-    for t in s.k.tasks().iter().skip(1) {
-        assert!(s.k.cpus_allowed(t.pid).test(t.cpu));
+    for t in s.kernel().tasks().iter().skip(1) {
+        assert!(s.kernel().cpus_allowed(t.pid).test(t.cpu));
     }
     // The free hogs do not stay on the crowded CPUs 0-1: 8 CPUs, 3 free hogs.
-    for t in s.k.tasks().iter().skip(7).take(3) {
+    for t in s.kernel().tasks().iter().skip(7).take(3) {
         assert!(t.cpu >= 2, "free hog {} stuck on cpu{}", t.pid, t.cpu);
     }
     let _ = balance_moves;
@@ -385,7 +385,7 @@ proptest! {
         let end = 1_000 * MS;
         s.run(Some(end)).expect("run succeeds with --check");
         let (worst, since, cpu) =
-            longest_idle_while_overloaded(&s.k.observer().events, n, &|_, _| true, end);
+            longest_idle_while_overloaded(&s.kernel().observer().events, n, &|_, _| true, end);
         if std::env::var_os("BALANCE_DEBUG").is_some() {
             eprintln!("n={n} hogs={hogs} sleepers={sleepers}: worst {worst} at {since} on cpu{cpu}");
         }
@@ -397,7 +397,7 @@ proptest! {
         // max_interval a few times for cache-hot or running candidates
         // (nr_balance_failed > cache_nice_tries, active balance after
         // cache_nice_tries + 3 failures), and ticks for the kick and the IPI.
-        let k = &s.k;
+        let k = &s.kernel();
         let lowest_max = (0..n)
             .filter_map(|c| k.topology().sd[c])
             .map(|sd| k.topology().domains[sd].max_interval * k.topology().domains[sd].busy_factor as u64)

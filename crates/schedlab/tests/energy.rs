@@ -157,10 +157,15 @@ fn work_at_a_lower_frequency_takes_proportionally_longer() {
             ..Default::default()
         };
         let mut sim = schedlab::experiment::build(&sc, sc.seed, 0, &opts);
-        sim.k.set_policy_freq(1, khz);
-        assert_eq!(sim.k.cpu_rq(1).freq_scale, rate);
+        sim.kernel_mut().set_policy_freq(1, khz);
+        assert_eq!(sim.kernel().cpu_rq(1).freq_scale, rate);
         sim.run(sc.duration_ns).unwrap();
-        let exit = sim.k.task(pid_of(&sim, "t") as u32).stats.exit_ns.unwrap();
+        let exit = sim
+            .kernel()
+            .task(pid_of(&sim, "t") as u32)
+            .stats
+            .exit_ns
+            .unwrap();
         let base = cost.context_switch + cost.mm_switch + 10 * MS + cost.exit;
         // Solve T = ceil((base + floor(T/4ms) × tick) × 1024 / rate).
         let mut t = 0u64;
@@ -220,13 +225,13 @@ fn energy_equals_the_integral_of_the_event_timeline() {
         RngStreams::new(sc.seed, 0),
         ChanParams::x86_64(),
     );
-    sim.check = true;
+    sim.set_check(true);
     sim.run(sc.duration_ns).unwrap();
-    let end = sim.k.now();
-    sim.k.observer_mut().c.finish(end);
-    let meter = sim.k.observer().c.energy.as_ref().unwrap();
+    let end = sim.kernel().now();
+    sim.kernel_mut().observer_mut().c.finish(end);
+    let meter = sim.kernel().observer().c.energy.as_ref().unwrap();
     let got = meter.per_cpu_joules();
-    let evs = &sim.k.observer().evs;
+    let evs = &sim.kernel().observer().evs;
     assert!(
         evs.iter()
             .filter(|(_, e)| matches!(e, SchedEvent::CpuFrequency { .. }))

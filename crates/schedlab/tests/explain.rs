@@ -102,9 +102,9 @@ fn probe_logging_changes_no_decision() {
     );
     let plain = run(&sc, 4, 0, &RunOpts::default()).unwrap().0;
     let mut sim = schedlab::experiment::build(&sc, 4, 0, &RunOpts::default());
-    sim.k.set_log_probes(true);
+    sim.kernel_mut().set_log_probes(true);
     sim.run(None).unwrap();
-    assert_eq!(sim.k.now(), plain.sim_time_ns);
+    assert_eq!(sim.kernel().now(), plain.sim_time_ns);
     assert_eq!(sim.events(), plain.events);
 }
 

@@ -68,8 +68,8 @@ fn sim(sc: &Scenario, dur: Option<SimTime>) -> (Sim<schedlab::metrics::Observers
 fn report(sc: &Scenario, s: &Sim<schedlab::metrics::Observers>) -> Option<ToolResult> {
     sc.tool.as_ref().unwrap().report(&ToolInput {
         metrics: &sc.workload.metrics,
-        hists: &s.metrics.hists,
-        sim_time_ns: s.k.now(),
+        hists: &s.metrics().hists,
+        sim_time_ns: s.kernel().now(),
     })
 }
 
@@ -84,7 +84,7 @@ fn hist<'a>(
         .iter()
         .position(|m| m.name == name)
         .unwrap();
-    &s.metrics.hists[i]
+    &s.metrics().hists[i]
 }
 
 fn run(sc: &Scenario) -> experiment::result::RunResult {
@@ -110,7 +110,7 @@ fn schbench_one_worker_by_hand() {
     let (s, stop) = sim(&sc, None);
     assert_eq!(stop, StopReason::Duration);
     // main + message thread + worker.
-    assert_eq!(s.k.tasks().len() - 1, 3);
+    assert_eq!(s.kernel().tasks().len() - 1, 3);
     let h = hist(&sc, &s, "wakeup_latency");
     let n = h.count();
     assert!((370..=500).contains(&n), "{n} samples");
@@ -184,7 +184,7 @@ fn schbench_new_defaults_and_requests() {
     assert_eq!(sc.workload.futexes, 3 + 6);
     let (s, stop) = sim(&sc, Some(40_000_000));
     assert_eq!(stop, StopReason::Duration);
-    assert_eq!(s.k.tasks().len() - 1, 1 + 3 + 6);
+    assert_eq!(s.kernel().tasks().len() - 1, 1 + 3 + 6);
     let wake = hist(&sc, &s, "wakeup_latency");
     let req = hist(&sc, &s, "request_latency");
     let done = hist(&sc, &s, "request_done_at");
@@ -223,15 +223,15 @@ fn sysbench_threads_event_cost_by_hand() {
     );
     let (s, stop) = sim(&sc, None);
     assert_eq!(stop, StopReason::Completed);
-    assert_eq!(s.k.tasks().len() - 1, 2);
+    assert_eq!(s.kernel().tasks().len() - 1, 2);
     let ev = hist(&sc, &s, "event.g0.t0");
     assert_eq!(ev.count(), 50);
     // (HDR buckets are 4 ns wide here; the sum is exact.)
     assert_eq!(ev.hist().min(), ev.hist().lowest_equivalent(6_430));
     assert!(ev.sum >= 50 * 6_430);
     // The ticket word saw 50 claims plus the one refused; the lock counter 50.
-    assert_eq!(s.words[0], 51);
-    assert_eq!(s.words[1], 50);
+    assert_eq!(s.words()[0], 51);
+    assert_eq!(s.words()[1], 50);
     let r = report(&sc, &s).unwrap();
     assert_eq!(r.values["events"], 50.0);
     assert!(r
@@ -251,14 +251,14 @@ fn sysbench_threads_time_limit_and_locks() {
     );
     let (s, stop) = sim(&sc, None);
     assert_eq!(stop, StopReason::Completed);
-    assert_eq!(s.k.tasks().len() - 1, 5);
+    assert_eq!(s.kernel().tasks().len() - 1, 5);
     let r = report(&sc, &s).unwrap();
     let events: u64 = (0..4)
         .map(|t| hist(&sc, &s, &format!("event.g0.t{t}")).count())
         .sum();
     assert_eq!(r.values["events"], events as f64);
     // Every event took one lock counter value.
-    assert_eq!(s.words[1], events);
+    assert_eq!(s.words()[1], events);
     let total = r.values["total_time_s"];
     let longest = (0..4)
         .map(|t| hist(&sc, &s, &format!("event.g0.t{t}")).hist().max())
@@ -327,7 +327,7 @@ fn adrestia_rounds_and_tasks() {
     let (s, stop) = sim(&sc, None);
     assert_eq!(stop, StopReason::Completed);
     // main + 1 single worker + 3 periodic workers, all exited.
-    assert_eq!(s.k.tasks().len() - 1, 5);
+    assert_eq!(s.kernel().tasks().len() - 1, 5);
     // Single: loops × threads rounds; periodic: loops rounds.
     assert_eq!(hist(&sc, &s, "single_round_sum").count(), 21);
     assert_eq!(hist(&sc, &s, "periodic_round_sum").count(), 7);
@@ -361,7 +361,7 @@ fn adrestia_prints_finished_tests_only() {
     assert_eq!(hist(&sc, &s, "single_round_sum").count(), 200);
     let full = report(&sc, &s).unwrap();
     assert_eq!(full.text.lines().count(), 2);
-    let (s2, stop2) = sim(&sc, Some(s.k.now() * 95 / 100));
+    let (s2, stop2) = sim(&sc, Some(s.kernel().now() * 95 / 100));
     assert_eq!(stop2, StopReason::Duration);
     let r = report(&sc, &s2).unwrap();
     assert_eq!(r.text.lines().count(), 1);
@@ -380,7 +380,7 @@ fn adrestia_single_only() {
     );
     let (s, stop) = sim(&sc, None);
     assert_eq!(stop, StopReason::Completed);
-    assert_eq!(s.k.tasks().len() - 1, 2);
+    assert_eq!(s.kernel().tasks().len() - 1, 2);
     let r = report(&sc, &s).unwrap();
     assert!(!r.text.contains("periodic"));
 }
@@ -496,8 +496,8 @@ fn check_invariants(sc: &Scenario, s: &Sim<schedlab::metrics::Observers>, stop: 
                 assert_eq!(r.values[&format!("{p}events")], ev as f64);
                 // The ticket word counts claims: events + one refusal per thread
                 // when an event limit applies.
-                if s.words[2 * g] > 0 {
-                    assert_eq!(s.words[2 * g], ev + u64::from(threads));
+                if s.words()[2 * g] > 0 {
+                    assert_eq!(s.words()[2 * g], ev + u64::from(threads));
                 }
             }
         }
@@ -595,8 +595,8 @@ fn post_await_handshake() {
     spec.tasks = vec![task_spec("a", 0, None), task_spec("b", 1, None)];
     let (s, stop) = run_spec(spec);
     assert_eq!(stop, StopReason::Completed);
-    assert_eq!(s.metrics.hists[ca].count(), 20);
-    assert_eq!(s.metrics.hists[cb].count(), 20);
+    assert_eq!(s.metrics().hists[ca].count(), 20);
+    assert_eq!(s.metrics().hists[cb].count(), 20);
 }
 
 #[test]
@@ -663,10 +663,10 @@ fn list_splice_is_newest_first() {
     spec.tasks = vec![task_spec("walker", 0, None)];
     let (s, stop) = run_spec(spec);
     assert_eq!(stop, StopReason::Completed);
-    assert_eq!(s.words[7], 1);
-    assert_eq!(s.words[6], 2);
-    assert_eq!(s.words[5], 3);
-    assert_eq!(s.words[0], 4);
+    assert_eq!(s.words()[7], 1);
+    assert_eq!(s.words()[6], 2);
+    assert_eq!(s.words()[5], 3);
+    assert_eq!(s.words()[0], 4);
 }
 
 #[test]
@@ -718,9 +718,9 @@ fn while_loops_deadline_and_ticket() {
     ];
     let (s, stop) = run_spec(spec);
     assert_eq!(stop, StopReason::Completed);
-    assert_eq!(s.metrics.hists[it].count(), 10);
-    assert_eq!(s.metrics.hists[tk].count(), 7);
-    assert_eq!(s.words[0], 9);
+    assert_eq!(s.metrics().hists[it].count(), 10);
+    assert_eq!(s.metrics().hists[tk].count(), 7);
+    assert_eq!(s.words()[0], 9);
 }
 
 #[test]
@@ -791,11 +791,11 @@ fn spin_lock_of_the_current_cpu() {
     ];
     let (s, stop) = run_spec(spec);
     assert_eq!(stop, StopReason::Completed);
-    assert_eq!(s.words, vec![1, 1, 0]);
+    assert_eq!(s.words(), vec![1, 1, 0]);
     // Released ≥ 1 ms after start; the spinner started waiting at ≈ 0.1 ms.
-    let w = s.metrics.hists[waited].hist().max();
+    let w = s.metrics().hists[waited].hist().max();
     assert!((850_000..50_000_000).contains(&w), "{w}");
-    assert!(s.metrics.hists[free].hist().max() < SPIN_POLL_NS);
+    assert!(s.metrics().hists[free].hist().max() < SPIN_POLL_NS);
 }
 
 #[test]
@@ -856,10 +856,10 @@ program = [
     assert_eq!(stop, StopReason::Completed);
     assert_eq!(hist(&sc, &s, "events").count(), 10);
     // 10 tickets granted, 3 refused; 10 lock-counter values taken.
-    assert_eq!(s.words[0], 13);
-    assert_eq!(s.words[1], 10);
+    assert_eq!(s.words()[0], 13);
+    assert_eq!(s.words()[1], 10);
     // The lister's items 3 and 2 (instance 0 + 2) were stored the value 7.
-    assert_eq!(&s.words[2..4], &[7, 7]);
+    assert_eq!(&s.words()[2..4], &[7, 7]);
     // A 1 ms deadline over 100 µs computes (on whatever CPU): at least one round.
     assert!(hist(&sc, &s, "ticks").count() >= 1);
     // Bad references name the key.

@@ -31,7 +31,7 @@ fn hogs_on_cpu0(
     let sc = scenario(no_idle(test_topology(1, 1, 8, 1)), w.build(), Some(ms));
     let (sim, r) = run_sim(&sc);
     r.expect("run ends at its duration");
-    let now = sim.k.now();
+    let now = sim.kernel().now();
     (sim, now)
 }
 
@@ -72,7 +72,7 @@ fn two_nice0_hogs_alternate_every_slice() {
     let b = runtime(&sim, "b");
     assert_eq!(b, 504 * MS, "b ran {b}");
     assert!(a == 492 * MS || a == 496 * MS, "a ran {a}");
-    assert_eq!(sim.k.observer().collector.switches, 84);
+    assert_eq!(sim.kernel().observer().collector.switches, 84);
 }
 
 /// The same two hogs on a 2-CPU machine (factor 1 + ilog2(2) = 2): latency 12 ms,
@@ -91,7 +91,7 @@ fn slice_follows_cpu_count_scaling() {
     assert_eq!(sc.tunables.sched_latency_ns, 12 * MS);
     let (sim, r) = run_sim(&sc);
     r.unwrap();
-    let sw = sim.k.observer().collector.switches;
+    let sw = sim.kernel().observer().collector.switches;
     assert!(sw == 125 || sw == 126, "{sw} switches");
     // b runs [0,8), [16,24), ..., [992,1000): 63 of the 125 8-ms periods; its last
     // one ends at the stop instant, so it is charged up to the tick at 996 ms (500 ms)
@@ -126,8 +126,8 @@ fn nice5_gets_weight_share() {
     );
     // The vruntimes themselves are within the bound, plus up to one tick (4 ms) of
     // the current task's runtime not yet charged when the run stopped.
-    let va = sim.k.task(pid_of(&sim, "n0") as u32).se.vruntime;
-    let vb = sim.k.task(pid_of(&sim, "n5") as u32).se.vruntime;
+    let va = sim.kernel().task(pid_of(&sim, "n0") as u32).se.vruntime;
+    let vb = sim.kernel().task(pid_of(&sim, "n5") as u32).se.vruntime;
     let d = (va.wrapping_sub(vb) as i64).unsigned_abs();
     assert!(d <= 24_500_000 + 4 * MS, "vruntime gap {d}");
 }
@@ -154,7 +154,7 @@ fn three_hogs_get_equal_thirds() {
         assert!((392 * MS..=408 * MS).contains(&r), "{n} ran {r}");
     }
     // 150 switches between 8 ms periods (149 or 150 processed before the stop) + idle -> a.
-    let sw = sim.k.observer().collector.switches;
+    let sw = sim.kernel().observer().collector.switches;
     assert!(sw == 150 || sw == 151, "{sw} switches");
 }
 
@@ -175,7 +175,7 @@ fn sched_idle_gets_3_in_1027() {
     );
     // Each of its runs is cut at the first tick, so it ran at least b / 4 ms times,
     // each run costing two switches (in and out).
-    let switches = sim.k.observer().collector.switches;
+    let switches = sim.kernel().observer().collector.switches;
     assert!(switches >= 2 * (b / (4 * MS)), "switches {switches}");
 }
 
@@ -200,7 +200,7 @@ fn smt_siblings_share_core_throughput() {
         let (sim, r) = run_sim(&sc);
         assert_eq!(r.unwrap(), schedlab::sim::StopReason::Completed);
         for n in ["t0", "t1"] {
-            let t = &sim.k.task(pid_of(&sim, n) as u32);
+            let t = &sim.kernel().task(pid_of(&sim, n) as u32);
             let exit = t.stats.exit_ns.unwrap();
             assert!(
                 exit.abs_diff(expect) <= 4,
@@ -230,7 +230,12 @@ fn compute_scales_with_capacity() {
         let sc = scenario(m.clone(), w.build(), None);
         let (sim, r) = run_sim(&sc);
         r.unwrap();
-        let exit = sim.k.task(pid_of(&sim, "t") as u32).stats.exit_ns.unwrap();
+        let exit = sim
+            .kernel()
+            .task(pid_of(&sim, "t") as u32)
+            .stats
+            .exit_ns
+            .unwrap();
         let work = cost.context_switch + cost.mm_switch + 10 * MS + nticks * cost.tick + cost.exit;
         let expect = (work * 1024).div_ceil(cap);
         assert_eq!(exit / (4 * MS), nticks, "tick count assumption");
@@ -260,9 +265,14 @@ fn pelt_always_running_saturates() {
     let sc = scenario(no_idle(test_topology(1, 1, 1, 1)), w.build(), Some(300));
     let (sim, r) = run_sim(&sc);
     r.unwrap();
-    let u = sim.k.task(pid_of(&sim, "hog") as u32).se.avg.util_avg;
+    let u = sim
+        .kernel()
+        .task(pid_of(&sim, "hog") as u32)
+        .se
+        .avg
+        .util_avg;
     assert!((1000..=1024).contains(&u), "util_avg {u}");
-    let ru = sim.k.cpu_rq(0).cfs.avg.util_avg;
+    let ru = sim.kernel().cpu_rq(0).cfs.avg.util_avg;
     assert!(ru.abs_diff(u) <= 2, "rq util {ru} vs task {u}");
 }
 
@@ -281,11 +291,11 @@ fn pelt_task_started_at_clock_zero_is_attached_once() {
     let sc = scenario(no_idle(test_topology(1, 1, 1, 1)), w.build(), Some(9));
     let (sim, r) = run_sim(&sc);
     r.unwrap();
-    let se = &sim.k.task(pid_of(&sim, "hog") as u32).se.avg;
+    let se = &sim.kernel().task(pid_of(&sim, "hog") as u32).se.avg;
     assert!(se.last_update_time >= 7 * MS, "{}", se.last_update_time);
     // Running since 0 from 512: util rose by (1024 - 512)(1 - y^7.8) ~ 79 -> ~591.
     assert!((560..=620).contains(&se.util_avg), "{}", se.util_avg);
-    let cfs = &sim.k.cpu_rq(0).cfs.avg;
+    let cfs = &sim.kernel().cpu_rq(0).cfs.avg;
     assert!(cfs.load_avg <= 1024, "rq load_avg {}", cfs.load_avg);
 }
 
@@ -312,9 +322,9 @@ fn pelt_duty_cycle_settles_at_duty() {
         let sc = scenario(test_topology(1, 1, 1, 1), w.spec.clone(), Some(stop_ms));
         let (sim, r) = run_sim(&sc);
         r.unwrap();
-        let t = &sim.k.task(pid_of(&sim, "duty") as u32);
+        let t = &sim.kernel().task(pid_of(&sim, "duty") as u32);
         // The measured duty agrees with the hand-computed one.
-        let duty = t.se.sum_exec_runtime as f64 / sim.k.now() as f64;
+        let duty = t.se.sum_exec_runtime as f64 / sim.kernel().now() as f64;
         assert!((duty - 0.2392).abs() < 0.003, "duty {duty}");
         let u = t.se.avg.util_avg;
         assert!((225..=265).contains(&u), "stop {stop_ms}: util_avg {u}");
@@ -323,7 +333,7 @@ fn pelt_duty_cycle_settles_at_duty() {
         let ewma = ue.ewma & !1;
         assert!((240..=270).contains(&enq), "util_est.enqueued {enq}");
         assert!((235..=275).contains(&ewma), "util_est.ewma {ewma}");
-        let rq_est = sim.k.cpu_rq(0).cfs.avg.util_est.enqueued;
+        let rq_est = sim.kernel().cpu_rq(0).cfs.avg.util_est.enqueued;
         if t.se.on_rq {
             assert_eq!(rq_est, ue.ewma.max(ue.enqueued) | 1);
         } else {
@@ -358,11 +368,11 @@ fn fork_child_wait(child_runs_first: bool) -> u64 {
     r.unwrap();
     let child = pid_of(&sim, "child");
     assert_eq!(
-        sim.k.task(child as u32).cpu,
+        sim.kernel().task(child as u32).cpu,
         0,
         "a fork starts on the parent's CPU"
     );
-    sim.k.observer().collector.task_rq_wait(child as u32)
+    sim.kernel().observer().collector.task_rq_wait(child as u32)
 }
 
 /// START_DEBIT: the child starts a vslice (11 999 994 with two tasks) after
@@ -399,8 +409,18 @@ fn smt_sibling_going_idle_speeds_up_the_other() {
     let sc = scenario(no_idle(test_topology(1, 1, 2, 2)), w.build(), None);
     let (sim, r) = run_sim(&sc);
     r.unwrap();
-    let e1 = sim.k.task(pid_of(&sim, "t1") as u32).stats.exit_ns.unwrap();
-    let e0 = sim.k.task(pid_of(&sim, "t0") as u32).stats.exit_ns.unwrap();
+    let e1 = sim
+        .kernel()
+        .task(pid_of(&sim, "t1") as u32)
+        .stats
+        .exit_ns
+        .unwrap();
+    let e0 = sim
+        .kernel()
+        .task(pid_of(&sim, "t0") as u32)
+        .stats
+        .exit_ns
+        .unwrap();
     assert!(e1.abs_diff(3_258_400) <= 2, "t1 exit {e1}");
     assert!(e0.abs_diff(11_259_400) <= 4, "t0 exit {e0}");
 }

@@ -54,8 +54,8 @@ fn preset_switches_the_class_and_base_slice_is_min_granularity() {
         .features()
         .has(SchedFeat::EEVDF));
     let sim = eevdf_hogs(&[("a", 0)], 1, &[]);
-    assert!(sim.k.fair_params().eevdf);
-    assert_eq!(sim.k.fair_params().base_slice, 3 * MS);
+    assert!(sim.kernel().fair_params().eevdf);
+    assert_eq!(sim.kernel().fair_params().base_slice, 3 * MS);
 }
 
 /// Two nice-0 hogs forked at t = 0 onto CPU 0. Both are placed at V = min_vruntime
@@ -76,12 +76,12 @@ fn preset_switches_the_class_and_base_slice_is_min_granularity() {
 #[test]
 fn two_nice0_hogs_alternate_in_two_tick_stints() {
     let sim = eevdf_hogs(&[("a", 0), ("b", 0)], 1000, &[]);
-    assert_eq!(sim.k.now(), 1000 * MS);
+    assert_eq!(sim.kernel().now(), 1000 * MS);
     let a = runtime(&sim, "a");
     let b = runtime(&sim, "b");
     assert_eq!(a, 500 * MS, "a ran {a}");
     assert!(b == 496 * MS || b == 500 * MS, "b ran {b}");
-    assert_eq!(sim.k.observer().collector.switches, 126);
+    assert_eq!(sim.kernel().observer().collector.switches, 126);
 }
 
 /// Shares follow weights under EEVDF too: nice 0 (1024) vs nice 5 (335) -> the nice-5
@@ -144,7 +144,7 @@ fn yield_moves_the_deadline_but_not_the_share() {
     assert!(hog + y > 490 * MS);
     assert!(hog.abs_diff(y) <= 8 * MS, "hog {hog} yielder {y}");
     // About 2 400 yields, but only a switch per stint (~125 stints of ~4 ms).
-    let sw = sim.k.observer().collector.switches;
+    let sw = sim.kernel().observer().collector.switches;
     assert!((100..=300).contains(&sw), "{sw} switches");
 }
 
@@ -174,7 +174,7 @@ fn periodic_task_gets_its_demand_and_bounded_latency() {
         let per = runtime(&sim, "per");
         // ~100 periods of 1 ms work (+ switch costs), a period stretched by waits.
         assert!(per >= 90 * MS, "eevdf={eevdf}: periodic task ran {per}");
-        let lat = &sim.k.observer().collector.wakeup_latency;
+        let lat = &sim.kernel().observer().collector.wakeup_latency;
         assert!(
             lat.percentile(100.0) <= 3 * MS + 4 * MS + 100 * US,
             "eevdf={eevdf}: max wakeup latency {} ns",
@@ -216,7 +216,7 @@ fn eevdf_on_a_balanced_machine_keeps_invariants() {
     let total: u64 = (0..6).map(|i| runtime(&sim, &format!("hog{i}"))).sum();
     // 8 CPUs, 6 hogs + 6 tasks at 30 %: the hogs get at least 4.5 CPUs' worth.
     assert!(total > 4 * 200 * MS, "hogs ran {total}");
-    let migrations: u64 = sim.k.observer().collector.migrations.values().sum();
+    let migrations: u64 = sim.kernel().observer().collector.migrations.values().sum();
     assert!(migrations > 0, "tasks moved between CPUs");
 }
 

@@ -34,10 +34,10 @@ fn sleeper_vs_hog(sleep_ns: u64) -> u64 {
     );
     let (sim, r) = run_sim(&sc);
     assert_eq!(r.unwrap(), StopReason::Duration);
-    let col = &sim.k.observer().collector;
+    let col = &sim.kernel().observer().collector;
     assert_eq!(col.wakeup_latency.count(), 1, "one wakeup (the sleeper's)");
     assert!(sim
-        .k
+        .kernel()
         .task(pid_of(&sim, "sleeper") as u32)
         .stats
         .exit_ns
@@ -98,7 +98,7 @@ fn no_wakeup_preemption_waits_for_the_tick() {
     sc.features.set(SchedFeat::WAKEUP_PREEMPTION, false);
     let (sim, r) = run_sim(&sc);
     r.unwrap();
-    let lat = sim.k.observer().collector.wakeup_latency.sum as u64;
+    let lat = sim.kernel().observer().collector.wakeup_latency.sum as u64;
     assert_eq!(lat, 216_000_000 - 212_052_000);
 }
 
@@ -144,16 +144,16 @@ fn sleep_loop_policy(
     let sc = scenario(m, w.build(), None);
     let (mut sim, r) = run_sim(&sc);
     assert_eq!(r.unwrap(), StopReason::Completed);
-    let h = &sim.metrics.hists[met];
+    let h = &sim.metrics().hists[met];
     assert_eq!(h.count(), 3);
     let vals = vec![h.hist().min(), h.hist().max(), (h.sum / 3) as u64];
-    let now = sim.k.now();
-    sim.k.observer_mut().collector.finish(now);
-    let res = sim.k.observer().collector.idle_residency[cpu].clone();
+    let now = sim.kernel().now();
+    sim.kernel_mut().observer_mut().collector.finish(now);
+    let res = sim.kernel().observer().collector.idle_residency[cpu].clone();
     (
         vals,
         res,
-        sim.k.observer().collector.wakeup_latency.sum as u64,
+        sim.kernel().observer().collector.wakeup_latency.sum as u64,
     )
 }
 
@@ -245,7 +245,7 @@ fn remote_wakeups(m: schedlab::machine::Machine, queue: bool, n: u64) -> (u64, u
     sc.features.set(SchedFeat::TTWU_QUEUE, queue);
     let (sim, r) = run_sim(&sc);
     assert_eq!(r.unwrap(), StopReason::Completed);
-    let col = &sim.k.observer().collector;
+    let col = &sim.kernel().observer().collector;
     let reader = pid_of(&sim, "reader") as u32;
     (
         col.wakeup_latency.sum as u64,
@@ -317,9 +317,9 @@ fn remote_wakeup_onto_busy_cpu_costs_one_ipi() {
         sc.features.set(SchedFeat::TTWU_QUEUE, queue);
         let (sim, r) = run_sim(&sc);
         r.unwrap();
-        let col = &sim.k.observer().collector;
+        let col = &sim.kernel().observer().collector;
         let reader = pid_of(&sim, "reader");
-        assert!(sim.k.task(reader as u32).stats.exit_ns.is_some());
+        assert!(sim.kernel().task(reader as u32).stats.exit_ns.is_some());
         // Two wakeups: the writer's timer (latency 0, see above) and the reader's.
         assert_eq!(col.wakeup_latency.count(), 2);
         assert_eq!(col.wakeup_latency.sum, 1_500, "queue={queue}");

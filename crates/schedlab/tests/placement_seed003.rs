@@ -198,7 +198,8 @@ fn counters_stay_exact_and_cost_is_per_level_on_big_machines() {
         let mach = &sc.machine;
         let cpu = 0;
         let levels = {
-            let k = experiment::build(&sc, 1, 0, &RunOpts::default()).k;
+            let sim = experiment::build(&sc, 1, 0, &RunOpts::default());
+            let k = sim.kernel();
             k.smtb().util_groups(cpu).len()
         };
         let core = mach.smt_mask(cpu).weight();

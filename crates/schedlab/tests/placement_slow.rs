@@ -231,7 +231,7 @@ fn fork_balancing_spreads_cpu_hogs_one_per_core_on_xeon_88() {
     };
     let mut sim = experiment::build(&sc, sc.seed, 0, &opts);
     sim.run(sc.duration_ns).expect("runs");
-    let k = &sim.k;
+    let k = &sim.kernel();
     let hogs: Vec<usize> = (1..k.tasks().len()).map(|p| k.task(p as u32).cpu).collect();
     assert_eq!(hogs.len(), 22);
     let cores: BTreeSet<usize> = hogs.iter().map(|&c| k.machine().cpus[c].core).collect();
@@ -249,7 +249,7 @@ fn fork_balancing_spreads_cpu_hogs_one_per_core_on_xeon_88() {
     let sc = launcher_scenario("xeon-88", 30, None);
     let mut sim = experiment::build(&sc, sc.seed, 0, &opts);
     sim.run(sc.duration_ns).expect("runs");
-    let k = &sim.k;
+    let k = &sim.kernel();
     let cpus: BTreeSet<usize> = (1..k.tasks().len()).map(|p| k.task(p as u32).cpu).collect();
     assert_eq!(cpus.len(), 30);
     assert!(cpus.iter().all(|&c| k.machine().cpus[c].node == 0));
@@ -265,12 +265,12 @@ fn launcher_uses_the_first_allowed_cpu_when_cpu0_is_excluded() {
     };
     let mut sim = experiment::build(&sc, sc.seed, 0, &opts);
     sim.run(sc.duration_ns).expect("runs");
-    let trace = sim.k.observer_mut().trace.take().unwrap().text;
+    let trace = sim.kernel_mut().observer_mut().trace.take().unwrap().text;
     // Forked on CPU 44 (first allowed), placed by the fork balance within 44-47.
     assert!(trace.contains("fork parent=idle child=1 cpu=44"), "{trace}");
     assert!(trace.contains("fork parent=idle child=2 cpu=44"), "{trace}");
-    let c1 = sim.k.task(1).cpu;
-    let c2 = sim.k.task(2).cpu;
+    let c1 = sim.kernel().task(1).cpu;
+    let c2 = sim.kernel().task(2).cpu;
     assert!((44..48).contains(&c1) && (44..48).contains(&c2) && c1 != c2);
 }
 
@@ -299,8 +299,8 @@ fn idle_cpus_of_a_machine_without_idle_states_are_found_at_time_zero() {
     };
     let mut sim = experiment::build(&sc, sc.seed, 0, &opts);
     sim.run(sc.duration_ns).expect("runs");
-    let hogs: Vec<usize> = (1..sim.k.tasks().len())
-        .map(|p| sim.k.task(p as u32).cpu)
+    let hogs: Vec<usize> = (1..sim.kernel().tasks().len())
+        .map(|p| sim.kernel().task(p as u32).cpu)
         .collect();
     assert_eq!(hogs, [0, 2, 4, 6]);
 }

@@ -15,7 +15,7 @@ fn default_hackbench_runs_to_completion() {
     let mut sim = experiment::build(&sc, sc.seed, 0, &RunOpts::default());
     let stop = sim.run(sc.duration_ns).expect("runs");
     assert_eq!(stop, StopReason::Completed);
-    for rq in sim.k.rqs() {
+    for rq in sim.kernel().rqs() {
         let pelt = schedlab::sched::pelt::rq_clock_pelt(&rq.pelt);
         assert!(
             pelt <= rq.pelt.clock_task,
@@ -25,7 +25,7 @@ fn default_hackbench_runs_to_completion() {
             rq.pelt.clock_task
         );
     }
-    assert_eq!(sim.metrics.hists[0].count(), 1, "one timed window");
+    assert_eq!(sim.metrics().hists[0].count(), 1, "one timed window");
 }
 
 /// One task spinning for 10^6 s: every tick re-armed its segment end at the same far
@@ -53,7 +53,8 @@ program = [ { op = "spin", time = "999999s" } ]
     let st = sim.stats();
     // 400 s at 250 Hz: 100 000 ticks, each cancelling one segment end.
     assert!(st.purged > 90_000, "{st:?}");
-    let bound =
-        2 * (schedlab::sched::core::PURGE_MIN + 8 * (sim.k.rqs().len() + sim.k.tasks().len()));
+    let bound = 2
+        * (schedlab::sched::core::PURGE_MIN
+            + 8 * (sim.kernel().rqs().len() + sim.kernel().tasks().len()));
     assert!(st.max_queue <= bound, "{st:?} > {bound}");
 }

@@ -216,14 +216,14 @@ proptest! {
         }
         let (mut sim, r) = run_sim(&sc);
         // Bring the running tasks' runtimes up to the end, as results do.
-        sim.k.finish();
+        sim.kernel_mut().finish();
         // No deadlock by construction; invariant violations surface as errors here.
         prop_assert_eq!(r, Ok(StopReason::Duration));
-        let now = sim.k.now();
+        let now = sim.kernel().now();
         prop_assert_eq!(now, 60 * MS);
-        let col = &sim.k.observer().collector;
+        let col = &sim.kernel().observer().collector;
         let mut total = 0u64;
-        for t in sim.k.tasks().iter().skip(1) {
+        for t in sim.kernel().tasks().iter().skip(1) {
             let rt = t.se.sum_exec_runtime;
             let alive = now - t.stats.start_ns;
             // A task runs on one CPU at a time: runtime <= its lifetime, and running
@@ -231,16 +231,16 @@ proptest! {
             prop_assert!(rt <= alive, "{} ran {} of {}", t.name, rt, alive);
             let wait = col.task_rq_wait(t.pid);
             prop_assert!(rt + wait <= alive, "{}: run {} + wait {} > {}", t.name, rt, wait, alive);
-            prop_assert!(sim.k.cpus_allowed(t.pid).test(t.cpu) || t.state != schedlab::sched::core::TaskState::Runnable);
+            prop_assert!(sim.kernel().cpus_allowed(t.pid).test(t.cpu) || t.state != schedlab::sched::core::TaskState::Runnable);
             total += rt;
         }
         // Runtime is charged only while current, and once brought up to date it is
         // exactly the CPUs' busy time (accounted independently, from the switch
         // events), which is at most nr * T.
-        let mut busy = sim.k.observer().collector.busy_ns.clone();
+        let mut busy = sim.kernel().observer().collector.busy_ns.clone();
         // Close the open busy intervals as RunResult::gather does.
         for (cpu, b) in busy.iter_mut().enumerate() {
-            if sim.k.cpu_rq(cpu).curr.is_some() {
+            if sim.kernel().cpu_rq(cpu).curr.is_some() {
                 *b += now - busy_since(&sim, cpu);
             }
         }
@@ -305,7 +305,7 @@ proptest! {
         prop_assert_eq!(r, Ok(StopReason::Completed));
         let mut last = 0;
         for (i, &(work_us, _, _)) in tasks.iter().enumerate() {
-            let t = &sim.k.task(pid_of(&sim, &format!("t{i}")) as u32);
+            let t = &sim.kernel().task(pid_of(&sim, &format!("t{i}")) as u32);
             let exit = t.stats.exit_ns.expect("exited");
             prop_assert!(t.se.sum_exec_runtime >= work_us * US + 1_000 + 35_000,
                 "{}: ran {} for {} us of work", t.name, t.se.sum_exec_runtime, work_us);
@@ -313,17 +313,17 @@ proptest! {
             last = last.max(exit);
         }
         prop_assert!(last >= total_work / nr as u64, "makespan {} for {} on {}", last, total_work, nr);
-        prop_assert_eq!(sim.k.now(), last);
+        prop_assert_eq!(sim.kernel().now(), last);
     }
 }
 
 /// Start of the open busy interval of `cpu` (the collector keeps it private): what
 /// `finish` on a clone adds to the CPU's busy time.
 fn busy_since(sim: &schedlab::sim::Sim<schedlab::metrics::Observers>, cpu: usize) -> u64 {
-    let mut c = sim.k.observer().collector.clone();
+    let mut c = sim.kernel().observer().collector.clone();
     let before = c.busy_ns[cpu];
-    c.finish(sim.k.now());
-    sim.k.now() - (c.busy_ns[cpu] - before)
+    c.finish(sim.kernel().now());
+    sim.kernel().now() - (c.busy_ns[cpu] - before)
 }
 
 /// A reader on a pipe nobody writes: the run ends with a deadlock error naming it
@@ -339,7 +339,7 @@ fn lonely_reader_deadlocks() {
     let sc = scenario(test_topology(1, 1, 2, 1), w.build(), None);
     let (sim, res) = run_sim(&sc);
     let exit = sim
-        .k
+        .kernel()
         .task(pid_of(&sim, "worker") as u32)
         .stats
         .exit_ns

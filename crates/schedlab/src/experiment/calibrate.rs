@@ -528,7 +528,11 @@ pub const SHARED: f64 = 0.01;
 /// The medians of the repetitions that had CPU `cpu` to themselves (their one-thread
 /// loops waited at most [`SHARED`] of their time), or of all of them, with a warning,
 /// when none had.
-pub(crate) fn robust_median(reps: &[Inputs], cpu_wait: &[f64], cpu: usize) -> (Inputs, Vec<String>) {
+pub(crate) fn robust_median(
+    reps: &[Inputs],
+    cpu_wait: &[f64],
+    cpu: usize,
+) -> (Inputs, Vec<String>) {
     let clean: Vec<Inputs> = reps
         .iter()
         .zip(cpu_wait)

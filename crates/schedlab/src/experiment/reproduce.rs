@@ -88,7 +88,11 @@ pub const REPORTED_SAME_PCT: f64 = 1.0;
 pub const ALPHA: f64 = 0.05;
 
 /// Load seed scenario `name` with `sets` applied, and the features of `arm`.
-pub(crate) fn seed_scenario(name: &str, sets: &[String], arm: &ArmSpec) -> Result<Scenario, InputError> {
+pub(crate) fn seed_scenario(
+    name: &str,
+    sets: &[String],
+    arm: &ArmSpec,
+) -> Result<Scenario, InputError> {
     let (_, text) = SEED_SCENARIOS
         .iter()
         .find(|(n, _)| *n == name)

@@ -554,7 +554,11 @@ pub fn simulate(
 }
 
 /// Run the real tool of `case` `runs` times.
-pub(crate) fn run_real(case: &BenchCase, runs: u32, runner: &dyn Runner) -> Result<Vec<f64>, String> {
+pub(crate) fn run_real(
+    case: &BenchCase,
+    runs: u32,
+    runner: &dyn Runner,
+) -> Result<Vec<f64>, String> {
     let mut v = Vec::new();
     for _ in 0..runs {
         let (prog, args) = case.command();

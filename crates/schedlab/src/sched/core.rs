@@ -1641,7 +1641,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Handle one kernel event at time `now`. Workload events are returned to the
     /// caller untouched (`Some(ev)`).
-    pub(crate) fn handle(&mut self, now: SimTime, ev: Event, q: &mut EventQueue<Event>) -> Option<Event> {
+    pub(crate) fn handle(
+        &mut self,
+        now: SimTime,
+        ev: Event,
+        q: &mut EventQueue<Event>,
+    ) -> Option<Event> {
         self.now = now;
         match ev {
             Event::SegDone { cpu, gen } => {

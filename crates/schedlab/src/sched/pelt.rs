@@ -198,7 +198,12 @@ pub(crate) fn update_load_avg(sa: &mut SchedAvg, load: u64, runnable: u64) {
 /// Decay a blocked (sleeping) entity (pelt.c `__update_load_avg_blocked_se`, v5.6).
 /// `weight`/`runnable_weight` are `se_weight`/`se_runnable` (nice 0 = 1024).
 #[doc(alias = "__update_load_avg_blocked_se")]
-pub(crate) fn update_blocked_se(now: u64, sa: &mut SchedAvg, weight: u64, runnable_weight: u64) -> bool {
+pub(crate) fn update_blocked_se(
+    now: u64,
+    sa: &mut SchedAvg,
+    weight: u64,
+    runnable_weight: u64,
+) -> bool {
     if update_load_sum(now, sa, 0, 0, 0) {
         update_load_avg(sa, weight, runnable_weight);
         return true;

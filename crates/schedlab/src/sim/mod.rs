@@ -215,9 +215,9 @@ pub struct WorkloadMetrics {
 
 /// The simulated system: kernel, event queue, workload objects and interpreter.
 pub struct Sim<O> {
-    pub k: Kernel<O>,
-    pub q: EventQueue<Event>,
-    pub spec: WorkloadSpec,
+    pub(crate) k: Kernel<O>,
+    pub(crate) q: EventQueue<Event>,
+    pub(crate) spec: WorkloadSpec,
     st: Vec<Option<Box<ProgState>>>,
     chans: Vec<Channel>,
     /// Channel kind per channel index (for costs).
@@ -232,22 +232,22 @@ pub struct Sim<O> {
     conds: Vec<CondVar>,
     /// Next expiry of each periodic timer (`Op::Timer`), `None` until first used.
     timers: Vec<Option<SimTime>>,
-    pub metrics: WorkloadMetrics,
+    pub(crate) metrics: WorkloadMetrics,
     /// Shared words, lock-free lists and spin-lock holders (`WorkloadSpec::words`,
     /// `lists`, `spinlocks`).
-    pub words: Vec<u64>,
+    pub(crate) words: Vec<u64>,
     lists: Vec<Vec<u64>>,
     spin_holder: Vec<Option<Pid>>,
     wakes: Vec<Wake>,
     streams: RngStreams,
     alive: u32,
-    pub check: bool,
+    pub(crate) check: bool,
     /// `SIM_` run-to-run noise: every system-call cost an op pays is scaled by
     /// `1 + noise × u`, `u` uniform in [−1, 1) from the run's `noise` stream (0 = the
     /// exact cost table). Real runs vary through interrupts, cache and timing
     /// effects the model does not have; without some noise a workload with no random
     /// draws gives the same result for every seed.
-    pub noise: f64,
+    pub(crate) noise: f64,
     noise_rng: RngStream,
     stop_at: Option<SimTime>,
     next_daemon_check: SimTime,
@@ -314,6 +314,41 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             stopped: None,
             fail: None,
         }
+    }
+
+    /// The kernel model being driven.
+    pub fn kernel(&self) -> &Kernel<O> {
+        &self.k
+    }
+
+    /// The kernel model, to configure its logging or build a test state.
+    pub fn kernel_mut(&mut self) -> &mut Kernel<O> {
+        &mut self.k
+    }
+
+    /// The workload as described.
+    pub fn spec(&self) -> &WorkloadSpec {
+        &self.spec
+    }
+
+    /// What the workload's programs recorded.
+    pub fn metrics(&self) -> &WorkloadMetrics {
+        &self.metrics
+    }
+
+    /// The shared words of the workload (`WorkloadSpec::words`) as they are now.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Verify the scheduler's invariants after every event (`--check`).
+    pub fn set_check(&mut self, on: bool) {
+        self.check = on;
+    }
+
+    /// `SIM_` run-to-run cost noise (see the field).
+    pub fn set_noise(&mut self, noise: f64) {
+        self.noise = noise;
     }
 
     /// Number of events processed so far (popped events that were still current;

@@ -180,7 +180,7 @@ pub fn run_result(sc: &Scenario) -> RunResult {
 
 /// Pid of the task named `name`.
 pub fn pid_of(sim: &Sim<Observers>, name: &str) -> usize {
-    sim.k
+    sim.kernel()
         .tasks()
         .iter()
         .position(|t| t.name == name)
@@ -188,7 +188,10 @@ pub fn pid_of(sim: &Sim<Observers>, name: &str) -> usize {
 }
 
 pub fn runtime(sim: &Sim<Observers>, name: &str) -> u64 {
-    sim.k.task(pid_of(sim, name) as u32).se.sum_exec_runtime
+    sim.kernel()
+        .task(pid_of(sim, name) as u32)
+        .se
+        .sum_exec_runtime
 }
 
 /// `m` without cpuidle states (idle CPUs poll: no exit latency). The CPUs start in

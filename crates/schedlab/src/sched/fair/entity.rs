@@ -346,7 +346,12 @@ pub fn sched_slice(cfs: &CfsRq, se_load: &LoadWeight, se_on_rq: bool, p: &FairPa
 }
 
 /// `sched_vslice`.
-pub(crate) fn sched_vslice(cfs: &CfsRq, se_load: &LoadWeight, se_on_rq: bool, p: &FairParams) -> u64 {
+pub(crate) fn sched_vslice(
+    cfs: &CfsRq,
+    se_load: &LoadWeight,
+    se_on_rq: bool,
+    p: &FairParams,
+) -> u64 {
     calc_delta_fair(sched_slice(cfs, se_load, se_on_rq, p), se_load)
 }
 
@@ -399,7 +404,11 @@ pub(crate) fn wakeup_preempt_entity(
 
 /// `update_min_vruntime`, given the current entity's vruntime (if it is queued) and
 /// the leftmost's.
-pub(crate) fn update_min_vruntime(cfs: &mut CfsRq, curr_vruntime: Option<u64>, leftmost: Option<u64>) {
+pub(crate) fn update_min_vruntime(
+    cfs: &mut CfsRq,
+    curr_vruntime: Option<u64>,
+    leftmost: Option<u64>,
+) {
     let mut v = cfs.min_vruntime;
     if let Some(c) = curr_vruntime {
         v = c;

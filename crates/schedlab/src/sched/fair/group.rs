@@ -116,7 +116,11 @@ pub(crate) fn group_is_overloaded(imbalance_pct: u32, sgs: &SgLbStats) -> bool {
 }
 
 /// `group_classify`; `sg_imbalanced` is the group's `sgc.imbalance` flag.
-pub(crate) fn group_classify(imbalance_pct: u32, sg_imbalanced: bool, sgs: &SgLbStats) -> GroupType {
+pub(crate) fn group_classify(
+    imbalance_pct: u32,
+    sg_imbalanced: bool,
+    sgs: &SgLbStats,
+) -> GroupType {
     if group_is_overloaded(imbalance_pct, sgs) {
         GroupType::Overloaded
     } else if sg_imbalanced {

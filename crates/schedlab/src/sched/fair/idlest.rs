@@ -429,7 +429,13 @@ impl ShallowestIdle {
     }
 
     /// Consider idle CPU `i` (`exit`: the exit latency of the state it is in).
-    pub(crate) fn consider(&mut self, i: usize, exit: Option<u64>, idle_stamp: u64, break_even: u64) {
+    pub(crate) fn consider(
+        &mut self,
+        i: usize,
+        exit: Option<u64>,
+        idle_stamp: u64,
+        break_even: u64,
+    ) {
         let better_stamp = idle_stamp > self.latest_idle_timestamp;
         let take = match exit {
             Some(e) if e < self.min_exit_latency => {

@@ -166,7 +166,11 @@ pub(crate) fn secs_to_ns(v: &crate::config::Val) -> Option<u64> {
 }
 
 /// A positive number of seconds under `key` (default `def_ns`), as ns.
-pub(crate) fn secs_opt(w: &TableReader<'_>, key: &'static str, def_ns: u64) -> Result<u64, InputError> {
+pub(crate) fn secs_opt(
+    w: &TableReader<'_>,
+    key: &'static str,
+    def_ns: u64,
+) -> Result<u64, InputError> {
     let Some(n) = w.get(key) else {
         return Ok(def_ns);
     };

@@ -118,7 +118,12 @@ impl WaitQueue {
     }
 
     /// `wake_up_all`: wake every entry the key allows.
-    pub(crate) fn wake_all(&mut self, key: WakeKey, sync: bool, wakes: &mut Vec<Wake>) -> [u32; NR_TAGS] {
+    pub(crate) fn wake_all(
+        &mut self,
+        key: WakeKey,
+        sync: bool,
+        wakes: &mut Vec<Wake>,
+    ) -> [u32; NR_TAGS] {
         self.wake(u32::MAX, key, sync, wakes)
     }
 
