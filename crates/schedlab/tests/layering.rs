@@ -218,16 +218,21 @@ fn the_layer_table_names_every_module_of_the_crate() {
 }
 
 #[test]
-fn the_kernel_keeps_its_fields_to_the_crate() {
-    let core = std::fs::read_to_string(src().join("sched/core.rs")).expect("core.rs");
-    let start = core.find("pub struct Kernel<O> {").expect("struct Kernel");
-    let body = &core[start..start + core[start..].find("\n}\n").expect("end of Kernel")];
-    let public: Vec<&str> = body
-        .lines()
-        .skip(1)
-        .filter(|l| l.trim_start().starts_with("pub ") && !l.contains("pub(crate)"))
-        .collect();
-    assert!(public.is_empty(), "pub fields on Kernel: {public:?}");
+fn the_kernel_and_the_run_loop_keep_their_fields_to_the_crate() {
+    for (file, decl) in [
+        ("sched/core.rs", "pub struct Kernel<O> {"),
+        ("sim/mod.rs", "pub struct Sim<O> {"),
+    ] {
+        let text = std::fs::read_to_string(src().join(file)).expect("source");
+        let start = text.find(decl).unwrap_or_else(|| panic!("{decl} in {file}"));
+        let end = start + text[start..].find("\n}\n").expect("end of struct");
+        let public: Vec<&str> = text[start..end]
+            .lines()
+            .skip(1)
+            .filter(|l| l.trim_start().starts_with("pub ") && !l.contains("pub(crate)"))
+            .collect();
+        assert!(public.is_empty(), "pub fields on {decl}: {public:?}");
+    }
 }
 
 /// Lines of each `fn` (from its signature to its closing brace), outside
