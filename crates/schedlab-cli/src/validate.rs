@@ -101,7 +101,7 @@ pub(crate) fn run(a: Args, quiet: bool) -> Result<(), Failure> {
     // calibration's) cost table.
     let measured = match (&a.machine, a.calibrate) {
         (Some(p), _) => {
-            let f = schedlab::machine::file::load_machine_file(p)?;
+            let f = schedlab::machine::file::load_machine_file(p)?.into_parts();
             let mut m = machine.clone();
             m.cost = f.cost;
             m.description = format!("{} ({})", p.display(), f.description);

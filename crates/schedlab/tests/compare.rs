@@ -2,7 +2,7 @@
 //! worker threads; run-to-run noise only when asked for, and deterministic per seed.
 
 use schedlab::config::Doc;
-use schedlab::experiment::compare::{compare, ArmSpec, Better};
+use schedlab::experiment::compare::{compare_detailed, ArmSpec, Better};
 use schedlab::experiment::{run, Overrides, RunOpts, Scenario};
 use std::path::Path;
 
@@ -22,7 +22,9 @@ fn scenario(extra: &str, arm: &ArmSpec) -> Scenario {
 fn cmp(extra: &str, jobs: usize) -> schedlab::experiment::compare::Comparison {
     let (a, b) = (ArmSpec::parse(""), ArmSpec::parse("SMT_BALANCE"));
     let (sa, sb) = (scenario(extra, &a), scenario(extra, &b));
-    compare(&sa, &sb, &a, &b, 6, jobs, &|_| {}).unwrap()
+    compare_detailed(&sa, &sb, &a, &b, 6, jobs, &|_| {})
+        .unwrap()
+        .0
 }
 
 #[test]

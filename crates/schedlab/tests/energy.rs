@@ -160,12 +160,7 @@ fn work_at_a_lower_frequency_takes_proportionally_longer() {
         sim.kernel_mut().set_policy_freq(1, khz);
         assert_eq!(sim.kernel().cpu_rq(1).freq_scale, rate);
         sim.run(sc.duration_ns).unwrap();
-        let exit = sim
-            .kernel()
-            .task(pid_of(&sim, "t") as u32)
-            .stats
-            .exit_ns
-            .unwrap();
+        let exit = exit_ns(&sim, "t").unwrap();
         let base = cost.context_switch + cost.mm_switch + 10 * MS + cost.exit;
         // Solve T = ceil((base + floor(T/4ms) × tick) × 1024 / rate).
         let mut t = 0u64;

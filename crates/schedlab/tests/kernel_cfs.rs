@@ -230,12 +230,7 @@ fn compute_scales_with_capacity() {
         let sc = scenario(m.clone(), w.build(), None);
         let (sim, r) = run_sim(&sc);
         r.unwrap();
-        let exit = sim
-            .kernel()
-            .task(pid_of(&sim, "t") as u32)
-            .stats
-            .exit_ns
-            .unwrap();
+        let exit = exit_ns(&sim, "t").unwrap();
         let work = cost.context_switch + cost.mm_switch + 10 * MS + nticks * cost.tick + cost.exit;
         let expect = (work * 1024).div_ceil(cap);
         assert_eq!(exit / (4 * MS), nticks, "tick count assumption");
@@ -409,18 +404,8 @@ fn smt_sibling_going_idle_speeds_up_the_other() {
     let sc = scenario(no_idle(test_topology(1, 1, 2, 2)), w.build(), None);
     let (sim, r) = run_sim(&sc);
     r.unwrap();
-    let e1 = sim
-        .kernel()
-        .task(pid_of(&sim, "t1") as u32)
-        .stats
-        .exit_ns
-        .unwrap();
-    let e0 = sim
-        .kernel()
-        .task(pid_of(&sim, "t0") as u32)
-        .stats
-        .exit_ns
-        .unwrap();
+    let e1 = exit_ns(&sim, "t1").unwrap();
+    let e0 = exit_ns(&sim, "t0").unwrap();
     assert!(e1.abs_diff(3_258_400) <= 2, "t1 exit {e1}");
     assert!(e0.abs_diff(11_259_400) <= 4, "t0 exit {e0}");
 }

@@ -36,12 +36,7 @@ fn sleeper_vs_hog(sleep_ns: u64) -> u64 {
     assert_eq!(r.unwrap(), StopReason::Duration);
     let col = &sim.kernel().observer().collector;
     assert_eq!(col.wakeup_latency.count(), 1, "one wakeup (the sleeper's)");
-    assert!(sim
-        .kernel()
-        .task(pid_of(&sim, "sleeper") as u32)
-        .stats
-        .exit_ns
-        .is_some());
+    assert!(exit_ns(&sim, "sleeper").is_some());
     col.wakeup_latency.sum as u64
 }
 

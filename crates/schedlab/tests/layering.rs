@@ -224,7 +224,9 @@ fn the_kernel_and_the_run_loop_keep_their_fields_to_the_crate() {
         ("sim/mod.rs", "pub struct Sim<O> {"),
     ] {
         let text = std::fs::read_to_string(src().join(file)).expect("source");
-        let start = text.find(decl).unwrap_or_else(|| panic!("{decl} in {file}"));
+        let start = text
+            .find(decl)
+            .unwrap_or_else(|| panic!("{decl} in {file}"));
         let end = start + text[start..].find("\n}\n").expect("end of struct");
         let public: Vec<&str> = text[start..end]
             .lines()

@@ -338,12 +338,7 @@ fn lonely_reader_deadlocks() {
     w.task("worker", other, None);
     let sc = scenario(test_topology(1, 1, 2, 1), w.build(), None);
     let (sim, res) = run_sim(&sc);
-    let exit = sim
-        .kernel()
-        .task(pid_of(&sim, "worker") as u32)
-        .stats
-        .exit_ns
-        .unwrap();
+    let exit = exit_ns(&sim, "worker").unwrap();
     match res {
         Err(SimError::Deadlock {
             blocked,

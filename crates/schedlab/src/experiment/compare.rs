@@ -270,22 +270,10 @@ pub fn load_arms(
     Ok((sa, sb))
 }
 
-/// Run `runs` paired seeds of both arms on `jobs` threads. `progress(events)` is
-/// called after each finished run (from worker threads).
-pub fn compare(
-    sa: &Scenario,
-    sb: &Scenario,
-    a: &ArmSpec,
-    b: &ArmSpec,
-    runs: u32,
-    jobs: usize,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<Comparison, String> {
-    compare_detailed(sa, sb, a, b, runs, jobs, progress).map(|(c, _)| c)
-}
-
-/// [`compare`], also returning each arm's per-run details (in seed order) for the
-/// HTML report ([`crate::report`]).
+/// Run `runs` paired seeds of both arms on `jobs` threads, returning the comparison
+/// and each arm's per-run details (in seed order, for the HTML report,
+/// [`crate::report`]). `progress(events)` is called after each finished run (from
+/// worker threads).
 pub fn compare_detailed(
     sa: &Scenario,
     sb: &Scenario,

@@ -291,7 +291,7 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
     let mut cells = vec![];
     match t.layout {
         Layout::MeanStd => {
-            columns = [
+            columns = strings(&[
                 "",
                 "Baseline",
                 "stddev",
@@ -303,10 +303,7 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
                 "reported Patch",
                 "reported Δ",
                 "verdict",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+            ]);
             for r in &rows {
                 let (sa, sb) = split(r.sim);
                 let (da, db) = split(r.sim_std);
@@ -323,7 +320,7 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
         }
         Layout::PatchFirst => {
             let head = t.title.split('|').next().unwrap_or("").trim().to_string();
-            columns = [
+            columns = strings(&[
                 head.as_str(),
                 "With",
                 "Without",
@@ -333,10 +330,7 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
                 "reported Without",
                 "reported Δ",
                 "verdict",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+            ]);
             for r in &rows {
                 let (sa, sb) = split(r.sim);
                 let mut c = vec![r.label.clone(), opt_num(sb), opt_num(sa)];
@@ -345,7 +339,7 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
             }
         }
         Layout::Distribution => {
-            columns = [
+            columns = strings(&[
                 "",
                 "-PATCH",
                 "+PATCH",
@@ -353,10 +347,7 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
                 "reported -PATCH",
                 "reported +PATCH",
                 "reported DELTA",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+            ]);
             if let Some((m, scale)) = dist {
                 let reported = rows.first().map(|r| r.reported).unwrap_or((None, None));
                 let stats = [
@@ -478,7 +469,7 @@ fn run_experiments(
         let (a, b) = (ArmSpec::parse(&e.a), ArmSpec::parse(&e.b));
         let sa = noisy_scenario(e.scenario, &e.sets, &a, opts.noise)?;
         let sb = noisy_scenario(e.scenario, &e.sets, &b, opts.noise)?;
-        let cmp = compare::compare(&sa, &sb, &a, &b, opts.runs, opts.jobs, progress)
+        let (cmp, _) = compare::compare_detailed(&sa, &sb, &a, &b, opts.runs, opts.jobs, progress)
             .map_err(|err| format!("{}: {err}", e.key))?;
         done.insert(e.key.clone(), cmp);
     }
@@ -662,6 +653,11 @@ fn unpinned_times(r: &super::RunResult) -> Vec<f64> {
         .filter(|(e, _)| **e >= 1000.0)
         .filter_map(|(_, g)| tool.get(&format!("g{g}.total_time_s")).copied())
         .collect()
+}
+
+/// Owned copies of a table's column names.
+fn strings(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
 }
 
 #[cfg(test)]

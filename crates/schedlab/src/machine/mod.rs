@@ -242,24 +242,30 @@ impl Default for CostTable {
     }
 }
 
-/// A complete machine description. Build it with [`Machine::new`], which validates
-/// it and precomputes the per-CPU masks used on hot paths.
+/// A complete machine description: [`MachineParts`] validated by [`Machine::new`],
+/// with the per-CPU masks used on hot paths precomputed. Its parts read as fields
+/// (`m.cpus`, `m.cost`) through `Deref`.
 #[derive(Clone, Debug)]
 pub struct Machine {
-    pub name: String,
-    /// Where the numbers come from (public sources), shown by `schedlab topology`.
-    pub description: String,
-    pub arch: Arch,
-    pub cpus: Vec<Cpu>,
-    /// SLIT distance matrix, node × node (10 = local).
-    pub numa_distance: Vec<Vec<u32>>,
-    /// `node_reclaim_distance` (30; 32 on AMD Zen).
-    pub node_reclaim_distance: u32,
-    pub core_kinds: Vec<CoreKind>,
-    pub idle_tables: Vec<Vec<IdleState>>,
-    pub freq_domains: Vec<FreqDomain>,
-    pub cost: CostTable,
+    parts: MachineParts,
     masks: Masks,
+}
+
+impl std::ops::Deref for Machine {
+    type Target = MachineParts;
+    #[inline]
+    fn deref(&self) -> &MachineParts {
+        &self.parts
+    }
+}
+
+impl std::ops::DerefMut for Machine {
+    /// The parts, writable: for a test or an override that changes a cost or a
+    /// description. What the masks index (the CPUs' topology ids) must not change.
+    #[inline]
+    fn deref_mut(&mut self) -> &mut MachineParts {
+        &mut self.parts
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -273,14 +279,18 @@ struct Masks {
     smt_present: bool,
 }
 
-/// Parts of a machine before validation (see [`Machine::new`]).
+/// A machine's description before validation (see [`Machine::new`]), and after it
+/// the parts of a [`Machine`].
 #[derive(Clone, Debug)]
 pub struct MachineParts {
     pub name: String,
+    /// Where the numbers come from (public sources), shown by `schedlab topology`.
     pub description: String,
     pub arch: Arch,
     pub cpus: Vec<Cpu>,
+    /// SLIT distance matrix, node × node (10 = local).
     pub numa_distance: Vec<Vec<u32>>,
+    /// `node_reclaim_distance` (30; 32 on AMD Zen).
     pub node_reclaim_distance: u32,
     pub core_kinds: Vec<CoreKind>,
     pub idle_tables: Vec<Vec<IdleState>>,
@@ -487,19 +497,12 @@ impl Machine {
         }
         check_freq_domains(&p)?;
         check_idle_tables(&p.idle_tables)?;
-        Ok(Machine {
-            name: p.name,
-            description: p.description,
-            arch: p.arch,
-            cpus: p.cpus,
-            numa_distance: p.numa_distance,
-            node_reclaim_distance: p.node_reclaim_distance,
-            core_kinds: p.core_kinds,
-            idle_tables: p.idle_tables,
-            freq_domains: p.freq_domains,
-            cost: p.cost,
-            masks: m,
-        })
+        Ok(Machine { parts: p, masks: m })
+    }
+
+    /// The validated parts, the masks dropped.
+    pub fn into_parts(self) -> MachineParts {
+        self.parts
     }
 
     /// `nr_cpu_ids`.

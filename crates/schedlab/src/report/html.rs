@@ -845,8 +845,8 @@ impl Reproduction {
 mod tests {
     use super::*;
     use crate::config::Doc;
+    use crate::experiment::compare::compare_detailed;
     use crate::experiment::compare::ArmSpec;
-    use crate::experiment::compare::{compare, compare_detailed};
     use crate::experiment::Overrides;
     use crate::metrics::LatencyHist;
     use crate::stats::Describe;
@@ -967,7 +967,7 @@ mod tests {
         // compare() is compare_detailed() without the details.
         let (a, b) = (ArmSpec::parse(""), ArmSpec::parse("SMT_BALANCE"));
         let (sa, sb) = (scenario("juno-r0", &a), scenario("juno-r0", &b));
-        let c = compare(&sa, &sb, &a, &b, 4, 2, &|_| {}).unwrap();
+        let (c, _) = compare_detailed(&sa, &sb, &a, &b, 4, 2, &|_| {}).unwrap();
         assert_eq!(
             serde_json::to_string(&c).unwrap(),
             serde_json::to_string(&one.cmp).unwrap()

@@ -184,20 +184,19 @@ pub(crate) fn boxplot_svg(samples: &[(String, RGBColor, Vec<f64>)], xdesc: &str)
             .y_label_area_size(30)
             .build_cartesian_2d(x0..x1, Keyed::new(0.0, k as f64, keys.clone()))
             .map_err(perr)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_labels(6)
-            .x_label_formatter(&|v| num(*v, Num::Tick))
-            .y_label_formatter(&|v| nearest_label(&keys, &labels, *v))
-            .x_desc(xdesc)
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 12))
-            .max_light_lines(1)
-            .light_line_style(RGBColor(245, 245, 245))
-            .bold_line_style(RGBColor(222, 222, 222))
-            .draw()
-            .map_err(perr)?;
+        grid(
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .x_labels(6)
+                .x_label_formatter(&|v| num(*v, Num::Tick))
+                .y_label_formatter(&|v| nearest_label(&keys, &labels, *v))
+                .x_desc(xdesc)
+                .label_style((FONT, 12))
+                .axis_desc_style((FONT, 12)),
+        )
+        .draw()
+        .map_err(perr)?;
         for (i, (_, c, b, _)) in stats.iter().enumerate() {
             let y = keys[i];
             let (y0, y1) = (y - 0.3, y + 0.3);
@@ -447,20 +446,19 @@ pub(crate) fn bars_svg(cats: &[String], arms: &[Vec<(f64, f64)>], xdesc: &str) -
             .y_label_area_size(label_w)
             .build_cartesian_2d(0.0..x1, Keyed::new(0.0, k as f64, keys.clone()))
             .map_err(perr)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_labels(8)
-            .x_label_formatter(&|v| num(*v, Num::Tick))
-            .y_label_formatter(&|v| nearest_label(&keys, cats, *v))
-            .x_desc(xdesc)
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 12))
-            .max_light_lines(1)
-            .light_line_style(RGBColor(245, 245, 245))
-            .bold_line_style(RGBColor(222, 222, 222))
-            .draw()
-            .map_err(perr)?;
+        grid(
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .x_labels(8)
+                .x_label_formatter(&|v| num(*v, Num::Tick))
+                .y_label_formatter(&|v| nearest_label(&keys, cats, *v))
+                .x_desc(xdesc)
+                .label_style((FONT, 12))
+                .axis_desc_style((FONT, 12)),
+        )
+        .draw()
+        .map_err(perr)?;
         let na = arms.len().max(1) as f64;
         let bh = 0.8 / na;
         for (j, vals) in arms.iter().enumerate() {
@@ -526,19 +524,18 @@ pub(crate) fn lines_svg(
             .y_label_area_size(62)
             .build_cartesian_2d(Keyed::new(x0, x1, xpos.to_vec()), y0..y1)
             .map_err(perr)?;
-        chart
-            .configure_mesh()
-            .y_labels(6)
-            .x_label_formatter(&|v| nearest_label(xpos, xlabels, *v))
-            .y_label_formatter(&|v| num(*v, Num::Tick))
-            .x_desc(xdesc)
-            .label_style((FONT, 11))
-            .axis_desc_style((FONT, 12))
-            .max_light_lines(1)
-            .light_line_style(RGBColor(245, 245, 245))
-            .bold_line_style(RGBColor(222, 222, 222))
-            .draw()
-            .map_err(perr)?;
+        grid(
+            chart
+                .configure_mesh()
+                .y_labels(6)
+                .x_label_formatter(&|v| nearest_label(xpos, xlabels, *v))
+                .y_label_formatter(&|v| num(*v, Num::Tick))
+                .x_desc(xdesc)
+                .label_style((FONT, 11))
+                .axis_desc_style((FONT, 12)),
+        )
+        .draw()
+        .map_err(perr)?;
         for (j, (_, pts)) in series.iter().enumerate() {
             let c = PALETTE[j % PALETTE.len()];
             let p: Vec<(f64, f64)> = xpos
@@ -563,4 +560,18 @@ pub(crate) fn lines_svg(
         }
         Ok(())
     })
+}
+
+/// The grid every chart shares: one light line between bold ones, in greys.
+fn grid<'a, 'b, 'm, X, Y, DB>(
+    mesh: &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    mesh.max_light_lines(1)
+        .light_line_style(RGBColor(245, 245, 245))
+        .bold_line_style(RGBColor(222, 222, 222))
 }

@@ -187,6 +187,11 @@ pub fn pid_of(sim: &Sim<Observers>, name: &str) -> usize {
         .unwrap_or_else(|| panic!("no task {name}"))
 }
 
+/// When the task named `name` exited (`None`: still alive).
+pub fn exit_ns(sim: &Sim<Observers>, name: &str) -> Option<u64> {
+    sim.kernel().task(pid_of(sim, name) as u32).stats.exit_ns
+}
+
 pub fn runtime(sim: &Sim<Observers>, name: &str) -> u64 {
     sim.kernel()
         .task(pid_of(sim, name) as u32)

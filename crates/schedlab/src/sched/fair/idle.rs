@@ -83,6 +83,16 @@ pub fn cpumask_next_wrap(n: isize, mask: &CpuMask, start: usize, wrap: bool) -> 
     }
 }
 
+/// The asymmetric branch of `select_idle_sibling`: the CPU `select_idle_capacity`
+/// found, else target.
+#[inline]
+fn capacity_or_target(found: Option<usize>, target: usize) -> (usize, &'static str) {
+    match found {
+        Some(c) => (c, reason::IDLE_CAPACITY),
+        None => (target, reason::AFFINE_FALLBACK),
+    }
+}
+
 impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `sched_smt_present`.
     #[inline]
@@ -174,22 +184,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         best
     }
 
-    /// The asymmetric branch of `select_idle_sibling`: `select_idle_capacity`, else
-    /// target.
-    fn select_idle_capacity_or_target(
-        &mut self,
-        pid: Pid,
-        sd: usize,
-        target: usize,
-        this_cpu: usize,
-        pr: &mut Probes,
-    ) -> (usize, &'static str) {
-        match self.select_idle_capacity(pid, sd, target, this_cpu, pr) {
-            Some(c) => (c, reason::IDLE_CAPACITY),
-            None => (target, reason::AFFINE_FALLBACK),
-        }
-    }
-
     fn select_idle_sibling_inner(
         &mut self,
         pid: Pid,
@@ -207,7 +201,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let fits_first = asym && self.feat.has(SchedFeat::ASYM_FITS_CAPACITY);
         if asym && !fits_first {
             if let Some(sd) = self.topo.sd_asym_cpucapacity[target] {
-                return self.select_idle_capacity_or_target(pid, sd, target, this_cpu, pr);
+                return capacity_or_target(
+                    self.select_idle_capacity(pid, sd, target, this_cpu, pr),
+                    target,
+                );
             }
         }
         let task_util = if fits_first {
@@ -253,7 +250,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         if fits_first {
             if let Some(sd) = self.topo.sd_asym_cpucapacity[target] {
-                return self.select_idle_capacity_or_target(pid, sd, target, this_cpu, pr);
+                return capacity_or_target(
+                    self.select_idle_capacity(pid, sd, target, this_cpu, pr),
+                    target,
+                );
             }
         }
         let Some(sd) = self.topo.sd_llc[target] else {
