@@ -204,7 +204,7 @@ pub fn machine(data: &[u8]) {
 /// The machine the rt-app target runs on: big.LITTLE, six CPUs.
 const RTAPP_MACHINE: &str = "juno-r0";
 
-/// Target `rtapp`: rt-app JSON for [`RTAPP_MACHINE`]; if it parses, it runs.
+/// Target `rtapp`: rt-app JSON for `RTAPP_MACHINE`; if it parses, it runs.
 pub fn rtapp(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;

@@ -11,7 +11,7 @@
 //! cancel; a popped event whose stamp is stale is dropped by its owner. This is how
 //! `hrtimer_cancel` behaves from the caller's point of view, at O(1). Cancelled
 //! events far in the future would pile up, so the owner purges them when the
-//! queue has grown well past what can be live ([`EventQueue::purge`]); the purge
+//! queue has grown well past what can be live (`EventQueue::purge`); the purge
 //! keeps every live event's `(time, seq)`, so it changes no order and no result.
 //!
 //! **Limits.** Every time a user can write is bounded by [`MAX_TIME_NS`] (a
@@ -20,7 +20,7 @@
 //! `now + duration + slack`, `work << WORK_SHIFT` and the sums of them exact:
 //! nothing in a run can wrap, so an event can never land "in the past". Should one
 //! still do so (a simulator bug), the queue records the fault instead of panicking
-//! and the run ends with an internal error (see [`EventQueue::fault`]).
+//! and the run ends with an internal error (see `EventQueue::fault`).
 //!
 //! **Randomness** comes from named streams ([`RngStreams`]): each stream is a PCG
 //! generator seeded from `(seed, replication, stream name)` by a fixed hash, so a

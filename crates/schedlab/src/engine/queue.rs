@@ -83,7 +83,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedule `ev` at `time`. An event scheduled before `now` is a simulator bug:
-    /// it is not a panic but a recorded [`fault`](Self::fault) (the first one is
+    /// it is not a panic but a recorded `fault` (the first one is
     /// kept), and the event fires at `now`, so whoever drives the queue can end the
     /// run with an internal error naming it.
     #[inline]
@@ -118,7 +118,7 @@ impl<E> EventQueue<E> {
         n
     }
 
-    /// Events dropped by [`purge`](Self::purge) so far.
+    /// Events dropped by `purge` so far.
     pub fn purged(&self) -> u64 {
         self.purged
     }

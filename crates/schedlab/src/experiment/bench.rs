@@ -129,7 +129,7 @@ pub const CASES: [&str; 3] = ["small", "medium", "large"];
 
 /// Check `bench --only` names and `--scale`: every name a case, and the scale a
 /// finite positive factor that keeps each case's duration within 1 ns ..=
-/// [`MAX_TIME_NS`](crate::engine::MAX_TIME_NS).
+/// [`crate::engine::MAX_TIME_NS`].
 pub fn check_args(only: &[String], scale: f64) -> Result<(), crate::error::InputError> {
     use crate::error::InputError;
     if let Some(bad) = only.iter().find(|o| !CASES.contains(&o.as_str())) {

@@ -168,7 +168,7 @@ pub struct Spin {
 /// How many scalars [`Inputs`] has.
 pub const NPRIM: usize = 25;
 
-/// (key, description, unit) of each scalar of [`Inputs`], in [`Inputs::scalars`] order.
+/// (key, description, unit) of each scalar of [`Inputs`], in `Inputs::scalars` order.
 pub const PRIMITIVES: [(&str, &str, &str); NPRIM] = [
     ("S", "getppid()", "ns"),
     ("G", "clock_gettime via the vDSO", "ns"),

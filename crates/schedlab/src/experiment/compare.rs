@@ -219,7 +219,7 @@ pub struct Comparison {
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct RunDetail {
     pub seed: u64,
-    /// The run's scalars ([`scalars`]), the values behind the boxplots.
+    /// The run's scalars (`scalars`), the values behind the boxplots.
     pub scalars: BTreeMap<String, f64>,
     /// Busy fraction per CPU.
     pub cpu_busy: Vec<f64>,

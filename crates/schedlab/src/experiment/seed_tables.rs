@@ -82,7 +82,7 @@ const LAYOUTS: [(&str, Layout); 3] = [
 pub struct RowSpec {
     pub label: String,
     pub exp: String,
-    /// The key in [`super::compare::scalars`]; `None` = the model has no such number.
+    /// The key in `super::compare::scalars`; `None` = the model has no such number.
     pub metric: Option<String>,
     /// Simulated values are multiplied by this before printing (unit changes and
     /// shortened runs); NaN = divided by the baseline arm's mean (`normalise`).

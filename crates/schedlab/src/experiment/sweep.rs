@@ -113,7 +113,7 @@ pub struct Record {
     pub params: BTreeMap<String, String>,
     pub seed: u64,
     pub metrics: BTreeMap<String, f64>,
-    /// The identity of (point, seed) ([`identity`]); empty in files written before
+    /// The identity of (point, seed) (`identity`); empty in files written before
     /// identities existed, which therefore never match.
     #[serde(default)]
     pub id: String,

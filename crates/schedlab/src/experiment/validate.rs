@@ -32,7 +32,7 @@
 //! machine (real runs are noisy; the median and range over runs are printed).
 //!
 //! The real tools run through [`Runner`], a one-method trait, so tests feed canned
-//! outputs. A tool that is missing or fails gives a "skipped: <why>" row; the
+//! outputs. A tool that is missing or fails gives a "skipped: \<why\>" row; the
 //! command itself still succeeds. Nothing here is fitted: the simulator runs the
 //! `host` machine exactly as imported.
 
@@ -228,7 +228,7 @@ pub struct BenchCase {
     /// bench sched pipe is a pipe ping-pong): agreement there is not a validation.
     pub held_out: bool,
     /// Run on one CPU: the real tool under `taskset -c CPU`, the simulation on the
-    /// machine cut down to its first CPU ([`one_cpu`]). Checks the costs without
+    /// machine cut down to its first CPU (`one_cpu`). Checks the costs without
     /// placement or cross-CPU effects.
     pub pin_cpu: Option<usize>,
 }
@@ -791,7 +791,7 @@ pub(crate) fn simulated_trace(
 }
 
 /// Record `opts.runs` real traces (tracefs at `root`) and as many simulated ones of
-/// [`trace_case`] (on `machine`, and on `measured` when given), and take the same
+/// `trace_case` (on `machine`, and on `measured` when given), and take the same
 /// statistics of each.
 pub fn compare_traces(
     opts: &ValidateOpts,

@@ -46,11 +46,11 @@ pub struct Cpu {
     pub node: usize,
     /// `arch_scale_cpu_capacity` (sysfs `cpu_capacity`), 1..=1024.
     pub capacity_orig: u32,
-    /// Index into [`Machine::core_kinds`].
+    /// Index into [`MachineParts::core_kinds`].
     pub kind: usize,
-    /// Index into [`Machine::idle_tables`].
+    /// Index into [`MachineParts::idle_tables`].
     pub idle_table: usize,
-    /// Index into [`Machine::freq_domains`].
+    /// Index into [`MachineParts::freq_domains`].
     pub freq_domain: usize,
 }
 

@@ -33,7 +33,7 @@
 //! `cpu_capacity` file exists (recent x86 kernels publish `cpu_capacity` too, hence
 //! cpuinfo first); else the fallback given to [`import_sysfs_with_arch`]
 //! ([`import_sysfs`] uses the host's `std::env::consts::ARCH`). **Core kinds**: one per (capacity, SMT width), with the
-//! default SMT throughput curve of [`super::presets::default_smt_throughput`].
+//! default SMT throughput curve of `super::presets::default_smt_throughput`.
 //! **Costs**: the preset tables by arch (x86 default, arm64 big-core table, POWER9).
 //! `node_reclaim_distance` is 32 when `proc/cpuinfo` names an AMD family ≥ 0x17 CPU
 //! (as arch/x86 sets it), else 30.

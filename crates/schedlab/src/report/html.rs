@@ -42,7 +42,7 @@
 //! axis, one line per combination of the other axes' values, with ±std error bars.
 //!
 //! Every page is built from the same pieces: the page head with the inline CSS,
-//! the footer with the version, [`esc`] for every string that came from a user or a
+//! the footer with the version, `esc` for every string that came from a user or a
 //! file, figures around the plots of [`super::plot`], and the numbers of
 //! [`super::text`]. The pages read results (a [`CompareReport`], sweep records, a
 //! [`Reproduction`]); they compute nothing the text output does not print too.

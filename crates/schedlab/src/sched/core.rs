@@ -296,7 +296,7 @@ impl Rq {
 pub const WORK_SHIFT: u32 = 10;
 
 /// The smallest event-queue length at which cancelled events are purged
-/// ([`Kernel::purge_cancelled`]).
+/// (`Kernel::purge_cancelled`).
 pub const PURGE_MIN: usize = 4096;
 
 /// The simulated kernel.

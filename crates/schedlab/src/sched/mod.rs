@@ -189,7 +189,7 @@ pub enum SchedEvent {
     /// `cpu`'s root cfs_rq after an operation that changed its `nr_running` or its
     /// PELT `util_avg` (enqueue, dequeue, put/set of the current task, tick, new-task
     /// attach, detach for a migration, blocked-load update). Only with counter logging
-    /// ([`crate::sched::core::Kernel::set_log_counters`], for the Perfetto counter
+    /// (`crate::sched::core::Kernel::set_log_counters`, for the Perfetto counter
     /// tracks): what the bare tracepoints `sched_update_nr_running_tp` (v5.9) and
     /// `pelt_cfs_tp` (v5.2) let a module read.
     CfsRq {

@@ -43,7 +43,7 @@
 //! util_avg did not move, and it makes estimates read up to 1 higher. Kept faithfully.
 //!
 //! **Gaps.** No task groups (so no propagation, `h_load` is the caller's), no RT/DL/IRQ
-//! signals (callers may pass their util_sum to [`update_idle_rq_clock_pelt`]), no
+//! signals (callers may pass their util_sum to `update_idle_rq_clock_pelt`), no
 //! cfs_rq throttling in the clock. The attach/detach/remove and runnable-load helpers
 //! here are the arithmetic only; when to call them (enqueue, migration, fork, the
 //! wakee's decay to the old cfs_rq's last update) is the fair class's.
@@ -293,7 +293,7 @@ pub(crate) fn update_rq_clock_pelt(
     c.clock_pelt += delta;
 }
 
-/// Threshold of [`update_idle_rq_clock_pelt`]: `((LOAD_AVG_MAX - 1024) << 10) - LOAD_AVG_MAX`,
+/// Threshold of `update_idle_rq_clock_pelt`: `((LOAD_AVG_MAX - 1024) << 10) - LOAD_AVG_MAX`,
 /// the largest util_sum, ignoring the position in the period, less a rounding margin.
 pub const LOST_IDLE_UTIL_SUM: u32 =
     (((LOAD_AVG_MAX - 1024) << SCHED_CAPACITY_SHIFT) - LOAD_AVG_MAX) as u32;
@@ -340,7 +340,7 @@ pub(crate) fn util_est_dequeue(cfs_est_enqueued: &mut u32, task: &SchedAvg) {
 }
 
 /// Refresh a task's estimate at dequeue (second half of fair.c `util_est_dequeue`,
-/// v5.6) with UTIL_EST_FASTUP on. See [`util_est_update_feat`].
+/// v5.6) with UTIL_EST_FASTUP on. See `util_est_update_feat`.
 pub fn util_est_update(task: &mut SchedAvg, task_sleep: bool, capacity_orig: u64) {
     util_est_update_feat(task, task_sleep, capacity_orig, true);
 }
@@ -459,7 +459,7 @@ pub(crate) fn detach_entity_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_weigh
 /// Apply the lazily removed load and util of entities that left (migrated or died) to a
 /// cfs_rq (the `removed` block of fair.c `update_cfs_rq_load_avg`, v5.6): averages drop
 /// by the removed amounts and sums by those times the divider, never below 0. The
-/// kernel does this just before the cfs_rq's own [`update_cfs_rq`] and counts it as
+/// kernel does this just before the cfs_rq's own `update_cfs_rq` and counts it as
 /// "decayed".
 pub fn remove_load_avg(cfs: &mut SchedAvg, removed_load: u64, removed_util: u64) {
     let divider = get_pelt_divider(cfs);

@@ -181,7 +181,7 @@ pub struct SchedDomain {
     pub imbalance_pct: u32,
     /// `sd->imb_numa_nr` (v5.18): the number of running tasks up to which a NUMA
     /// imbalance is allowed, computed at build time from the LLC span (see
-    /// [`imb_numa_nr`]); always computed, read only under `IMB_NUMA_NR`.
+    /// `imb_numa_nr`); always computed, read only under `IMB_NUMA_NR`.
     pub imb_numa_nr: u32,
     pub busy_factor: u32,
     pub cache_nice_tries: u32,

@@ -3,7 +3,7 @@
 //! A run is a discrete-event simulation. The engine's queue holds the machine's
 //! pending events (a segment of work ending, a scheduler tick, an IPI arriving, an
 //! hrtimer expiring, a balance kick); [`Sim::run`] pops them in time order and hands
-//! each to the kernel model ([`Kernel::handle`]), which runs what the kernel would
+//! each to the kernel model (`Kernel::handle`), which runs what the kernel would
 //! run at that instant (`scheduler_tick`, `schedule`, `sched_ttwu_pending`,
 //! `run_rebalance_domains`, ...). The kernel knows nothing of what tasks do: when a
 //! CPU's current task has finished its last demand, the kernel lists the CPU as
@@ -19,10 +19,10 @@
 //! kernel cost as work, then the effect happens (data moves, waiters are woken with
 //! the kernel's sync or non-sync flavour). A task blocked in a call re-executes it
 //! when woken, as the kernel's wait loops do. The interpreter is split by op family:
-//! [`cpu`] (compute, spin, sleep, yield), [`chan`] (pipes and sockets), [`sync`]
-//! (futexes, mutexes, barriers, condition variables, spin locks), [`lifecycle`]
-//! (fork, wait, exit, affinity), [`timers`] (rt-app timers, clock reads, metrics)
-//! and [`data`] (loops, registers, shared words); [`deadlock`] finds a run that can
+//! `cpu` (compute, spin, sleep, yield), `chan` (pipes and sockets), `sync`
+//! (futexes, mutexes, barriers, condition variables, spin locks), `lifecycle`
+//! (fork, wait, exit, affinity), `timers` (rt-app timers, clock reads, metrics)
+//! and `data` (loops, registers, shared words); `deadlock` finds a run that can
 //! no longer progress.
 //!
 //! `SIM_` **cross-CPU channel traffic.** A pipe or AF_UNIX write or read call costs

@@ -2,7 +2,7 @@
 //! distributions, and how scenario files write them.
 //!
 //! **Model.** A [`Dist`] yields non-negative integers (ns, a count, bytes). Samplers are
-//! our own, on top of [`RngStream::next_u64`]/[`RngStream::next_f64`], so a seed gives
+//! our own, on top of `RngStream::next_u64`/`RngStream::next_f64`, so a seed gives
 //! the same draws whatever the `rand` crates do next:
 //!
 //! | dist | draws | sample |

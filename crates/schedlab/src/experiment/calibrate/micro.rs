@@ -360,14 +360,14 @@ pub(crate) fn pingpong_threads(
     })
 }
 
-/// The channel a [`spin_pingpong`] carries its messages over, if any.
+/// The channel a `spin_pingpong` carries its messages over, if any.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpinChan {
     /// Only the shared word: the cost of handing a cache line over and back.
     None,
-    /// 1-byte messages over two pipes (as [`pipe_write_read`]).
+    /// 1-byte messages over two pipes (as `pipe_write_read`).
     Pipe,
-    /// 100-byte messages over two AF_UNIX stream socketpairs (as [`unix_write_read`]).
+    /// 100-byte messages over two AF_UNIX stream socketpairs (as `unix_write_read`).
     Unix,
 }
 

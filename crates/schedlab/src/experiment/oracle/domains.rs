@@ -185,7 +185,7 @@ impl DomainDump {
     }
 
     /// schedlab's chains for `m` under `opts`, in the same form (schedlab's
-    /// v5.6 vocabulary; [`compare_domains`] normalises).
+    /// v5.6 vocabulary; `compare_domains` normalises).
     pub fn simulated(m: &Machine, opts: &TopologyOpts) -> DomainDump {
         let topo = SchedTopology::build(m, opts);
         let mut d = DomainDump::default();
@@ -377,7 +377,7 @@ pub(crate) fn compare_domains(
     }
 }
 
-/// [`compare_domains`] against schedlab's chains for `m` under `opts` (e.g.
+/// `compare_domains` against schedlab's chains for `m` under `opts` (e.g.
 /// `KernelPreset::by_name("v5.12").unwrap().topology_opts()`).
 pub fn compare_with_model(
     real: &DomainDump,

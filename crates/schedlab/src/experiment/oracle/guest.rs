@@ -188,7 +188,7 @@ pub struct GuestRequest {
     pub boot_timeout: Duration,
     /// Limit of each job inside the guest (busybox `timeout`, then SIGKILL).
     pub job_timeout: Duration,
-    /// Kernel and apt cache; `None`: [`default_cache_dir`].
+    /// Kernel and apt cache; `None`: `default_cache_dir`.
     pub cache_dir: Option<PathBuf>,
     pub accel_threads: AccelThreads,
     /// Boots tried before giving up (≥ 1).

@@ -25,7 +25,7 @@
 //! [`GuestTopology::cpu_map`]. A topology can also be named directly with the compact
 //! spec of [`GuestTopology::parse`]. Under TCG (no KVM) on a small host a guest of more
 //! than [`DEFAULT_MAX_VCPUS`] vCPUs boots and runs too slowly to be useful; see
-//! [`GuestTopology::check_size`].
+//! `GuestTopology::check_size`.
 
 use std::path::Path;
 

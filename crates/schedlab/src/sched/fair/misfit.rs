@@ -14,21 +14,21 @@
 //!    `NO_MISFIT` (the kernel before v4.20) the field stays 0.
 //! 2. **The group statistic.** `update_sg_lb_stats` takes each non-local group's
 //!    biggest misfit load at levels with `SD_ASYM_CPUCAPACITY`, and flags the root
-//!    overloaded so that newly idle CPUs balance ([`Kernel::update_sg_misfit`]).
+//!    overloaded so that newly idle CPUs balance (`Kernel::update_sg_misfit`).
 //! 3. **Classification and pick.** `group_classify` puts a group with a misfit
 //!    load in `group_misfit_task`, above has_spare (fair/group.rs);
 //!    `update_sd_pick_busiest` takes it only when the local group's CPUs are bigger
-//!    (by the 25 % margin) and it has spare capacity ([`misfit_pick_refused`]), and
+//!    (by the 25 % margin) and it has spare capacity (`misfit_pick_refused`), and
 //!    between two misfit groups the bigger misfit load wins (balance/decide.rs).
 //! 4. **The move.** `calculate_imbalance` asks for one misfit task
 //!    (`migrate_misfit`, imbalance 1); `find_busiest_queue` picks the rq with the
 //!    biggest `misfit_task_load`; `detach_tasks` moves a task only if it still does
-//!    not fit its source ([`Kernel::misfit_still`]); `need_active_balance` always
+//!    not fit its source (`Kernel::misfit_still`); `need_active_balance` always
 //!    answers yes for a misfit migration, so the running task itself is pushed by
 //!    the stopper.
 //! 5. **The kick.** `nohz_balancer_kick` kicks an idle big CPU when a busy CPU has
 //!    a misfit and a bigger CPU exists, or its own capacity is reduced
-//!    ([`Kernel::check_misfit_status`], v5.0); asymmetric systems then skip the LLC
+//!    (`Kernel::check_misfit_status`, v5.0); asymmetric systems then skip the LLC
 //!    busy test (v5.1).
 //!
 //! Steps 3 and 4 are branches of the load balancer's decision tables; they stay in

@@ -14,7 +14,7 @@
 //!
 //! All these wakeups are sync (`WF_SYNC`). Details, the pre-5.5 and 5.5 pipe rules
 //! and the AF_UNIX truesize formula are documented in `pipe.rs`, `unix.rs`, `tcp.rs`
-//! and on [`ChanParams::skb_truesize`].
+//! and on `ChanParams::skb_truesize`.
 //!
 //! **Bytes are anonymous**: a channel tracks byte counts per buffer (pipe page, skb),
 //! not contents; FIFO order is structural (buffers are a queue). A read of `n` bytes

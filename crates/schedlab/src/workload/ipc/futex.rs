@@ -45,7 +45,7 @@ fn futex_wake_queue(q: &mut WaitQueue, n: u32, woken: &mut Vec<Pid>, wakes: &mut
     tally_sum(&t)
 }
 
-/// Futex words allocated by [`FutexTable::alloc`], each with its wait queue.
+/// Futex words allocated by `FutexTable::alloc`, each with its wait queue.
 #[derive(Clone, Debug, Default)]
 pub struct FutexTable {
     words: Vec<i64>,

@@ -12,7 +12,7 @@
 //! and re-checks its condition, and may go back to sleep (at the tail of an exclusive
 //! queue). Here the simulator does the same by *re-executing* the operation of a woken
 //! task with `retry: true` (for [`FutexTable::futex_wait`], [`Mutex::lock`],
-//! [`CondVar::wait`] and [`Channel::poll_readable`] the object itself remembers who was
+//! [`CondVar::wait`] and `Channel::poll_readable` the object itself remembers who was
 //! woken, so the re-executed call needs no flag). A call that returns `Block` has put
 //! the caller on exactly one wait queue; a wakeup removes it from that queue (the
 //! kernel's `autoremove_wake_function`), so between its wakeup and its retry a task is
