@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Union
+from typing import Any, Iterable, Mapping, NamedTuple, Optional, Union
 
 from . import _args, _frames, _native
 from ._args import Scenario
