@@ -244,7 +244,8 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Str(s) => Ok(Some(s.as_str())),
-                v => Err(self.at(key,
+                v => Err(self.at(
+                    key,
                     n,
                     format!(
                         "`{}` must be a string, found {}",
@@ -261,7 +262,8 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Int(i) => Ok(Some(*i)),
-                v => Err(self.at(key,
+                v => Err(self.at(
+                    key,
                     n,
                     format!(
                         "`{}` must be an integer, found {}",
@@ -278,7 +280,8 @@ impl<'a> TableReader<'a> {
         match self.int(key)? {
             None => Ok(None),
             Some(i) if i >= lo as i64 && (i as u64) <= hi => Ok(Some(i as u64)),
-            Some(i) => Err(self.at(key,
+            Some(i) => Err(self.at(
+                key,
                 self.table.get(key).unwrap_or(self.node),
                 format!("`{}` = {i} is outside {lo}..={hi}", self.path(key)),
             )),
@@ -290,7 +293,8 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Bool(b) => Ok(Some(*b)),
-                v => Err(self.at(key,
+                v => Err(self.at(
+                    key,
                     n,
                     format!(
                         "`{}` must be true or false, found {}",
@@ -314,7 +318,8 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Array(a) => Ok(Some(a.as_slice())),
-                v => Err(self.at(key,
+                v => Err(self.at(
+                    key,
                     n,
                     format!(
                         "`{}` must be an array, found {}",

@@ -219,10 +219,7 @@ impl<'a> Lines<'a> {
                 cpu,
                 None,
                 "cpu_idle",
-                vec![
-                    ("state", Int(state as i64)),
-                    ("cpu_id", Int(cpu as i64)),
-                ],
+                vec![("state", Int(state as i64)), ("cpu_id", Int(cpu as i64))],
             ),
             SchedEvent::IdleExit { cpu } => (
                 cpu,
