@@ -28,9 +28,8 @@ pub(crate) use outln;
 use clap::{Parser, Subcommand};
 use schedlab::error::InputError;
 use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
-use schedlab::machine::{self, Machine};
+use schedlab::machine;
 use schedlab::sched::features::{SchedFeat, KERNEL_PRESETS};
-use schedlab::sched::topology::{SchedTopology, TopologyOpts};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -125,6 +124,10 @@ enum Cmd {
         /// CDFs, per-CPU utilization, migrations, placement reasons, energy).
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Also write every run's scalars as Parquet here (arm, spec, seed, metric,
+        /// value; the JSON's `per_seed`).
+        #[arg(long)]
+        parquet: Option<PathBuf>,
         /// Also trace each arm's first paired run (seed `run.seed`): `X.EXT` becomes
         /// `X.a.EXT` and `X.b.EXT`, in the format the extension names (as `run
         /// --trace`: `.txt` ftrace text, `.perfetto-trace` / `.pftrace` Perfetto).
@@ -155,6 +158,15 @@ enum Cmd {
         /// Also write a self-contained HTML report of every point in DIR's results.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Also write DIR/results.parquet (the rows of results.csv).
+        #[arg(long)]
+        parquet: bool,
+        /// Run each (point, seed) as one task on this Dask cluster
+        /// (`tcp://HOST:PORT`), through the Python package (`pip install .`;
+        /// `SCHEDLAB_PYTHON` names the interpreter, default `python3`). Same files,
+        /// same resume rules, same results as a local sweep.
+        #[arg(long, value_name = "SCHEDULER", conflicts_with = "jobs")]
+        dask: Option<String>,
         #[arg(long, short)]
         quiet: bool,
     },
@@ -385,6 +397,8 @@ enum OracleVerb {
 enum Failure {
     Input(InputError),
     Internal(String),
+    /// A child process already printed its error; exit with this status.
+    Reported(u8),
 }
 
 impl From<InputError> for Failure {
@@ -410,90 +424,6 @@ fn seed_arg() -> clap::builder::RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(0..=i64::MAX as u64)
 }
 
-fn load_machine(name: &str, sysfs: Option<&Path>) -> Result<Machine, InputError> {
-    if let Some(d) = sysfs {
-        return machine::sysfs::import_sysfs(d);
-    }
-    if name == "host" {
-        return machine::sysfs::import_host();
-    }
-    if let Some(m) = machine::presets::preset(name) {
-        return Ok(m);
-    }
-    let p = Path::new(name);
-    if p.exists() {
-        return machine::file::load_machine_file(p);
-    }
-    Err(InputError::new(format!(
-        "`{name}` is neither a machine preset (see `schedlab list machines`) nor a file"
-    )))
-}
-
-fn topology_text(m: &Machine) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "machine {} ({:?}, {} CPUs, {} NUMA nodes)",
-        m.name,
-        m.arch,
-        m.nr_cpus(),
-        m.nr_nodes()
-    );
-    if !m.description.is_empty() {
-        let _ = writeln!(s, "  {}", m.description.replace('\n', "\n  "));
-    }
-    let _ = writeln!(
-        s,
-        "\n{:>4} {:>5} {:>7} {:>4} {:>4} {:>4} {:>8} {:>6} {:<10} idle states",
-        "cpu", "core", "cluster", "llc", "pkg", "node", "capacity", "freqd", "kind"
-    );
-    for (i, c) in m.cpus.iter().enumerate() {
-        let states: Vec<String> = m
-            .idle_states(i)
-            .iter()
-            .map(|st| {
-                format!(
-                    "{}({}us/{}us)",
-                    st.name,
-                    st.exit_latency_ns / 1000,
-                    st.target_residency_ns / 1000
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            s,
-            "{:>4} {:>5} {:>7} {:>4} {:>4} {:>4} {:>8} {:>6} {:<10} {}",
-            i,
-            c.core,
-            c.cluster,
-            c.llc,
-            c.package,
-            c.node,
-            c.capacity_orig,
-            c.freq_domain,
-            m.core_kinds[c.kind].name,
-            states.join(" ")
-        );
-    }
-    for (d, fd) in m.freq_domains.iter().enumerate() {
-        let opps: Vec<String> = fd
-            .opps
-            .iter()
-            .map(|o| format!("{}MHz/{}mW", o.freq_khz / 1000, o.power_mw))
-            .collect();
-        let _ = writeln!(
-            s,
-            "freq domain {d}: cpus {} opps {}",
-            fd.cpus,
-            opps.join(" ")
-        );
-    }
-    let topo = SchedTopology::build(m, &TopologyOpts::v5_6());
-    let _ = writeln!(s, "\nsched domains (v5.6):\n{}", topo.render(m));
-    s
-}
-
 #[allow(clippy::too_many_arguments)]
 fn compare_cmd(
     scenario: &Path,
@@ -502,22 +432,20 @@ fn compare_cmd(
     runs: u32,
     jobs: Option<usize>,
     sets: &[String],
-    csv: Option<PathBuf>,
-    json: Option<PathBuf>,
-    report: Option<PathBuf>,
+    [csv, json, report, parquet]: [Option<PathBuf>; 4],
     (trace, trace_window): (Option<PathBuf>, Option<String>),
     quiet: bool,
 ) -> Result<(), Failure> {
     use experiment::compare::{compare_detailed, load_arms, ArmSpec};
     use std::sync::atomic::{AtomicU64, Ordering};
-    schedlab::files::check_all(csv.iter().chain(&json).chain(&report))?;
+    schedlab::files::check_all(csv.iter().chain(&json).chain(&report).chain(&parquet))?;
     schedlab::files::check_all(
         trace
             .iter()
             .flat_map(|p| [arm_path(p, "a"), arm_path(p, "b")]),
     )?;
     let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
-    let (sa, sb) = load_arms(scenario, &a, &b, sets)?;
+    let (sa, sb) = load_arms(experiment::Source::File(scenario), &a, &b, sets)?;
     let jobs = default_jobs(jobs);
     let bar = if quiet {
         indicatif::ProgressBar::hidden()
@@ -552,6 +480,11 @@ fn compare_cmd(
             serde_json::to_string_pretty(&cmp).map_err(|e| Failure::Internal(e.to_string()))?;
         s.push('\n');
         write(&p, &s)?;
+    }
+    if let Some(p) = parquet {
+        let bytes = schedlab::frame::parquet(&experiment::frames::compare_runs(&cmp));
+        experiment::write_atomic(&p, &bytes)
+            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
     }
     if let Some(p) = report {
         let r = schedlab::report::CompareReport::new(cmp, &sa, &sb, details);
@@ -771,8 +704,8 @@ fn topology_cmd(
     sysfs: Option<&Path>,
     export: Option<PathBuf>,
 ) -> Result<(), Failure> {
-    let m = load_machine(machine, sysfs)?;
-    out!("{}", topology_text(&m));
+    let m = schedlab::machine::resolve(machine, sysfs)?;
+    out!("{}", schedlab::report::topology_text(&m));
     if let Some(p) = export {
         experiment::write_atomic(&p, machine::file::machine_to_toml(&m).as_bytes())
             .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
@@ -822,14 +755,15 @@ fn list_cmd(what: &str) {
     }
 }
 
-/// `schedlab sweep`: the grid's points into `out`, and their HTML report.
+/// `schedlab sweep`: the grid's points into `out` (here on `jobs` threads, or on
+/// a Dask cluster), and their HTML report.
 fn sweep_cmd(
     scenario: &Path,
     grid: &[String],
     runs: u32,
-    jobs: Option<usize>,
+    (jobs, dask): (Option<usize>, Option<&str>),
     out: &Path,
-    report: Option<PathBuf>,
+    (report, parquet): (Option<PathBuf>, bool),
     quiet: bool,
 ) -> Result<(), Failure> {
     use experiment::sweep::{sweep, Axis};
@@ -839,25 +773,29 @@ fn sweep_cmd(
         .iter()
         .map(|g| Axis::parse(g))
         .collect::<Result<Vec<_>, _>>()?;
-    let jobs = default_jobs(jobs);
-    let total = experiment::sweep::points(&axes).len() as u64 * runs as u64;
-    let bar = if quiet {
-        indicatif::ProgressBar::hidden()
+    if let Some(addr) = dask {
+        dask_sweep(scenario, grid, runs, addr, out, parquet, quiet)?;
     } else {
-        indicatif::ProgressBar::new(total)
-    };
-    let summary = sweep(scenario, &axes, runs, jobs, out, &|| bar.inc(1))?;
-    bar.finish_and_clear();
-    if !quiet {
-        outln!(
-            "{} points x {} seeds: {} runs, {} already done, {} run now -> {}",
-            summary.points,
-            runs,
-            summary.runs_total,
-            summary.already_done,
-            summary.ran,
-            out.display()
-        );
+        let jobs = default_jobs(jobs);
+        let total = experiment::sweep::points(&axes).len() as u64 * runs as u64;
+        let bar = if quiet {
+            indicatif::ProgressBar::hidden()
+        } else {
+            indicatif::ProgressBar::new(total)
+        };
+        let summary = sweep(scenario, &axes, runs, jobs, out, parquet, &|| bar.inc(1))?;
+        bar.finish_and_clear();
+        if !quiet {
+            outln!(
+                "{} points x {} seeds: {} runs, {} already done, {} run now -> {}",
+                summary.points,
+                runs,
+                summary.runs_total,
+                summary.already_done,
+                summary.ran,
+                out.display()
+            );
+        }
     }
     if let Some(p) = report {
         let records = experiment::sweep::read_done(&out.join("results.jsonl"))?;
@@ -867,6 +805,48 @@ fn sweep_cmd(
             .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
     }
     Ok(())
+}
+
+/// `sweep --dask`: hand the sweep to the Python package's Dask driver
+/// (`python3 -m schedlab.dask_sweep`), which runs the same plan (the library's
+/// `SweepPlan`) with each (point, seed) a Dask task. Its exit status is ours.
+fn dask_sweep(
+    scenario: &Path,
+    grid: &[String],
+    runs: u32,
+    addr: &str,
+    out: &Path,
+    parquet: bool,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let python = std::env::var_os("SCHEDLAB_PYTHON").unwrap_or_else(|| "python3".into());
+    let mut cmd = std::process::Command::new(&python);
+    cmd.args(["-m", "schedlab.dask_sweep", "--scheduler", addr])
+        .arg(scenario)
+        .arg("--runs")
+        .arg(runs.to_string())
+        .arg("--out")
+        .arg(out);
+    for g in grid {
+        cmd.arg("--grid").arg(g);
+    }
+    if parquet {
+        cmd.arg("--parquet");
+    }
+    if quiet {
+        cmd.arg("--quiet");
+    }
+    let status = cmd.status().map_err(|e| {
+        Failure::Internal(format!(
+            "--dask: cannot start `{}` ({e}); install the Python package (`pip install .`) \
+             or set SCHEDLAB_PYTHON to an interpreter that has it",
+            python.to_string_lossy()
+        ))
+    })?;
+    match status.code() {
+        Some(0) => Ok(()),
+        code => Err(Failure::Reported(code.map_or(1, |c| c.clamp(1, 255) as u8))),
+    }
 }
 
 /// `schedlab explain`: why the task was placed where it was, near `at` ms.
@@ -999,6 +979,7 @@ fn real_main() -> Result<(), Failure> {
             csv,
             json,
             report,
+            parquet,
             trace,
             trace_window,
             quiet,
@@ -1009,9 +990,7 @@ fn real_main() -> Result<(), Failure> {
             runs,
             jobs,
             &sets,
-            csv,
-            json,
-            report,
+            [csv, json, report, parquet],
             (trace, trace_window),
             quiet,
         )?,
@@ -1022,8 +1001,18 @@ fn real_main() -> Result<(), Failure> {
             jobs,
             out,
             report,
+            parquet,
+            dask,
             quiet,
-        } => sweep_cmd(&scenario, &grid, runs, jobs, &out, report, quiet)?,
+        } => sweep_cmd(
+            &scenario,
+            &grid,
+            runs,
+            (jobs, dask.as_deref()),
+            &out,
+            (report, parquet),
+            quiet,
+        )?,
         Cmd::Reproduce {
             seeds,
             runs,
@@ -1126,6 +1115,7 @@ fn main() -> ExitCode {
             eprintln!("internal error: {e}");
             ExitCode::from(1)
         }
+        Err(Failure::Reported(code)) => ExitCode::from(code),
     }
 }
 

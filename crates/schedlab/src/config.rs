@@ -244,7 +244,8 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Str(s) => Ok(Some(s.as_str())),
-                v => Err(self.doc.err(
+                v => Err(self.at(
+                    key,
                     n,
                     format!(
                         "`{}` must be a string, found {}",
@@ -261,7 +262,8 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Int(i) => Ok(Some(*i)),
-                v => Err(self.doc.err(
+                v => Err(self.at(
+                    key,
                     n,
                     format!(
                         "`{}` must be an integer, found {}",
@@ -278,7 +280,8 @@ impl<'a> TableReader<'a> {
         match self.int(key)? {
             None => Ok(None),
             Some(i) if i >= lo as i64 && (i as u64) <= hi => Ok(Some(i as u64)),
-            Some(i) => Err(self.doc.err(
+            Some(i) => Err(self.at(
+                key,
                 self.table.get(key).unwrap_or(self.node),
                 format!("`{}` = {i} is outside {lo}..={hi}", self.path(key)),
             )),
@@ -290,7 +293,8 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Bool(b) => Ok(Some(*b)),
-                v => Err(self.doc.err(
+                v => Err(self.at(
+                    key,
                     n,
                     format!(
                         "`{}` must be true or false, found {}",
@@ -314,7 +318,8 @@ impl<'a> TableReader<'a> {
             None => Ok(None),
             Some(n) => match &n.val {
                 Val::Array(a) => Ok(Some(a.as_slice())),
-                v => Err(self.doc.err(
+                v => Err(self.at(
+                    key,
                     n,
                     format!(
                         "`{}` must be an array, found {}",
@@ -328,7 +333,12 @@ impl<'a> TableReader<'a> {
 
     /// An error located at `key` (or at the table when absent).
     pub fn err(&self, key: &str, msg: impl Into<String>) -> InputError {
-        self.doc.err(self.table.get(key).unwrap_or(self.node), msg)
+        self.at(key, self.table.get(key).unwrap_or(self.node), msg)
+    }
+
+    /// An error located at `node`, about `key` of this table.
+    fn at(&self, key: &str, node: &Node, msg: impl Into<String>) -> InputError {
+        self.doc.err(node, msg).with_key(self.path(key))
     }
 
     /// Reject keys nobody asked for.
@@ -336,7 +346,7 @@ impl<'a> TableReader<'a> {
         let used = self.used.borrow();
         for (k, n) in self.table {
             if !used.contains(&k.as_str()) {
-                return Err(self.doc.err(n, format!("unknown key `{}`", self.path(k))));
+                return Err(self.at(k, n, format!("unknown key `{}`", self.path(k))));
             }
         }
         Ok(())

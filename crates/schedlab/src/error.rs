@@ -13,6 +13,8 @@ pub struct InputError {
     pub file: Option<PathBuf>,
     /// 1-based line, when known.
     pub line: Option<usize>,
+    /// The scenario key the error is about (`workload.groups`), when known.
+    pub key: Option<String>,
     pub msg: String,
 }
 
@@ -21,6 +23,7 @@ impl InputError {
         InputError {
             file: None,
             line: None,
+            key: None,
             msg: msg.into(),
         }
     }
@@ -28,9 +31,18 @@ impl InputError {
         InputError {
             file: Some(file.into()),
             line,
+            key: None,
             msg: msg.into(),
         }
     }
+    /// Name the scenario key the error is about (kept if one is set already).
+    pub fn with_key(mut self, key: impl Into<String>) -> Self {
+        if self.key.is_none() {
+            self.key = Some(key.into());
+        }
+        self
+    }
+
     /// Attach a file name if none is set yet.
     pub fn with_file(mut self, file: impl Into<PathBuf>) -> Self {
         if self.file.is_none() {

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod error;
 pub mod experiment;
 pub mod files;
+pub mod frame;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod input;

@@ -205,6 +205,19 @@ impl LatencyHist {
             .saturating_record(v.max(1));
         self.sum += v as u128;
     }
+    /// Every recorded value's bucket: `(value, count)` in rising order, `value`
+    /// the bucket's highest equivalent value (the histogram keeps 3 significant
+    /// digits).
+    pub fn buckets(&self) -> Vec<(u64, u64)> {
+        self.hist
+            .iter()
+            .flat_map(|h| {
+                h.iter_recorded()
+                    .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            })
+            .collect()
+    }
+
     /// The HDR histogram (a shared empty one before the first record).
     pub fn hist(&self) -> &Histogram<u64> {
         static EMPTY: std::sync::OnceLock<Histogram<u64>> = std::sync::OnceLock::new();

@@ -20,11 +20,10 @@
 //! mmtests does.
 
 use crate::error::InputError;
-use crate::experiment::{relabel, run, Overrides, RunOpts, RunResult, Scenario};
+use crate::experiment::{relabel, run, Overrides, RunOpts, RunResult, Scenario, Source};
 use crate::stats::{hmean, mann_whitney_u, wilcoxon_signed_rank, Describe, TestResult};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// One arm: a label and its overrides.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -117,7 +116,7 @@ pub(crate) fn classify(name: &str) -> (Better, MeanKind) {
 }
 
 /// The scalars of one run, by name.
-pub(crate) fn scalars(r: &RunResult) -> BTreeMap<String, f64> {
+pub fn scalars(r: &RunResult) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
     for (k, v) in &r.workload.tool {
         m.insert(format!("tool.{k}"), *v);
@@ -213,6 +212,19 @@ pub struct Comparison {
     pub a: ArmSpec,
     pub b: ArmSpec,
     pub rows: Vec<MetricRow>,
+    /// Every run's scalars, flat: one entry per (arm, seed, metric), arm A's
+    /// seeds first.
+    pub per_seed: Vec<SeedValue>,
+}
+
+/// One scalar of one run of a comparison (the flat per-seed table).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SeedValue {
+    /// `a` or `b`.
+    pub arm: &'static str,
+    pub seed: u64,
+    pub metric: String,
+    pub value: f64,
 }
 
 /// What a report needs from one run beyond the comparison's scalars.
@@ -256,16 +268,18 @@ impl RunDetail {
 
 /// Load both arms of `path` (each with `sets` first, then its own overrides).
 pub fn load_arms(
-    path: &Path,
+    source: Source<'_>,
     a: &ArmSpec,
     b: &ArmSpec,
     sets: &[String],
 ) -> Result<(Scenario, Scenario), InputError> {
     // The shared `--set`s alone first, so an arm's error is the arm's.
-    Scenario::load(path, &ArmSpec::parse("").overrides(sets))?;
-    let sa = Scenario::load(path, &a.overrides(sets))
+    source.load(&ArmSpec::parse("").overrides(sets))?;
+    let sa = source
+        .load(&a.overrides(sets))
         .map_err(|e| relabel(e, &format!("--a `{}`", a.spec)))?;
-    let sb = Scenario::load(path, &b.overrides(sets))
+    let sb = source
+        .load(&b.overrides(sets))
         .map_err(|e| relabel(e, &format!("--b `{}`", b.spec)))?;
     Ok((sa, sb))
 }
@@ -353,6 +367,20 @@ pub fn compare_detailed(
             a: a.clone(),
             b: b.clone(),
             rows,
+            per_seed: details
+                .iter()
+                .zip(["a", "b"])
+                .flat_map(|(runs, arm)| {
+                    runs.iter().flat_map(move |d| {
+                        d.scalars.iter().map(move |(m, &value)| SeedValue {
+                            arm,
+                            seed: d.seed,
+                            metric: m.clone(),
+                            value,
+                        })
+                    })
+                })
+                .collect(),
         },
         details,
     ))

@@ -12,6 +12,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod explain;
+pub mod frames;
 pub mod oracle;
 pub mod reproduce;
 pub mod result;
@@ -388,6 +389,32 @@ impl Scenario {
     }
 }
 
+/// Where a scenario comes from: a file, or TOML text (the Python package's
+/// strings and dicts) with the name that errors and relative paths inside it use.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a> {
+    File(&'a Path),
+    Text { text: &'a str, name: &'a Path },
+}
+
+impl Source<'_> {
+    /// The scenario's text and its name.
+    pub fn text(&self) -> Result<(String, std::path::PathBuf), InputError> {
+        match *self {
+            Source::File(p) => Ok((crate::input::read_text(p)?, p.to_path_buf())),
+            Source::Text { text, name } => Ok((text.to_string(), name.to_path_buf())),
+        }
+    }
+
+    /// Load and validate the scenario with `ov` applied.
+    pub fn load(&self, ov: &Overrides) -> Result<Scenario, InputError> {
+        match *self {
+            Source::File(p) => Scenario::load(p, ov),
+            Source::Text { text, name } => Scenario::from_doc(Doc::parse(text, name)?, ov),
+        }
+    }
+}
+
 /// What to collect besides the metrics.
 #[derive(Clone, Debug, Default)]
 pub struct RunOpts {
@@ -472,18 +499,42 @@ pub fn run_perfetto(
     rep: u64,
     opts: &RunOpts,
 ) -> Result<(RunResult, Vec<u8>), SimError> {
+    let (r, log, tasks) = run_logged(sc, seed, rep, opts, true)?;
+    let bytes = crate::metrics::perfetto::render(&log, &tasks, &sc.machine, sc.kernel_preset);
+    Ok((r, bytes))
+}
+
+/// Run replication `rep` of `sc` with `seed` keeping the raw scheduler event log
+/// (within `opts.trace_window`) and the tasks it names; `counters` also logs the
+/// cfs_rq counters (for Perfetto's counter tracks; no decision changes).
+/// `opts.trace`/`opts.ftrace` are ignored.
+pub fn run_logged(
+    sc: &Scenario,
+    seed: u64,
+    rep: u64,
+    opts: &RunOpts,
+    counters: bool,
+) -> Result<
+    (
+        RunResult,
+        crate::metrics::EventLog,
+        Vec<crate::sched::core::Task>,
+    ),
+    SimError,
+> {
     let o = RunOpts {
         trace: false,
         ..opts.clone()
     };
-    let (r, t) = run_traced(sc, seed, rep, &o, Log::WithCounters)?;
-    let bytes = match t {
-        Some(TraceOut::Log { log, tasks }) => {
-            crate::metrics::perfetto::render(&log, &tasks, &sc.machine, sc.kernel_preset)
-        }
-        _ => Vec::new(),
+    let log = if counters {
+        Log::WithCounters
+    } else {
+        Log::Events
     };
-    Ok((r, bytes))
+    match run_traced(sc, seed, rep, &o, log)? {
+        (r, Some(TraceOut::Log { log, tasks })) => Ok((r, log, tasks)),
+        (r, _) => Ok((r, crate::metrics::EventLog::default(), vec![])),
+    }
 }
 
 enum TraceOut {

@@ -93,6 +93,20 @@ pub struct RunResult {
     pub metrics: CoreMetrics,
     pub workload: WorkloadResult,
     pub tasks: Vec<TaskResult>,
+    /// The latency histograms' buckets (not in the JSON; the Python `latency`
+    /// table).
+    #[serde(skip)]
+    pub latency_buckets: Vec<LatencyBuckets>,
+}
+
+/// One latency distribution's histogram buckets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatencyBuckets {
+    /// `wakeup_latency`, `runqueue_wait` or `workload.<name>`.
+    pub metric: String,
+    pub unit: &'static str,
+    /// `(value, count)`, rising (see [`crate::stats::LatencyHist::buckets`]).
+    pub buckets: Vec<(u64, u64)>,
 }
 
 fn frac(a: u64, b: u64) -> f64 {
@@ -160,6 +174,25 @@ impl RunResult {
                 )
             })
             .collect();
+        let mut latency_buckets = vec![
+            LatencyBuckets {
+                metric: "wakeup_latency".into(),
+                unit: "ns",
+                buckets: c.wakeup_latency.buckets(),
+            },
+            LatencyBuckets {
+                metric: "runqueue_wait".into(),
+                unit: "ns",
+                buckets: c.runqueue_wait.buckets(),
+            },
+        ];
+        for (d, h) in sc.workload.metrics.iter().zip(&sim.metrics.hists) {
+            latency_buckets.push(LatencyBuckets {
+                metric: format!("workload.{}", d.name),
+                unit: d.unit,
+                buckets: h.buckets(),
+            });
+        }
         let report = sc.tool.as_ref().and_then(|t| {
             t.report(&ToolInput {
                 metrics: &sc.workload.metrics,
@@ -215,6 +248,7 @@ impl RunResult {
                 tool,
             },
             tasks,
+            latency_buckets,
         }
     }
 

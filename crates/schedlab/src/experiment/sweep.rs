@@ -29,7 +29,7 @@
 
 use crate::error::InputError;
 use crate::experiment::compare::scalars;
-use crate::experiment::{relabel, run, write_atomic, Overrides, RunOpts, Scenario};
+use crate::experiment::{relabel, run, write_atomic, Overrides, RunOpts, Scenario, Source};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::Path;
@@ -186,157 +186,360 @@ pub struct SweepSummary {
     pub ran: usize,
 }
 
-/// Run the sweep of `scenario` over `axes` × `runs` seeds into `out`.
-/// `progress()` is called after each run.
+/// One (point, seed) of a sweep, self-contained: what a worker on another host
+/// needs to run it ([`run_point`]) and what the record must carry.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PointTask {
+    /// The scenario's text and the name it was read under (relative paths inside
+    /// it resolve against that name's directory).
+    pub text: String,
+    pub file: std::path::PathBuf,
+    pub sets: Vec<String>,
+    pub point: usize,
+    pub params: Vec<(String, String)>,
+    pub seed: u64,
+    pub id: String,
+}
+
+/// Run one (point, seed) from its task, anywhere.
+pub fn run_point(t: &PointTask) -> Result<Record, InputError> {
+    let doc = crate::config::Doc::parse(&t.text, &t.file)?;
+    let sc = Scenario::from_doc(
+        doc,
+        &Overrides {
+            sets: t.sets.clone(),
+            features: None,
+            seed: None,
+        },
+    )?;
+    record_of(&sc, t.point, &t.params, t.seed, t.id.clone(), &t.file)
+}
+
+/// Run point `point` (scenario `sc`) with `seed` into its record.
+fn record_of(
+    sc: &Scenario,
+    point: usize,
+    params: &[(String, String)],
+    seed: u64,
+    id: String,
+    file: &Path,
+) -> Result<Record, InputError> {
+    let (r, _) = run(sc, seed, 0, &RunOpts::default())
+        .map_err(|e| InputError::in_file(file, None, format!("point {point} seed {seed}: {e}")))?;
+    Ok(Record {
+        point,
+        params: params.iter().cloned().collect(),
+        seed,
+        metrics: scalars(&r),
+        id,
+    })
+}
+
+/// A sweep's steps, for any driver: the local thread pool ([`sweep`]) or a
+/// distributed one (the Python package's Dask driver). [`SweepPlan::new`]
+/// validates every point and takes over the output directory (refusing records of
+/// another experiment); [`SweepPlan::append`] adds each finished run as one
+/// flushed line; [`SweepPlan::finish`] writes the final files in (point, seed)
+/// order.
+pub struct SweepPlan {
+    text: String,
+    file: std::path::PathBuf,
+    axes: Vec<Axis>,
+    pts: Vec<Vec<(String, String)>>,
+    scs: Vec<Scenario>,
+    point_sets: Vec<Vec<String>>,
+    runs: u32,
+    out: std::path::PathBuf,
+    jsonl: std::path::PathBuf,
+    done: Mutex<Vec<Record>>,
+    have: Mutex<BTreeSet<(usize, u64)>>,
+    already_done: usize,
+    appended: Mutex<usize>,
+    writer: Mutex<std::fs::File>,
+}
+
+impl SweepPlan {
+    /// Validate the grid's points and open `out` for appending, after checking
+    /// that every record already there belongs to this very experiment.
+    pub fn new(
+        source: Source<'_>,
+        axes: &[Axis],
+        runs: u32,
+        out: &Path,
+    ) -> Result<SweepPlan, InputError> {
+        check_size(axes, runs)?;
+        let (text, file) = source.text()?;
+        let doc = crate::config::Doc::parse(&text, &file)?;
+        std::fs::create_dir_all(out)
+            .map_err(|e| InputError::in_file(out, None, format!("cannot create: {e}")))?;
+        let jsonl = out.join("results.jsonl");
+        let pts = points(axes);
+        // Validate every point up front: bad input fails before any run.
+        let mut scs: Vec<Scenario> = Vec::with_capacity(pts.len());
+        let mut point_sets: Vec<Vec<String>> = Vec::with_capacity(pts.len());
+        for p in &pts {
+            let sets: Vec<String> = p.iter().map(|(k, v)| set_of(k, v)).collect();
+            let label = p
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>();
+            let ov = Overrides {
+                sets: sets.clone(),
+                features: None,
+                seed: None,
+            };
+            scs.push(
+                Scenario::from_doc(doc.clone(), &ov)
+                    .map_err(|e| relabel(e, &format!("--grid point {}", label.join(" "))))?,
+            );
+            point_sets.push(sets);
+        }
+        let owns = |r: &Record| {
+            r.point < pts.len() && r.id == identity(text.as_bytes(), &point_sets[r.point], r.seed)
+        };
+        let done = read_done(&jsonl)?;
+        // Reuse only records of this very experiment; refuse to mix in any other.
+        let foreign: Vec<&Record> = done.iter().filter(|r| !owns(r)).collect();
+        if let Some(r) = foreign.first() {
+            return Err(InputError::in_file(
+                &jsonl,
+                None,
+                format!(
+                    "holds {} of {} results from a different scenario, grid or schedlab \
+                     version (the first: point {} seed {}), which this sweep will not mix with \
+                     its own; pick a new --out directory, or move this one away to start over",
+                    foreign.len(),
+                    done.len(),
+                    r.point,
+                    r.seed
+                ),
+            ));
+        }
+        // Rewrite so a torn tail is gone before appending.
+        write_atomic(&jsonl, lines(&done).as_bytes())
+            .map_err(|e| InputError::in_file(&jsonl, None, format!("cannot write: {e}")))?;
+        let writer = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&jsonl)
+            .map_err(|e| InputError::in_file(&jsonl, None, format!("cannot open: {e}")))?;
+        let have: BTreeSet<(usize, u64)> = done.iter().map(|r| (r.point, r.seed)).collect();
+        Ok(SweepPlan {
+            text,
+            file,
+            axes: axes.to_vec(),
+            pts,
+            scs,
+            point_sets,
+            runs,
+            out: out.to_path_buf(),
+            jsonl,
+            already_done: have.len(),
+            done: Mutex::new(done),
+            have: Mutex::new(have),
+            appended: Mutex::new(0),
+            writer: Mutex::new(writer),
+        })
+    }
+
+    /// The identity of (point, seed) in this experiment.
+    fn id_of(&self, point: usize, seed: u64) -> String {
+        identity(self.text.as_bytes(), &self.point_sets[point], seed)
+    }
+
+    /// Whether `r` is a run of this experiment.
+    fn owns(&self, r: &Record) -> bool {
+        r.point < self.pts.len() && r.id == self.id_of(r.point, r.seed)
+    }
+
+    /// The grid's points.
+    pub fn points(&self) -> usize {
+        self.pts.len()
+    }
+
+    /// Points × seeds.
+    pub fn runs_total(&self) -> usize {
+        self.pts.len() * self.runs as usize
+    }
+
+    /// Runs found finished in the directory when the plan was made.
+    pub fn already_done(&self) -> usize {
+        self.already_done
+    }
+
+    /// The (point, seed) pairs still to run, in (point, seed) order.
+    pub fn todo(&self) -> Vec<(usize, u64)> {
+        let have = self.have.lock().expect("sweep lock");
+        (0..self.pts.len())
+            .flat_map(|i| {
+                let base = self.scs[i].seed;
+                (0..self.runs as u64).map(move |k| (i, base.wrapping_add(k)))
+            })
+            .filter(|x| !have.contains(x))
+            .collect()
+    }
+
+    /// The self-contained task of (point, seed), for a worker elsewhere.
+    pub fn task(&self, point: usize, seed: u64) -> Result<PointTask, InputError> {
+        if point >= self.pts.len() {
+            return Err(InputError::new(format!(
+                "point {point}: the grid has {} points",
+                self.pts.len()
+            )));
+        }
+        Ok(PointTask {
+            text: self.text.clone(),
+            file: self.file.clone(),
+            sets: self.point_sets[point].clone(),
+            point,
+            params: self.pts[point].clone(),
+            seed,
+            id: self.id_of(point, seed),
+        })
+    }
+
+    /// Run (point, seed) here, with the point's already validated scenario.
+    pub fn run_here(&self, point: usize, seed: u64) -> Result<Record, InputError> {
+        record_of(
+            &self.scs[point],
+            point,
+            &self.pts[point],
+            seed,
+            self.id_of(point, seed),
+            &self.file,
+        )
+    }
+
+    /// Append one finished run as a flushed line. A record of another experiment
+    /// is refused; a (point, seed) already recorded is ignored (a retried task
+    /// whose first attempt finished too).
+    pub fn append(&self, rec: Record) -> Result<(), InputError> {
+        if !self.owns(&rec) {
+            return Err(InputError::new(format!(
+                "a result for point {} seed {} that is not of this sweep (its identity differs)",
+                rec.point, rec.seed
+            )));
+        }
+        let mut have = self.have.lock().expect("sweep lock");
+        if !have.insert((rec.point, rec.seed)) {
+            return Ok(());
+        }
+        let mut line = serde_json::to_string(&rec).expect("record serialises");
+        line.push('\n');
+        {
+            let mut f = self.writer.lock().expect("writer lock");
+            f.write_all(line.as_bytes())
+                .and_then(|()| f.flush())
+                .map_err(|e| {
+                    InputError::in_file(&self.jsonl, None, format!("cannot write: {e}"))
+                })?;
+        }
+        *self.appended.lock().expect("sweep lock") += 1;
+        self.done.lock().expect("sweep lock").push(rec);
+        Ok(())
+    }
+
+    /// Write the final files in (point, seed) order: `results.jsonl`,
+    /// `results.csv` and, with `parquet`, `results.parquet` (the CSV's long table).
+    pub fn finish(self, parquet: bool) -> Result<(SweepSummary, Vec<Record>), InputError> {
+        let mut done = self.done.into_inner().expect("sweep lock");
+        done.sort_by_key(|r| (r.point, r.seed));
+        let keys: Vec<String> = self.axes.iter().map(|a| a.key.clone()).collect();
+        let mut csv = String::from("point");
+        for k in &keys {
+            csv.push(',');
+            csv.push_str(k);
+        }
+        csv.push_str(",seed,metric,value\n");
+        for r in &done {
+            for (m, v) in &r.metrics {
+                csv.push_str(&r.point.to_string());
+                for k in &keys {
+                    csv.push(',');
+                    csv.push_str(r.params.get(k).map_or("", String::as_str));
+                }
+                csv.push_str(&format!(",{},{m},{v}\n", r.seed));
+            }
+        }
+        let write = |name: &str, bytes: &[u8]| {
+            let p = self.out.join(name);
+            write_atomic(&p, bytes)
+                .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))
+        };
+        write("results.jsonl", lines(&done).as_bytes())?;
+        write("results.csv", csv.as_bytes())?;
+        if parquet {
+            let t = crate::experiment::frames::sweep_long(&keys, &done);
+            write("results.parquet", &crate::frame::parquet(&t))?;
+        }
+        let summary = SweepSummary {
+            points: self.pts.len(),
+            runs_total: self.pts.len() * self.runs as usize,
+            already_done: self.already_done,
+            ran: self.appended.into_inner().expect("sweep lock"),
+        };
+        Ok((summary, done))
+    }
+}
+
+/// Records as JSON lines.
+fn lines(records: &[Record]) -> String {
+    let mut text = String::new();
+    for r in records {
+        text.push_str(&serde_json::to_string(r).expect("record serialises"));
+        text.push('\n');
+    }
+    text
+}
+
+/// Run the sweep of `scenario` over `axes` × `runs` seeds into `out` on `jobs`
+/// threads (`parquet`: also `results.parquet`). `progress()` is called after each
+/// run.
 pub fn sweep(
     scenario: &Path,
     axes: &[Axis],
     runs: u32,
     jobs: usize,
     out: &Path,
+    parquet: bool,
     progress: &(dyn Fn() + Sync),
 ) -> Result<SweepSummary, InputError> {
+    sweep_from(
+        Source::File(scenario),
+        axes,
+        runs,
+        jobs,
+        out,
+        parquet,
+        progress,
+    )
+    .map(|(s, _)| s)
+}
+
+/// [`sweep`] of a scenario from any [`Source`]; also returns every record.
+pub fn sweep_from(
+    source: Source<'_>,
+    axes: &[Axis],
+    runs: u32,
+    jobs: usize,
+    out: &Path,
+    parquet: bool,
+    progress: &(dyn Fn() + Sync),
+) -> Result<(SweepSummary, Vec<Record>), InputError> {
     use rayon::prelude::*;
-    check_size(axes, runs)?;
-    std::fs::create_dir_all(out)
-        .map_err(|e| InputError::in_file(out, None, format!("cannot create: {e}")))?;
-    let jsonl = out.join("results.jsonl");
-    let pts = points(axes);
-    let bytes = std::fs::read(scenario)
-        .map_err(|e| InputError::in_file(scenario, None, format!("cannot read: {e}")))?;
-    // Validate every point up front: bad input fails before any run.
-    let mut scs: Vec<Scenario> = Vec::with_capacity(pts.len());
-    let mut point_sets: Vec<Vec<String>> = Vec::with_capacity(pts.len());
-    for p in &pts {
-        let sets: Vec<String> = p.iter().map(|(k, v)| set_of(k, v)).collect();
-        let label = p
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>();
-        scs.push(
-            Scenario::load(
-                scenario,
-                &Overrides {
-                    sets: sets.clone(),
-                    features: None,
-                    seed: None,
-                },
-            )
-            .map_err(|e| relabel(e, &format!("--grid point {}", label.join(" "))))?,
-        );
-        point_sets.push(sets);
-    }
-    let id_of = |point: usize, seed: u64| identity(&bytes, &point_sets[point], seed);
-    let mut done = read_done(&jsonl)?;
-    // Reuse only records of this very experiment; refuse to mix in any other.
-    let foreign: Vec<&Record> = done
-        .iter()
-        .filter(|r| r.point >= pts.len() || r.id != id_of(r.point, r.seed))
-        .collect();
-    if let Some(r) = foreign.first() {
-        return Err(InputError::in_file(
-            &jsonl,
-            None,
-            format!(
-                "holds {} of {} results from a different scenario, grid or schedlab \
-                 version (the first: point {} seed {}), which this sweep will not mix with \
-                 its own; pick a new --out directory, or move this one away to start over",
-                foreign.len(),
-                done.len(),
-                r.point,
-                r.seed
-            ),
-        ));
-    }
-    // Rewrite so a torn tail is gone before appending.
-    let mut text = String::new();
-    for r in &done {
-        text.push_str(&serde_json::to_string(r).expect("record serialises"));
-        text.push('\n');
-    }
-    write_atomic(&jsonl, text.as_bytes())
-        .map_err(|e| InputError::in_file(&jsonl, None, format!("cannot write: {e}")))?;
-    let have: BTreeSet<(usize, u64)> = done.iter().map(|r| (r.point, r.seed)).collect();
-    let todo: Vec<(usize, u64)> = (0..pts.len())
-        .flat_map(|i| {
-            let base = scs[i].seed;
-            (0..runs as u64).map(move |k| (i, base.wrapping_add(k)))
-        })
-        .filter(|x| !have.contains(x))
-        .collect();
-    let file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&jsonl)
-        .map_err(|e| InputError::in_file(&jsonl, None, format!("cannot open: {e}")))?;
-    let file = Mutex::new(file);
+    let plan = SweepPlan::new(source, axes, runs, out)?;
+    let todo = plan.todo();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
         .build()
         .map_err(|e| InputError::new(e.to_string()))?;
-    let results: Vec<Result<Record, InputError>> = pool.install(|| {
-        todo.par_iter()
-            .map(|&(i, seed)| {
-                let (r, _) = run(&scs[i], seed, 0, &RunOpts::default()).map_err(|e| {
-                    InputError::in_file(scenario, None, format!("point {i} seed {seed}: {e}"))
-                })?;
-                let rec = Record {
-                    point: i,
-                    params: pts[i].iter().cloned().collect(),
-                    seed,
-                    metrics: scalars(&r),
-                    id: id_of(i, seed),
-                };
-                let mut line = serde_json::to_string(&rec).expect("record serialises");
-                line.push('\n');
-                {
-                    let mut f = file.lock().expect("writer lock");
-                    f.write_all(line.as_bytes())
-                        .and_then(|()| f.flush())
-                        .map_err(|e| {
-                            InputError::in_file(&jsonl, None, format!("cannot write: {e}"))
-                        })?;
-                }
-                progress();
-                Ok(rec)
-            })
-            .collect()
-    });
-    let ran = results.len();
-    for r in results {
-        done.push(r?);
-    }
-    done.sort_by_key(|r| (r.point, r.seed));
-    // Final files in (point, seed) order.
-    let mut text = String::new();
-    let mut csv = String::from("point");
-    for a in axes {
-        csv.push(',');
-        csv.push_str(&a.key);
-    }
-    csv.push_str(",seed,metric,value\n");
-    for r in &done {
-        text.push_str(&serde_json::to_string(r).expect("record serialises"));
-        text.push('\n');
-        for (m, v) in &r.metrics {
-            csv.push_str(&r.point.to_string());
-            for a in axes {
-                csv.push(',');
-                csv.push_str(r.params.get(&a.key).map_or("", String::as_str));
-            }
-            csv.push_str(&format!(",{},{m},{v}\n", r.seed));
-        }
-    }
-    write_atomic(&jsonl, text.as_bytes())
-        .map_err(|e| InputError::in_file(&jsonl, None, format!("cannot write: {e}")))?;
-    let csvp = out.join("results.csv");
-    write_atomic(&csvp, csv.as_bytes())
-        .map_err(|e| InputError::in_file(&csvp, None, format!("cannot write: {e}")))?;
-    Ok(SweepSummary {
-        points: pts.len(),
-        runs_total: pts.len() * runs as usize,
-        already_done: have.len(),
-        ran,
-    })
+    pool.install(|| {
+        todo.par_iter().try_for_each(|&(i, seed)| {
+            plan.append(plan.run_here(i, seed)?)?;
+            progress();
+            Ok::<(), InputError>(())
+        })
+    })?;
+    plan.finish(parquet)
 }
 
 #[cfg(test)]
@@ -409,7 +612,7 @@ program = [ { op = "loop", body = [ { op = "compute", work = "300us" }, { op = "
         std::fs::write(&sc, SCENARIO).unwrap();
         let out = d.join("out");
         let axes = [Axis::parse("machine.preset=juno-r0,hikey960").unwrap()];
-        let go = |axes: &[Axis], runs| sweep(&sc, axes, runs, 1, &out, &|| {});
+        let go = |axes: &[Axis], runs| sweep(&sc, axes, runs, 1, &out, false, &|| {});
         let s = go(&axes, 1).unwrap();
         assert_eq!((s.already_done, s.ran), (0, 2));
         let first = std::fs::read_to_string(out.join("results.jsonl")).unwrap();

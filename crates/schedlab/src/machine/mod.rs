@@ -601,3 +601,27 @@ impl SharedLevel {
         }
     }
 }
+
+/// A machine by name: a preset, `host` (this machine's sysfs), a machine file, or
+/// (with `sysfs`) a sysfs snapshot directory.
+pub fn resolve(
+    name: &str,
+    sysfs: Option<&std::path::Path>,
+) -> Result<Machine, crate::error::InputError> {
+    if let Some(d) = sysfs {
+        return sysfs::import_sysfs(d);
+    }
+    if name == "host" {
+        return sysfs::import_host();
+    }
+    if let Some(m) = presets::preset(name) {
+        return Ok(m);
+    }
+    let p = std::path::Path::new(name);
+    if p.exists() {
+        return file::load_machine_file(p);
+    }
+    Err(crate::error::InputError::new(format!(
+        "`{name}` is neither a machine preset (see `schedlab list machines`) nor a file"
+    )))
+}

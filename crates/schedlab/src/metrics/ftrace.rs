@@ -71,6 +71,42 @@ fn header(s: &mut String, events: &[(SimTime, SchedEvent)], nr_cpus: usize) {
     );
 }
 
+/// One field value of a trace event.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldVal {
+    Int(i64),
+    /// A CPU number that tracefs prints zero-padded to three digits
+    /// (`target_cpu=003`).
+    Cpu(i64),
+    Str(String),
+}
+
+impl std::fmt::Display for FieldVal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldVal::Int(i) => write!(f, "{i}"),
+            FieldVal::Cpu(c) => write!(f, "{c:03}"),
+            FieldVal::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+/// One trace event as tracefs records it: when, on which CPU, the task running
+/// there (LISA's `__pid`/`__comm`), the event's name and its fields in the
+/// kernel's `TP_printk` order. The text lines and the Python events table are both
+/// built from these.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceRecord {
+    pub ts: SimTime,
+    pub cpu: usize,
+    /// The task running on `cpu` (0 and `<idle>` for the idle task).
+    pub pid: u32,
+    pub tgid: u32,
+    pub comm: String,
+    pub event: &'static str,
+    pub fields: Vec<(&'static str, FieldVal)>,
+}
+
 /// The event lines, each attributed to (cpu, task running there).
 struct Lines<'a> {
     tasks: &'a [Task],
@@ -85,50 +121,28 @@ impl<'a> Lines<'a> {
     fn task(&self, p: u32) -> Option<&'a Task> {
         self.tasks.get(p as usize).filter(|_| p != 0)
     }
-    fn prio(&self, p: u32) -> i32 {
-        self.task(p).map_or(120, |t| 120 + t.nice)
+    fn prio(&self, p: u32) -> i64 {
+        self.task(p).map_or(120, |t| 120 + i64::from(t.nice))
     }
     fn curr(&self, cpu: usize) -> Option<u32> {
         self.curr.get(cpu).copied().flatten()
     }
 
-    /// One line: `who` (idle when `None`) on `cpu` at `t`, event `ev`.
-    fn line(
-        &self,
-        s: &mut String,
-        t: SimTime,
-        cpu: usize,
-        who: Option<u32>,
-        ev: &str,
-        payload: String,
-    ) {
-        let (name, pid, tgid) = match who.and_then(|p| self.task(p).map(|tk| (p, tk))) {
-            Some((p, tk)) => (comm(Some(tk)), p, tk.tgid),
-            None => ("<idle>".to_string(), 0, 0),
-        };
-        let head = format!("{name}-{pid}");
-        let _ = writeln!(
-            s,
-            "{head:>22} ({tgid:>7}) [{cpu:03}] d..2. {:>5}.{:09}: {ev}: {payload}",
-            t / 1_000_000_000,
-            t % 1_000_000_000
-        );
-    }
-
     /// comm, pid and prio of a task, as the wakeup, migration and exit events print
     /// them.
-    fn task_fields(&self, pid: u32) -> String {
-        format!(
-            "comm={} pid={pid} prio={}",
-            comm(self.task(pid)),
-            self.prio(pid)
-        )
+    fn task_fields(&self, pid: u32) -> Vec<(&'static str, FieldVal)> {
+        vec![
+            ("comm", FieldVal::Str(comm(self.task(pid)))),
+            ("pid", FieldVal::Int(i64::from(pid))),
+            ("prio", FieldVal::Int(self.prio(pid))),
+        ]
     }
 
-    /// The line of event `e` at `t`, if the text shows it.
-    fn event(&mut self, s: &mut String, t: SimTime, e: &SchedEvent) {
+    /// The record of event `e` at `t`, if the trace shows it.
+    fn event(&mut self, t: SimTime, e: &SchedEvent) -> Option<TraceRecord> {
+        use FieldVal::{Cpu, Int, Str};
         self.waker_cpu.observe(e);
-        let (cpu, who, ev, payload) = match *e {
+        let (cpu, who, ev, fields) = match *e {
             SchedEvent::Switch {
                 cpu, prev, next, ..
             } => {
@@ -139,31 +153,29 @@ impl<'a> Lines<'a> {
                 };
                 let (pn, pp, ppr) = pc(prev);
                 let (nn, np, npr) = pc(next);
-                self.line(
-                    s,
-                    t,
-                    cpu,
-                    prev,
-                    "sched_switch",
-                    format!("prev_comm={pn} prev_pid={pp} prev_prio={ppr} prev_state={st} ==> next_comm={nn} next_pid={np} next_prio={npr}"),
-                );
+                let fields = vec![
+                    ("prev_comm", Str(pn)),
+                    ("prev_pid", Int(i64::from(pp))),
+                    ("prev_prio", Int(ppr)),
+                    ("prev_state", Str(st.to_string())),
+                    ("next_comm", Str(nn)),
+                    ("next_pid", Int(i64::from(np))),
+                    ("next_prio", Int(npr)),
+                ];
+                let r = self.record(t, cpu, prev, "sched_switch", fields);
                 if cpu < self.nr_cpus {
                     self.curr[cpu] = next;
                 }
-                return;
+                return Some(r);
             }
             SchedEvent::Waking {
                 pid,
                 waker_cpu: w,
                 target_cpu,
             } => {
-                let f = self.task_fields(pid);
-                (
-                    w,
-                    self.curr(w),
-                    "sched_waking",
-                    format!("{f} target_cpu={target_cpu:03}"),
-                )
+                let mut f = self.task_fields(pid);
+                f.push(("target_cpu", Cpu(target_cpu as i64)));
+                (w, self.curr(w), "sched_waking", f)
             }
             SchedEvent::Wakeup { pid, cpu, new } => {
                 let w = self.waker_cpu.of(pid, cpu);
@@ -172,66 +184,102 @@ impl<'a> Lines<'a> {
                 } else {
                     "sched_wakeup"
                 };
-                let f = self.task_fields(pid);
-                (w, self.curr(w), ev, format!("{f} target_cpu={cpu:03}"))
+                let mut f = self.task_fields(pid);
+                f.push(("target_cpu", Cpu(cpu as i64)));
+                (w, self.curr(w), ev, f)
             }
             SchedEvent::Migrate {
                 pid,
                 orig_cpu,
                 dest_cpu,
                 ..
-            } => (
-                orig_cpu,
-                self.curr(orig_cpu),
-                "sched_migrate_task",
-                format!(
-                    "{} orig_cpu={orig_cpu} dest_cpu={dest_cpu}",
-                    self.task_fields(pid)
-                ),
-            ),
+            } => {
+                let mut f = self.task_fields(pid);
+                f.push(("orig_cpu", Int(orig_cpu as i64)));
+                f.push(("dest_cpu", Int(dest_cpu as i64)));
+                (orig_cpu, self.curr(orig_cpu), "sched_migrate_task", f)
+            }
             SchedEvent::Fork { parent, child, cpu } => {
                 let (pn, pp) = match parent {
                     Some(p) => (comm(self.task(p)), p),
                     None => ("<idle>".to_string(), 0),
                 };
-                let payload = format!(
-                    "comm={pn} pid={pp} child_comm={} child_pid={child}",
-                    comm(self.task(child))
-                );
-                (cpu, parent, "sched_process_fork", payload)
+                let f = vec![
+                    ("comm", Str(pn)),
+                    ("pid", Int(i64::from(pp))),
+                    ("child_comm", Str(comm(self.task(child)))),
+                    ("child_pid", Int(i64::from(child))),
+                ];
+                (cpu, parent, "sched_process_fork", f)
             }
             SchedEvent::Exit { pid, cpu } => {
                 (cpu, Some(pid), "sched_process_exit", self.task_fields(pid))
             }
-            SchedEvent::IdleEnter { cpu, state } => {
-                (cpu, None, "cpu_idle", format!("state={state} cpu_id={cpu}"))
-            }
+            SchedEvent::IdleEnter { cpu, state } => (
+                cpu,
+                None,
+                "cpu_idle",
+                vec![("state", Int(state as i64)), ("cpu_id", Int(cpu as i64))],
+            ),
             SchedEvent::IdleExit { cpu } => (
                 cpu,
                 None,
                 "cpu_idle",
-                format!("state=4294967295 cpu_id={cpu}"),
+                vec![
+                    ("state", Int(i64::from(u32::MAX))),
+                    ("cpu_id", Int(cpu as i64)),
+                ],
             ),
             SchedEvent::CpuFrequency { cpu, freq_khz } => (
                 cpu,
                 self.curr(cpu),
                 "cpu_frequency",
-                format!("state={freq_khz} cpu_id={cpu}"),
+                vec![
+                    ("state", Int(i64::from(freq_khz))),
+                    ("cpu_id", Int(cpu as i64)),
+                ],
             ),
             SchedEvent::Placement { .. }
             | SchedEvent::FuncCall { .. }
             | SchedEvent::Probe { .. }
-            | SchedEvent::CfsRq { .. } => return,
+            | SchedEvent::CfsRq { .. } => return None,
         };
-        self.line(s, t, cpu, who, ev, payload);
+        Some(self.record(t, cpu, who, ev, fields))
+    }
+
+    /// `who` (idle when `None`) on `cpu` at `t`, event `ev`.
+    fn record(
+        &self,
+        t: SimTime,
+        cpu: usize,
+        who: Option<u32>,
+        ev: &'static str,
+        fields: Vec<(&'static str, FieldVal)>,
+    ) -> TraceRecord {
+        let (comm, pid, tgid) = match who.and_then(|p| self.task(p).map(|tk| (p, tk))) {
+            Some((p, tk)) => (comm(Some(tk)), p, tk.tgid),
+            None => ("<idle>".to_string(), 0, 0),
+        };
+        TraceRecord {
+            ts: t,
+            cpu,
+            pid,
+            tgid,
+            comm,
+            event: ev,
+            fields,
+        }
     }
 }
 
-/// Render `events` (in time order) of a run on `nr_cpus` CPUs with tasks `tasks`
-/// (indexed by pid) as ftrace text.
-pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) -> String {
-    let mut s = String::new();
-    header(&mut s, events, nr_cpus);
+/// Call `f` with the trace record of every event in `events` (in time order) of a
+/// run on `nr_cpus` CPUs with tasks `tasks` (indexed by pid) that the trace shows.
+pub fn for_each_record(
+    events: &[(SimTime, SchedEvent)],
+    tasks: &[Task],
+    nr_cpus: usize,
+    mut f: impl FnMut(&TraceRecord),
+) {
     let mut lines = Lines {
         tasks,
         nr_cpus,
@@ -239,7 +287,38 @@ pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) 
         waker_cpu: WakerCpus::new(tasks.len()),
     };
     for &(t, ref e) in events {
-        lines.event(&mut s, t, e);
+        if let Some(r) = lines.event(t, e) {
+            f(&r);
+        }
     }
+}
+
+/// One text line of `r`.
+fn line(s: &mut String, r: &TraceRecord) {
+    let head = format!("{}-{}", r.comm, r.pid);
+    let _ = write!(
+        s,
+        "{head:>22} ({:>7}) [{:03}] d..2. {:>5}.{:09}: {}:",
+        r.tgid,
+        r.cpu,
+        r.ts / 1_000_000_000,
+        r.ts % 1_000_000_000,
+        r.event
+    );
+    for (k, v) in &r.fields {
+        if *k == "next_comm" {
+            s.push_str(" ==>");
+        }
+        let _ = write!(s, " {k}={v}");
+    }
+    s.push('\n');
+}
+
+/// Render `events` (in time order) of a run on `nr_cpus` CPUs with tasks `tasks`
+/// (indexed by pid) as ftrace text.
+pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) -> String {
+    let mut s = String::new();
+    header(&mut s, events, nr_cpus);
+    for_each_record(events, tasks, nr_cpus, |r| line(&mut s, r));
     s
 }

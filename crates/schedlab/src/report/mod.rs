@@ -36,6 +36,7 @@ pub mod oracle;
 pub mod plot;
 pub mod summary;
 pub mod text;
+pub mod topology;
 
 use crate::experiment::compare::{ArmSpec, Comparison, RunDetail};
 use crate::experiment::Scenario;
@@ -43,6 +44,7 @@ use crate::experiment::Scenario;
 pub use html::sweep_html;
 pub use oracle::{oracle_html, OracleSection};
 pub use plot::BoxStats;
+pub use topology::topology_text;
 
 /// The schedlab version printed in every report.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
