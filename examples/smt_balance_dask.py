@@ -114,9 +114,9 @@ def main() -> int:
         for arm in ARMS:
             r = schedlab.run(scenario, set=[f"machine.preset={machine}"], features=arm)
             lat = r.latency
-            w = lat[lat["metric"] == "wakeup_latency"].sort_values("value_ns")
+            w = lat[lat["metric"] == "wakeup_latency"].sort_values("value")  # unit: ns
             cdf = w["count"].cumsum() / w["count"].sum()
-            ax.step(w["value_ns"] / 1000.0, cdf, where="post",
+            ax.step(w["value"] / 1000.0, cdf, where="post",
                     label=f"{arm} (mean {r.scalars['wakeup_latency_us.mean']:.1f} us)")
         ax.set_xscale("log")
         ax.set_title(f"hackbench on {machine}, seed {r.summary['seed']}")

@@ -185,8 +185,8 @@ class Topology(NamedTuple):
 
     ``text``: what the CLI prints; ``toml``: the machine file; ``cpus``: cpu, core,
     cluster, llc, package, node, capacity, freq_domain, kind; ``domains``: one row per
-    (cpu, level): cpu, level, name, span (a cpulist), flags (``|``-joined),
-    imbalance_pct, min_interval, max_interval, busy_factor.
+    (cpu, level): cpu, level, name, span (a cpulist), span_weight, flags
+    (``|``-joined), imbalance_pct, min_interval, max_interval (ms), busy_factor.
     """
 
     text: str

@@ -113,7 +113,9 @@ class Result:
 
     @property
     def latency(self) -> Any:
-        """HDR histogram buckets: metric, value_ns, count (every recorded value)."""
+        """HDR histogram buckets of every recorded value: metric (``wakeup_latency``,
+        ``runqueue_wait``, ``workload.<name>``), unit (``ns`` for latencies; a workload
+        metric's own unit), value, count."""
         return self._frame_of("latency")
 
     def _require_events(self) -> None:
