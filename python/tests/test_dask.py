@@ -48,15 +48,21 @@ def test_killed_worker_loses_nothing(dask_client, tmp_path) -> None:
     killed = []
 
     def kill_one(point: int, seed: int, line: str) -> None:
-        if not killed:
-            addr, pid = sorted(dask_client.run(os.getpid).items())[0]
-            os.kill(pid, signal.SIGKILL)
-            killed.append((addr, pid))
+        if killed:
+            return
+        # kill a worker that is running one of our tasks right now
+        busy = {a: ks for a, ks in dask_client.processing().items() if ks}
+        assert busy, "no task in flight after the first result"
+        addr = sorted(busy)[0]
+        pid = dask_client.run(os.getpid, workers=[addr])[addr]
+        os.kill(pid, signal.SIGKILL)
+        killed.append((addr, pid, list(busy[addr])))
 
     out = tmp_path / "d"
     res = dask_sweep.sweep_on_dask(str(DEMO), "path", SLOW_GRID, 3, str(out), dask_client,
                                    on_result=kill_one)
     assert killed, "no result arrived"
+    assert any(str(k).startswith("schedlab-run-") for k in killed[0][2])
     assert res["ran"] == res["runs_total"] == 12
     assert (out / "results.jsonl").read_bytes() == local(tmp_path / "l", SLOW_GRID, 3)
     # the nanny restarted the killed worker: leave the cluster as we found it
