@@ -153,3 +153,22 @@ def test_cli_sweep_dask(dask_client, tmp_path, schedlab_bin) -> None:
     assert p.returncode == 0, p.stderr
     assert "4 points x 2 seeds: 8 runs, 0 already done, 8 run now" in p.stdout
     assert (out / "results.jsonl").read_bytes() == local(tmp_path / "l", GRID, 2)
+
+
+def test_scenario_naming_a_file(dask_client, tmp_path) -> None:
+    """Workers read the files a scenario names (here an rt-app JSON) at the same path."""
+    rtapp = Path(DEMO).parent / "rtapp-example.toml"
+    grid = ["run.duration_ms=20,30"]
+    dask_sweep.sweep_on_dask(str(rtapp), "path", grid, 2, str(tmp_path / "d"), dask_client)
+    _native.sweep(str(rtapp), "path", grid, 2, None, str(tmp_path / "l"), False)
+    assert (tmp_path / "d" / "results.jsonl").read_bytes() == \
+        (tmp_path / "l" / "results.jsonl").read_bytes()
+
+
+def test_toml_text_scenario_on_dask(dask_client, tmp_path) -> None:
+    text = DEMO.read_text()
+    d = schedlab.sweep(text, GRID, client=dask_client, out=tmp_path / "d")
+    l = schedlab.sweep(text, GRID, out=tmp_path / "l")
+    assert d.equals(l)
+    assert (tmp_path / "d" / "results.jsonl").read_bytes() == \
+        (tmp_path / "l" / "results.jsonl").read_bytes()

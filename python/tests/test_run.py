@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import schedlab
-from conftest import DEMO, SHORT, demo_dict, run_cli, strip_wall
+from conftest import DEMO, SCENARIOS, SHORT, demo_dict, run_cli, strip_wall
 
 
 def _no_name(json_text: str) -> str:
@@ -224,3 +224,22 @@ def test_argument_types() -> None:
         schedlab.run(DEMO, trace=3)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         schedlab.run(DEMO, set=[1])  # type: ignore[list-item]
+
+
+def test_relative_files(monkeypatch, tmp_path) -> None:
+    """A file the scenario names is relative to the scenario file; for TOML text (no
+    file), relative to the current directory."""
+    rtapp = SCENARIOS / "rtapp-example.toml"
+    by_path = schedlab.run(rtapp, set="run.duration_ms=30")
+    assert by_path.summary["workload"] == "rtapp"
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(schedlab.InputError, match="rtapp-example.json"):
+        schedlab.run(rtapp.read_text(), set="run.duration_ms=30")
+    monkeypatch.chdir(SCENARIOS)
+    by_text = schedlab.run(rtapp.read_text(), set="run.duration_ms=30")
+    assert _no_name(by_text.to_json()) == _no_name(by_path.to_json())
+
+
+def test_version_matches_cli(schedlab_bin) -> None:
+    p = run_cli(schedlab_bin, ["--version"])
+    assert p.stdout.split() == ["schedlab", schedlab.__version__]

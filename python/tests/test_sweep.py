@@ -130,3 +130,15 @@ def test_native_sweep_direct(tmp_path) -> None:
     res = _native.sweep(str(DEMO), "path", GRID_ARGS, 1, None, str(tmp_path), False)
     assert (res["points"], res["runs_total"], res["already_done"], res["ran"]) == (4, 4, 0, 4)
     assert isinstance(res["table"], bytes)
+
+
+def test_polars_and_arrow_tables(tmp_path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    d = schedlab.sweep(DEMO, GRID, out=tmp_path)
+    a = schedlab.sweep(DEMO, GRID, out=tmp_path, frame="arrow")
+    p = schedlab.sweep(DEMO, GRID, out=tmp_path, frame="polars")
+    assert isinstance(a, pa.Table) and isinstance(p, pl.DataFrame)
+    assert a.column_names == p.columns == list(d.columns)
+    assert a.column("value").to_pylist() == p["value"].to_list() == d["value"].tolist()
+    assert a.schema.field("run.duration_ms").type == pa.string()
