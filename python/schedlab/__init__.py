@@ -99,7 +99,7 @@ def compare(
     _frames.check_frame(frame)
     source, kind = _args.scenario_source(scenario)
     raw = _native.compare(
-        source, kind, _args.spec(a), _args.spec(b), int(runs), jobs, _args.sets(set)
+        source, kind, _args.spec(a), _args.spec(b), _args.runs(runs), jobs, _args.sets(set)
     )
     return Comparison(raw, frame)
 
@@ -130,6 +130,7 @@ def sweep(
     _frames.check_frame(frame)
     source, kind = _args.scenario_source(scenario)
     grid_args = _args.grid(grid)
+    runs = _args.runs(runs)
     tmp: Optional[tempfile.TemporaryDirectory] = None
     if out is None:
         tmp = tempfile.TemporaryDirectory(prefix="schedlab-sweep-")
@@ -140,12 +141,12 @@ def sweep(
             out_dir = os.fsdecode(out_dir)
     try:
         if client is None:
-            res = _native.sweep(source, kind, grid_args, int(runs), jobs, out_dir, bool(parquet))
+            res = _native.sweep(source, kind, grid_args, runs, jobs, out_dir, bool(parquet))
         else:
             from .dask_sweep import sweep_on_dask
 
             res = sweep_on_dask(
-                source, kind, grid_args, int(runs), out_dir, client, parquet=bool(parquet)
+                source, kind, grid_args, runs, out_dir, client, parquet=bool(parquet)
             )
         df = _frames.to_frame(res["table"], frame)
     finally:

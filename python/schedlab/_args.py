@@ -37,6 +37,24 @@ def scenario_source(scenario: Scenario) -> Tuple[str, str]:
     )
 
 
+def input_error(msg: str) -> Exception:
+    """A ``_native.InputError`` raised from Python (no file, line or key)."""
+    from . import _native
+
+    e = _native.InputError(msg)
+    e.file, e.line, e.key, e.msg = None, None, None, msg
+    return e
+
+
+def runs(value: int) -> int:
+    """``runs=``: seeds per point, 1..=10000 as the CLI's ``--runs``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"runs must be an int, not {type(value).__name__}")
+    if not 1 <= value <= 10000:
+        raise input_error("runs must be in 1..=10000")
+    return value
+
+
 def _words(value: Union[None, str, Iterable[str]], what: str) -> List[str]:
     if value is None:
         return []

@@ -79,7 +79,9 @@ def sweep_on_dask(
     """
     from dask.distributed import as_completed
 
-    plan = _native.SweepPlan(source, kind, list(grid), int(runs), out)
+    from ._args import runs as check_runs
+
+    plan = _native.SweepPlan(source, kind, list(grid), check_runs(runs), out)
     futures = []
     where: Dict[str, tuple] = {}
     for point, seed in plan.todo():
@@ -129,8 +131,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The command-line entry point; returns the exit status (0, 1 or 2)."""
     args = _parser().parse_args(argv)
-    if args.runs < 1:
-        print("error: --runs must be at least 1", file=sys.stderr)
+    if not 1 <= args.runs <= 10000:
+        print(f"error: --runs: {args.runs} is not in 1..=10000", file=sys.stderr)
         return 2
     try:
         from dask.distributed import Client

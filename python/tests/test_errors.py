@@ -47,9 +47,15 @@ def test_bad_key_in_toml_text_and_dict() -> None:
     with pytest.raises(schedlab.InputError) as ei:
         schedlab.run(BAD_KEY)
     assert ei.value.line == 3 and ei.value.key == "machine.bogus"
+    assert ei.value.file == "<string>"
+    assert str(ei.value) == "<string>:3: unknown key `machine.bogus`"
     with pytest.raises(schedlab.InputError) as ei:
         schedlab.run({"machine": {"preset": "juno-r0", "bogus": 1}})
-    assert ei.value.key == "machine.bogus"
+    assert ei.value.key == "machine.bogus" and ei.value.file == "<dict>"
+    with pytest.raises(schedlab.InputError, match="must be a table"):
+        schedlab.run({"machine": 3})
+    with pytest.raises(TypeError, match="JSON"):
+        schedlab.run({"machine": {"preset": object()}})
 
 
 @pytest.mark.parametrize("kw,cli", [
@@ -91,3 +97,14 @@ def test_compare_and_sweep_errors(tmp_path) -> None:
         schedlab.sweep(DEMO, {"machine.bogus": [1, 2]}, out=tmp_path / "s")
     with pytest.raises(schedlab.InputError):
         schedlab.topology("no-such-machine")
+
+
+def test_runs_bounds(tmp_path) -> None:
+    for bad in (0, 10001):
+        with pytest.raises(schedlab.InputError, match="runs must be in 1..=10000") as ei:
+            schedlab.sweep(DEMO, {"run.duration_ms": [10]}, runs=bad, out=tmp_path)
+        assert ei.value.file is None and ei.value.line is None
+        with pytest.raises(schedlab.InputError, match="runs must be in 1..=10000"):
+            schedlab.compare(DEMO, set=SHORT, runs=bad)
+    with pytest.raises(TypeError):
+        schedlab.sweep(DEMO, {"run.duration_ms": [10]}, runs=1.5)  # type: ignore[arg-type]
