@@ -126,6 +126,38 @@ def test_entry_point_errors(dask_client, tmp_path) -> None:
                 "--grid", "run.duration_ms=10", "--out", tmp_path / "c"])
     assert p.returncode == 1
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in p.stderr
+    p = _entry(["--scheduler", addr, DEMO, "--grid", "run.duration_ms=10", "--runs", "0",
+                "--out", tmp_path / "d"])
+    assert p.returncode == 2 and p.stderr.startswith("error: --runs")
+
+
+def test_killed_driver_resumes(dask_client, tmp_path) -> None:
+    """SIGKILL the driver once some records are appended; the same command finishes
+    the sweep, running only the rest, with the local sweep's bytes."""
+    import time
+
+    addr = dask_client.scheduler.address
+    out = tmp_path / "d"
+    args = [sys.executable, "-m", "schedlab.dask_sweep", "--scheduler", addr, str(DEMO),
+            "--runs", "4", "--out", str(out)]
+    for g in SLOW_GRID:
+        args += ["--grid", g]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    jl = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if jl.is_file() and jl.read_bytes().count(b"\n") >= 2:
+            break
+        time.sleep(0.005)
+    assert proc.poll() is None, "the sweep finished before it could be killed"
+    proc.kill()
+    proc.wait()
+    done = jl.read_bytes().count(b"\n")
+    assert 2 <= done < 16
+    p = _entry(args[3:])
+    assert p.returncode == 0, p.stderr
+    assert f"16 runs, {done} already done, {16 - done} run now" in p.stdout
+    assert jl.read_bytes() == local(tmp_path / "l", SLOW_GRID, 4)
 
 
 def test_entry_point_error_text_matches_cli(dask_client, tmp_path, schedlab_bin) -> None:
