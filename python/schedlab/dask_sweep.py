@@ -11,10 +11,9 @@ same command resumes); at the end ``plan.finish()`` rewrites ``results.jsonl`` a
 local sweep of the same grid. Dask reschedules the tasks of a worker that dies, so a
 killed worker loses nothing either.
 
-Workers need the schedlab package (the same version as the driver: a record carries
-the version in its identity, and the driver refuses foreign records) and any file the
-scenario names (machine files, rt-app JSON) at the same path; the scenario itself is
-shipped to them as text.
+Workers need the schedlab package, the same version as the driver (each task checks
+it and fails otherwise), and any file the scenario names (machine files, rt-app JSON)
+at the same path; the scenario itself is shipped to them as text.
 
 Command line (what ``schedlab sweep ... --dask ADDR`` runs)::
 
@@ -31,7 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from . import _native
 
-__all__ = ["sweep_on_dask", "main", "WorkerInputError"]
+__all__ = ["sweep_on_dask", "main", "run_point", "WorkerInputError", "WorkerVersionError"]
 
 
 class WorkerInputError(ValueError):
@@ -42,8 +41,19 @@ class WorkerInputError(ValueError):
     """
 
 
-def run_point(*task: Any) -> str:
-    """Run one (point, seed) on a worker: ``_native.run_point`` behind a picklable name."""
+class WorkerVersionError(RuntimeError):
+    """A worker's schedlab is not the driver's version."""
+
+
+def run_point(driver_version: str, *task: Any) -> str:
+    """Run one (point, seed) on a worker: ``_native.run_point`` behind a picklable name,
+    after checking that the worker's schedlab is the driver's version (a record's
+    identity is the driver's, so a worker of another version would go unnoticed)."""
+    if _native.__version__ != driver_version:
+        raise WorkerVersionError(
+            f"this Dask worker has schedlab {_native.__version__}, the driver "
+            f"{driver_version}: install the same schedlab on every worker"
+        )
     try:
         return _native.run_point(*task)
     except _native.InputError as e:
@@ -87,7 +97,8 @@ def sweep_on_dask(
     for point, seed in plan.todo():
         task = plan.task(point, seed)
         key = _task_key(task, point, seed)
-        fut = client.submit(run_point, *task, key=key, pure=False, retries=retries)
+        fut = client.submit(run_point, _native.__version__, *task, key=key, pure=False,
+                            retries=retries)
         futures.append(fut)
         where[fut.key] = (point, seed)
     try:

@@ -204,3 +204,13 @@ def test_toml_text_scenario_on_dask(dask_client, tmp_path) -> None:
     assert d.equals(l)
     assert (tmp_path / "d" / "results.jsonl").read_bytes() == \
         (tmp_path / "l" / "results.jsonl").read_bytes()
+
+
+def test_worker_version_checked(tmp_path) -> None:
+    plan = _native.SweepPlan(str(DEMO), "path", GRID, 1, str(tmp_path))
+    point, seed = plan.todo()[0]
+    task = plan.task(point, seed)
+    line = dask_sweep.run_point(_native.__version__, *task)
+    plan.append(line)
+    with pytest.raises(dask_sweep.WorkerVersionError, match="install the same schedlab"):
+        dask_sweep.run_point("0.0.0-other", *task)
