@@ -11,7 +11,9 @@ What it does, in well under a minute on two cores:
 3. runs one seed per (machine, arm) locally and plots the wakeup latency CDFs from
    each run's ``.latency`` histogram into ``OUT/smt_balance_cdf.png``;
 4. writes one run's Perfetto trace (``OUT/smt_balance.perfetto-trace``, open it at
-   https://ui.perfetto.dev) and reads that run's events frame.
+   https://ui.perfetto.dev) and reads that run's events frame;
+5. reads the Perfetto trace file back with Perfetto's own protobuf classes (the
+   ``perfetto`` package from PyPI) and checks its ftrace events against the frame.
 
     python examples/smt_balance_dask.py --out /tmp/smt
     python examples/smt_balance_dask.py --out /tmp/smt --scheduler tcp://HOST:8786
@@ -140,8 +142,30 @@ def main() -> int:
     busiest = switches["__cpu"].value_counts().idxmax()
     print(f"trace -> {trace} ({trace.stat().st_size} bytes); {len(ev)} events: "
           + ", ".join(f"{k}={v}" for k, v in sorted(per_event.items())))
-    print(f"most context switches on CPU {busiest}; "
-          f"done in {time.monotonic() - t0:.1f} s")
+    print(f"most context switches on CPU {busiest}")
+
+    # -- 5. the Perfetto file, decoded with Perfetto's own protos ----------------------
+    try:
+        from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    except ImportError:
+        print("(pip install perfetto to decode the trace file with Perfetto's protos)")
+    else:
+        decoded = Trace.FromString(trace.read_bytes())
+        counts: dict = {}
+        for packet in decoded.packet:
+            if packet.HasField("ftrace_events"):
+                for e in packet.ftrace_events.event:
+                    kind = e.WhichOneof("event")
+                    counts[kind] = counts.get(kind, 0) + 1
+        for name in ("sched_switch", "sched_waking", "sched_wakeup", "cpu_idle"):
+            if counts.get(name, 0) != per_event.get(name, 0):
+                print(f"{trace}: {counts.get(name, 0)} {name} events in the file, "
+                      f"{per_event.get(name, 0)} in the events frame", file=sys.stderr)
+                return 1
+        print(f"perfetto protos: {len(decoded.packet)} packets; "
+              + ", ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+              + "; sched_switch/waking/wakeup/cpu_idle counts equal the events frame")
+    print(f"done in {time.monotonic() - t0:.1f} s")
     return 0
 
 

@@ -243,3 +243,33 @@ def test_relative_files(monkeypatch, tmp_path) -> None:
 def test_version_matches_cli(schedlab_bin) -> None:
     p = run_cli(schedlab_bin, ["--version"])
     assert p.stdout.split() == ["schedlab", schedlab.__version__]
+
+
+def test_the_gil_is_released_while_simulating() -> None:
+    """A Python thread runs while another thread's simulation is in progress.
+
+    With the GIL held through the simulation, the main thread could not resume from
+    its sleep before the simulation returned, so it would wake after ``t_end``; with
+    it released it wakes ~20 ms into a run that lasts far longer. (An ordering of
+    events, not a speed: the run only has to outlast the sleep by a wide margin.)
+    """
+    import threading
+    import time
+
+    times: dict = {}
+    started = threading.Event()
+
+    def simulate() -> None:
+        times["start"] = time.monotonic()
+        started.set()
+        schedlab.run(DEMO, set="run.duration_ms=20000")
+        times["end"] = time.monotonic()
+
+    t = threading.Thread(target=simulate)
+    t.start()
+    started.wait()
+    time.sleep(0.02)
+    woke = time.monotonic()
+    t.join()
+    assert times["end"] - times["start"] > 0.2, "the run is too short to tell"
+    assert woke < times["end"] - 0.1, (woke - times["start"], times["end"] - times["start"])

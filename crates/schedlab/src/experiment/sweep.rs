@@ -73,6 +73,12 @@ pub const MAX_SWEEP_RUNS: u64 = 100_000;
 /// Refuse a grid whose points × `runs` exceeds [`MAX_SWEEP_RUNS`], before a single
 /// point is built.
 pub(crate) fn check_size(axes: &[Axis], runs: u32) -> Result<(), InputError> {
+    if runs == 0 || runs > crate::experiment::MAX_RUNS {
+        return Err(InputError::new(format!(
+            "--runs {runs}: must be in 1..={}",
+            crate::experiment::MAX_RUNS
+        )));
+    }
     let total = axes
         .iter()
         .try_fold(u64::from(runs), |n, a| n.checked_mul(a.values.len() as u64));
@@ -559,6 +565,9 @@ mod tests {
                 ("workload.groups".into(), "2".into())
             ]
         );
+        assert!(check_size(&[], 0).unwrap_err().msg.contains("1..=10000"));
+        assert!(check_size(&[], 1).is_ok());
+        assert!(check_size(&[], crate::experiment::MAX_RUNS + 1).is_err());
         assert!(Axis::parse("nokey").is_err());
         assert!(Axis::parse("k=").is_err());
         assert_eq!(
