@@ -5,3 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --locked
 bash tools/python-test.sh
+bash tools/trace-readers-test.sh

@@ -64,8 +64,9 @@ enum Cmd {
         /// Verify scheduler invariants after every event.
         #[arg(long)]
         check: bool,
-        /// Write a trace here: `.txt` = ftrace text (tracefs layout, for Perfetto's
-        /// text importer and LISA); `.perfetto-trace` / `.pftrace` = binary Perfetto
+        /// Write a trace here: `.txt` = ftrace text (the modelled kernel's tracefs
+        /// layout, read by trappy; `--ftrace-layout` for LISA's parsers);
+        /// `.perfetto-trace` / `.pftrace` = binary Perfetto
         /// protobuf (open in ui.perfetto.dev; also per-CPU counter tracks of util_avg,
         /// nr_running and select_task_rq_fair probes); any other extension = the
         /// decision trace.
@@ -75,9 +76,20 @@ enum Cmd {
         /// `2ms..5ms`).
         #[arg(long, value_name = "START..END", requires = "trace")]
         trace_window: Option<String>,
+        /// The ftrace text's columns: `v5.6` (four latency flags, `%16s-%-5d`, as
+        /// v5.6 to v5.12 print them) or `v6` (five flags, `%16s-%-7d`, as recent
+        /// kernels do), each with `-no-irq-info` for tracefs with `options/irq-info`
+        /// off (no flags: the layout LISA's text parsers read); default: the
+        /// modelled kernel preset's, with flags.
+        #[arg(long, value_parser = schedlab::metrics::ftrace::Layout::NAMES, requires = "trace")]
+        ftrace_layout: Option<String>,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
+        /// List every feature switch, also those the modelled fair class lacks
+        /// (EEVDF's under CFS, the sleeper credit's under EEVDF).
+        #[arg(long, short, conflicts_with = "quiet")]
+        verbose: bool,
     },
     /// Show a machine and the sched domains the kernel would build on it.
     Topology {
@@ -136,6 +148,13 @@ enum Cmd {
         /// Keep only trace events in START..END (simulated time).
         #[arg(long, value_name = "START..END", requires = "trace")]
         trace_window: Option<String>,
+        /// The ftrace text's columns: `v5.6` (four latency flags, `%16s-%-5d`, as
+        /// v5.6 to v5.12 print them) or `v6` (five flags, `%16s-%-7d`, as recent
+        /// kernels do), each with `-no-irq-info` for tracefs with `options/irq-info`
+        /// off (no flags: the layout LISA's text parsers read); default: the
+        /// modelled kernel preset's, with flags.
+        #[arg(long, value_parser = schedlab::metrics::ftrace::Layout::NAMES, requires = "trace")]
+        ftrace_layout: Option<String>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -433,7 +452,7 @@ fn compare_cmd(
     jobs: Option<usize>,
     sets: &[String],
     [csv, json, report, parquet]: [Option<PathBuf>; 4],
-    (trace, trace_window): (Option<PathBuf>, Option<String>),
+    (trace, trace_window, layout): (Option<PathBuf>, Option<String>, Option<String>),
     quiet: bool,
 ) -> Result<(), Failure> {
     use experiment::compare::{compare_detailed, load_arms, ArmSpec};
@@ -493,7 +512,8 @@ fn compare_cmd(
     if let Some(p) = trace {
         // The first paired seed of each arm, traced: the same run the table's first
         // column pair comes from.
-        let (opts, perfetto) = trace_opts(Some(&p), trace_window.as_deref(), false)?;
+        let (opts, perfetto) =
+            trace_opts(Some(&p), trace_window.as_deref(), layout.as_deref(), false)?;
         for (arm, sc) in [("a", &sa), ("b", &sb)] {
             let (_, t) = run_maybe_traced(sc, sc.seed, 0, &opts, perfetto)
                 .map_err(|e| Failure::Internal(format!("arm {arm} trace: {e}")))?;
@@ -525,6 +545,7 @@ fn arm_path(p: &Path, arm: &str) -> PathBuf {
 fn trace_opts(
     trace: Option<&Path>,
     window: Option<&str>,
+    layout: Option<&str>,
     check: bool,
 ) -> Result<(RunOpts, bool), Failure> {
     let ext = trace
@@ -540,6 +561,8 @@ fn trace_opts(
         trace: trace.is_some(),
         trace_window: window,
         ftrace: ext.as_deref() == Some("txt"),
+        // The names are clap's choices, so `by_name` cannot fail.
+        ftrace_layout: layout.and_then(schedlab::metrics::ftrace::Layout::by_name),
     };
     Ok((opts, perfetto))
 }
@@ -646,12 +669,17 @@ fn run_cmd(
     ov: Overrides,
     json: Option<PathBuf>,
     check: bool,
-    (trace, trace_window): (Option<PathBuf>, Option<String>),
-    quiet: bool,
+    (trace, trace_window, layout): (Option<PathBuf>, Option<String>, Option<String>),
+    (quiet, verbose): (bool, bool),
 ) -> Result<(), Failure> {
     schedlab::files::check_all(json.iter().chain(&trace))?;
     let sc = Scenario::load(scenario, &ov)?;
-    let (opts, perfetto) = trace_opts(trace.as_deref(), trace_window.as_deref(), check)?;
+    let (opts, perfetto) = trace_opts(
+        trace.as_deref(),
+        trace_window.as_deref(),
+        layout.as_deref(),
+        check,
+    )?;
     // Replication i of the seed: independent random streams, same scenario.
     let mut results = Vec::new();
     let mut first_trace = None;
@@ -672,7 +700,11 @@ fn run_cmd(
             if sc.runs > 1 {
                 outln!("== run {} of {}", rep + 1, sc.runs);
             }
-            out!("{}", res.summary_text());
+            if verbose {
+                out!("{}", res.summary_text_verbose());
+            } else {
+                out!("{}", res.summary_text());
+            }
         }
         if rep == 0 {
             first_trace = tr;
@@ -954,14 +986,23 @@ fn real_main() -> Result<(), Failure> {
             check,
             trace,
             trace_window,
+            ftrace_layout,
             quiet,
+            verbose,
         } => {
             let ov = Overrides {
                 sets,
                 features,
                 seed,
             };
-            run_cmd(&scenario, ov, json, check, (trace, trace_window), quiet)?
+            run_cmd(
+                &scenario,
+                ov,
+                json,
+                check,
+                (trace, trace_window, ftrace_layout),
+                (quiet, verbose),
+            )?
         }
         Cmd::Topology {
             machine,
@@ -982,6 +1023,7 @@ fn real_main() -> Result<(), Failure> {
             parquet,
             trace,
             trace_window,
+            ftrace_layout,
             quiet,
         } => compare_cmd(
             &scenario,
@@ -991,7 +1033,7 @@ fn real_main() -> Result<(), Failure> {
             jobs,
             &sets,
             [csv, json, report, parquet],
-            (trace, trace_window),
+            (trace, trace_window, ftrace_layout),
             quiet,
         )?,
         Cmd::Sweep {

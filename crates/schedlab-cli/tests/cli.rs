@@ -358,7 +358,14 @@ fn trace_extension_picks_the_format_and_window_bounds_it() {
         "window not empty"
     );
     for l in text.lines().filter(|l| !l.starts_with('#')) {
-        let ts = l.split("d..2. ").nth(1).unwrap().split(':').next().unwrap();
+        // The demo's v5.6 layout: four latency flags, then `%5lu.%06lu:`.
+        let ts = l
+            .split("] d..2 ")
+            .nth(1)
+            .unwrap()
+            .split(':')
+            .next()
+            .unwrap();
         let t: f64 = ts.trim().parse().unwrap();
         assert!((0.005..=0.010).contains(&t), "{l}");
     }

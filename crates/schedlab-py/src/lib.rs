@@ -169,8 +169,13 @@ fn run<'py>(
                 .map_err(|e| sim_err(e, &scen.path))?;
             trace_bytes = match kind {
                 Some(TraceKind::Ftrace) => Some(
-                    schedlab::metrics::ftrace::render(&l.events, &tasks, sc.machine.nr_cpus())
-                        .into_bytes(),
+                    schedlab::metrics::ftrace::render(
+                        &l.events,
+                        &tasks,
+                        sc.machine.nr_cpus(),
+                        RunOpts::default().layout(&sc),
+                    )
+                    .into_bytes(),
                 ),
                 Some(TraceKind::Perfetto) => Some(schedlab::metrics::perfetto::render(
                     &l,

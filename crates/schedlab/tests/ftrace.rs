@@ -15,20 +15,27 @@ struct Line {
     fields: BTreeMap<String, String>,
 }
 
-/// Parse one tracefs line: `<comm>-<pid> (<tgid>) [<cpu>] <flags> <s>.<ns>: <event>: k=v ...`.
-fn parse(l: &str) -> Line {
-    let (head, rest) = l.split_once(") [").expect("tgid column");
-    let task = head.split(" (").next().unwrap().trim();
-    let pid: u32 = task.rsplit_once('-').unwrap().1.parse().unwrap();
+/// Parse one tracefs line as `trace_print_context` lays it out: the comm
+/// right-aligned in 16 columns, `-`, the pid left-aligned in `pid_w` columns, a
+/// space, `[<cpu>]`, the `nflags` latency flags, the timestamp `%5lu.%06lu`, then
+/// `<event>: k=v ...`. Panics on any other layout.
+fn parse(l: &str, pid_w: usize, nflags: usize) -> Line {
+    assert_eq!(&l[16..17], "-", "{l}");
+    let pid_col = &l[17..17 + pid_w];
+    let pid: u32 = pid_col.trim_end().parse().expect(l);
+    let rest = &l[17 + pid_w..];
+    let rest = rest.strip_prefix(" [").expect(l);
     let (cpu, rest) = rest.split_once("] ").unwrap();
+    assert_eq!(cpu.len(), 3, "{l}");
+    let (flags, rest) = rest.split_at(nflags);
+    assert!(flags.chars().all(|c| "dNhs.0123456789".contains(c)), "{l}");
     let mut it = rest.splitn(3, ": ");
-    let flags_ts = it.next().unwrap();
+    let ts = it.next().unwrap();
+    assert!(ts.len() >= 13 && ts.starts_with(' '), "{l}");
     let event = it.next().unwrap().to_string();
     let payload = it.next().unwrap_or("");
-    let (flags, ts) = flags_ts.trim().split_once(' ').unwrap();
-    assert_eq!(flags.len(), 5, "{l}");
-    let (s, ns) = ts.trim().split_once('.').unwrap();
-    assert_eq!(ns.len(), 9, "{l}");
+    let (s, us) = ts.trim().split_once('.').unwrap();
+    assert_eq!(us.len(), 6, "{l}");
     let fields = payload
         .split(' ')
         .filter_map(|kv| kv.split_once('='))
@@ -37,7 +44,7 @@ fn parse(l: &str) -> Line {
     Line {
         pid,
         cpu: cpu.parse().unwrap(),
-        ts_ns: s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap(),
+        ts_ns: (s.parse::<u64>().unwrap() * 1_000_000 + us.parse::<u64>().unwrap()) * 1000,
         event,
         fields,
     }
@@ -45,15 +52,38 @@ fn parse(l: &str) -> Line {
 
 #[test]
 fn ftrace_text_reparses_and_matches_the_run() {
-    let text = "[machine]\npreset = \"xeon-e5-40\"\n[run]\nseed = 1\n[workload]\nkind = \"hackbench\"\ngroups = 1\nfds = 4\nloops = 20\n";
-    let (r, trace) = run_ftrace(&scenario_of(text), 1);
+    // v5.6: four flags, `%-5d` pids; v6.6: five flags, `%-7d` pids.
+    for (preset, pid_w, nflags, legend) in [
+        (
+            "v5.6",
+            5,
+            4,
+            "#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION\n",
+        ),
+        (
+            "v6.6",
+            7,
+            5,
+            "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n",
+        ),
+    ] {
+        check_layout(preset, pid_w, nflags, legend);
+    }
+}
+
+fn check_layout(preset: &str, pid_w: usize, nflags: usize, legend: &str) {
+    let text = format!("[machine]\npreset = \"xeon-e5-40\"\n[kernel]\npreset = \"{preset}\"\n[run]\nseed = 1\n[workload]\nkind = \"hackbench\"\ngroups = 1\nfds = 4\nloops = 20\n");
+    let (r, trace) = run_ftrace(&scenario_of(&text), 1);
     assert!(trace.starts_with("# tracer: nop\n"));
     assert!(trace.contains("#P:40"));
+    assert!(trace.contains(legend), "{preset}");
     let lines: Vec<Line> = trace
         .lines()
         .filter(|l| !l.starts_with('#'))
-        .map(parse)
+        .map(|l| parse(l, pid_w, nflags))
         .collect();
+    let n = format!("entries-in-buffer/entries-written: {0}/{0} ", lines.len());
+    assert!(trace.contains(&n), "{preset}: the header counts the lines");
     let count = |e: &str| lines.iter().filter(|l| l.event == e).count() as u64;
     assert_counts_match_run(count, &r);
     assert!(count("sched_wakeup") + count("sched_wakeup_new") >= r.metrics.wakeups);

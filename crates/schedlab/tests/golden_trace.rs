@@ -14,6 +14,7 @@ fn check(name: &str) {
         trace: true,
         trace_window: None,
         ftrace: false,
+        ftrace_layout: None,
     };
     let (_, trace) = experiment::run(&sc, sc.seed, 0, &opts).expect("run succeeds");
     let trace = trace.expect("trace requested");

@@ -700,3 +700,24 @@ fn perfetto_trace_window_bounds_the_counters_and_starts_them_right() {
     }
     assert!(moved > 0, "no counter moved within the window");
 }
+
+/// `SystemInfo.utsname.machine` is `uname -m` of the machine's architecture.
+#[test]
+fn system_info_names_the_architecture() {
+    for (preset, want) in [
+        ("xeon-e5-40", "x86_64"),
+        ("juno-r0", "aarch64"),
+        ("power9-176", "ppc64le"),
+    ] {
+        let sc = scenario_of(&format!(
+            "[machine]\npreset = \"{preset}\"\n[run]\nduration_ms = 1\n[workload]\nkind = \"hackbench\"\ngroups = 1\nfds = 2\nloops = 2\n"
+        ));
+        let (_, buf) = run_perfetto(&sc, 1, 0, &RunOpts::default()).unwrap();
+        let first = match fields(&buf).into_iter().next() {
+            Some((1, V::Bytes(b))) => fields(&b),
+            _ => panic!("no first packet"),
+        };
+        let uts = msg(&msg(&first, 45), 1);
+        assert_eq!(string(&uts, 4), want, "{preset}");
+    }
+}

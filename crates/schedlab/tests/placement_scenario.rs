@@ -46,6 +46,7 @@ fn one_placement_per_decision_on_several_machines() {
             trace: true,
             trace_window: None,
             ftrace: false,
+            ftrace_layout: None,
         };
         let (_, trace) = experiment::run(&sc, sc.seed, 0, &opts).expect("runs");
         let trace = trace.unwrap();

@@ -35,7 +35,7 @@ impl Ev {
     }
 }
 
-/// The ftrace events of `file` on `quad` (without `cpu_idle`).
+/// The ftrace records of `file` on `quad` (without `cpu_idle`).
 fn trace(file: &str) -> (schedlab::experiment::result::RunResult, Vec<Ev>) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp");
     let text = format!(
@@ -48,32 +48,28 @@ fn trace(file: &str) -> (schedlab::experiment::result::RunResult, Vec<Ev>) {
     .unwrap();
     let opts = RunOpts {
         check: true,
-        trace: true,
-        ftrace: true,
         ..Default::default()
     };
-    let (r, text) = experiment::run(&sc, sc.seed, 0, &opts).unwrap();
-    let evs = text
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let (head, rest) = l.split_once(") [").unwrap();
-            let by = head.split(" (").next().unwrap().trim().to_string();
-            let (cpu, rest) = rest.split_once("] ").unwrap();
-            let mut it = rest.splitn(3, ": ");
-            let ts = it.next().unwrap().trim().rsplit(' ').next().unwrap();
-            let (s, ns) = ts.split_once('.').unwrap();
-            Ev {
-                ts_ns: s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap(),
-                cpu: cpu.parse().unwrap(),
-                by,
-                event: it.next().unwrap().to_string(),
-                payload: it.next().unwrap_or("").to_string(),
-            }
-        })
-        .filter(|e| e.event != "cpu_idle")
-        .collect();
+    // The trace's records at full ns precision (the text rounds to the µs).
+    let (r, log, tasks) = experiment::run_logged(&sc, sc.seed, 0, &opts, false).unwrap();
+    let mut evs = vec![];
+    schedlab::metrics::ftrace::for_each_record(&log.events, &tasks, sc.machine.nr_cpus(), |e| {
+        if e.event == "cpu_idle" {
+            return;
+        }
+        evs.push(Ev {
+            ts_ns: e.ts,
+            cpu: e.cpu,
+            by: format!("{}-{}", e.comm, e.pid),
+            event: e.event.to_string(),
+            payload: e
+                .fields
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        });
+    });
     (r, evs)
 }
 

@@ -205,6 +205,110 @@ impl MetricRow {
 }
 
 /// A finished comparison.
+/// The significance level of the verdicts: a difference counts when its paired
+/// test (Wilcoxon signed-rank; Mann-Whitney U without pairs) gives p below this.
+pub const ALPHA: f64 = 0.05;
+
+/// The benchmark tools' headline numbers, in order of preference: the number each
+/// tool's users quote first (hackbench's `Time:`, sysbench's events per second,
+/// uperf's throughput, schbench's p99, ...).
+const PRIMARY: [&str; 9] = [
+    "tool.time_s",
+    "tool.total_time_s",
+    "tool.ops_per_sec",
+    "tool.throughput_gbps",
+    "tool.p99_us",
+    "tool.average_rps",
+    "tool.response_time_us",
+    "tool.max_total_time_s",
+    "wakeup_latency_us.mean",
+];
+
+/// How the metrics of a comparison group in the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Group {
+    /// The benchmark's own numbers (`tool.*`, `workload.*`).
+    Workload,
+    /// Wakeup latency and runqueue wait.
+    Latency,
+    /// Migrations and context switches.
+    Placement,
+    /// Probes and charged cost of the scheduler's functions.
+    Cost,
+    Energy,
+}
+
+impl Group {
+    pub fn of(name: &str) -> Group {
+        if name.starts_with("tool.") || name.starts_with("workload.") {
+            Group::Workload
+        } else if name.starts_with("wakeup_latency") || name.starts_with("runqueue_wait") {
+            Group::Latency
+        } else if name == "migrations" || name == "context_switches" {
+            Group::Placement
+        } else if name.starts_with("energy") {
+            Group::Energy
+        } else {
+            Group::Cost
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Workload => "workload",
+            Group::Latency => "latency",
+            Group::Placement => "placement",
+            Group::Cost => "cost",
+            Group::Energy => "energy",
+        }
+    }
+}
+
+impl MetricRow {
+    /// The p-value of the row's difference: the paired test's, else the unpaired.
+    pub fn p(&self) -> Option<f64> {
+        self.wilcoxon.or(self.mann_whitney).map(|t| t.p)
+    }
+
+    /// Whether the difference is significant at [`ALPHA`].
+    pub fn significant(&self) -> bool {
+        self.p().is_some_and(|p| p < ALPHA)
+    }
+
+    /// Whether B improves on A (by the metric's direction); `None` without a
+    /// direction or without a difference.
+    pub fn b_better(&self) -> Option<bool> {
+        match (self.better, self.delta_pct.partial_cmp(&0.0)) {
+            (Better::Lower, Some(std::cmp::Ordering::Less))
+            | (Better::Higher, Some(std::cmp::Ordering::Greater)) => Some(true),
+            (Better::Lower, Some(std::cmp::Ordering::Greater))
+            | (Better::Higher, Some(std::cmp::Ordering::Less)) => Some(false),
+            _ => None,
+        }
+    }
+}
+
+impl Comparison {
+    /// The row of the scenario's headline metric: the benchmark's own number
+    /// (first of [`PRIMARY`] present), else the mean wakeup latency, else the first.
+    pub fn primary(&self) -> Option<usize> {
+        PRIMARY
+            .iter()
+            .find_map(|n| self.rows.iter().position(|r| r.name == *n))
+            .or((!self.rows.is_empty()).then_some(0))
+    }
+
+    /// The rows in report order: the primary metric, then by [`Group`], each
+    /// group in name order.
+    pub fn report_order(&self) -> Vec<usize> {
+        let p = self.primary();
+        let mut rest: Vec<usize> = (0..self.rows.len()).filter(|&i| Some(i) != p).collect();
+        rest.sort_by_key(|&i| (Group::of(&self.rows[i].name), self.rows[i].name.clone()));
+        p.into_iter().chain(rest).collect()
+    }
+}
+
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Comparison {
     pub scenario: String,

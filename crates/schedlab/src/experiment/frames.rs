@@ -330,7 +330,12 @@ program = [ { op = "loop", body = [ { op = "compute", work = "200us" }, { op = "
         assert_eq!(f.num_rows(), r.metrics.functions.len());
         // Events: the same counts as the ftrace text of the same run.
         let e = events(&log, &tasks, sc.machine.nr_cpus());
-        let text = crate::metrics::ftrace::render(&log.events, &tasks, sc.machine.nr_cpus());
+        let text = crate::metrics::ftrace::render(
+            &log.events,
+            &tasks,
+            sc.machine.nr_cpus(),
+            crate::metrics::ftrace::Layout::V5_6,
+        );
         let names = strs(&e, "event");
         for ev in ["sched_switch", "sched_wakeup", "sched_waking", "cpu_idle"] {
             let n = names.iter().filter(|x| x.as_deref() == Some(ev)).count();

@@ -426,6 +426,17 @@ pub struct RunOpts {
     /// Return the trace as ftrace text (metrics/ftrace.rs) instead of the decision
     /// trace (with `trace`).
     pub ftrace: bool,
+    /// The ftrace text's layout; `None`: the modelled kernel's
+    /// ([`crate::metrics::ftrace::Layout::of_kernel`]).
+    pub ftrace_layout: Option<crate::metrics::ftrace::Layout>,
+}
+
+impl RunOpts {
+    /// The ftrace layout for a run of `sc`.
+    pub fn layout(&self, sc: &Scenario) -> crate::metrics::ftrace::Layout {
+        self.ftrace_layout
+            .unwrap_or_else(|| crate::metrics::ftrace::Layout::of_kernel(sc.kernel_preset))
+    }
 }
 
 /// Build the simulated system for `sc`, replication `rep` of seed `seed`.
@@ -434,6 +445,7 @@ pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observer
     let idle: Vec<usize> = (0..m.nr_cpus()).map(|c| m.idle_states(c).len()).collect();
     let obs = Observers {
         collector: Collector::new(m.nr_cpus(), &idle)
+            .with_levels(&m.shared_levels())
             .with_energy(crate::metrics::energy::EnergyMeter::new(&m)),
         trace: opts.trace.then(|| DecisionTrace {
             window: opts.trace_window,
@@ -480,9 +492,12 @@ pub fn run(
     };
     let (r, t) = run_traced(sc, seed, rep, opts, log)?;
     let t = t.map(|t| match t {
-        TraceOut::Log { log, tasks } => {
-            crate::metrics::ftrace::render(&log.events, &tasks, sc.machine.nr_cpus())
-        }
+        TraceOut::Log { log, tasks } => crate::metrics::ftrace::render(
+            &log.events,
+            &tasks,
+            sc.machine.nr_cpus(),
+            opts.layout(sc),
+        ),
         TraceOut::Text(s) => s,
     });
     Ok((r, t))

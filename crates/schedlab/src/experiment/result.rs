@@ -259,17 +259,30 @@ impl RunResult {
         s
     }
 
-    /// The features `schedlab run` lists: every feature that is on, and each v5.6
-    /// default-on feature switched off (`NO_MISFIT`); one rule for all.
-    pub(crate) fn shown_features(&self) -> Vec<&String> {
+    /// The features `schedlab run` lists: of those that exist in the modelled fair
+    /// class ([`SchedFeat::applies`]: no EEVDF switch under CFS, no sleeper credit
+    /// under EEVDF), every feature that is on, and each v5.6 default-on feature
+    /// switched off (`NO_MISFIT`); one rule for all. With `all`, every switch.
+    ///
+    /// [`SchedFeat::applies`]: crate::sched::features::SchedFeat::applies
+    pub(crate) fn shown_features(&self, all: bool) -> Vec<&String> {
+        use crate::sched::features::SchedFeat;
+        let eevdf = self.kernel.features.iter().any(|f| f == "EEVDF");
         self.kernel
             .features
             .iter()
-            .filter(|f| match f.strip_prefix("NO_") {
-                None => true,
-                // A default-on feature switched off (e.g. NO_MISFIT).
-                Some(n) => crate::sched::features::SchedFeat::from_name(n)
-                    .is_some_and(|x| x.v5_6_default()),
+            .filter(|f| {
+                let (on, name) = match f.strip_prefix("NO_") {
+                    None => (true, f.as_str()),
+                    Some(n) => (false, n),
+                };
+                let feat = SchedFeat::from_name(name);
+                if all {
+                    return true;
+                }
+                // A default-on feature switched off (e.g. NO_MISFIT) is shown.
+                (on || feat.is_some_and(|x| x.v5_6_default()))
+                    && feat.is_none_or(|x| x.applies(eevdf))
             })
             .collect()
     }

@@ -564,6 +564,39 @@ impl Machine {
         t[busy.clamp(1, t.len()) - 1]
     }
     /// Closest level two CPUs share, for migration cost accounting.
+    /// The levels two distinct CPUs of this machine can share (see
+    /// [`Machine::shared_level`]): SMT if a core has two threads, LLC if an LLC
+    /// holds two cores, package if a package holds two LLCs, NUMA (another
+    /// package) if there are two packages.
+    pub fn shared_levels(&self) -> Vec<SharedLevel> {
+        use std::collections::{BTreeMap, BTreeSet};
+        let by = |key: fn(&Cpu) -> usize, inner: fn(&Cpu) -> usize| {
+            let mut m: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+            for c in &self.cpus {
+                m.entry(key(c)).or_default().insert(inner(c));
+            }
+            m.values().any(|s| s.len() > 1)
+        };
+        let mut threads: BTreeMap<usize, usize> = BTreeMap::new();
+        for c in &self.cpus {
+            *threads.entry(c.core).or_default() += 1;
+        }
+        let smt = threads.values().any(|&n| n > 1);
+        let llc = by(|c| c.llc, |c| c.core);
+        let pkg = by(|c| c.package, |c| c.llc);
+        let numa = by(|_| 0, |c| c.package);
+        [
+            (smt, SharedLevel::Smt),
+            (llc, SharedLevel::Llc),
+            (pkg, SharedLevel::Package),
+            (numa, SharedLevel::Numa),
+        ]
+        .into_iter()
+        .filter(|(has, _)| *has)
+        .map(|(_, l)| l)
+        .collect()
+    }
+
     pub(crate) fn shared_level(&self, a: usize, b: usize) -> SharedLevel {
         let (x, y) = (&self.cpus[a], &self.cpus[b]);
         if a == b {
@@ -624,4 +657,30 @@ pub fn resolve(
     Err(crate::error::InputError::new(format!(
         "`{name}` is neither a machine preset (see `schedlab list machines`) nor a file"
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_levels_are_the_machines_own() {
+        let levels = |p: &str| presets::preset(p).unwrap().shared_levels();
+        use SharedLevel::*;
+        // Juno: two clusters (one LLC each) in one package, no SMT.
+        assert_eq!(levels("juno-r0"), [Llc, Package]);
+        // 2 sockets x 10 cores x 2 threads, one LLC per socket.
+        assert_eq!(levels("xeon-e5-40"), [Smt, Llc, Numa]);
+        for p in ["juno-r0", "xeon-e5-40", "hikey960", "power9-176"] {
+            let m = presets::preset(p).unwrap();
+            let all: std::collections::BTreeSet<SharedLevel> = (0..m.nr_cpus())
+                .flat_map(|a| (0..m.nr_cpus()).map(move |b| (a, b)))
+                .filter(|(a, b)| a != b)
+                .map(|(a, b)| m.shared_level(a, b))
+                .collect();
+            let got: std::collections::BTreeSet<SharedLevel> =
+                m.shared_levels().into_iter().collect();
+            assert_eq!(got, all, "{p}: the brute-force set of pairs");
+        }
+    }
 }

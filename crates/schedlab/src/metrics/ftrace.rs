@@ -1,22 +1,28 @@
 //! ftrace text: the simulated run as `/sys/kernel/tracing/trace` would print it.
 //!
-//! Kernel engineers read scheduler behaviour in ftrace output — directly, in
-//! Perfetto's text importer or in LISA's `TxtTraceParser`. This writer renders the
-//! run's scheduler events in the tracefs layout (`spec/formats.md` §1.1): the `nop`
-//! tracer header with the five latency-flag columns, then one line per event,
-//! `<comm>-<pid> (<tgid>) [<cpu>] <flags> <sec>.<9 decimals>: <event>: <payload>`,
-//! with the mainline raw `key=value` payloads of `sched_switch` (prev_state letters,
-//! `+` for a preempted task), `sched_waking`, `sched_wakeup`, `sched_wakeup_new`,
+//! Kernel engineers read scheduler behaviour in ftrace output — directly, or through
+//! the tools built on it: trappy, LISA's `TxtTraceParser`, Perfetto's text importer.
+//! Those tools parse the exact column layout tracefs prints, and that layout changed
+//! between the kernels schedlab models, so the writer prints the layout of the
+//! modelled kernel ([`Layout`]): the `nop` tracer header with its latency-flag legend,
+//! then one line per event, `<comm>-<pid> [<cpu>] <flags> <sec>.<usec>: <event>:
+//! <payload>`, as `trace_print_context` formats it (`%16s-%-5d` up to v5.12,
+//! `%16s-%-7d` with a fifth, migrate-disable flag since; the timestamp in seconds
+//! with six decimals, the ns clock rounded to the nearest µs as `ns2usecs` does; no
+//! TGID column, since `record-tgid` is off by default). The payloads are the
+//! mainline raw `key=value` ones of `sched_switch` (prev_state letters, `+` for a
+//! preempted task), `sched_waking`, `sched_wakeup`, `sched_wakeup_new`,
 //! `sched_migrate_task`, `sched_process_fork`, `sched_process_exit`, `cpu_idle`
 //! (exit as `state=4294967295`) and `cpu_frequency`. The line's task is the one
 //! running on that CPU at that moment (`<idle>-0` for the idle task), tracked from
 //! the `sched_switch` events themselves; a wakeup is printed on the waker's CPU, as
-//! `ttwu` runs there. Comms are cut to 15 characters with spaces replaced, since
-//! Perfetto splits arguments on spaces. `prio` is `120 + nice` for fair tasks.
+//! `ttwu` runs there. Comms are cut to 15 characters (`TASK_COMM_LEN`) with spaces
+//! replaced, since the text readers split fields on spaces. `prio` is `120 + nice`
+//! for fair tasks.
 //!
-//! Simplifications: the latency flags are a fixed `d..2.` for scheduler events (irqs
-//! off, preempt depth 2, as `__schedule` and `ttwu` run); no `sched_stat_*` or
-//! `task_newtask` events.
+//! Simplifications: the latency flags are a fixed `d..2` (`d..2.`) for scheduler
+//! events (irqs off, preempt depth 2, as `__schedule` and `ttwu` run); no
+//! `sched_stat_*` or `task_newtask` events.
 
 use crate::engine::SimTime;
 use crate::metrics::WakerCpus;
@@ -41,34 +47,99 @@ fn comm(t: Option<&Task>) -> String {
         .collect()
 }
 
+/// The tracefs text layout: the latency-flag columns and the pid width changed
+/// between the modelled kernels, and the flags go away with `options/irq-info`
+/// off (the layout LISA's text parsers and `trace-cmd report` expect).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub kernel: LayoutKernel,
+    /// `options/irq-info` (on by default): print the latency flags.
+    pub irq_info: bool,
+}
+
+/// Which kernel's `trace_print_context`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutKernel {
+    /// v5.6 to v5.12: four flags (`d..2`: irqs-off, need-resched,
+    /// hardirq/softirq, preempt-depth), `%16s-%-5d`.
+    V5_6,
+    /// Recent kernels (v6.x): a fifth flag (migrate-disable, `d..2.`), the
+    /// `irqs-off/BH-disabled` legend, `%16s-%-7d`.
+    V6,
+}
+
+impl Layout {
+    pub const V5_6: Layout = Layout {
+        kernel: LayoutKernel::V5_6,
+        irq_info: true,
+    };
+    pub const V6: Layout = Layout {
+        kernel: LayoutKernel::V6,
+        irq_info: true,
+    };
+
+    /// The names `--ftrace-layout` takes.
+    pub const NAMES: [&'static str; 4] = ["v5.6", "v6", "v5.6-no-irq-info", "v6-no-irq-info"];
+
+    pub fn by_name(name: &str) -> Option<Layout> {
+        let (k, irq_info) = match name.strip_suffix("-no-irq-info") {
+            Some(k) => (k, false),
+            None => (name, true),
+        };
+        let kernel = match k {
+            "v5.6" => LayoutKernel::V5_6,
+            "v6" => LayoutKernel::V6,
+            _ => return None,
+        };
+        Some(Layout { kernel, irq_info })
+    }
+
+    /// The layout of the kernel preset `preset` (`v5.6`, `v5.10`, `v5.12`: the
+    /// four-flag one; the v6 presets: the five-flag one), irq-info on.
+    pub fn of_kernel(preset: &str) -> Layout {
+        if preset.starts_with("v5.") {
+            Layout::V5_6
+        } else {
+            Layout::V6
+        }
+    }
+}
+
 /// The header: entry count (the events the text shows) and the column legend.
-fn header(s: &mut String, events: &[(SimTime, SchedEvent)], nr_cpus: usize) {
-    let n = events
-        .iter()
-        .filter(|(_, e)| {
-            !matches!(
-                e,
-                SchedEvent::Placement { .. }
-                    | SchedEvent::FuncCall { .. }
-                    | SchedEvent::Probe { .. }
-                    | SchedEvent::CfsRq { .. }
-            )
-        })
-        .count();
+fn header(s: &mut String, n: usize, nr_cpus: usize, layout: Layout) {
     let _ = writeln!(
         s,
         "# tracer: nop\n#\n# entries-in-buffer/entries-written: {n}/{n}   #P:{nr_cpus}\n#"
     );
-    s.push_str(
-        "#                                _-----=> irqs-off/BH-disabled\n\
-         #                               / _----=> need-resched\n\
-         #                              | / _---=> hardirq/softirq\n\
-         #                              || / _--=> preempt-depth\n\
-         #                              ||| / _-=> migrate-disable\n\
-         #                              |||| /     delay\n\
-         #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n\
-         #              | |         |   |||||     |         |\n",
-    );
+    s.push_str(match (layout.kernel, layout.irq_info) {
+        (LayoutKernel::V5_6, false) => {
+            "#           TASK-PID     CPU#   TIMESTAMP  FUNCTION\n\
+             #              | |         |       |         |\n"
+        }
+        (LayoutKernel::V6, false) => {
+            "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n\
+             #              | |         |         |         |\n"
+        }
+        (LayoutKernel::V5_6, true) => {
+            "#                              _-----=> irqs-off\n\
+             #                             / _----=> need-resched\n\
+             #                            | / _---=> hardirq/softirq\n\
+             #                            || / _--=> preempt-depth\n\
+             #                            ||| /     delay\n\
+             #           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION\n\
+             #              | |       |   ||||       |         |\n"
+        }
+        (LayoutKernel::V6, true) => {
+            "#                                _-----=> irqs-off/BH-disabled\n\
+             #                               / _----=> need-resched\n\
+             #                              | / _---=> hardirq/softirq\n\
+             #                              || / _--=> preempt-depth\n\
+             #                              ||| / _-=> migrate-disable\n\
+             #                              |||| /     delay\n\
+             #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n\
+             #              | |         |   |||||     |         |\n"
+        }
+    });
 }
 
 /// One field value of a trace event.
@@ -294,17 +365,19 @@ pub fn for_each_record(
 }
 
 /// One text line of `r`.
-fn line(s: &mut String, r: &TraceRecord) {
-    let head = format!("{}-{}", r.comm, r.pid);
-    let _ = write!(
-        s,
-        "{head:>22} ({:>7}) [{:03}] d..2. {:>5}.{:09}: {}:",
-        r.tgid,
-        r.cpu,
-        r.ts / 1_000_000_000,
-        r.ts % 1_000_000_000,
-        r.event
-    );
+fn line(s: &mut String, r: &TraceRecord, layout: Layout) {
+    // `ns2usecs`: the ns clock rounded to the nearest µs.
+    let us = (r.ts + 500) / 1000;
+    let (secs, usec) = (us / 1_000_000, us % 1_000_000);
+    let (pid_w, flags) = match layout.kernel {
+        LayoutKernel::V5_6 => (5, "d..2"),
+        LayoutKernel::V6 => (7, "d..2."),
+    };
+    let _ = write!(s, "{:>16}-{:<pid_w$} [{:03}] ", r.comm, r.pid, r.cpu);
+    if layout.irq_info {
+        s.push_str(flags);
+    }
+    let _ = write!(s, " {secs:>5}.{usec:06}: {}:", r.event);
     for (k, v) in &r.fields {
         if *k == "next_comm" {
             s.push_str(" ==>");
@@ -315,10 +388,82 @@ fn line(s: &mut String, r: &TraceRecord) {
 }
 
 /// Render `events` (in time order) of a run on `nr_cpus` CPUs with tasks `tasks`
-/// (indexed by pid) as ftrace text.
-pub fn render(events: &[(SimTime, SchedEvent)], tasks: &[Task], nr_cpus: usize) -> String {
-    let mut s = String::new();
-    header(&mut s, events, nr_cpus);
-    for_each_record(events, tasks, nr_cpus, |r| line(&mut s, r));
+/// (indexed by pid) as ftrace text in `layout`.
+pub fn render(
+    events: &[(SimTime, SchedEvent)],
+    tasks: &[Task],
+    nr_cpus: usize,
+    layout: Layout,
+) -> String {
+    let mut body = String::new();
+    let mut n = 0;
+    for_each_record(events, tasks, nr_cpus, |r| {
+        n += 1;
+        line(&mut body, r, layout);
+    });
+    let mut s = String::with_capacity(body.len() + 1024);
+    header(&mut s, n, nr_cpus, layout);
+    s.push_str(&body);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(ts: SimTime) -> TraceRecord {
+        TraceRecord {
+            ts,
+            cpu: 3,
+            pid: 42,
+            tgid: 42,
+            comm: "hackbench".into(),
+            event: "sched_waking",
+            fields: vec![
+                ("comm", FieldVal::Str("worker".into())),
+                ("pid", FieldVal::Int(7)),
+                ("prio", FieldVal::Int(120)),
+                ("target_cpu", FieldVal::Cpu(5)),
+            ],
+        }
+    }
+
+    #[test]
+    fn lines_are_laid_out_as_trace_print_context_prints_them() {
+        // 1 234.567 890 5 s: ns2usecs rounds the half up to ...891.
+        let mut s = String::new();
+        line(&mut s, &rec(1_234_567_890_500), Layout::V5_6);
+        assert_eq!(
+            s,
+            "       hackbench-42    [003] d..2  1234.567891: sched_waking: comm=worker pid=7 prio=120 target_cpu=005\n"
+        );
+        let mut s = String::new();
+        line(&mut s, &rec(999), Layout::V6);
+        assert_eq!(
+            s,
+            "       hackbench-42      [003] d..2.     0.000001: sched_waking: comm=worker pid=7 prio=120 target_cpu=005\n"
+        );
+        assert_eq!(Layout::of_kernel("v5.10"), Layout::V5_6);
+        assert_eq!(Layout::of_kernel("v6.12"), Layout::V6);
+        assert_eq!(Layout::by_name("v6"), Some(Layout::V6));
+        assert_eq!(Layout::by_name("v7"), None);
+    }
+
+    #[test]
+    fn the_legend_matches_the_columns() {
+        // The `|` under each flag sits in the flags' columns of a line.
+        for (layout, nflags) in [(Layout::V5_6, 4), (Layout::V6, 5)] {
+            let mut h = String::new();
+            header(&mut h, 1, 4, layout);
+            let mut l = String::new();
+            line(&mut l, &rec(0), layout);
+            let flags_at = l.find("d..2").unwrap();
+            let bars = h.lines().last().unwrap();
+            assert_eq!(
+                &bars[flags_at..flags_at + nflags],
+                &"|||||"[..nflags],
+                "{layout:?}\n{h}{l}"
+            );
+        }
+    }
 }

@@ -153,6 +153,14 @@ impl Collector {
         }
     }
 
+    /// Count migrations under the levels this machine has only
+    /// ([`crate::machine::Machine::shared_levels`]): no `smt=0` on a machine
+    /// without SMT. (A migration is still counted under its level.)
+    pub fn with_levels(mut self, levels: &[SharedLevel]) -> Self {
+        self.migrations = levels.iter().map(|l| (l.name(), 0)).collect();
+        self
+    }
+
     /// Attach an energy meter (see [`energy::EnergyMeter::new`]).
     pub fn with_energy(mut self, meter: Option<energy::EnergyMeter>) -> Self {
         self.energy = meter;

@@ -324,10 +324,11 @@ fn system_info(out: &mut Vec<u8>, m: &Machine, kernel_preset: &str) {
     string(
         &mut uts,
         4,
-        if m.arch == crate::machine::Arch::Power {
-            "ppc64le"
-        } else {
-            "x86_64"
+        // `uname -m` of the machine's architecture.
+        match m.arch {
+            crate::machine::Arch::X86 => "x86_64",
+            crate::machine::Arch::Arm64 => "aarch64",
+            crate::machine::Arch::Power => "ppc64le",
         },
     );
     let mut si = Vec::new();

@@ -25,15 +25,21 @@ fn us(ns: u64) -> f64 {
 impl RunResult {
     /// The human-readable summary `schedlab run` prints.
     pub fn summary_text(&self) -> String {
-        run_summary(self)
+        run_summary(self, false)
+    }
+
+    /// [`RunResult::summary_text`] with every feature switch listed, also those
+    /// the modelled fair class does not have (`schedlab run --verbose`).
+    pub fn summary_text_verbose(&self) -> String {
+        run_summary(self, true)
     }
 }
 
 /// The summary `schedlab run` prints: head, latencies, counts, energy, functions,
 /// workload metrics.
-pub(crate) fn run_summary(r: &RunResult) -> String {
+pub(crate) fn run_summary(r: &RunResult, verbose: bool) -> String {
     let mut s = String::new();
-    run_head(&mut s, r);
+    run_head(&mut s, r, verbose);
     latency_table(&mut s, r);
     counts(&mut s, r);
     energy(&mut s, r);
@@ -43,7 +49,7 @@ pub(crate) fn run_summary(r: &RunResult) -> String {
 }
 
 /// Scenario, machine, kernel, seed, the non-default features and the run's length.
-fn run_head(s: &mut String, r: &RunResult) {
+fn run_head(s: &mut String, r: &RunResult, verbose: bool) {
     let ms = |ns: u64| ns as f64 / 1e6;
     let _ = writeln!(
         s,
@@ -52,8 +58,13 @@ fn run_head(s: &mut String, r: &RunResult) {
     );
     let _ = writeln!(
         s,
-        "features: {}",
-        r.shown_features()
+        "{}: {}",
+        if verbose {
+            "features (every switch)"
+        } else {
+            "features"
+        },
+        r.shown_features(verbose)
             .iter()
             .map(|f| f.as_str())
             .collect::<Vec<_>>()
@@ -225,9 +236,52 @@ impl Comparison {
     }
 }
 
-/// What `schedlab compare` prints: the arms, then one table per metric.
+/// The verdict line a comparison opens with: the primary metric's difference
+/// and its significance, and how many other metrics differ significantly.
+pub(crate) fn verdict(c: &Comparison) -> String {
+    let Some(p) = c.primary() else {
+        return "verdict: no metrics".into();
+    };
+    let r = &c.rows[p];
+    let n = c.seeds.len();
+    let p_text = r.p().map_or("p = -".to_string(), |p| format!("p = {p:.3}"));
+    let head = if !r.significant() {
+        format!(
+            "no significant difference on {} (Δ {:+.1} %, {p_text}, {n} paired runs)",
+            r.name, r.delta_pct
+        )
+    } else {
+        let how = match r.b_better() {
+            Some(true) => "better",
+            Some(false) => "worse",
+            None => "different",
+        };
+        format!(
+            "B is {how} on {}: {:+.1} % ({}; {p_text}, {n} paired runs)",
+            r.name,
+            r.delta_pct,
+            direction(r.better)
+        )
+    };
+    let others = c.rows.len() - 1;
+    let sig = c
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| *i != p && r.significant())
+        .count();
+    format!(
+        "verdict: {head}; {sig} of {others} other metrics differ significantly (p < {})",
+        crate::experiment::compare::ALPHA
+    )
+}
+
+/// What `schedlab compare` prints: the verdict, the arms, then one table per
+/// metric, the primary metric first and the rest by group.
 pub(crate) fn comparison_text(c: &Comparison) -> String {
+    use crate::experiment::compare::Group;
     let mut s = String::new();
+    let _ = writeln!(s, "{}\n", verdict(c));
     let _ = writeln!(
         s,
         "scenario `{}`, {} paired runs (seeds {}..={})",
@@ -243,13 +297,21 @@ pub(crate) fn comparison_text(c: &Comparison) -> String {
             "(fewer than 10 runs: the tests' normal approximation is rough)"
         );
     }
-    for r in &c.rows {
-        let verdict = match (r.better, r.delta_pct.partial_cmp(&0.0)) {
-            (Better::Lower, Some(std::cmp::Ordering::Less))
-            | (Better::Higher, Some(std::cmp::Ordering::Greater)) => " (B better)",
-            (Better::Lower, Some(std::cmp::Ordering::Greater))
-            | (Better::Higher, Some(std::cmp::Ordering::Less)) => " (B worse)",
-            _ => "",
+    let mut group = None;
+    for (k, i) in c.report_order().into_iter().enumerate() {
+        let r = &c.rows[i];
+        let g = Group::of(&r.name);
+        if k == 0 {
+            let _ = writeln!(s, "\n== primary metric");
+        } else if group != Some(g) {
+            let _ = writeln!(s, "\n== {}", g.name());
+            group = Some(g);
+        }
+        let verdict = match (r.significant(), r.b_better()) {
+            (true, Some(true)) => " (B better)",
+            (true, Some(false)) => " (B worse)",
+            (true, None) => " (differs)",
+            (false, _) => " (no significant difference)",
         };
         let _ = writeln!(s, "\n{} ({})", r.name, direction(r.better));
         let _ = writeln!(

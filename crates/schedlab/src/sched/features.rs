@@ -98,6 +98,23 @@ impl SchedFeat {
     pub fn from_name(s: &str) -> Option<SchedFeat> {
         SchedFeat::ALL.iter().copied().find(|f| f.name() == s)
     }
+
+    /// Whether this switch exists in the fair class the model runs: EEVDF's own
+    /// switches only under `EEVDF`; the CFS pick's sleeper credit, `START_DEBIT`
+    /// and `LAST_BUDDY` (gone from `features.h` with v6.6) only without it.
+    pub fn applies(self, eevdf: bool) -> bool {
+        use SchedFeat::*;
+        match self {
+            PLACE_LAG
+            | PLACE_DEADLINE_INITIAL
+            | RUN_TO_PARITY
+            | PREEMPT_SHORT
+            | DELAY_DEQUEUE
+            | DELAY_ZERO => eevdf,
+            GENTLE_FAIR_SLEEPERS | START_DEBIT | LAST_BUDDY => !eevdf,
+            _ => true,
+        }
+    }
 }
 
 /// The set of enabled features (`sysctl_sched_features`).

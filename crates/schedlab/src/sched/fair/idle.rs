@@ -293,8 +293,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// idle-core hint set, the first core of `span(sd) ∩ p.allowed` (wrapping from
     /// target) whose SMT siblings are all `available_idle` — every sibling is
     /// checked, even after a busy one, and the returned CPU is the first one visited
-    /// of that core. A fruitless scan clears the hint. Without SMT or without the
-    /// hint it returns at once (a `FuncCall` with 0 probes, like every call).
+    /// of that core. A fruitless scan clears the hint. Without the hint it returns
+    /// at once (a `FuncCall` with 0 probes); without SMT the `sched_smt_present`
+    /// static branch skips it and nothing is counted.
     pub fn select_idle_core(
         &mut self,
         pid: Pid,
@@ -317,7 +318,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         this_cpu: usize,
     ) -> (Option<usize>, Probes, Option<CpuMask>) {
         let mut pr = Probes::default();
-        if !self.sched_smt_present() || !self.test_idle_cores(target, false) {
+        // Without SMT the `sched_smt_present` static branch jumps over the whole
+        // function: nothing to count. Without the idle-core hint it is a call that
+        // reads the hint and returns.
+        if !self.sched_smt_present() {
+            return (None, pr, None);
+        }
+        if !self.test_idle_cores(target, false) {
             self.emit_func(Func::SelectIdleCore, this_cpu, pr);
             return (None, pr, None);
         }
@@ -438,8 +445,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// `select_idle_smt(p, target)` (kernel/sched/fair.c, v5.6): an allowed SMT
-    /// sibling of target (target included) that is idle or SCHED_IDLE-only; returns
-    /// at once without SMT.
+    /// sibling of target (target included) that is idle or SCHED_IDLE-only; skipped
+    /// (not counted) without SMT, as the `sched_smt_present` static branch does.
     pub fn select_idle_smt(
         &mut self,
         pid: Pid,
@@ -447,8 +454,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         this_cpu: usize,
     ) -> (Option<usize>, Probes) {
         let mut pr = Probes::default();
+        // The `sched_smt_present` static branch: no call without SMT.
         if !self.sched_smt_present() {
-            self.emit_func(Func::SelectIdleSmt, this_cpu, pr);
             return (None, pr);
         }
         let mut found = None;

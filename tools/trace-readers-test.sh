@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# schedlab's ftrace text read by trappy and LISA (python/trace_readers): a virtualenv
+# of their own with the pinned versions (LISA 3.1 needs pandas < 3 and NumPy < 2),
+# then pytest against the release CLI. SCHEDLAB_TRACE_VENV picks the virtualenv
+# (default target/trace-venv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=${SCHEDLAB_TRACE_VENV:-target/trace-venv}
+python3 -m venv "$venv"
+# shellcheck disable=SC1091
+. "$venv/bin/activate"
+python -m pip install -q --disable-pip-version-check -r python/trace_readers/requirements.txt
+cargo build --release --locked -q -p schedlab-cli
+SCHEDLAB_BIN="$PWD/target/release/schedlab" python -m pytest -q -p no:cacheprovider python/trace_readers
