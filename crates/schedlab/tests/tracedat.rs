@@ -229,7 +229,7 @@ fn synthetic() -> Vec<TraceRecord> {
                     ("next_prio", Int(120)),
                 ]
             }),
-            1 | 2 | 3 => {
+            1..=3 => {
                 let mut f = task(p);
                 f.push(("target_cpu", Cpu(1 - cpu as i64)));
                 (

@@ -70,7 +70,7 @@ const PAGE_HEADER: usize = 16;
 /// `BUF_PAGE_SIZE`: the bytes of entries a page holds.
 pub const BUF_PAGE_SIZE: usize = PAGE_SIZE - PAGE_HEADER;
 /// The largest `type_len` of a data entry (`RINGBUF_TYPE_DATA_TYPE_LEN_MAX`).
-const TYPE_LEN_MAX: u32 = 28;
+pub const TYPE_LEN_MAX: u32 = 28;
 /// `RINGBUF_TYPE_PADDING`.
 const TYPE_PADDING: u32 = 29;
 /// `RINGBUF_TYPE_TIME_EXTEND`.
@@ -108,7 +108,13 @@ pub enum TraceDatError {
     TimeGoesBack { cpu: usize, prev: u64, ts: u64 },
     /// A pid that does not fit `pid_t`.
     Pid(u32),
+    /// More CPUs than a trace.dat of this writer holds ([`MAX_CPUS`]).
+    CpuCount(usize),
 }
+
+/// The most CPUs a trace.dat of this writer holds (the kernel's `NR_CPUS` goes to
+/// 8192).
+pub const MAX_CPUS: usize = 1 << 16;
 
 impl fmt::Display for TraceDatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -136,6 +142,9 @@ impl fmt::Display for TraceDatError {
                 "trace.dat: CPU {cpu}'s timestamps go back from {prev} ns to {ts} ns"
             ),
             TraceDatError::Pid(p) => write!(f, "trace.dat: pid {p} does not fit pid_t"),
+            TraceDatError::CpuCount(n) => {
+                write!(f, "trace.dat: {n} CPUs, more than the {MAX_CPUS} it holds")
+            }
         }
     }
 }
@@ -636,6 +645,9 @@ pub fn render_records(
     cmdlines: &BTreeMap<u32, String>,
     nr_cpus: usize,
 ) -> Result<Vec<u8>, TraceDatError> {
+    if nr_cpus > MAX_CPUS {
+        return Err(TraceDatError::CpuCount(nr_cpus));
+    }
     let mut cpus: Vec<CpuPages> = (0..nr_cpus).map(|_| CpuPages::new()).collect();
     for r in records {
         let ev = event_def(r.event).ok_or_else(|| TraceDatError::UnknownEvent(r.event.into()))?;
@@ -646,10 +658,6 @@ pub fn render_records(
         })?;
         pages.push(r.cpu, r.ts, &p)?;
     }
-    let nr = u32::try_from(nr_cpus).map_err(|_| TraceDatError::Cpu {
-        cpu: nr_cpus,
-        nr_cpus,
-    })?;
 
     let mut out = Vec::new();
     out.extend_from_slice(b"\x17\x08\x44tracing6\0");
@@ -686,7 +694,7 @@ pub fn render_records(
     }
     put_u64(&mut out, cl.len() as u64);
     out.extend_from_slice(cl.as_bytes());
-    put_u32(&mut out, nr);
+    put_u32(&mut out, nr_cpus as u32); // at most MAX_CPUS
     out.extend_from_slice(b"flyrecord\0");
     let table = out.len();
     out.resize(table + 16 * nr_cpus, 0);
@@ -708,6 +716,9 @@ pub fn render(
     tasks: &[Task],
     nr_cpus: usize,
 ) -> Result<Vec<u8>, TraceDatError> {
+    if nr_cpus > MAX_CPUS {
+        return Err(TraceDatError::CpuCount(nr_cpus));
+    }
     let mut records = Vec::new();
     ftrace::for_each_record(events, tasks, nr_cpus, |r| records.push(r.clone()));
     // saved_cmdlines: every task (pid 0 is the idle task, which trace-cmd names
@@ -860,6 +871,10 @@ mod tests {
             render_records(&[r3], &cl, 4),
             Err(TraceDatError::UnknownEvent(_))
         ));
+        assert_eq!(
+            render_records(&[], &cl, usize::MAX),
+            Err(TraceDatError::CpuCount(usize::MAX))
+        );
         let ok = render_records(&[r2], &cl, 4).unwrap();
         assert!(ok.starts_with(b"\x17\x08\x44tracing6\0\0\x08"));
         assert_eq!(ok.len() % PAGE_SIZE, 0);
