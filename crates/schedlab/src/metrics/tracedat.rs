@@ -9,10 +9,11 @@
 //! `TP_printk` format as `print fmt`), `/proc/kallsyms`, the `trace_printk`
 //! formats and `saved_cmdlines` (pid → comm). `trace-cmd report` then prints the
 //! events of all CPUs merged by timestamp, and KernelShark draws them as per-CPU and
-//! per-task timelines. Kernel engineers pass `trace.dat` files around because the
-//! binary is small, exact (nanosecond timestamps, every field at its kernel width)
-//! and every tool of the ftrace ecosystem (trace-cmd, KernelShark, libtraceevent's
-//! users such as LISA, `perf`'s `trace-cmd` importer, Perfetto) reads it.
+//! per-task timelines. Kernel engineers pass `trace.dat` files around (in bug
+//! reports, on mailing lists) because the file is compact, exact (nanosecond
+//! timestamps, every field at its kernel width) and self-describing, so anything
+//! built on libtracecmd / libtraceevent reads it on another machine: `trace-cmd
+//! report`, KernelShark, LISA's trace parsers.
 //!
 //! This writer produces version 6 of the format (trace-cmd's
 //! `Documentation/trace-cmd/trace-cmd.dat.v6.5.txt`), the classic uncompressed one
@@ -245,6 +246,7 @@ pub const EVENTS: &[EventDef] = &[
             f("pid_t", "next_pid", "next_pid", Kind::I32),
             f("int", "next_prio", "next_prio", Kind::I32),
         ],
+        // Built by `switch_print_fmt`.
         print_fmt: "",
     },
     EventDef {
