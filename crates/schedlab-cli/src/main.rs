@@ -68,8 +68,9 @@ enum Cmd {
         /// layout, read by trappy; `--ftrace-layout` for LISA's parsers);
         /// `.perfetto-trace` / `.pftrace` = binary Perfetto
         /// protobuf (open in ui.perfetto.dev; also per-CPU counter tracks of util_avg,
-        /// nr_running and select_task_rq_fair probes); any other extension = the
-        /// decision trace.
+        /// nr_running and select_task_rq_fair probes); `.dat` = trace-cmd `trace.dat`
+        /// (`trace-cmd report`, KernelShark); any other extension = the decision
+        /// trace.
         #[arg(long)]
         trace: Option<PathBuf>,
         /// Keep only trace events in START..END (simulated time; ns, or with a unit:
@@ -142,7 +143,8 @@ enum Cmd {
         parquet: Option<PathBuf>,
         /// Also trace each arm's first paired run (seed `run.seed`): `X.EXT` becomes
         /// `X.a.EXT` and `X.b.EXT`, in the format the extension names (as `run
-        /// --trace`: `.txt` ftrace text, `.perfetto-trace` / `.pftrace` Perfetto).
+        /// --trace`: `.txt` ftrace text, `.perfetto-trace` / `.pftrace` Perfetto,
+        /// `.dat` trace-cmd).
         #[arg(long)]
         trace: Option<PathBuf>,
         /// Keep only trace events in START..END (simulated time).
@@ -512,10 +514,9 @@ fn compare_cmd(
     if let Some(p) = trace {
         // The first paired seed of each arm, traced: the same run the table's first
         // column pair comes from.
-        let (opts, perfetto) =
-            trace_opts(Some(&p), trace_window.as_deref(), layout.as_deref(), false)?;
+        let (opts, fmt) = trace_opts(Some(&p), trace_window.as_deref(), layout.as_deref(), false)?;
         for (arm, sc) in [("a", &sa), ("b", &sb)] {
-            let (_, t) = run_maybe_traced(sc, sc.seed, 0, &opts, perfetto)
+            let (_, t) = run_maybe_traced(sc, sc.seed, 0, &opts, fmt)
                 .map_err(|e| Failure::Internal(format!("arm {arm} trace: {e}")))?;
             let out = arm_path(&p, arm);
             let t = t.ok_or_else(|| Failure::Internal("the traced run wrote no trace".into()))?;
@@ -539,19 +540,36 @@ fn arm_path(p: &Path, arm: &str) -> PathBuf {
     p.with_file_name(name)
 }
 
+/// The binary trace formats, which need the raw event log (the text ones come
+/// out of `experiment::run`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TraceFmt {
+    /// ftrace text or the decision trace.
+    Text,
+    /// `.perfetto-trace` / `.pftrace`.
+    Perfetto,
+    /// `.dat`: trace-cmd `trace.dat`.
+    Dat,
+}
+
 /// Run options for a trace written to `trace` (the format follows the extension:
 /// `.txt` ftrace text, `.perfetto-trace` / `.pftrace` binary Perfetto with the
-/// counter tracks, anything else the decision trace); true when it is Perfetto.
+/// counter tracks, `.dat` trace-cmd, anything else the decision trace), and the
+/// format.
 fn trace_opts(
     trace: Option<&Path>,
     window: Option<&str>,
     layout: Option<&str>,
     check: bool,
-) -> Result<(RunOpts, bool), Failure> {
+) -> Result<(RunOpts, TraceFmt), Failure> {
     let ext = trace
         .and_then(|p| p.extension())
         .map(|e| e.to_string_lossy().into_owned());
-    let perfetto = matches!(ext.as_deref(), Some("perfetto-trace" | "pftrace"));
+    let fmt = match ext.as_deref() {
+        Some("perfetto-trace" | "pftrace") => TraceFmt::Perfetto,
+        Some("dat") => TraceFmt::Dat,
+        _ => TraceFmt::Text,
+    };
     let window = match window {
         None => None,
         Some(w) => Some(parse_trace_window(w)?),
@@ -564,22 +582,36 @@ fn trace_opts(
         // The names are clap's choices, so `by_name` cannot fail.
         ftrace_layout: layout.and_then(schedlab::metrics::ftrace::Layout::by_name),
     };
-    Ok((opts, perfetto))
+    Ok((opts, fmt))
 }
 
-/// One run, with its trace bytes when `opts` asks for one (`perfetto`: the binary
-/// writer, which needs the raw event log).
+/// One run, with its trace bytes when `opts` asks for one (in format `fmt`: the
+/// binary writers take the raw event log).
 fn run_maybe_traced(
     sc: &Scenario,
     seed: u64,
     rep: u64,
     opts: &RunOpts,
-    perfetto: bool,
+    fmt: TraceFmt,
 ) -> Result<(experiment::RunResult, Option<Vec<u8>>), schedlab::sim::SimError> {
-    if perfetto {
-        experiment::run_perfetto(sc, seed, rep, opts).map(|(r, b)| (r, Some(b)))
-    } else {
-        experiment::run(sc, seed, rep, opts).map(|(r, t)| (r, t.map(String::into_bytes)))
+    match fmt {
+        TraceFmt::Perfetto if opts.trace => {
+            experiment::run_perfetto(sc, seed, rep, opts).map(|(r, b)| (r, Some(b)))
+        }
+        TraceFmt::Dat if opts.trace => {
+            let (r, log, tasks) = experiment::run_logged(sc, seed, rep, opts, false)?;
+            let nr_cpus = sc.machine.nr_cpus();
+            let bytes =
+                schedlab::metrics::tracedat::render(&log.events, &tasks, nr_cpus).map_err(|e| {
+                    schedlab::sim::SimError::Internal {
+                        t_ns: sc.duration_ns.unwrap_or(0),
+                        event: 0,
+                        msg: e.to_string(),
+                    }
+                })?;
+            Ok((r, Some(bytes)))
+        }
+        _ => experiment::run(sc, seed, rep, opts).map(|(r, t)| (r, t.map(String::into_bytes))),
     }
 }
 
@@ -674,7 +706,7 @@ fn run_cmd(
 ) -> Result<(), Failure> {
     schedlab::files::check_all(json.iter().chain(&trace))?;
     let sc = Scenario::load(scenario, &ov)?;
-    let (opts, perfetto) = trace_opts(
+    let (opts, fmt) = trace_opts(
         trace.as_deref(),
         trace_window.as_deref(),
         layout.as_deref(),
@@ -688,7 +720,7 @@ fn run_cmd(
             trace: opts.trace && rep == 0,
             ..opts.clone()
         };
-        let out = run_maybe_traced(&sc, sc.seed, rep, &traced, perfetto && rep == 0);
+        let out = run_maybe_traced(&sc, sc.seed, rep, &traced, fmt);
         let (res, tr) = out.map_err(|e| {
             if e.is_input_error() {
                 Failure::Input(InputError::in_file(scenario, None, e.to_string()))

@@ -22,6 +22,7 @@ pub mod ftrace;
 pub mod ftrace_stats;
 pub mod perfetto;
 pub mod trace;
+pub mod tracedat;
 
 use crate::engine::{Observer, SimTime};
 use crate::machine::SharedLevel;
