@@ -861,8 +861,15 @@ fn sweep_cmd(
             );
         }
     }
+    let records = experiment::sweep::read_done(&out.join("results.jsonl"))?;
+    if experiment::sweep::seeds_identical(&records) {
+        eprintln!(
+            "warning: every point's seeds gave identical results: the scenario has no source \
+             of run-to-run variation (add `--grid run.noise=0.05` or set `run.noise`), so the \
+             seeds are copies of one run"
+        );
+    }
     if let Some(p) = report {
-        let records = experiment::sweep::read_done(&out.join("results.jsonl"))?;
         let title = scenario.display().to_string();
         let html = schedlab::report::sweep_html(&title, &axes, &records);
         experiment::write_atomic(&p, html.as_bytes())
@@ -925,10 +932,18 @@ fn explain_cmd(scenario: &Path, task: &str, at: f64, ov: Overrides) -> Result<()
     let sc = Scenario::load(scenario, &ov)?;
     let sel = experiment::explain::TaskSel::parse(task);
     match experiment::explain::explain(&sc, &sel, at_ns) {
-        Ok(Some(e)) => out!("{}", e.text()),
-        Ok(None) => {
+        Ok(Ok(e)) => out!("{}", e.text()),
+        Ok(Err(experiment::explain::Missing::NoPlacement)) => {
             return Err(InputError::new(format!(
                 "task `{task}` has no placement within 20 ms of t = {at} ms"
+            ))
+            .into())
+        }
+        Ok(Err(experiment::explain::Missing::NoTask(names))) => {
+            return Err(InputError::new(format!(
+                "--task `{task}`: no such task in this run (a pid, a name, or a group's name \
+                 such as `client` for client-0, client-1, ...); its tasks: {}",
+                names.join(", ")
             ))
             .into())
         }

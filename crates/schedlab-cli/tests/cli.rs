@@ -235,6 +235,11 @@ fn explain_names_the_functions_and_bad_input_exits_2() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("nobody"));
+    // The message lists the run's tasks (perf-pipe: worker0 and worker1).
+    assert!(
+        err.contains("no such task") && err.contains("worker1"),
+        "{err}"
+    );
 }
 
 fn sweep_args(out: &Path, jobs: &str) -> Vec<String> {

@@ -109,9 +109,26 @@ fn probe_logging_changes_no_decision() {
 }
 
 #[test]
-fn unknown_task_gives_none() {
-    let sc = scenario("juno-r0", "kind = \"perf-pipe\"\nloops = 10\n");
-    assert!(explain(&sc, &TaskSel::Name("nobody".into()), 0)
+fn an_unknown_task_names_the_tasks_and_a_group_name_selects_its_members() {
+    use schedlab::experiment::explain::Missing;
+    let sc = scenario(
+        "juno-r0",
+        "kind = \"tasks\"\n[[workload.task]]\nname = \"w\"\ncount = 3\nprogram = [ { op = \"loop\", body = [ { op = \"compute\", work = \"200us\" }, { op = \"sleep\", time = \"300us\" } ] } ]\n",
+    );
+    match explain(&sc, &TaskSel::Name("nobody".into()), 1_000_000).unwrap() {
+        Err(Missing::NoTask(names)) => {
+            assert_eq!(names, ["w-0..2"], "groups folded");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The tasks are w-0, w-1, w-2 (pids 1..=3): `w` selects each, nothing else does.
+    assert!(TaskSel::Name("w".into()).selects(2, "w-1"));
+    assert!(TaskSel::Name("w-1".into()).selects(2, "w-1"));
+    assert!(!TaskSel::Name("w-".into()).selects(2, "w-1"));
+    assert!(!TaskSel::Name("w".into()).selects(2, "w-x"));
+    assert!(!TaskSel::Name("x".into()).selects(2, "w-1"));
+    let group = "w".to_string();
+    assert!(explain(&sc, &TaskSel::Name(group), 1_000_000)
         .unwrap()
-        .is_none());
+        .is_ok());
 }

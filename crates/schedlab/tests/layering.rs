@@ -262,9 +262,14 @@ fn long_functions(text: &str, limit: usize) -> Vec<(usize, usize, String)> {
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
             let (mut depth, mut started, mut j) = (0i64, false, i);
+            // A string literal may run over several lines (`\` continuations).
+            let mut in_str = false;
             'scan: while j < lines.len() {
-                let mut in_str = false;
-                let b = code_of(lines[j]).as_bytes();
+                let b = if in_str {
+                    lines[j].as_bytes()
+                } else {
+                    code_of(lines[j]).as_bytes()
+                };
                 let mut k = 0;
                 while k < b.len() {
                     match b[k] {
@@ -326,6 +331,10 @@ fn the_length_check_sees_a_long_function_and_skips_test_modules() {
         vec![(1, 252, "long".to_string())]
     );
     assert!(long_functions("fn f();\nfn g() {}\n", 0).len() == 1);
+    // A string over several lines, with a brace on a continuation line: the
+    // function still ends at its own closing brace.
+    let multi = "fn m() -> &'static str {\n    \"a \\\n     } b\"\n}\nfn n() {}\n";
+    assert_eq!(long_functions(multi, 2), vec![(1, 4, "m".to_string())]);
 }
 
 #[test]

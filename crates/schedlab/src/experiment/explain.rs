@@ -33,6 +33,58 @@ impl TaskSel {
             Err(_) => TaskSel::Name(s.to_string()),
         }
     }
+
+    /// Whether the task `pid` named `name` is selected: by pid, by its name, or
+    /// by its group's name (`client` selects `client-0`, `client-1`, ...).
+    pub fn selects(&self, pid: Pid, name: &str) -> bool {
+        match self {
+            TaskSel::Pid(p) => *p == pid,
+            TaskSel::Name(n) => {
+                name == n
+                    || name.strip_prefix(n.as_str()).is_some_and(|rest| {
+                        rest.strip_prefix('-')
+                            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                    })
+            }
+        }
+    }
+}
+
+/// Why there is nothing to explain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Missing {
+    /// The task exists but was not placed within the window around the time.
+    NoPlacement,
+    /// No task is selected; the names the run has, groups folded (`client-0..3`).
+    NoTask(Vec<String>),
+}
+
+/// The run's task names, each group of `NAME-<i>` folded into `NAME-<first>..<last>`.
+fn folded_names<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut groups: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    let mut plain: std::collections::BTreeSet<String> = Default::default();
+    for n in names {
+        match n
+            .rsplit_once('-')
+            .and_then(|(g, i)| Some((g, i.parse::<u64>().ok()?)))
+        {
+            Some((g, i)) => groups.entry(g.to_string()).or_default().push(i),
+            None => {
+                plain.insert(n.to_string());
+            }
+        }
+    }
+    let mut out: Vec<String> = plain.into_iter().collect();
+    for (g, mut ix) in groups {
+        ix.sort_unstable();
+        match (ix.first(), ix.last()) {
+            (Some(a), Some(b)) if a != b => out.push(format!("{g}-{a}..{b}")),
+            (Some(a), _) => out.push(format!("{g}-{a}")),
+            _ => {}
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Whether `parent` calls `child` (the instrumented call graph).
@@ -92,9 +144,13 @@ pub struct Explanation {
 const WINDOW_NS: u64 = 20_000_000;
 
 /// Replay `sc` with probe logging up to `at_ns` + a window and explain the placement
-/// of the selected task closest to `at_ns`. `Ok(None)` when the task was never
-/// placed in the window.
-pub fn explain(sc: &Scenario, task: &TaskSel, at_ns: u64) -> Result<Option<Explanation>, SimError> {
+/// of the selected task closest to `at_ns`; [`Missing`] when no task is selected
+/// or the task was never placed in the window.
+pub fn explain(
+    sc: &Scenario,
+    task: &TaskSel,
+    at_ns: u64,
+) -> Result<Result<Explanation, Missing>, SimError> {
     let mut sim = build(sc, sc.seed, 0, &RunOpts::default());
     sim.k.log_probes = true;
     sim.k.obs.log = Some(EventLog::new((
@@ -105,10 +161,17 @@ pub fn explain(sc: &Scenario, task: &TaskSel, at_ns: u64) -> Result<Option<Expla
     let stop = sc.duration_ns.map_or(end, |d| d.min(end));
     sim.run(Some(stop))?;
     let log = sim.k.obs.log.take().expect("log set above").events;
-    let matches = |pid: Pid| match task {
-        TaskSel::Pid(p) => *p == pid,
-        TaskSel::Name(n) => sim.k.tasks.get(pid as usize).is_some_and(|t| &t.name == n),
+    let matches = |pid: Pid| {
+        sim.k
+            .tasks
+            .get(pid as usize)
+            .is_some_and(|t| pid != 0 && task.selects(pid, &t.name))
     };
+    if !(1..sim.k.tasks.len()).any(|p| matches(p as Pid)) {
+        return Ok(Err(Missing::NoTask(folded_names(
+            sim.k.tasks.iter().skip(1).map(|t| t.name.as_str()),
+        ))));
+    }
     // The placement of a matching task closest to `at`.
     let Some(pi) = log
         .iter()
@@ -117,7 +180,7 @@ pub fn explain(sc: &Scenario, task: &TaskSel, at_ns: u64) -> Result<Option<Expla
         .min_by_key(|(_, (t, _))| t.abs_diff(at_ns))
         .map(|(i, _)| i)
     else {
-        return Ok(None);
+        return Ok(Err(Missing::NoPlacement));
     };
     let (
         t,
@@ -206,7 +269,7 @@ pub fn explain(sc: &Scenario, task: &TaskSel, at_ns: u64) -> Result<Option<Expla
             children,
         })
         .collect();
-    Ok(Some(Explanation {
+    Ok(Ok(Explanation {
         t_ns: t,
         kind,
         pid,

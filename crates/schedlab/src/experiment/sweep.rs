@@ -487,6 +487,20 @@ impl SweepPlan {
     }
 }
 
+/// Whether every point's seeds gave identical metrics (with at least two seeds
+/// somewhere): the scenario has no source of run-to-run variation and the seeds
+/// are copies.
+pub fn seeds_identical(records: &[Record]) -> bool {
+    let mut by_point: BTreeMap<usize, Vec<&BTreeMap<String, f64>>> = BTreeMap::new();
+    for r in records {
+        by_point.entry(r.point).or_default().push(&r.metrics);
+    }
+    by_point.values().any(|v| v.len() > 1)
+        && by_point
+            .values()
+            .all(|v| v.windows(2).all(|w| w[0] == w[1]))
+}
+
 /// Records as JSON lines.
 fn lines(records: &[Record]) -> String {
     let mut text = String::new();
@@ -597,6 +611,25 @@ name = "w"
 count = 2
 program = [ { op = "loop", body = [ { op = "compute", work = "300us" }, { op = "sleep", time = "200us" } ] } ]
 "#;
+
+    #[test]
+    fn identical_seeds_are_recognised() {
+        let rec = |point, seed, v: f64| Record {
+            point,
+            params: BTreeMap::new(),
+            seed,
+            metrics: [("m".to_string(), v)].into_iter().collect(),
+            id: String::new(),
+        };
+        assert!(seeds_identical(&[
+            rec(0, 1, 1.0),
+            rec(0, 2, 1.0),
+            rec(1, 1, 3.0)
+        ]));
+        assert!(!seeds_identical(&[rec(0, 1, 1.0), rec(0, 2, 1.5)]));
+        // One seed per point: nothing to compare.
+        assert!(!seeds_identical(&[rec(0, 1, 1.0), rec(1, 1, 1.0)]));
+    }
 
     #[test]
     fn identity_covers_version_scenario_sets_and_seed() {

@@ -276,12 +276,43 @@ pub(crate) fn verdict(c: &Comparison) -> String {
     )
 }
 
+/// A warning when every seed gave the same numbers in both arms: the scenario draws
+/// nothing at random and sets no `run.noise`, so the runs are copies and the tests
+/// have nothing to test.
+pub(crate) fn same_seeds_warning(c: &Comparison) -> Option<String> {
+    let all_same = c.seeds.len() > 1
+        && !c.rows.is_empty()
+        && c.rows.iter().all(|r| r.a.std == 0.0 && r.b.std == 0.0);
+    all_same.then(|| {
+        format!(
+            "warning: all {} seeds gave identical results in both arms: the scenario has no \
+             source of run-to-run variation (set `run.noise`, e.g. --set run.noise=0.05), so \
+             the runs are copies of one and the tests below mean nothing",
+            c.seeds.len()
+        )
+    })
+}
+
+/// A metric's verdict after its p-values: ` (B better)` / ` (B worse)` only when
+/// the difference is significant.
+pub(crate) fn row_verdict(r: &crate::experiment::compare::MetricRow) -> &'static str {
+    match (r.significant(), r.b_better()) {
+        (true, Some(true)) => " (B better)",
+        (true, Some(false)) => " (B worse)",
+        (true, None) => " (differs)",
+        (false, _) => " (no significant difference)",
+    }
+}
+
 /// What `schedlab compare` prints: the verdict, the arms, then one table per
 /// metric, the primary metric first and the rest by group.
 pub(crate) fn comparison_text(c: &Comparison) -> String {
     use crate::experiment::compare::Group;
     let mut s = String::new();
     let _ = writeln!(s, "{}\n", verdict(c));
+    if let Some(w) = same_seeds_warning(c) {
+        let _ = writeln!(s, "{w}\n");
+    }
     let _ = writeln!(
         s,
         "scenario `{}`, {} paired runs (seeds {}..={})",
@@ -307,12 +338,7 @@ pub(crate) fn comparison_text(c: &Comparison) -> String {
             let _ = writeln!(s, "\n== {}", g.name());
             group = Some(g);
         }
-        let verdict = match (r.significant(), r.b_better()) {
-            (true, Some(true)) => " (B better)",
-            (true, Some(false)) => " (B worse)",
-            (true, None) => " (differs)",
-            (false, _) => " (no significant difference)",
-        };
+        let verdict = row_verdict(r);
         let _ = writeln!(s, "\n{} ({})", r.name, direction(r.better));
         let _ = writeln!(
             s,
@@ -436,4 +462,105 @@ fn single_runs(s: &mut String, seed: u8, runs: &[(String, String, Vec<f64>)]) {
         .collect();
     s.push_str(&render_table(&columns, &cells));
     s.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::compare::{classify, MetricRow};
+    use crate::stats::{Describe, TestResult};
+
+    fn row(name: &str, delta_pct: f64, p: Option<f64>) -> MetricRow {
+        let (better, mean_kind) = classify(name);
+        let d = Describe::of(&[1.0, 2.0]);
+        MetricRow {
+            name: name.into(),
+            better,
+            mean_kind,
+            a: d,
+            b: d,
+            a_centre: 1.0,
+            b_centre: 1.0 + delta_pct / 100.0,
+            delta_pct,
+            wilcoxon: p.map(|p| TestResult { statistic: 0.0, p }),
+            mann_whitney: None,
+        }
+    }
+
+    fn cmp(rows: Vec<MetricRow>) -> Comparison {
+        Comparison {
+            scenario: "s".into(),
+            seeds: (1..=20).collect(),
+            a: ArmSpec::parse(""),
+            b: ArmSpec::parse("X"),
+            rows,
+            per_seed: vec![],
+        }
+    }
+
+    #[test]
+    fn the_verdict_names_the_primary_metric_and_counts_the_rest() {
+        // Alphabetical rows, as compare builds them: the tool's number is not first.
+        let c = cmp(vec![
+            row("context_switches", 3.0, Some(0.01)),
+            row("migrations", -10.0, Some(0.2)),
+            row("select_idle_cpu.cpus_probed_per_call", -30.0, Some(0.001)),
+            row("tool.time_s", -4.2, Some(0.003)),
+            row("wakeup_latency_us.mean", 1.0, None),
+        ]);
+        assert_eq!(c.primary(), Some(3));
+        assert_eq!(
+            verdict(&c),
+            "verdict: B is better on tool.time_s: -4.2 % (lower is better; p = 0.003, 20 paired runs); 2 of 4 other metrics differ significantly (p < 0.05)"
+        );
+        // Primary first, then workload, latency, placement, cost.
+        let names: Vec<&str> = c
+            .report_order()
+            .into_iter()
+            .map(|i| c.rows[i].name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "tool.time_s",
+                "wakeup_latency_us.mean",
+                "context_switches",
+                "migrations",
+                "select_idle_cpu.cpus_probed_per_call"
+            ]
+        );
+        let text = comparison_text(&c);
+        assert!(text.starts_with("verdict: B is better on tool.time_s"));
+        // Not significant: neutral, whatever the sign.
+        assert!(text.contains("p=0.2000  mann-whitney p=- (no significant difference)"));
+        assert!(
+            text.contains("p=0.0100  mann-whitney p=- (differs)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn identical_seeds_are_warned_about() {
+        let mut c = cmp(vec![row("tool.time_s", 0.0, None)]);
+        c.rows[0].a = Describe::of(&[1.0, 1.0]);
+        c.rows[0].b = Describe::of(&[1.0, 1.0]);
+        assert!(comparison_text(&c).contains("warning: all 20 seeds gave identical results"));
+        c.rows[0].b = Describe::of(&[1.0, 2.0]);
+        assert!(same_seeds_warning(&c).is_none());
+    }
+
+    #[test]
+    fn a_non_significant_primary_is_said_so() {
+        let c = cmp(vec![row("tool.time_s", 0.4, Some(0.97))]);
+        assert_eq!(
+            verdict(&c),
+            "verdict: no significant difference on tool.time_s (Δ +0.4 %, p = 0.970, 20 paired runs); 0 of 0 other metrics differ significantly (p < 0.05)"
+        );
+        // Without a tool number, the mean wakeup latency leads.
+        let c = cmp(vec![
+            row("migrations", 1.0, None),
+            row("wakeup_latency_us.mean", 1.0, None),
+        ]);
+        assert_eq!(c.primary(), Some(1));
+    }
 }
