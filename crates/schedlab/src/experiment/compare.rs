@@ -291,7 +291,7 @@ impl MetricRow {
 
 impl Comparison {
     /// The row of the scenario's headline metric: the benchmark's own number
-    /// (first of [`PRIMARY`] present), else the mean wakeup latency, else the first.
+    /// (first of `PRIMARY` present), else the mean wakeup latency, else the first.
     pub fn primary(&self) -> Option<usize> {
         PRIMARY
             .iter()

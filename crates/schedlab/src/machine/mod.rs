@@ -565,7 +565,7 @@ impl Machine {
     }
     /// Closest level two CPUs share, for migration cost accounting.
     /// The levels two distinct CPUs of this machine can share (see
-    /// [`Machine::shared_level`]): SMT if a core has two threads, LLC if an LLC
+    /// `Machine::shared_level`): SMT if a core has two threads, LLC if an LLC
     /// holds two cores, package if a package holds two LLCs, NUMA (another
     /// package) if there are two packages.
     pub fn shared_levels(&self) -> Vec<SharedLevel> {
