@@ -489,10 +489,7 @@ fn compare_cmd(
         compare_detailed(&sa, &sb, &a, &b, runs, jobs, &progress).map_err(Failure::Internal)?;
     bar.finish_and_clear();
     out!("{}", cmp.text());
-    let write = |p: &Path, text: &str| {
-        experiment::write_atomic(p, text.as_bytes())
-            .map_err(|e| InputError::in_file(p, None, format!("cannot write: {e}")))
-    };
+    let write = |p: &Path, text: &str| save(p, text.as_bytes(), quiet);
     if let Some(p) = csv {
         write(&p, &cmp.csv())?;
     }
@@ -504,8 +501,7 @@ fn compare_cmd(
     }
     if let Some(p) = parquet {
         let bytes = schedlab::frame::parquet(&experiment::frames::compare_runs(&cmp));
-        experiment::write_atomic(&p, &bytes)
-            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+        save(&p, &bytes, quiet)?;
     }
     if let Some(p) = report {
         let r = schedlab::report::CompareReport::new(cmp, &sa, &sb, details);
@@ -520,9 +516,19 @@ fn compare_cmd(
                 .map_err(|e| Failure::Internal(format!("arm {arm} trace: {e}")))?;
             let out = arm_path(&p, arm);
             let t = t.ok_or_else(|| Failure::Internal("the traced run wrote no trace".into()))?;
-            experiment::write_atomic(&out, &t)
-                .map_err(|e| InputError::in_file(&out, None, format!("cannot write: {e}")))?;
+            save(&out, &t, quiet)?;
         }
+    }
+    Ok(())
+}
+
+/// Write `bytes` to `p` atomically and, unless `quiet`, say so on stderr (`wrote
+/// PATH (N bytes)`): every command names the files it wrote.
+fn save(p: &Path, bytes: &[u8], quiet: bool) -> Result<(), InputError> {
+    experiment::write_atomic(p, bytes)
+        .map_err(|e| InputError::in_file(p, None, format!("cannot write: {e}")))?;
+    if !quiet {
+        eprintln!("wrote {} ({} bytes)", p.display(), bytes.len());
     }
     Ok(())
 }
@@ -677,10 +683,7 @@ fn reproduce_cmd(
     bar.finish_and_clear();
     let text = r.text();
     out!("{text}");
-    let write = |p: &Path, body: &str| {
-        experiment::write_atomic(p, body.as_bytes())
-            .map_err(|e| InputError::in_file(p, None, format!("cannot write: {e}")))
-    };
+    let write = |p: &Path, body: &str| save(p, body.as_bytes(), quiet);
     if let Some(p) = report {
         let md = p.extension().is_some_and(|e| e == "md");
         write(&p, &if md { text } else { r.html() })?;
@@ -739,6 +742,14 @@ fn run_cmd(
             }
         }
         if rep == 0 {
+            if let Some((start, _)) = opts.trace_window.filter(|(s, _)| *s > res.sim_time_ns) {
+                eprintln!(
+                    "warning: --trace-window starts at {} ms, after the run ended at {} ms: \
+                     the trace holds no events",
+                    start as f64 / 1e6,
+                    res.sim_time_ns as f64 / 1e6
+                );
+            }
             first_trace = tr;
         }
         results.push(res);
@@ -752,12 +763,10 @@ fn run_cmd(
             s.push('\n');
             s
         };
-        experiment::write_atomic(&p, text.as_bytes())
-            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+        save(&p, text.as_bytes(), quiet)?;
     }
     if let (Some(p), Some(t)) = (trace, first_trace) {
-        experiment::write_atomic(&p, &t)
-            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+        save(&p, &t, quiet)?;
     }
     Ok(())
 }
@@ -771,8 +780,7 @@ fn topology_cmd(
     let m = schedlab::machine::resolve(machine, sysfs)?;
     out!("{}", schedlab::report::topology_text(&m));
     if let Some(p) = export {
-        experiment::write_atomic(&p, machine::file::machine_to_toml(&m).as_bytes())
-            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+        save(&p, machine::file::machine_to_toml(&m).as_bytes(), false)?;
     }
     Ok(())
 }
@@ -872,8 +880,7 @@ fn sweep_cmd(
     if let Some(p) = report {
         let title = scenario.display().to_string();
         let html = schedlab::report::sweep_html(&title, &axes, &records);
-        experiment::write_atomic(&p, html.as_bytes())
-            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+        save(&p, html.as_bytes(), quiet)?;
     }
     Ok(())
 }

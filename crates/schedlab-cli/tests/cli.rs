@@ -384,6 +384,27 @@ fn trace_extension_picks_the_format_and_window_bounds_it() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--trace-window"), "{err}");
+    // A window after the run's end: the run succeeds, and says the trace is empty.
+    let (code, err) = run_err(&[
+        "run",
+        demo.to_str().unwrap(),
+        "--set",
+        "run.duration_ms=20",
+        "--trace",
+        d.join("late.txt").to_str().unwrap(),
+        "--trace-window",
+        "30ms..40ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: --trace-window starts at 30 ms, after the run ended at 20 ms"),
+        "{err}"
+    );
+    // Every file written is named (unless --quiet).
+    assert!(
+        err.contains(&format!("wrote {} (", d.join("late.txt").display())),
+        "{err}"
+    );
 
     // compare --trace: each arm's first paired run, traced, as `run` traces it.
     let base = d.join("cmp.txt");
