@@ -133,7 +133,7 @@ def _ftrace_counts(path: Path) -> collections.Counter:
     for line in path.read_text().splitlines():
         if line.startswith("#") or not line.strip():
             continue
-        m = re.search(r"\d+\.\d{9}: (\w+): ", line)
+        m = re.search(r"\d+\.\d{6}: (\w+): ", line)
         assert m, line
         c[m.group(1)] += 1
     return c
