@@ -66,7 +66,8 @@ def run(
     list of them. ``features``: "A,NO_B" or ["A", "NO_B"]. ``trace``: None/False (no
     event log), True (keep the event log: ``Result.events``), or a path: keep the event
     log and also write the trace file, in the format its extension names (``.txt``
-    ftrace text, ``.perfetto-trace``/``.pftrace`` Perfetto, else the decision trace).
+    ftrace text, ``.perfetto-trace``/``.pftrace`` Perfetto, ``.dat`` trace-cmd, else the
+    decision trace).
     Raises :class:`InputError` on bad input.
     """
     _frames.check_frame(frame)

@@ -273,3 +273,13 @@ def test_the_gil_is_released_while_simulating() -> None:
     t.join()
     assert times["end"] - times["start"] > 0.2, "the run is too short to tell"
     assert woke < times["end"] - 0.1, (woke - times["start"], times["end"] - times["start"])
+
+
+def test_trace_dat_is_the_clis(tmp_path, schedlab_bin) -> None:
+    """``trace="x.dat"`` writes trace-cmd's trace.dat, the same bytes as the CLI's."""
+    ours, cli = tmp_path / "py.dat", tmp_path / "cli.dat"
+    schedlab.run(DEMO, set=SHORT, trace=ours)
+    p = run_cli(schedlab_bin, ["run", DEMO, "--set", SHORT[0], "--trace", cli, "-q"])
+    assert p.returncode == 0, p.stderr
+    assert ours.read_bytes()[:10] == b"\x17\x08\x44tracing"
+    assert ours.read_bytes() == cli.read_bytes()

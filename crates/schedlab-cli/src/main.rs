@@ -27,7 +27,7 @@ pub(crate) use outln;
 
 use clap::{Parser, Subcommand};
 use schedlab::error::InputError;
-use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
+use schedlab::experiment::{self, Overrides, RunOpts, Scenario, TraceFormat};
 use schedlab::machine;
 use schedlab::sched::features::{SchedFeat, KERNEL_PRESETS};
 use std::path::{Path, PathBuf};
@@ -467,7 +467,7 @@ fn compare_cmd(
     )?;
     let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
     let (sa, sb) = load_arms(experiment::Source::File(scenario), &a, &b, sets)?;
-    let jobs = default_jobs(jobs);
+    let jobs = experiment::jobs_or_all(jobs);
     let bar = if quiet {
         indicatif::ProgressBar::hidden()
     } else {
@@ -546,18 +546,6 @@ fn arm_path(p: &Path, arm: &str) -> PathBuf {
     p.with_file_name(name)
 }
 
-/// The binary trace formats, which need the raw event log (the text ones come
-/// out of `experiment::run`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TraceFmt {
-    /// ftrace text or the decision trace.
-    Text,
-    /// `.perfetto-trace` / `.pftrace`.
-    Perfetto,
-    /// `.dat`: trace-cmd `trace.dat`.
-    Dat,
-}
-
 /// Run options for a trace written to `trace` (the format follows the extension:
 /// `.txt` ftrace text, `.perfetto-trace` / `.pftrace` binary Perfetto with the
 /// counter tracks, `.dat` trace-cmd, anything else the decision trace), and the
@@ -567,15 +555,8 @@ fn trace_opts(
     window: Option<&str>,
     layout: Option<&str>,
     check: bool,
-) -> Result<(RunOpts, TraceFmt), Failure> {
-    let ext = trace
-        .and_then(|p| p.extension())
-        .map(|e| e.to_string_lossy().into_owned());
-    let fmt = match ext.as_deref() {
-        Some("perfetto-trace" | "pftrace") => TraceFmt::Perfetto,
-        Some("dat") => TraceFmt::Dat,
-        _ => TraceFmt::Text,
-    };
+) -> Result<(RunOpts, TraceFormat), Failure> {
+    let fmt = trace.map_or(TraceFormat::Decision, TraceFormat::of);
     let window = match window {
         None => None,
         Some(w) => Some(parse_trace_window(w)?),
@@ -584,7 +565,7 @@ fn trace_opts(
         check,
         trace: trace.is_some(),
         trace_window: window,
-        ftrace: ext.as_deref() == Some("txt"),
+        ftrace: fmt == TraceFormat::Ftrace,
         // The names are clap's choices, so `by_name` cannot fail.
         ftrace_layout: layout.and_then(schedlab::metrics::ftrace::Layout::by_name),
     };
@@ -598,13 +579,13 @@ fn run_maybe_traced(
     seed: u64,
     rep: u64,
     opts: &RunOpts,
-    fmt: TraceFmt,
+    fmt: TraceFormat,
 ) -> Result<(experiment::RunResult, Option<Vec<u8>>), schedlab::sim::SimError> {
     match fmt {
-        TraceFmt::Perfetto if opts.trace => {
+        TraceFormat::Perfetto if opts.trace => {
             experiment::run_perfetto(sc, seed, rep, opts).map(|(r, b)| (r, Some(b)))
         }
-        TraceFmt::Dat if opts.trace => {
+        TraceFormat::Dat if opts.trace => {
             let (r, log, tasks) = experiment::run_logged(sc, seed, rep, opts, false)?;
             let nr_cpus = sc.machine.nr_cpus();
             let bytes =
@@ -619,15 +600,6 @@ fn run_maybe_traced(
         }
         _ => experiment::run(sc, seed, rep, opts).map(|(r, t)| (r, t.map(String::into_bytes))),
     }
-}
-
-/// `--jobs`, or every CPU of this machine.
-fn default_jobs(jobs: Option<usize>) -> usize {
-    jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -666,7 +638,7 @@ fn reproduce_cmd(
     let opts = ReproOpts {
         seeds: list,
         runs,
-        jobs: default_jobs(jobs),
+        jobs: experiment::jobs_or_all(jobs),
         quick,
         noise,
     };
@@ -848,7 +820,7 @@ fn sweep_cmd(
     if let Some(addr) = dask {
         dask_sweep(scenario, grid, runs, addr, out, parquet, quiet)?;
     } else {
-        let jobs = default_jobs(jobs);
+        let jobs = experiment::jobs_or_all(jobs);
         let total = experiment::sweep::points(&axes).len() as u64 * runs as u64;
         let bar = if quiet {
             indicatif::ProgressBar::hidden()

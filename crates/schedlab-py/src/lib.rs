@@ -23,7 +23,7 @@ use schedlab::experiment::compare::{compare_detailed, load_arms, ArmSpec};
 use schedlab::experiment::sweep::{
     self as lib_sweep, Axis, PointTask, Record, SweepPlan, SweepSummary,
 };
-use schedlab::experiment::{self as exp, frames, Overrides, RunOpts, Source};
+use schedlab::experiment::{self as exp, frames, Overrides, RunOpts, Source, TraceFormat};
 use schedlab::frame::{ipc, RecordBatch};
 use std::path::{Path, PathBuf};
 
@@ -119,22 +119,6 @@ fn bytes<'py>(py: Python<'py>, b: &RecordBatch) -> Bound<'py, PyBytes> {
     PyBytes::new(py, &ipc(b))
 }
 
-/// The trace format a path's extension asks for, as `schedlab run --trace`.
-#[derive(Clone, Copy, PartialEq)]
-enum TraceKind {
-    Ftrace,
-    Perfetto,
-    Decision,
-}
-
-fn trace_kind(p: &Path) -> TraceKind {
-    match p.extension().and_then(|e| e.to_str()) {
-        Some("txt") => TraceKind::Ftrace,
-        Some("perfetto-trace" | "pftrace") => TraceKind::Perfetto,
-        _ => TraceKind::Decision,
-    }
-}
-
 /// Run a scenario (replication 0 of its seed); see the package's `schedlab.run`.
 #[pyfunction]
 #[pyo3(signature = (source, kind, seed=None, sets=vec![], features=None, events=false, trace=None))]
@@ -160,15 +144,19 @@ fn run<'py>(
     }
     let out = py.detach(|| -> Result<_, PyErr> {
         let sc = scen.source().load(&ov).map_err(input_err)?;
-        let kind = trace.as_deref().map(trace_kind);
+        let kind = trace.as_deref().map(TraceFormat::of);
         let trace_bytes;
         let mut log = None;
-        let r = if events || matches!(kind, Some(TraceKind::Ftrace | TraceKind::Perfetto)) {
-            let perfetto = kind == Some(TraceKind::Perfetto);
+        let logged = matches!(
+            kind,
+            Some(TraceFormat::Ftrace | TraceFormat::Perfetto | TraceFormat::Dat)
+        );
+        let r = if events || logged {
+            let perfetto = kind == Some(TraceFormat::Perfetto);
             let (r, l, tasks) = exp::run_logged(&sc, sc.seed, 0, &RunOpts::default(), perfetto)
                 .map_err(|e| sim_err(e, &scen.path))?;
             trace_bytes = match kind {
-                Some(TraceKind::Ftrace) => Some(
+                Some(TraceFormat::Ftrace) => Some(
                     schedlab::metrics::ftrace::render(
                         &l.events,
                         &tasks,
@@ -177,12 +165,16 @@ fn run<'py>(
                     )
                     .into_bytes(),
                 ),
-                Some(TraceKind::Perfetto) => Some(schedlab::metrics::perfetto::render(
+                Some(TraceFormat::Perfetto) => Some(schedlab::metrics::perfetto::render(
                     &l,
                     &tasks,
                     &sc.machine,
                     sc.kernel_preset,
                 )),
+                Some(TraceFormat::Dat) => Some(
+                    schedlab::metrics::tracedat::render(&l.events, &tasks, sc.machine.nr_cpus())
+                        .map_err(|e| PyRuntimeError::new_err(format!("trace.dat: {e}")))?,
+                ),
                 _ => None,
             };
             if events {
@@ -199,7 +191,7 @@ fn run<'py>(
             r
         };
         let mut trace_bytes = trace_bytes;
-        if kind == Some(TraceKind::Decision) && events {
+        if kind == Some(TraceFormat::Decision) && events {
             // The decision trace is its own observer: a second, identical run.
             let opts = RunOpts {
                 trace: true,
@@ -232,16 +224,6 @@ fn run<'py>(
     Ok(d)
 }
 
-/// `jobs`, or every CPU of this machine.
-fn jobs_or_all(jobs: Option<usize>) -> usize {
-    jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    })
-    .max(1)
-}
-
 /// Compare two arms over paired runs; see the package's `schedlab.compare`.
 #[pyfunction]
 #[pyo3(signature = (source, kind, a="", b="", runs=20, jobs=None, sets=vec![]))]
@@ -266,7 +248,7 @@ fn compare<'py>(
     let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
     let cmp = py.detach(|| -> Result<_, PyErr> {
         let (sa, sb) = load_arms(scen.source(), &a, &b, &sets).map_err(input_err)?;
-        let (cmp, _) = compare_detailed(&sa, &sb, &a, &b, runs, jobs_or_all(jobs), &|_| {})
+        let (cmp, _) = compare_detailed(&sa, &sb, &a, &b, runs, exp::jobs_or_all(jobs), &|_| {})
             .map_err(PyRuntimeError::new_err)?;
         Ok(cmp)
     })?;
@@ -324,7 +306,7 @@ fn sweep<'py>(
             scen.source(),
             &axes,
             runs,
-            jobs_or_all(jobs),
+            exp::jobs_or_all(jobs),
             &out,
             parquet,
             &|| {},

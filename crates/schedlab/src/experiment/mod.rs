@@ -415,6 +415,40 @@ impl Source<'_> {
     }
 }
 
+/// Worker threads: `jobs`, or every CPU of this machine (at least one).
+pub fn jobs_or_all(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+    .max(1)
+}
+
+/// The trace format a `--trace` file's extension names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// `.txt`: ftrace text (`metrics/ftrace.rs`).
+    Ftrace,
+    /// `.perfetto-trace` / `.pftrace`: binary Perfetto (`metrics/perfetto.rs`).
+    Perfetto,
+    /// `.dat`: trace-cmd `trace.dat` (`metrics/tracedat.rs`).
+    Dat,
+    /// Any other extension: the decision trace (`metrics/trace.rs`).
+    Decision,
+}
+
+impl TraceFormat {
+    pub fn of(path: &Path) -> TraceFormat {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("txt") => TraceFormat::Ftrace,
+            Some("perfetto-trace" | "pftrace") => TraceFormat::Perfetto,
+            Some("dat") => TraceFormat::Dat,
+            _ => TraceFormat::Decision,
+        }
+    }
+}
+
 /// What to collect besides the metrics.
 #[derive(Clone, Debug, Default)]
 pub struct RunOpts {
