@@ -7,6 +7,7 @@
 
 mod bench;
 mod oracle;
+mod progress;
 mod validate;
 
 /// Print to stdout, ignoring a closed pipe (`schedlab list machines | head`).
@@ -229,6 +230,11 @@ enum Cmd {
         /// Also write every number as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Keep every finished run in DIR/runs.jsonl (one flushed line each): the
+        /// same command with the same DIR reuses them, so an interrupted
+        /// reproduction resumes where it stopped.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
         #[arg(long, short)]
         quiet: bool,
     },
@@ -458,7 +464,6 @@ fn compare_cmd(
     quiet: bool,
 ) -> Result<(), Failure> {
     use experiment::compare::{compare_detailed, load_arms, ArmSpec};
-    use std::sync::atomic::{AtomicU64, Ordering};
     schedlab::files::check_all(csv.iter().chain(&json).chain(&report).chain(&parquet))?;
     schedlab::files::check_all(
         trace
@@ -468,26 +473,11 @@ fn compare_cmd(
     let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
     let (sa, sb) = load_arms(experiment::Source::File(scenario), &a, &b, sets)?;
     let jobs = experiment::jobs_or_all(jobs);
-    let bar = if quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        indicatif::ProgressBar::new(2 * runs as u64)
-    };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, ETA {eta}, {msg}")
-            .map_err(|e| Failure::Internal(e.to_string()))?,
-    );
-    let events = AtomicU64::new(0);
-    let t0 = std::time::Instant::now();
-    let progress = |ev: u64| {
-        let total = events.fetch_add(ev, Ordering::Relaxed) + ev;
-        let rate = total as f64 / t0.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!("{:.2} M events/s", rate / 1e6));
-        bar.inc(1);
-    };
+    let bar = progress::Progress::new("compare", 2 * runs as u64, quiet);
+    let progress = |ev: u64| bar.run(ev);
     let (cmp, details) =
         compare_detailed(&sa, &sb, &a, &b, runs, jobs, &progress).map_err(Failure::Internal)?;
-    bar.finish_and_clear();
+    bar.finish();
     out!("{}", cmp.text());
     let write = |p: &Path, text: &str| save(p, text.as_bytes(), quiet);
     if let Some(p) = csv {
@@ -611,9 +601,10 @@ fn reproduce_cmd(
     noise: f64,
     report: Option<PathBuf>,
     json: Option<PathBuf>,
+    out: Option<PathBuf>,
     quiet: bool,
 ) -> Result<(), Failure> {
-    use experiment::reproduce::{reproduce, total_runs, ReproOpts, SEEDS};
+    use experiment::reproduce::{reproduce, total_runs, Progress, ReproOpts, JOURNAL, SEEDS};
     if !(noise.is_finite() && (0.0..1.0).contains(&noise)) {
         return Err(InputError::new("--noise must be in [0, 1)").into());
     }
@@ -641,18 +632,38 @@ fn reproduce_cmd(
         jobs: experiment::jobs_or_all(jobs),
         quick,
         noise,
+        out,
     };
-    let bar = if quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        indicatif::ProgressBar::new(total_runs(&opts))
-    };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, ETA {eta}")
-            .map_err(|e| Failure::Internal(e.to_string()))?,
-    );
-    let r = reproduce(&opts, &|_| bar.inc(1)).map_err(Failure::Internal)?;
-    bar.finish_and_clear();
+    let bar = progress::Progress::new("reproduce", total_runs(&opts), quiet);
+    let journal = opts.out.as_ref().map(|d| d.join(JOURNAL));
+    let r = reproduce(&opts, &|p| match p {
+        Progress::Resumed { reused, total } => {
+            bar.skip(reused);
+            if let Some(j) = &journal {
+                bar.line(&format!(
+                    "{reused} of {total} runs already in {}",
+                    j.display()
+                ));
+            }
+        }
+        Progress::Run { events } => bar.run(events),
+        Progress::Experiment {
+            key,
+            index,
+            of,
+            ran,
+            reused,
+        } => bar.line(&format!(
+            "[{index}/{of}] {key}: {ran} runs{}",
+            if reused > 0 {
+                format!(", {reused} from the journal")
+            } else {
+                String::new()
+            }
+        )),
+    })
+    .map_err(Failure::Internal)?;
+    bar.finish();
     let text = r.text();
     out!("{text}");
     let write = |p: &Path, body: &str| save(p, body.as_bytes(), quiet);
@@ -707,11 +718,7 @@ fn run_cmd(
             if sc.runs > 1 {
                 outln!("== run {} of {}", rep + 1, sc.runs);
             }
-            if verbose {
-                out!("{}", res.summary_text_verbose());
-            } else {
-                out!("{}", res.summary_text());
-            }
+            out!("{}", res.summary_text_with(verbose, rep == 0));
         }
         if rep == 0 {
             if let Some((start, _)) = opts.trace_window.filter(|(s, _)| *s > res.sim_time_ns) {
@@ -822,13 +829,9 @@ fn sweep_cmd(
     } else {
         let jobs = experiment::jobs_or_all(jobs);
         let total = experiment::sweep::points(&axes).len() as u64 * runs as u64;
-        let bar = if quiet {
-            indicatif::ProgressBar::hidden()
-        } else {
-            indicatif::ProgressBar::new(total)
-        };
-        let summary = sweep(scenario, &axes, runs, jobs, out, parquet, &|| bar.inc(1))?;
-        bar.finish_and_clear();
+        let bar = progress::Progress::new("sweep", total, quiet);
+        let summary = sweep(scenario, &axes, runs, jobs, out, parquet, &|| bar.run(0))?;
+        bar.finish();
         if !quiet {
             outln!(
                 "{} points x {} seeds: {} runs, {} already done, {} run now -> {}",
@@ -1089,8 +1092,9 @@ fn real_main() -> Result<(), Failure> {
             noise,
             report,
             json,
+            out,
             quiet,
-        } => reproduce_cmd(&seeds, runs, jobs, quick, noise, report, json, quiet)?,
+        } => reproduce_cmd(&seeds, runs, jobs, quick, noise, report, json, out, quiet)?,
         Cmd::Explain {
             scenario,
             task,

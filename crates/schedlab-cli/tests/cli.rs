@@ -326,6 +326,25 @@ fn sweep_results_do_not_depend_on_jobs_or_on_being_killed() {
 }
 
 #[test]
+fn sweep_progress_off_a_terminal_is_lines() {
+    let d = tmpdir("cli", "sweep-progress");
+    let pipe = root().join("scenarios/perf-pipe.toml");
+    let o = bin()
+        .arg("sweep")
+        .arg(&pipe)
+        .args(["--grid", "workload.loops=100,200", "--runs", "2", "--out"])
+        .arg(d.join("s"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("sweep: ")).collect();
+    // 4 runs: a line at each tenth crossed, the last at 4/4.
+    assert_eq!(lines.len(), 4, "{err}");
+    assert!(lines[3].starts_with("sweep: 4/4 runs ("), "{err}");
+}
+
+#[test]
 fn trace_extension_picks_the_format_and_window_bounds_it() {
     let d = tmpdir("cli", "trace");
     let demo = root().join("scenarios/demo.toml");

@@ -69,3 +69,41 @@ fn one_seed_quick_prints_its_table_and_writes_reports() {
         .all(|h| h["holds"] == true));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn off_a_terminal_progress_is_printed_as_lines_and_out_resumes() {
+    let d = std::env::temp_dir().join(format!("schedlab-repro-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let args = ["reproduce", "4", "--quick", "--runs", "2", "--out"];
+    // stderr is a pipe here: progress comes as plain lines, one per experiment and
+    // one per tenth of the runs.
+    let o = bin().args(args).arg(&d).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("reproduce: 0 of 8 runs already in"), "{err}");
+    assert!(err.contains("reproduce: [1/2] 004-juno: 4 runs\n"), "{err}");
+    assert!(
+        err.contains("reproduce: [2/2] 004-hikey: 4 runs\n"),
+        "{err}"
+    );
+    assert!(err.contains("reproduce: 8/8 runs ("), "{err}");
+    let first = o.stdout;
+    // Again: every run comes from the journal, same tables.
+    let o = bin().args(args).arg(&d).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("reproduce: 8 of 8 runs already in"), "{err}");
+    assert!(
+        err.contains("[1/2] 004-juno: 0 runs, 4 from the journal"),
+        "{err}"
+    );
+    assert_eq!(o.stdout, first);
+    // The verdict opens and closes the text.
+    let out = String::from_utf8_lossy(&first);
+    let verdict = out.lines().nth(1).unwrap();
+    assert!(verdict.starts_with("verdict: "), "{out}");
+    assert_eq!(out.lines().last(), Some(verdict));
+    // --quiet: no progress at all.
+    let o = bin().args(args).arg(&d).arg("-q").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -14,6 +14,7 @@ fn quick(seeds: &[u8], runs: u32, jobs: usize) -> schedlab::experiment::reproduc
         jobs,
         quick: true,
         noise: DEFAULT_NOISE,
+        out: None,
     };
     reproduce(&opts, &|_| {}).expect("reproduce runs")
 }
@@ -40,7 +41,7 @@ fn every_seed_headline_holds_in_quick_mode() {
         for row in &t.rows {
             assert!(row.reported.0.is_some(), "{}: {}", t.title, row.label);
             assert!(
-                ["match", "MISMATCH", "n/a"].contains(&row.verdict.as_str()),
+                ["match", "direction", "MISMATCH", "n/a"].contains(&row.verdict.as_str()),
                 "{}",
                 row.verdict
             );
@@ -67,4 +68,77 @@ fn the_result_does_not_depend_on_the_thread_count() {
     let a = serde_json::to_string(&quick(&[4], 2, 1).tables).unwrap();
     let b = serde_json::to_string(&quick(&[4], 2, 2).tables).unwrap();
     assert_eq!(a, b);
+}
+
+/// Counts of the progress events a reproduction sends.
+#[derive(Default)]
+struct Seen {
+    resumed: Vec<(u64, u64)>,
+    runs: u64,
+    experiments: Vec<(String, u64, u64)>,
+}
+
+fn quick_into(dir: &std::path::Path, seen: &std::sync::Mutex<Seen>) -> String {
+    use schedlab::experiment::reproduce::Progress;
+    let opts = ReproOpts {
+        seeds: vec![4],
+        runs: 2,
+        jobs: 2,
+        quick: true,
+        noise: DEFAULT_NOISE,
+        out: Some(dir.to_path_buf()),
+    };
+    let r = reproduce(&opts, &|p| {
+        let mut s = seen.lock().unwrap();
+        match p {
+            Progress::Resumed { reused, total } => s.resumed.push((reused, total)),
+            Progress::Run { .. } => s.runs += 1,
+            Progress::Experiment {
+                key, ran, reused, ..
+            } => s.experiments.push((key, ran, reused)),
+        }
+    })
+    .expect("reproduce runs");
+    serde_json::to_string(&r.tables).unwrap()
+}
+
+#[test]
+fn an_interrupted_reproduction_resumes_from_its_journal() {
+    use schedlab::experiment::reproduce::JOURNAL;
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join(JOURNAL);
+    // First run: everything runs, one journal line per run.
+    let first = std::sync::Mutex::new(Seen::default());
+    let tables = quick_into(dir.path(), &first);
+    let first = first.into_inner().unwrap();
+    let total = first.resumed[0].1;
+    assert_eq!(first.resumed, vec![(0, total)]);
+    assert_eq!(first.runs, total);
+    let lines = std::fs::read_to_string(&journal).unwrap();
+    assert_eq!(lines.lines().count() as u64, total);
+    // The same command again: nothing runs, the tables are the same bytes.
+    let again = std::sync::Mutex::new(Seen::default());
+    assert_eq!(quick_into(dir.path(), &again), tables);
+    let again = again.into_inner().unwrap();
+    assert_eq!((again.resumed, again.runs), (vec![(total, total)], 0));
+    assert!(again.experiments.iter().all(|(_, ran, _)| *ran == 0));
+    // Killed mid-write: the last line torn, one other line gone. Exactly those
+    // two runs run again, and the result is unchanged.
+    let mut kept: Vec<&str> = lines.lines().collect();
+    kept.remove(0);
+    let last = kept.pop().unwrap();
+    let torn = format!("{}\n{}", kept.join("\n"), &last[..last.len() / 2]);
+    // A run of another reproduction in the same file stays, unused.
+    let foreign = last.replace("\"id\":\"", "\"id\":\"0");
+    std::fs::write(&journal, format!("{foreign}\n{torn}")).unwrap();
+    let resumed = std::sync::Mutex::new(Seen::default());
+    assert_eq!(quick_into(dir.path(), &resumed), tables);
+    let resumed = resumed.into_inner().unwrap();
+    assert_eq!(
+        (resumed.resumed, resumed.runs),
+        (vec![(total - 2, total)], 2)
+    );
+    let after = std::fs::read_to_string(&journal).unwrap();
+    assert_eq!(after.lines().count() as u64, total + 1);
+    assert!(after.starts_with(&foreign));
 }

@@ -426,16 +426,36 @@ pub fn compare_detailed(
     for (i, r) in results.into_iter().enumerate() {
         details[i / seeds.len().max(1)].push(r?);
     }
-    let per_arm: [Vec<&BTreeMap<String, f64>>; 2] =
-        [0, 1].map(|k| details[k].iter().map(|d| &d.scalars).collect::<Vec<_>>());
+    let per_arm = [0, 1].map(|k| {
+        details[k]
+            .iter()
+            .map(|d| (d.seed, &d.scalars))
+            .collect::<Vec<_>>()
+    });
+    let cmp = comparison_of(&sa.name, a, b, &per_arm);
+    Ok((cmp, details))
+}
+
+/// The comparison of two arms from each run's scalars, `(seed, scalars)` per arm
+/// in seed order (run *i* of A and of B paired). The metrics are those of A's
+/// first run that every run of both arms has.
+pub(crate) fn comparison_of(
+    scenario: &str,
+    a: &ArmSpec,
+    b: &ArmSpec,
+    per_arm: &[Vec<(u64, &BTreeMap<String, f64>)>; 2],
+) -> Comparison {
     let names: Vec<String> = per_arm[0]
         .first()
-        .map(|m| m.keys().cloned().collect())
+        .map(|(_, m)| m.keys().cloned().collect())
         .unwrap_or_default();
     let mut rows = vec![];
     for name in names {
         let col = |arm: usize| -> Option<Vec<f64>> {
-            per_arm[arm].iter().map(|m| m.get(&name).copied()).collect()
+            per_arm[arm]
+                .iter()
+                .map(|(_, m)| m.get(&name).copied())
+                .collect()
         };
         let (Some(xa), Some(xb)) = (col(0), col(1)) else {
             continue;
@@ -464,30 +484,27 @@ pub fn compare_detailed(
             mann_whitney: mann_whitney_u(&xa, &xb),
         });
     }
-    Ok((
-        Comparison {
-            scenario: sa.name.clone(),
-            seeds,
-            a: a.clone(),
-            b: b.clone(),
-            rows,
-            per_seed: details
-                .iter()
-                .zip(["a", "b"])
-                .flat_map(|(runs, arm)| {
-                    runs.iter().flat_map(move |d| {
-                        d.scalars.iter().map(move |(m, &value)| SeedValue {
-                            arm,
-                            seed: d.seed,
-                            metric: m.clone(),
-                            value,
-                        })
+    Comparison {
+        scenario: scenario.to_string(),
+        seeds: per_arm[0].iter().map(|(s, _)| *s).collect(),
+        a: a.clone(),
+        b: b.clone(),
+        rows,
+        per_seed: per_arm
+            .iter()
+            .zip(["a", "b"])
+            .flat_map(|(runs, arm)| {
+                runs.iter().flat_map(move |(seed, m)| {
+                    m.iter().map(move |(metric, &value)| SeedValue {
+                        arm,
+                        seed: *seed,
+                        metric: metric.clone(),
+                        value,
                     })
                 })
-                .collect(),
-        },
-        details,
-    ))
+            })
+            .collect(),
+    }
 }
 
 impl Comparison {

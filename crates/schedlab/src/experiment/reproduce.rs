@@ -14,13 +14,18 @@
 //! experiments, judges the rows and fills the cells, and [`crate::report`] prints
 //! the text and HTML.
 //!
-//! The verdict compares *directions*, not absolute numbers: the simulated effect is
+//! The verdict compares *directions* first: the simulated effect is
 //! "better", "worse" or "same" (the paired Wilcoxon signed-rank test at p < 0.05
 //! decides whether there is an effect at all, so at least six runs are needed to
 //! call one); the reported effect is "same" when its Δ is under 1 % (the seeds give
 //! no test, and seed 002 calls −0.55 % "hard to say much"), else better or worse by
-//! the metric's direction. A row *matches* when both directions agree; its size is
-//! the ratio of the simulated to the reported Δ. Absolute values are printed too,
+//! the metric's direction. A direction that agrees is not yet a reproduction: the
+//! row *matches* only when the effect's size is right too (the simulated Δ within
+//! [`SIZE_TOLERANCE`]× of the reported one, when both show an effect) and the
+//! baseline is near the seed's (the simulated A within [`BASELINE_TOLERANCE`]× of the
+//! reported A, in tables whose units and run lengths compare); otherwise it is
+//! `direction` (right way, wrong size or far from the seed's baseline), and
+//! `MISMATCH` when the directions differ. Absolute values are printed either way,
 //! but a model is calibrated from anchors (`docs/calibration.md`), never tuned to a
 //! row of these tables.
 //!
@@ -31,6 +36,10 @@
 //! the scenario sets its own, so that paired seeds differ the way repeated runs of a
 //! real benchmark do. Where a seed leaves a parameter out, the scenario file states
 //! the choice, and so does the table's set-up line.
+//!
+//! With [`ReproOpts::out`] every finished run is a line of a journal in the sweep's
+//! record format ([`JOURNAL`]), keyed by the run's identity; the same reproduction
+//! started again reuses those lines, so a long reproduction survives an interrupt.
 //!
 //! A reduced mode (`quick`) keeps only each seed's headline table with shortened
 //! runs; it is what the test suite runs, asserting the direction of each seed's
@@ -86,6 +95,15 @@ pub const REPORTED_SAME_PCT: f64 = 1.0;
 
 /// Significance level of the simulated effect (paired Wilcoxon).
 pub const ALPHA: f64 = 0.05;
+
+/// A matching direction is a full match only when simulated Δ / reported Δ lies in
+/// [1/x, x]. A factor of two is deliberately loose: the model is calibrated from
+/// anchors, not fitted to these rows, so "the same size" can only mean the same
+/// order; outside it the model and the seed disagree on how much the change matters.
+pub const SIZE_TOLERANCE: f64 = 2.0;
+
+/// ... and when simulated baseline / reported baseline lies in [1/x, x].
+pub const BASELINE_TOLERANCE: f64 = 2.0;
 
 /// Load seed scenario `name` with `sets` applied, and the features of `arm`.
 pub(crate) fn seed_scenario(
@@ -146,10 +164,16 @@ pub struct RowResult {
     pub reported_delta_pct: Option<f64>,
     pub sim_dir: Option<Dir>,
     pub reported_dir: Option<Dir>,
-    /// `match`, `MISMATCH` or `n/a`.
+    /// `match` (direction, size and baseline agree), `direction` (direction only),
+    /// `MISMATCH` or `n/a`.
     pub verdict: String,
     /// Simulated Δ / reported Δ, when both are non-zero.
     pub size_ratio: Option<f64>,
+    /// Simulated baseline / reported baseline, in tables whose absolute values
+    /// compare.
+    pub baseline_ratio: Option<f64>,
+    /// Why a matching direction is not a match (`size beyond x2`, ...).
+    pub off: Vec<String>,
 }
 
 /// One finished table, ready to print.
@@ -195,6 +219,39 @@ pub struct ReproOpts {
     pub jobs: usize,
     pub quick: bool,
     pub noise: f64,
+    /// A directory whose journal ([`JOURNAL`]) keeps every finished run, so that
+    /// an interrupted reproduction resumes where it stopped.
+    pub out: Option<std::path::PathBuf>,
+}
+
+/// Whether `x` lies within a factor `tol` of 1.
+fn within(x: f64, tol: f64) -> bool {
+    x.is_finite() && x > 0.0 && (1.0 / tol..=tol).contains(&x)
+}
+
+/// The verdict of a row: `MISMATCH` when the directions differ; for agreeing
+/// directions, `match` unless the size (both directions an effect) or the baseline
+/// (when judged) is off by more than its tolerance, which `off` names.
+fn grade(
+    sim: Dir,
+    reported: Dir,
+    size_ratio: Option<f64>,
+    baseline_ratio: Option<f64>,
+) -> (&'static str, Vec<String>) {
+    if sim != reported {
+        return ("MISMATCH", vec![]);
+    }
+    let mut off = vec![];
+    if let (Dir::Better | Dir::Worse, Some(x)) = (sim, size_ratio) {
+        if !within(x, SIZE_TOLERANCE) {
+            off.push(format!("size beyond x{SIZE_TOLERANCE}"));
+        }
+    }
+    if let Some(x) = baseline_ratio.filter(|x| !within(*x, BASELINE_TOLERANCE)) {
+        let _ = x;
+        off.push(format!("baseline beyond x{BASELINE_TOLERANCE}"));
+    }
+    (if off.is_empty() { "match" } else { "direction" }, off)
 }
 
 /// Judge one row from the comparison's metric row (if any).
@@ -220,6 +277,8 @@ fn judge(spec: &RowSpec, m: Option<&MetricRow>, norm: Option<f64>) -> RowResult 
             reported_dir,
             verdict: "n/a".into(),
             size_ratio: None,
+            baseline_ratio: None,
+            off: vec![],
         };
     };
     // Normalised rows (seed 003's TPC-C) divide by the baseline mean.
@@ -228,14 +287,17 @@ fn judge(spec: &RowSpec, m: Option<&MetricRow>, norm: Option<f64>) -> RowResult 
     let p = m.wilcoxon.as_ref().map(|t| t.p);
     let effect = !identical && p.is_some_and(|p| p < ALPHA);
     let sim_dir = Dir::of(m.delta_pct, better, effect);
-    let verdict = match reported_dir {
-        Some(r) if r == sim_dir => "match",
-        Some(_) => "MISMATCH",
-        None => "n/a",
-    };
     let size_ratio = match reported_delta {
         Some(r) if r != 0.0 && m.delta_pct.is_finite() => Some(m.delta_pct / r),
         _ => None,
+    };
+    let baseline_ratio = match spec.reported.0 {
+        Some(r) if spec.absolute && norm.is_none() && r != 0.0 => Some(m.a_centre * scale / r),
+        _ => None,
+    };
+    let (verdict, off) = match reported_dir {
+        Some(r) => grade(sim_dir, r, size_ratio, baseline_ratio),
+        None => ("n/a", vec![]),
     };
     RowResult {
         label: spec.label.clone(),
@@ -250,6 +312,8 @@ fn judge(spec: &RowSpec, m: Option<&MetricRow>, norm: Option<f64>) -> RowResult 
         reported_dir,
         verdict: verdict.into(),
         size_ratio,
+        baseline_ratio,
+        off,
     }
 }
 
@@ -259,6 +323,12 @@ fn verdict_cell(r: &RowResult) -> String {
             let mut v = format!("{} (sim {}, seed {})", r.verdict, s.word(), p.word());
             if let Some(x) = r.size_ratio {
                 let _ = write!(v, ", size x{:.2}", x + 0.0);
+            }
+            if let Some(x) = r.baseline_ratio {
+                let _ = write!(v, ", baseline x{:.2}", x + 0.0);
+            }
+            if !r.off.is_empty() {
+                let _ = write!(v, "; {}", r.off.join(", "));
             }
             v
         }
@@ -458,20 +528,167 @@ fn noisy_scenario(
     Ok(sc)
 }
 
-/// Run every experiment as a paired comparison.
+/// What `reproduce` reports while it works.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Progress {
+    /// Runs found in the `--out` journal (`reused`) of `total`, before any runs.
+    Resumed { reused: u64, total: u64 },
+    /// One simulated run finished (`events` simulated).
+    Run { events: u64 },
+    /// Experiment `index` (1-based) of `of` finished: `ran` runs now, `reused`
+    /// from the journal.
+    Experiment {
+        key: String,
+        index: usize,
+        of: usize,
+        ran: u64,
+        reused: u64,
+    },
+}
+
+/// The file under `--out` that keeps every finished run of a reproduction.
+pub const JOURNAL: &str = "runs.jsonl";
+
+/// One arm of one experiment, ready to run.
+struct Cell {
+    sc: Scenario,
+    /// What, beside the scenario's bytes and the seed, makes a run's identity.
+    id_sets: Vec<String>,
+    text: &'static str,
+}
+
+impl Cell {
+    fn id(&self, seed: u64) -> String {
+        super::sweep::identity(self.text.as_bytes(), &self.id_sets, seed)
+    }
+}
+
+/// Run every experiment as a paired comparison; with `opts.out`, each finished run
+/// is appended to its journal and a run already there is not run again.
 fn run_experiments(
     exps: &[Exp],
     opts: &ReproOpts,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Done, String> {
-    let mut done = Done::new();
+    use super::sweep::{Journal, Record};
+    use rayon::prelude::*;
+    use std::collections::HashMap;
+    type Scalars = BTreeMap<String, f64>;
+    let mut cells: Vec<[Cell; 2]> = vec![];
     for e in exps {
+        let (_, text) = SEED_SCENARIOS
+            .iter()
+            .find(|(n, _)| *n == e.scenario)
+            .ok_or_else(|| format!("unknown seed scenario `{}`", e.scenario))?;
+        let cell = |arm: &str| -> Result<Cell, String> {
+            let mut id_sets = e.sets.clone();
+            id_sets.push(format!("reproduce.arm={arm}"));
+            id_sets.push(format!("reproduce.noise={}", opts.noise));
+            Ok(Cell {
+                sc: noisy_scenario(e.scenario, &e.sets, &ArmSpec::parse(arm), opts.noise)?,
+                id_sets,
+                text,
+            })
+        };
+        cells.push([cell(&e.a)?, cell(&e.b)?]);
+    }
+    let seeds_of = |c: &[Cell; 2]| -> Vec<u64> {
+        (0..opts.runs as u64)
+            .map(|i| c[0].sc.seed.wrapping_add(i))
+            .collect()
+    };
+    // Every (experiment, arm, seed) by its identity.
+    let mut ids: HashMap<String, (usize, usize, u64)> = HashMap::new();
+    for (i, c) in cells.iter().enumerate() {
+        for seed in seeds_of(c) {
+            for (arm, cell) in c.iter().enumerate() {
+                ids.insert(cell.id(seed), (i, arm, seed));
+            }
+        }
+    }
+    let mut have: BTreeMap<(usize, usize, u64), Scalars> = BTreeMap::new();
+    let journal = match &opts.out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
+            // The journal is a cache by identity: runs of other reproductions
+            // (other seeds, --quick, --noise, another version) stay, unused.
+            let (j, done) = Journal::open(&dir.join(JOURNAL), |_| true, |_, _, _| String::new())
+                .map_err(|e| e.to_string())?;
+            for r in done {
+                if let Some(&k) = ids.get(&r.id) {
+                    have.insert(k, r.metrics);
+                }
+            }
+            Some(j)
+        }
+        None => None,
+    };
+    progress(Progress::Resumed {
+        reused: have.len() as u64,
+        total: ids.len() as u64,
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let have = std::sync::Mutex::new(have);
+    let mut done = Done::new();
+    for (i, (e, c)) in exps.iter().zip(&cells).enumerate() {
+        let seeds = seeds_of(c);
+        let todo: Vec<(usize, u64)> = {
+            let h = have.lock().expect("reproduce lock");
+            (0..2)
+                .flat_map(|arm| seeds.iter().map(move |&s| (arm, s)))
+                .filter(|&(arm, s)| !h.contains_key(&(i, arm, s)))
+                .collect()
+        };
+        pool.install(|| {
+            todo.par_iter().try_for_each(|&(arm, seed)| {
+                let cell = &c[arm];
+                let (r, _) = run(&cell.sc, seed, 0, &RunOpts::default()).map_err(|err| {
+                    format!("{}: arm {} seed {seed}: {err}", e.key, ["A", "B"][arm])
+                })?;
+                let metrics = compare::scalars(&r);
+                if let Some(j) = &journal {
+                    let rec = Record {
+                        point: 2 * i + arm,
+                        params: BTreeMap::from([
+                            ("experiment".to_string(), e.key.clone()),
+                            ("arm".to_string(), [&e.a, &e.b][arm].clone()),
+                        ]),
+                        seed,
+                        metrics: metrics.clone(),
+                        id: cell.id(seed),
+                    };
+                    j.append(&rec).map_err(|err| err.to_string())?;
+                }
+                have.lock()
+                    .expect("reproduce lock")
+                    .insert((i, arm, seed), metrics);
+                progress(Progress::Run { events: r.events });
+                Ok::<(), String>(())
+            })
+        })?;
+        let h = have.lock().expect("reproduce lock");
+        let per_arm = [0, 1].map(|arm| {
+            seeds
+                .iter()
+                .map(|&s| (s, &h[&(i, arm, s)]))
+                .collect::<Vec<_>>()
+        });
         let (a, b) = (ArmSpec::parse(&e.a), ArmSpec::parse(&e.b));
-        let sa = noisy_scenario(e.scenario, &e.sets, &a, opts.noise)?;
-        let sb = noisy_scenario(e.scenario, &e.sets, &b, opts.noise)?;
-        let (cmp, _) = compare::compare_detailed(&sa, &sb, &a, &b, opts.runs, opts.jobs, progress)
-            .map_err(|err| format!("{}: {err}", e.key))?;
-        done.insert(e.key.clone(), cmp);
+        done.insert(
+            e.key.clone(),
+            compare::comparison_of(&c[0].sc.name, &a, &b, &per_arm),
+        );
+        progress(Progress::Experiment {
+            key: e.key.clone(),
+            index: i + 1,
+            of: exps.len(),
+            ran: todo.len() as u64,
+            reused: 2 * seeds.len() as u64 - todo.len() as u64,
+        });
     }
     Ok(done)
 }
@@ -600,10 +817,10 @@ fn misfit_headlines(
     Ok(())
 }
 
-/// Run the reproduction. `progress(events)` is called after every finished run.
+/// Run the reproduction, telling `progress` as runs and experiments finish.
 pub fn reproduce(
     opts: &ReproOpts,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Reproduction, String> {
     let (exps, tables) = plan(&opts.seeds, opts.quick).map_err(|e| e.to_string())?;
     let done = run_experiments(&exps, opts, progress)?;
@@ -688,6 +905,7 @@ mod tests {
             metric: metric.map(str::to_string),
             scale,
             reported: (Some(r.0), Some(r.1)),
+            absolute: true,
             full_only: false,
         }
     }
@@ -731,6 +949,55 @@ mod tests {
         // No simulated metric: n/a.
         let r = judge(&spec, None, None);
         assert_eq!((r.verdict.as_str(), r.sim), ("n/a", None));
+    }
+
+    #[test]
+    fn a_matching_direction_is_a_match_only_at_the_right_size_and_baseline() {
+        // Reported 2.0 -> 1.8 (-10 %). Simulated 1.0 -> 0.95 (-5 %): size x0.50,
+        // baseline x0.50, both on the edge of x2: a match.
+        let spec = row("x", "e", Some("tool.time_s"), 1.0, (2.0, 1.8));
+        let m = metric_row(&[1.0, 1.0, 1.0], &[0.95, 0.95, 0.95], 0.01);
+        let r = judge(&spec, Some(&m), None);
+        assert_eq!((r.verdict.as_str(), r.off.len()), ("match", 0));
+        assert!((r.baseline_ratio.unwrap() - 0.5).abs() < 1e-9);
+        // -1 % simulated: size x0.10, the direction only.
+        let m = metric_row(&[1.0, 1.0, 1.0], &[0.99, 0.99, 0.99], 0.01);
+        let r = judge(&spec, Some(&m), None);
+        assert_eq!(r.verdict, "direction");
+        assert_eq!(r.off, vec!["size beyond x2".to_string()]);
+        assert!(verdict_cell(&r).starts_with("direction (sim better, seed better), size x0.10"));
+        // Right size, baseline 4x the seed's: the direction only.
+        let m = metric_row(&[8.0, 8.0, 8.0], &[7.2, 7.2, 7.2], 0.01);
+        let r = judge(&spec, Some(&m), None);
+        assert_eq!(r.verdict, "direction");
+        assert_eq!(r.off, vec!["baseline beyond x2".to_string()]);
+        // ... unless the table's absolute values do not compare (other units).
+        let other_units = RowSpec {
+            absolute: false,
+            ..spec.clone()
+        };
+        let r = judge(&other_units, Some(&m), None);
+        assert_eq!((r.verdict.as_str(), r.baseline_ratio), ("match", None));
+        // Both off at once; a scaled row's baseline is compared after scaling.
+        let m = metric_row(&[0.4, 0.4, 0.4], &[0.2, 0.2, 0.2], 0.01);
+        let r = judge(&spec, Some(&m), None);
+        assert_eq!(r.off.len(), 2, "{:?}", r.off);
+        let scaled = row("x", "e", Some("tool.time_s"), 5.0, (2.0, 1.8));
+        let r = judge(&scaled, Some(&m), None);
+        assert_eq!(r.off, vec!["size beyond x2".to_string()]);
+        // Both "same": no size to judge, only the baseline.
+        let same = row("x", "e", Some("tool.time_s"), 1.0, (2.0, 1.99));
+        let m = metric_row(&[1.0, 1.0, 1.0], &[1.2, 1.2, 1.2], 0.5);
+        assert_eq!(judge(&same, Some(&m), None).verdict, "match");
+        let m = metric_row(&[0.1, 0.1, 0.1], &[0.12, 0.12, 0.12], 0.5);
+        assert_eq!(judge(&same, Some(&m), None).verdict, "direction");
+        // Opposite directions stay a mismatch whatever the sizes.
+        let m = metric_row(&[2.0, 2.0, 2.0], &[2.2, 2.2, 2.2], 0.01);
+        let r = judge(&spec, Some(&m), None);
+        assert_eq!((r.verdict.as_str(), r.off.len()), ("MISMATCH", 0));
+        // Normalised rows have no baseline to compare.
+        let r = judge(&spec, Some(&m), Some(2.0));
+        assert_eq!(r.baseline_ratio, None);
     }
 
     #[test]

@@ -89,6 +89,11 @@ pub struct RowSpec {
     pub scale: f64,
     /// Reported (baseline, patch).
     pub reported: (Option<f64>, Option<f64>),
+    /// The simulated and reported absolute values are in the same units and for
+    /// the same run length, so the baseline distance is judged; `absolute = false`
+    /// (on the row, or on its table for every row) where they are not: other
+    /// units, a shortened benchmark.
+    pub absolute: bool,
     pub(crate) full_only: bool,
 }
 
@@ -219,7 +224,12 @@ fn experiment(t: &TableReader<'_>, arms: &[String]) -> Result<ExpSpec, InputErro
     })
 }
 
-fn row(t: &TableReader<'_>, exps: &[ExpSpec], quick_table: bool) -> Result<RowSpec, InputError> {
+fn row(
+    t: &TableReader<'_>,
+    exps: &[ExpSpec],
+    quick_table: bool,
+    absolute: bool,
+) -> Result<RowSpec, InputError> {
     let label = required(t, "label", t.str("label")?)?.to_string();
     let exp = required(t, "experiment", t.str("experiment")?)?.to_string();
     let full_only = t.bool("full_only")?.unwrap_or(false);
@@ -251,6 +261,7 @@ fn row(t: &TableReader<'_>, exps: &[ExpSpec], quick_table: bool) -> Result<RowSp
             scale.unwrap_or(1.0)
         },
         reported: (Some(a), Some(b)),
+        absolute: t.bool("absolute")?.unwrap_or(absolute) && !normalise,
         full_only,
     })
 }
@@ -270,7 +281,8 @@ fn table(t: &TableReader<'_>, seed: u8, exps: &[ExpSpec]) -> Result<TableSpec, I
             )
         })?;
     let full_only = t.bool("full_only")?.unwrap_or(false);
-    let rows = each(t, "rows", |r| row(r, exps, !full_only))?;
+    let absolute = t.bool("absolute")?.unwrap_or(true);
+    let rows = each(t, "rows", |r| row(r, exps, !full_only, absolute))?;
     if rows.is_empty() {
         return Err(t.err("rows", format!("`{}` has no rows", t.name)));
     }

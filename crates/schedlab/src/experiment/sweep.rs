@@ -256,12 +256,11 @@ pub struct SweepPlan {
     point_sets: Vec<Vec<String>>,
     runs: u32,
     out: std::path::PathBuf,
-    jsonl: std::path::PathBuf,
     done: Mutex<Vec<Record>>,
     have: Mutex<BTreeSet<(usize, u64)>>,
     already_done: usize,
     appended: Mutex<usize>,
-    writer: Mutex<std::fs::File>,
+    journal: Journal,
 }
 
 impl SweepPlan {
@@ -303,31 +302,14 @@ impl SweepPlan {
         let owns = |r: &Record| {
             r.point < pts.len() && r.id == identity(text.as_bytes(), &point_sets[r.point], r.seed)
         };
-        let done = read_done(&jsonl)?;
-        // Reuse only records of this very experiment; refuse to mix in any other.
-        let foreign: Vec<&Record> = done.iter().filter(|r| !owns(r)).collect();
-        if let Some(r) = foreign.first() {
-            return Err(InputError::in_file(
-                &jsonl,
-                None,
-                format!(
-                    "holds {} of {} results from a different scenario, grid or schedlab \
-                     version (the first: point {} seed {}), which this sweep will not mix with \
-                     its own; pick a new --out directory, or move this one away to start over",
-                    foreign.len(),
-                    done.len(),
-                    r.point,
-                    r.seed
-                ),
-            ));
-        }
-        // Rewrite so a torn tail is gone before appending.
-        write_atomic(&jsonl, lines(&done).as_bytes())
-            .map_err(|e| InputError::in_file(&jsonl, None, format!("cannot write: {e}")))?;
-        let writer = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&jsonl)
-            .map_err(|e| InputError::in_file(&jsonl, None, format!("cannot open: {e}")))?;
+        let (journal, done) = Journal::open(&jsonl, owns, |n, total, r| {
+            format!(
+                "holds {n} of {total} results from a different scenario, grid or schedlab \
+                 version (the first: point {} seed {}), which this sweep will not mix with \
+                 its own; pick a new --out directory, or move this one away to start over",
+                r.point, r.seed
+            )
+        })?;
         let have: BTreeSet<(usize, u64)> = done.iter().map(|r| (r.point, r.seed)).collect();
         Ok(SweepPlan {
             text,
@@ -338,12 +320,11 @@ impl SweepPlan {
             point_sets,
             runs,
             out: out.to_path_buf(),
-            jsonl,
             already_done: have.len(),
             done: Mutex::new(done),
             have: Mutex::new(have),
             appended: Mutex::new(0),
-            writer: Mutex::new(writer),
+            journal,
         })
     }
 
@@ -429,16 +410,7 @@ impl SweepPlan {
         if !have.insert((rec.point, rec.seed)) {
             return Ok(());
         }
-        let mut line = serde_json::to_string(&rec).expect("record serialises");
-        line.push('\n');
-        {
-            let mut f = self.writer.lock().expect("writer lock");
-            f.write_all(line.as_bytes())
-                .and_then(|()| f.flush())
-                .map_err(|e| {
-                    InputError::in_file(&self.jsonl, None, format!("cannot write: {e}"))
-                })?;
-        }
+        self.journal.append(&rec)?;
         *self.appended.lock().expect("sweep lock") += 1;
         self.done.lock().expect("sweep lock").push(rec);
         Ok(())
@@ -509,6 +481,60 @@ fn lines(records: &[Record]) -> String {
         text.push('\n');
     }
     text
+}
+
+/// An append-only file of [`Record`] lines that survives being killed: each
+/// record is one `write`, flushed, so a kill leaves whole lines and at most one
+/// torn last line. The sweep and `reproduce --out` keep their runs in one.
+pub(crate) struct Journal {
+    path: std::path::PathBuf,
+    writer: Mutex<std::fs::File>,
+}
+
+impl Journal {
+    /// Read the records already in `path` (a torn tail dropped), refuse the file if
+    /// any record is not `owns`'s (`refusal(foreign, total, first foreign)` says
+    /// why), rewrite it without the torn tail and open it for appending.
+    pub(crate) fn open(
+        path: &Path,
+        owns: impl Fn(&Record) -> bool,
+        refusal: impl Fn(usize, usize, &Record) -> String,
+    ) -> Result<(Journal, Vec<Record>), InputError> {
+        let done = read_done(path)?;
+        // Reuse only records of this very experiment; refuse to mix in any other.
+        let foreign: Vec<&Record> = done.iter().filter(|r| !owns(r)).collect();
+        if let Some(r) = foreign.first() {
+            return Err(InputError::in_file(
+                path,
+                None,
+                refusal(foreign.len(), done.len(), r),
+            ));
+        }
+        // Rewrite so a torn tail is gone before appending.
+        write_atomic(path, lines(&done).as_bytes())
+            .map_err(|e| InputError::in_file(path, None, format!("cannot write: {e}")))?;
+        let writer = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| InputError::in_file(path, None, format!("cannot open: {e}")))?;
+        Ok((
+            Journal {
+                path: path.to_path_buf(),
+                writer: Mutex::new(writer),
+            },
+            done,
+        ))
+    }
+
+    /// Append `rec` as one flushed line.
+    pub(crate) fn append(&self, rec: &Record) -> Result<(), InputError> {
+        let mut line = serde_json::to_string(rec).expect("record serialises");
+        line.push('\n');
+        let mut f = self.writer.lock().expect("writer lock");
+        f.write_all(line.as_bytes())
+            .and_then(|()| f.flush())
+            .map_err(|e| InputError::in_file(&self.path, None, format!("cannot write: {e}")))
+    }
 }
 
 /// Run the sweep of `scenario` over `axes` × `runs` seeds into `out` on `jobs`

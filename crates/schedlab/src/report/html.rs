@@ -783,7 +783,7 @@ impl Reproduction {
         // This page leaves `'` unescaped (its bytes predate the other pages).
         let esc = |x: &str| escape(x, false);
         let mut s = String::from(
-            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>schedlab reproduce</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}td:first-child,td:last-child{text-align:left}.MISMATCH{background:#fdd}.match{background:#dfd}</style>\n</head><body>\n",
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>schedlab reproduce</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}td:first-child,td:last-child{text-align:left}.MISMATCH{background:#fdd}.match{background:#dfd}.direction{background:#ffd}</style>\n</head><body>\n",
         );
         let _ = writeln!(
             s,
@@ -792,6 +792,11 @@ impl Reproduction {
             self.runs,
             if self.quick { " (quick mode)" } else { "" },
             self.noise
+        );
+        let _ = writeln!(
+            s,
+            "<p><b>{}</b></p>",
+            esc(&crate::report::summary::reproduction_verdict(self))
         );
         for &seed in &self.seeds {
             let _ = writeln!(s, "<h2>{}</h2>", esc(&seed_title(seed)));

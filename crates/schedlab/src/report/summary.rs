@@ -25,24 +25,26 @@ fn us(ns: u64) -> f64 {
 impl RunResult {
     /// The human-readable summary `schedlab run` prints.
     pub fn summary_text(&self) -> String {
-        run_summary(self, false)
+        run_summary(self, false, true)
     }
 
-    /// [`RunResult::summary_text`] with every feature switch listed, also those
-    /// the modelled fair class does not have (`schedlab run --verbose`).
-    pub fn summary_text_verbose(&self) -> String {
-        run_summary(self, true)
+    /// [`RunResult::summary_text`] with every feature switch listed when `verbose`
+    /// (also those the modelled fair class does not have, `schedlab run
+    /// --verbose`), and without the notes that say the same for every run of a
+    /// scenario (the energy note) unless `notes`: `run --runs N` prints them once.
+    pub fn summary_text_with(&self, verbose: bool, notes: bool) -> String {
+        run_summary(self, verbose, notes)
     }
 }
 
 /// The summary `schedlab run` prints: head, latencies, counts, energy, functions,
 /// workload metrics.
-pub(crate) fn run_summary(r: &RunResult, verbose: bool) -> String {
+pub(crate) fn run_summary(r: &RunResult, verbose: bool, notes: bool) -> String {
     let mut s = String::new();
     run_head(&mut s, r, verbose);
     latency_table(&mut s, r);
     counts(&mut s, r);
-    energy(&mut s, r);
+    energy(&mut s, r, notes);
     functions(&mut s, r);
     workload_metrics(&mut s, r);
     s
@@ -132,7 +134,7 @@ fn counts(s: &mut String, r: &RunResult) {
 }
 
 /// Energy in joules, or why there is none.
-fn energy(s: &mut String, r: &RunResult) {
+fn energy(s: &mut String, r: &RunResult, notes: bool) {
     let e = &r.metrics.energy_joules;
     match e.total {
         Some(total) => {
@@ -146,7 +148,7 @@ fn energy(s: &mut String, r: &RunResult) {
                 e.idle_states.unwrap_or(0.0),
                 cl.join(" ")
             );
-            if let Some(n) = &e.note {
+            if let Some(n) = e.note.as_ref().filter(|_| notes) {
                 let _ = writeln!(s, "  energy note: {n}");
             }
         }
@@ -374,7 +376,7 @@ impl Reproduction {
 }
 
 /// What `schedlab reproduce` prints: per seed its tables, the single runs and the
-/// headline checks, then the count of matching directions.
+/// headline checks, with the verdict counts first and last.
 pub(crate) fn reproduction_text(r: &Reproduction) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -385,6 +387,7 @@ pub(crate) fn reproduction_text(r: &Reproduction) -> String {
         if r.quick { " (quick mode: headline tables, shortened runs)" } else { "" },
         r.noise
     );
+    let _ = writeln!(s, "{}", reproduction_verdict(r));
     for &seed in &r.seeds {
         let _ = writeln!(s, "\n## {}\n", seed_title(seed));
         for t in r.tables.iter().filter(|t| t.seed == seed) {
@@ -409,19 +412,34 @@ pub(crate) fn reproduction_text(r: &Reproduction) -> String {
             }
         }
     }
-    let (m, n) = r
+    let _ = writeln!(s, "\n{}", reproduction_verdict(r));
+    s
+}
+
+/// The line a reproduction opens and closes with: how many judged rows match
+/// (direction, size and baseline), match in direction only, or mismatch, and how
+/// many headline checks hold.
+pub(crate) fn reproduction_verdict(r: &Reproduction) -> String {
+    let judged: Vec<&str> = r
         .tables
         .iter()
         .flat_map(|t| &t.rows)
-        .filter(|r| r.verdict != "n/a")
-        .fold((0, 0), |(m, n), r| {
-            (m + (r.verdict == "match") as usize, n + 1)
-        });
-    let _ = writeln!(
-        s,
-        "\nDirection matches: {m} of {n} rows with both a simulated and a reported effect."
-    );
-    s
+        .map(|r| r.verdict.as_str())
+        .filter(|v| *v != "n/a")
+        .collect();
+    let count = |v: &str| judged.iter().filter(|x| **x == v).count();
+    let holds = r.headlines.iter().filter(|h| h.holds).count();
+    format!(
+        "verdict: {} of {} rows with both a simulated and a reported effect match (direction, size within x{} and baseline within x{}); {} more match in direction only; {} MISMATCH. {} of {} headline checks hold.",
+        count("match"),
+        judged.len(),
+        crate::experiment::reproduce::SIZE_TOLERANCE,
+        crate::experiment::reproduce::BASELINE_TOLERANCE,
+        count("direction"),
+        count("MISMATCH"),
+        holds,
+        r.headlines.len()
+    )
 }
 
 /// The simulated single runs beside the ones seed `seed`'s file reports (if any).
