@@ -29,6 +29,7 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from . import _native
+from ._args import runs as check_runs
 
 __all__ = ["sweep_on_dask", "main", "run_point", "WorkerInputError", "WorkerVersionError"]
 
@@ -89,7 +90,6 @@ def sweep_on_dask(
     """
     from dask.distributed import as_completed
 
-    from ._args import runs as check_runs
 
     plan = _native.SweepPlan(source, kind, list(grid), check_runs(runs), out)
     futures = []
@@ -142,8 +142,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The command-line entry point; returns the exit status (0, 1 or 2)."""
     args = _parser().parse_args(argv)
-    if not 1 <= args.runs <= 10000:
-        print(f"error: --runs: {args.runs} is not in 1..=10000", file=sys.stderr)
+    try:
+        check_runs(args.runs)
+    except _native.InputError as e:
+        print(f"error: --runs: {e}", file=sys.stderr)
         return 2
     try:
         from dask.distributed import Client

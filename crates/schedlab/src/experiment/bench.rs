@@ -4,7 +4,12 @@
 //!   pipes plus compute/sleep workers;
 //! * medium: `xeon-88`, 400 communicating tasks (200 pipe ping-pong pairs with
 //!   short computes);
-//! * large: `synthetic-1024`, 10 000 tasks (5 000 pairs).
+//! * large: `synthetic-1024`, 10 000 tasks (5 000 pairs);
+//! * crowd: 8 CPUs (`test_topology(1, 1, 4, 2)`), 100 000 tasks each looping
+//!   compute 50 µs / sleep 100 µs (12 500 runnable per runqueue: the CFS timeline
+//!   and per-task state at scale);
+//! * huge: `synthetic-1024`, the same 100 000 tasks (the wakeup and balance paths
+//!   on 1 024 CPUs with a crowd).
 //!
 //! Reports simulated events per wall second and the process's peak resident memory
 //! (`VmHWM` from `/proc/self/status`).
@@ -103,6 +108,30 @@ pub(crate) fn pingpong_workload(pairs: u32, work_us: u64, workers: u32) -> Workl
     spec
 }
 
+/// `tasks` tasks each looping: compute `compute_us`, sleep `sleep_us` (the
+/// rt-app-style periodic load of the scaling cases).
+pub(crate) fn compute_sleep_workload(tasks: u32, compute_us: u64, sleep_us: u64) -> WorkloadSpec {
+    let mut spec = WorkloadSpec {
+        programs: vec![Program {
+            name: "loop".into(),
+            ops: vec![
+                Op::Loop {
+                    count: LoopCount::Forever,
+                    end: 3,
+                },
+                Op::Compute(Dist::Const(compute_us * NSEC_PER_USEC)),
+                Op::Sleep(Dist::Const(sleep_us * NSEC_PER_USEC)),
+                Op::EndLoop { start: 0 },
+            ],
+        }],
+        ..WorkloadSpec::default()
+    };
+    for i in 0..tasks {
+        spec.tasks.push(TaskSpec::new(format!("loop-{i}"), 0, i));
+    }
+    spec
+}
+
 /// A scenario value for `machine` running `w` for `duration_ms`.
 pub fn scenario(name: &str, machine: Machine, w: WorkloadSpec, duration_ms: f64) -> Scenario {
     let k = KernelPreset::by_name("v5.6").expect("v5.6");
@@ -125,7 +154,10 @@ pub fn scenario(name: &str, machine: Machine, w: WorkloadSpec, duration_ms: f64)
 }
 
 /// The names of the bench cases, in the order they run.
-pub const CASES: [&str; 3] = ["small", "medium", "large"];
+pub const CASES: [&str; 5] = ["small", "medium", "large", "crowd", "huge"];
+
+/// The cases' simulated durations at scale 1 (ms), in [`CASES`] order.
+const DURATIONS_MS: [f64; 5] = [2000.0, 500.0, 100.0, 20.0, 20.0];
 
 /// Check `bench --only` names and `--scale`: every name a case, and the scale a
 /// finite positive factor that keeps each case's duration within 1 ns ..=
@@ -138,7 +170,8 @@ pub fn check_args(only: &[String], scale: f64) -> Result<(), crate::error::Input
             CASES.join(", ")
         )));
     }
-    let (shortest, longest) = (100.0 * scale, 2000.0 * scale); // ms
+    let shortest = DURATIONS_MS.iter().copied().fold(f64::INFINITY, f64::min) * scale;
+    let longest = DURATIONS_MS.iter().copied().fold(0.0, f64::max) * scale;
     let ok = scale.is_finite()
         && crate::engine::checked_ns_f64(shortest, NSEC_PER_MSEC).is_some_and(|ns| ns > 0)
         && crate::engine::checked_ns_f64(longest, NSEC_PER_MSEC).is_some();
@@ -152,30 +185,56 @@ pub fn check_args(only: &[String], scale: f64) -> Result<(), crate::error::Input
     Ok(())
 }
 
-/// The three bench cases, with simulated durations scaled by `scale`.
-pub fn cases(scale: f64) -> Vec<(&'static str, Scenario)> {
-    let case = |name: &'static str, m: Machine, w: WorkloadSpec, duration_ms: f64| {
-        let sc = scenario(&format!("bench-{name}"), m, w, duration_ms * scale);
-        (name, sc)
-    };
-    vec![
-        case(
-            "small",
-            presets::test_topology(1, 1, 4, 2),
-            pingpong_workload(12, 20, 8),
-            2000.0,
-        ),
-        case(
-            "medium",
+/// Bench case `name` (one of [`CASES`]), its simulated duration scaled by `scale`;
+/// built on demand, so that `bench --only medium` does not build the crowds.
+pub fn case(name: &str, scale: f64) -> Option<Scenario> {
+    let i = CASES.iter().position(|c| *c == name)?;
+    let synthetic = || presets::preset("synthetic-1024").expect("synthetic-1024");
+    let eight = || presets::test_topology(1, 1, 4, 2);
+    let (m, w) = match name {
+        "small" => (eight(), pingpong_workload(12, 20, 8)),
+        "medium" => (
             presets::preset("xeon-88").expect("xeon-88"),
             pingpong_workload(200, 20, 0),
-            500.0,
         ),
-        case(
-            "large",
-            presets::preset("synthetic-1024").expect("synthetic-1024"),
-            pingpong_workload(5000, 20, 0),
-            100.0,
-        ),
-    ]
+        "large" => (synthetic(), pingpong_workload(5000, 20, 0)),
+        "crowd" => (eight(), compute_sleep_workload(100_000, 50, 100)),
+        _ => (synthetic(), compute_sleep_workload(100_000, 50, 100)),
+    };
+    Some(scenario(
+        &format!("bench-{name}"),
+        m,
+        w,
+        DURATIONS_MS[i] * scale,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_case_builds_and_the_crowds_have_their_tasks() {
+        for name in CASES {
+            let sc = case(name, 1.0).expect(name);
+            assert_eq!(sc.name, format!("bench-{name}"));
+            sc.workload.validate().expect(name);
+        }
+        let crowd = case("crowd", 0.5).unwrap();
+        assert_eq!(
+            (crowd.machine.nr_cpus(), crowd.workload.tasks.len()),
+            (8, 100_000)
+        );
+        assert_eq!(crowd.duration_ns, Some(10 * NSEC_PER_MSEC));
+        let huge = case("huge", 1.0).unwrap();
+        assert_eq!(
+            (huge.machine.nr_cpus(), huge.workload.tasks.len()),
+            (1024, 100_000)
+        );
+        assert!(case("nope", 1.0).is_none());
+        // The scale bounds follow the shortest and longest case.
+        assert!(check_args(&[], 1e-9).is_err());
+        assert!(check_args(&["huge".into()], 1.0).is_ok());
+        assert!(check_args(&["giant".into()], 1.0).is_err());
+    }
 }
