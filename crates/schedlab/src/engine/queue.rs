@@ -59,8 +59,8 @@
 //! first version with six-bit digits and no fast paths, 2 424 per event in the
 //! bench. The price is memory: 2 048 bucket headers (64 KiB) per queue, and the
 //! buckets' vectors. An emptied bucket keeps at most `KEEP` entries of capacity:
-//! without that cap the large bench case (1 024 CPUs whose ticks fall into the same
-//! buckets) peaked at 37.1 MB instead of 29.7 MB; with it, 30.1 MB, for 2
+//! without that cap the large bench case (1 024 CPUs, whose ticks likely crowd the
+//! same buckets) peaked at 37.1 MB instead of 29.7 MB; with it, 30.1 MB, for 2
 //! instructions per event on the medium case.
 
 use super::SimTime;
