@@ -40,9 +40,12 @@ for m in $("$bin" list machines | awk '{print $1}'); do
 done
 for l in machines features kernels workloads; do run "list-$l" list "$l"; done
 # Wall-clock figures and the output directory are the only things allowed to differ
-# between two runs: blank them.
+# between two runs: blank them (also where they show through: the progress lines'
+# elapsed seconds, and the byte counts of written files that hold wall_seconds).
 find "$out" -type f \( -name '*.out' -o -name '*.json' -o -name '*.jsonl' -o -name '*.csv' -o -name '*.html' -o -name '*.md' \) -print0 |
     xargs -0 sed -i -E -e 's/[0-9.]+ s wall, [0-9.]+ M events\/s/WALL/g' \
-        -e 's/"wall_seconds": ?[0-9.e+-]+/"wall_seconds":WALL/g' -e "s#$out#OUT#g"
+        -e 's/"wall_seconds": ?[0-9.e+-]+/"wall_seconds":WALL/g' -e "s#$out#OUT#g" \
+        -e 's/ runs \([0-9]+ s\)/ runs (N s)/' \
+        -e 's/^(wrote \S+\.(json|jsonl|csv|html|md)) \([0-9]+ bytes\)/\1 (N bytes)/'
 (cd "$out" && find . -type f ! -name MANIFEST | LC_ALL=C sort | xargs sha256sum) >"$out/MANIFEST"
 wc -l <"$out/MANIFEST"

@@ -4,8 +4,10 @@
 //! **Time** is a `u64` count of nanoseconds ([`SimTime`]), the unit of the kernel's
 //! `rq_clock`. **Events** are ordered by `(time, insertion sequence)`: two events at
 //! the same instant fire in the order they were scheduled, so a run is a pure
-//! function of its inputs. The queue is a binary heap over a pre-reserved vector and
-//! never allocates per event once warm. **Cancellation** does not search the heap:
+//! function of its inputs. The queue is a radix heap on time with FIFO buckets
+//! ([`queue`]: monotone time makes it possible, and it keeps that order exactly)
+//! and allocates per event only while its buckets grow. **Cancellation** does not
+//! search the queue:
 //! whoever owns a re-armable event (a CPU's "current segment ends" event, a task's
 //! sleep timer) keeps a generation counter, stamps it into the event, and bumps it to
 //! cancel; a popped event whose stamp is stale is dropped by its owner. This is how
