@@ -380,8 +380,14 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 },
             );
         }
+        let mut spawned = vec![false; self.spec.tasks.len()];
+        for &i in &self.spec.spawned {
+            if let Some(s) = spawned.get_mut(i) {
+                *s = true;
+            }
+        }
         for i in 0..self.spec.tasks.len() {
-            if self.spec.spawned.contains(&i) {
+            if spawned[i] {
                 continue; // created by an `Op::Spawn`
             }
             let t = self.spec.tasks[i].start_ns;
