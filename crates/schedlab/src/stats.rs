@@ -20,11 +20,13 @@
 //! fewer than ~10 pairs the normal approximation is rough, and `compare` says so.
 //!
 //! Within one run, latencies are recorded into [`LatencyHist`], an HDR histogram
-//! (3 significant digits, 1 ns to 1 h, as schbench and rt-app keep theirs) that is
-//! allocated at its first record, with an exact sum for the mean. It lives here, on
-//! the ground floor, because the workloads' own metrics (schbench's percentiles,
-//! rt-app's slack) and the kernel-side metrics (wakeup latency, runqueue wait) both
-//! record into it.
+//! (3 significant digits, 1 ns to 1 h, as schbench and rt-app keep theirs) with an
+//! exact sum for the mean. It holds nothing before its first record, then a sparse
+//! list of its buckets (a counter is one bucket), and the dense histogram only past
+//! [`SPARSE_MAX`] distinct buckets; every form reports the dense histogram's
+//! numbers. It lives here, on the ground floor, because the workloads' own metrics
+//! (schbench's percentiles, rt-app's slack) and the kernel-side metrics (wakeup
+//! latency, runqueue wait) both record into it.
 
 use hdrhistogram::Histogram;
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -231,11 +233,29 @@ fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIST_HIGH, 3).expect("valid histogram bounds")
 }
 
-/// A shared empty histogram: the bucket arithmetic (`lowest_equivalent`, ...) of
-/// the bounds every [`LatencyHist`] uses.
+/// A shared empty histogram of the bounds every [`LatencyHist`] uses.
 fn empty_hist() -> &'static Histogram<u64> {
     static EMPTY: OnceLock<Histogram<u64>> = OnceLock::new();
     EMPTY.get_or_init(new_hist)
+}
+
+/// The bucket arithmetic (`lowest_equivalent`, `highest_equivalent`) of every
+/// [`LatencyHist`]: it depends on the lowest value (1) and the significant digits
+/// (3) only, so a histogram of those with the smallest upper bound (16 KiB of
+/// counts, against 270 KiB) gives it for every value.
+fn buckets_of() -> &'static Histogram<u64> {
+    static MATH: OnceLock<Histogram<u64>> = OnceLock::new();
+    MATH.get_or_init(|| Histogram::new_with_bounds(1, 2, 3).expect("valid histogram bounds"))
+}
+
+/// The lowest value of `v`'s bucket (the histograms' `lowest_equivalent`), for the
+/// record path: with 1 ns units and 3 significant digits there are 2048 sub-buckets,
+/// so values below 2048 have a bucket each and every doubling above halves the
+/// resolution. Tested against the histogram's own arithmetic.
+#[inline]
+fn bucket_floor(v: u64) -> u64 {
+    let shift = 53 - (v | 2047).leading_zeros();
+    (v >> shift) << shift
 }
 
 impl Sparse {
@@ -243,14 +263,16 @@ impl Sparse {
     /// when that would make more than [`SPARSE_MAX`] buckets.
     #[inline]
     fn record(&mut self, v: u64) -> bool {
-        let key = empty_hist().lowest_equivalent(v);
+        let key = bucket_floor(v);
         match self.buckets.binary_search_by_key(&key, |&(k, _)| k) {
             Ok(i) => self.buckets[i].1 += 1,
             Err(_) if self.buckets.len() >= SPARSE_MAX => return false,
             Err(i) => self.buckets.insert(i, (key, 1)),
         }
         self.total += 1;
-        self.dense.take();
+        if self.dense.get().is_some() {
+            self.dense.take();
+        }
         true
     }
 
@@ -267,13 +289,33 @@ impl Sparse {
 }
 
 impl LatencyHist {
+    /// An empty distribution in the dense form from the start: for the few
+    /// distributions of a run recorded at every event (the kernel's wakeup latency
+    /// and runqueue wait), where the sparse form's search would cost on the hot
+    /// path and the 270 KiB do not matter. Reports as [`LatencyHist::default`].
+    pub fn dense() -> LatencyHist {
+        LatencyHist {
+            repr: Repr::Dense(Box::new(new_hist())),
+            sum: 0,
+        }
+    }
+
     #[inline]
     pub fn record(&mut self, v: u64) {
         self.sum += v as u128;
         let v = v.max(1);
+        // The dense form first, as cheap as a plain HDR record.
+        if let Repr::Dense(h) = &mut self.repr {
+            return h.saturating_record(v);
+        }
+        self.record_not_dense(v);
+    }
+
+    /// [`LatencyHist::record`] of `v` (≥ 1) into the empty or sparse form.
+    fn record_not_dense(&mut self, v: u64) {
         if v <= HIST_HIGH {
             match &mut self.repr {
-                Repr::Dense(h) => return h.saturating_record(v),
+                Repr::Dense(_) => {}
                 Repr::Sparse(s) => {
                     if s.record(v) {
                         return;
@@ -281,7 +323,7 @@ impl LatencyHist {
                 }
                 Repr::Empty => {
                     self.repr = Repr::Sparse(Sparse {
-                        buckets: vec![(empty_hist().lowest_equivalent(v), 1)],
+                        buckets: vec![(bucket_floor(v), 1)],
                         total: 1,
                         dense: OnceLock::new(),
                     });
@@ -316,7 +358,7 @@ impl LatencyHist {
             Repr::Sparse(s) => s
                 .buckets
                 .iter()
-                .map(|&(k, n)| (empty_hist().highest_equivalent(k), n))
+                .map(|&(k, n)| (buckets_of().highest_equivalent(k), n))
                 .collect(),
             Repr::Dense(h) => h
                 .iter_recorded()
@@ -390,7 +432,7 @@ impl LatencyHist {
     pub fn max(&self) -> u64 {
         match &self.repr {
             Repr::Empty => 0,
-            Repr::Sparse(s) => empty_hist().highest_equivalent(s.buckets[s.buckets.len() - 1].0),
+            Repr::Sparse(s) => buckets_of().highest_equivalent(s.buckets[s.buckets.len() - 1].0),
             Repr::Dense(h) => h.max(),
         }
     }
@@ -426,7 +468,7 @@ impl LatencyHist {
                         return if q == 0.0 {
                             k
                         } else {
-                            empty_hist().highest_equivalent(k)
+                            buckets_of().highest_equivalent(k)
                         };
                     }
                 }
@@ -442,7 +484,7 @@ impl LatencyHist {
         if n == 0 {
             return vec![];
         }
-        let (h, max) = (empty_hist(), self.max());
+        let (h, max) = (buckets_of(), self.max());
         let mut pts = Vec::new();
         let mut cum = 0u64;
         for (v, c) in self.buckets() {
@@ -618,6 +660,48 @@ mod tests {
             d.saturating_record(v.max(1));
         }
         (d, values.iter().map(|&v| v as u128).sum())
+    }
+
+    #[test]
+    fn the_small_histogram_has_the_bucket_arithmetic_of_the_full_one() {
+        let (small, full) = (buckets_of(), new_hist());
+        for b in 0..63 {
+            for v in [
+                (1u64 << b) - 1,
+                1 << b,
+                (1 << b) + 1,
+                (1 << b) + (1 << b) / 3,
+            ] {
+                let v = v.max(1);
+                assert_eq!(small.lowest_equivalent(v), full.lowest_equivalent(v), "{v}");
+                assert_eq!(bucket_floor(v), full.lowest_equivalent(v), "{v}");
+                assert_eq!(
+                    small.highest_equivalent(v),
+                    full.highest_equivalent(v),
+                    "{v}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_dense_distribution_reports_as_the_lazy_one() {
+        let (mut d, mut l) = (LatencyHist::dense(), LatencyHist::default());
+        assert_eq!(d.summary(), l.summary());
+        assert_eq!((d.count(), d.min(), d.max()), (0, 0, 0));
+        assert!(d.buckets().is_empty() && d.cdf_points(5).is_empty());
+        for v in [5, 0, 70_000, 5, 3] {
+            d.record(v);
+            l.record(v);
+        }
+        assert!(matches!(d.repr, Repr::Dense(_)) && matches!(l.repr, Repr::Sparse(_)));
+        assert_eq!(d.summary(), l.summary());
+        assert_eq!(d.buckets(), l.buckets());
+        assert_eq!(d.cdf_points(3), l.cdf_points(3));
+        let mut e = LatencyHist::dense();
+        e.add(&l);
+        e.add(&LatencyHist::dense());
+        assert_eq!((e.summary(), e.sum), (d.summary(), d.sum));
     }
 
     #[test]

@@ -386,8 +386,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 *s = true;
             }
         }
-        for i in 0..self.spec.tasks.len() {
-            if spawned[i] {
+        for (i, &by_spawn) in spawned.iter().enumerate() {
+            if by_spawn {
                 continue; // created by an `Op::Spawn`
             }
             let t = self.spec.tasks[i].start_ns;

@@ -630,7 +630,11 @@ mod tests {
         let name = |i: usize| {
             format!(
                 "t{i}/phase0/{}",
-                if i % 2 == 0 { "loops" } else { "period" }
+                if i.is_multiple_of(2) {
+                    "loops"
+                } else {
+                    "period"
+                }
             )
         };
         let mut s = WorkloadSpec::default();
