@@ -130,8 +130,10 @@ pub struct Collector {
 impl Collector {
     pub fn new(nr_cpus: usize, idle_states: &[usize]) -> Self {
         Collector {
-            wakeup_latency: LatencyHist::default(),
-            runqueue_wait: LatencyHist::default(),
+            // One each per run, recorded at every wakeup and switch: dense from
+            // the start (no sparse phase on the hot path).
+            wakeup_latency: LatencyHist::dense(),
+            runqueue_wait: LatencyHist::dense(),
             migrations: [
                 SharedLevel::Smt,
                 SharedLevel::Llc,

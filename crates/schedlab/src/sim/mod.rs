@@ -380,8 +380,14 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 },
             );
         }
-        for i in 0..self.spec.tasks.len() {
-            if self.spec.spawned.contains(&i) {
+        let mut spawned = vec![false; self.spec.tasks.len()];
+        for &i in &self.spec.spawned {
+            if let Some(s) = spawned.get_mut(i) {
+                *s = true;
+            }
+        }
+        for (i, &by_spawn) in spawned.iter().enumerate() {
+            if by_spawn {
                 continue; // created by an `Op::Spawn`
             }
             let t = self.spec.tasks[i].start_ns;

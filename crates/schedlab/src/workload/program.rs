@@ -15,6 +15,7 @@ use crate::abi::Policy;
 use crate::machine::CpuMask;
 use crate::workload::dist::Dist;
 use crate::workload::ipc::ChanKind;
+use std::collections::{HashMap, HashSet};
 
 /// Index of a program in [`WorkloadSpec::programs`].
 pub type ProgId = usize;
@@ -379,6 +380,61 @@ pub struct MetricDecl {
     pub unit: &'static str,
 }
 
+/// The declared metrics: [`MetricDecl`]s in declaration order (the order of the
+/// recorders' `hists` and of every output), with an index by name so that a lookup
+/// costs the same whatever the number of metrics (an rt-app file declares two to
+/// four per thread). Reads as a slice of declarations.
+#[derive(Clone, Debug, Default)]
+pub struct MetricTable {
+    decls: Vec<MetricDecl>,
+    by_name: HashMap<String, usize>,
+}
+
+impl MetricTable {
+    /// Index of metric `name`, declaring it (with `unit`) if new; an existing
+    /// metric keeps the unit of its first declaration.
+    pub fn declare(&mut self, name: &str, unit: &'static str) -> usize {
+        if let Some(&i) = self.by_name.get(name) {
+            return i;
+        }
+        let i = self.decls.len();
+        self.decls.push(MetricDecl {
+            name: name.to_string(),
+            unit,
+        });
+        self.by_name.insert(name.to_string(), i);
+        i
+    }
+
+    /// Index of metric `name`, if declared.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+}
+
+/// Two tables are equal when they declare the same metrics in the same order (the
+/// index follows from the declarations).
+impl PartialEq for MetricTable {
+    fn eq(&self, other: &MetricTable) -> bool {
+        self.decls == other.decls
+    }
+}
+
+impl std::ops::Deref for MetricTable {
+    type Target = [MetricDecl];
+    fn deref(&self) -> &[MetricDecl] {
+        &self.decls
+    }
+}
+
+impl<'a> IntoIterator for &'a MetricTable {
+    type Item = &'a MetricDecl;
+    type IntoIter = std::slice::Iter<'a, MetricDecl>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.decls.iter()
+    }
+}
+
 /// Everything a workload needs: programs, initial tasks and shared objects.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadSpec {
@@ -394,7 +450,7 @@ pub struct WorkloadSpec {
     /// Parties of each barrier.
     pub barriers: Vec<u32>,
     pub condvars: u32,
-    pub metrics: Vec<MetricDecl>,
+    pub metrics: MetricTable,
     /// Shared 64-bit words ([`Op::Store`], [`Op::Load`], ...), all zero at start.
     pub words: u32,
     /// Lock-free lists ([`Op::Push`], [`Op::Splice`]).
@@ -421,18 +477,12 @@ impl WorkloadSpec {
 
     /// Index of metric `name`, declaring it if new.
     pub fn metric(&mut self, name: &str, unit: &'static str) -> usize {
-        if let Some(i) = self.metrics.iter().position(|m| m.name == name) {
-            return i;
-        }
-        self.metrics.push(MetricDecl {
-            name: name.to_string(),
-            unit,
-        });
-        self.metrics.len() - 1
+        self.metrics.declare(name, unit)
     }
 
     /// Check internal consistency (loop nesting, object indices).
     pub fn validate(&self) -> Result<(), String> {
+        let spawned: HashSet<usize> = self.spawned.iter().copied().collect();
         for p in &self.programs {
             let mut stack = Vec::new();
             for (i, op) in p.ops.iter().enumerate() {
@@ -466,7 +516,7 @@ impl WorkloadSpec {
                     Op::SetAffinity { mask } if *mask as usize >= self.masks.len() => {
                         return Err(format!("program `{}` uses an unknown cpu mask", p.name));
                     }
-                    Op::Spawn { task } if !self.spawned.contains(&(*task as usize)) => {
+                    Op::Spawn { task } if !spawned.contains(&(*task as usize)) => {
                         return Err(format!(
                             "program `{}` spawns task {task}, not a spawned task",
                             p.name
@@ -564,5 +614,66 @@ impl WorkloadSpec {
             }
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_keep_declaration_order_and_are_found_by_name() {
+        // 200 000 names, each declared twice (the second time with another unit)
+        // and interleaved with earlier ones: a lookup by linear search would make
+        // this quadratic (tens of billions of comparisons), the index keeps it linear.
+        let n = 100_000;
+        let name = |i: usize| {
+            format!(
+                "t{i}/phase0/{}",
+                if i.is_multiple_of(2) {
+                    "loops"
+                } else {
+                    "period"
+                }
+            )
+        };
+        let mut s = WorkloadSpec::default();
+        for i in 0..n {
+            assert_eq!(s.metric(&name(i), "ns"), i);
+            // A repeat of an earlier name (and of this one) finds it, keeps its unit.
+            assert_eq!(s.metric(&name(i / 2), "count"), i / 2);
+            assert_eq!(s.metric(&name(i), "count"), i);
+        }
+        assert_eq!(s.metrics.len(), n);
+        for (i, m) in s.metrics.iter().enumerate() {
+            assert_eq!((m.name.as_str(), m.unit), (name(i).as_str(), "ns"));
+            assert_eq!(s.metrics.index_of(&m.name), Some(i));
+        }
+        assert_eq!(s.metrics.index_of("t0/phase0/slack"), None);
+        // The slice view and the iterator give declaration order.
+        let firsts: Vec<&str> = (&s.metrics)
+            .into_iter()
+            .take(3)
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(
+            firsts,
+            ["t0/phase0/loops", "t1/phase0/period", "t2/phase0/loops"]
+        );
+        assert_eq!(s.metrics[n - 1].name, name(n - 1));
+        // Equality is by the declarations, in order.
+        let mut a = MetricTable::default();
+        let mut b = MetricTable::default();
+        a.declare("x", "ns");
+        a.declare("y", "count");
+        b.declare("x", "ns");
+        b.declare("x", "count");
+        assert_ne!(a, b);
+        b.declare("y", "count");
+        assert_eq!(a, b);
+        let mut c = MetricTable::default();
+        c.declare("y", "count");
+        c.declare("x", "ns");
+        assert_ne!(a, c);
     }
 }

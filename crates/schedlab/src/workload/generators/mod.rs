@@ -25,7 +25,7 @@ use crate::config::TableReader;
 use crate::error::InputError;
 use crate::machine::Machine;
 use crate::stats::LatencyHist;
-use crate::workload::program::{MetricDecl, WorkloadSpec};
+use crate::workload::program::{MetricTable, WorkloadSpec};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -83,7 +83,7 @@ pub const GENERATORS: &[(&str, &str)] = &[
 #[derive(Clone, Copy, Debug)]
 pub struct ToolInput<'a> {
     /// The workload's declared metrics, index-aligned with `hists`.
-    pub metrics: &'a [MetricDecl],
+    pub metrics: &'a MetricTable,
     pub hists: &'a [LatencyHist],
     /// Simulated time at the end of the run (ns).
     pub sim_time_ns: u64,
@@ -92,10 +92,7 @@ pub struct ToolInput<'a> {
 impl<'a> ToolInput<'a> {
     /// The histogram of metric `name`, if declared.
     pub fn hist(&self, name: &str) -> Option<&'a LatencyHist> {
-        self.metrics
-            .iter()
-            .position(|m| m.name == name)
-            .map(|i| &self.hists[i])
+        self.metrics.index_of(name).map(|i| &self.hists[i])
     }
 }
 

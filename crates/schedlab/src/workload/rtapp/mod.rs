@@ -86,7 +86,7 @@ use crate::workload::program::{
     IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, NO_METRIC,
 };
 use json::{JNode, JVal};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -215,7 +215,24 @@ struct Obj<'a> {
     path: String,
     pos: usize,
     members: &'a [(String, usize, JNode)],
-    used: std::cell::RefCell<Vec<usize>>,
+    /// Per member: read by the caller (`finish` rejects the others).
+    used: std::cell::RefCell<Vec<bool>>,
+}
+
+/// Index of the first member of `members` whose key repeats an earlier key, among
+/// the members `counts` selects. A set of the keys seen so far, so that an object
+/// of 100 000 tasks is checked in linear time.
+fn first_duplicate(
+    members: &[(String, usize, JNode)],
+    counts: impl Fn(&str) -> bool,
+) -> Option<usize> {
+    let mut seen = HashSet::with_capacity(members.len());
+    members
+        .iter()
+        .enumerate()
+        .filter(|(_, (k, _, _))| counts(k))
+        .find(|(_, (k, _, _))| !seen.insert(k.as_str()))
+        .map(|(i, _)| i)
 }
 
 fn child(path: &str, key: &str) -> String {
@@ -240,27 +257,28 @@ impl<'a> Obj<'a> {
             path: path.to_string(),
             pos: node.pos,
             members,
-            used: Default::default(),
+            used: std::cell::RefCell::new(vec![false; members.len()]),
         })
     }
 
     /// Reject duplicate keys (strict JSON; `workgen` would rename them).
     fn no_duplicates(&self) -> Result<(), InputError> {
-        for (i, (k, kpos, _)) in self.members.iter().enumerate() {
-            if self.members[..i].iter().any(|(k2, _, _)| k2 == k) {
-                return Err(self.src.err(
+        match first_duplicate(self.members, |_| true) {
+            Some(i) => {
+                let (k, kpos, _) = &self.members[i];
+                Err(self.src.err(
                     *kpos,
                     &child(&self.path, k),
                     "duplicate key (number repeated events: run0, run1, ...)",
-                ));
+                ))
             }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn get(&self, key: &str) -> Option<&'a JNode> {
         let i = self.members.iter().position(|(k, _, _)| k == key)?;
-        self.used.borrow_mut().push(i);
+        self.used.borrow_mut()[i] = true;
         Some(&self.members[i].2)
     }
 
@@ -295,7 +313,7 @@ impl<'a> Obj<'a> {
     fn finish(&self) -> Result<(), InputError> {
         let used = self.used.borrow();
         for (i, (k, kpos, _)) in self.members.iter().enumerate() {
-            if !used.contains(&i) {
+            if !used[i] {
                 return Err(self.src.err(*kpos, &child(&self.path, k), "unknown key"));
             }
         }
@@ -508,7 +526,7 @@ fn events(o: &Obj<'_>, forks: &mut Vec<(String, usize, String)>) -> Result<Vec<E
     let mut ev = Vec::new();
     for (i, (k, kpos, n)) in o.members.iter().enumerate() {
         if event_word(k).is_some() {
-            o.used.borrow_mut().push(i);
+            o.used.borrow_mut()[i] = true;
             let e = event(o.src, k, n, &o.path)?;
             if let Event::Fork(t) = &e {
                 forks.push((t.clone(), n.pos, child(&o.path, k)));
@@ -757,8 +775,16 @@ fn phases(
 
 /// Cross-references: fork targets exist and do not use barriers.
 fn check_forks(src: &Src<'_>, tasks: &[TaskDef], forks: &[ForkRef]) -> Result<(), InputError> {
+    if forks.is_empty() {
+        return Ok(());
+    }
+    // The first task of each name (the names are distinct: duplicate keys are errors).
+    let mut by_name = HashMap::with_capacity(tasks.len());
+    for t in tasks {
+        by_name.entry(t.name.as_str()).or_insert(t);
+    }
     for (target, pos, path) in forks {
-        let Some(ft) = tasks.iter().find(|x| &x.name == target) else {
+        let Some(ft) = by_name.get(target.as_str()) else {
             return Err(src.err(*pos, path, format!("fork of unknown task {target:?}")));
         };
         if ft
@@ -831,12 +857,13 @@ impl Obj<'_> {
     /// In an object holding events, duplicate event keys are kept in file order, as
     /// rt-app's `workgen` does by renaming them; duplicate attributes are errors.
     fn no_duplicates_events(&self) -> Result<(), InputError> {
-        for (i, (k, kpos, _)) in self.members.iter().enumerate() {
-            if event_word(k).is_none() && self.members[..i].iter().any(|(k2, _, _)| k2 == k) {
-                return Err(self.src.err(*kpos, &child(&self.path, k), "duplicate key"));
+        match first_duplicate(self.members, |k| event_word(k).is_none()) {
+            Some(i) => {
+                let (k, kpos, _) = &self.members[i];
+                Err(self.src.err(*kpos, &child(&self.path, k), "duplicate key"))
             }
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -873,7 +900,11 @@ struct Builder<'a> {
     /// Shared timers in absolute mode (any event saying so makes the timer absolute).
     absolute: BTreeMap<String, bool>,
     masks: Vec<CpuMask>,
+    /// Index of each mask in `masks`.
+    mask_index: HashMap<CpuMask, u32>,
     threads: Vec<ThreadMetrics>,
+    /// Names in `threads` (a fork copy and a task's single thread share one).
+    thread_names: HashSet<String>,
     /// Program index of each task's fork copy.
     fork_prog: BTreeMap<String, usize>,
 }
@@ -928,11 +959,12 @@ impl Builder<'_> {
         self.spec.timers - count
     }
     fn mask(&mut self, m: CpuMask) -> u32 {
-        if let Some(i) = self.masks.iter().position(|x| *x == m) {
-            return i as u32;
+        let next = self.masks.len() as u32;
+        let i = *self.mask_index.entry(m).or_insert(next);
+        if i == next {
+            self.masks.push(m);
         }
-        self.masks.push(m);
-        self.masks.len() as u32 - 1
+        i
     }
 
     /// Reference work (ns) of `run X`.
@@ -998,7 +1030,7 @@ impl Builder<'_> {
             ops.push(Op::FutexPost { f: ss.join });
         }
         ops.push(Op::Exit);
-        if !self.threads.iter().any(|x| x.name == tname) {
+        if self.thread_names.insert(tname.to_string()) {
             self.threads.push(tm);
         }
         Program {
@@ -1268,7 +1300,9 @@ pub fn build(f: &RtAppFile, m: &Machine) -> (WorkloadSpec, Vec<ThreadMetrics>) {
         timers: BTreeMap::new(),
         absolute: BTreeMap::new(),
         masks: Vec::new(),
+        mask_index: HashMap::new(),
         threads: Vec::new(),
+        thread_names: HashSet::new(),
         fork_prog: BTreeMap::new(),
     };
     // Barriers: parties = instances of every task naming them.
@@ -1307,17 +1341,19 @@ pub fn build(f: &RtAppFile, m: &Machine) -> (WorkloadSpec, Vec<ThreadMetrics>) {
         b.spec.barriers.push(p.max(1));
     }
     // Fork copies first (programs may fork each other), then the initial threads.
+    let targets: HashSet<&str> = f
+        .tasks
+        .iter()
+        .flat_map(|x| x.phases.iter().flat_map(|p| &p.events))
+        .filter_map(|e| match e {
+            Event::Fork(n) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect();
     let forked: Vec<&TaskDef> = f
         .tasks
         .iter()
-        .filter(|t| {
-            f.tasks.iter().any(|x| {
-                x.phases
-                    .iter()
-                    .flat_map(|p| &p.events)
-                    .any(|e| matches!(e, Event::Fork(n) if *n == t.name))
-            })
-        })
+        .filter(|t| targets.contains(t.name.as_str()))
         .collect();
     for (i, t) in forked.iter().enumerate() {
         b.fork_prog.insert(t.name.clone(), i);
@@ -1422,7 +1458,7 @@ impl Tool for RtAppTool {
                     lat_sum += h.sum;
                     lat_n += h.count();
                     if h.count() > 0 && h.sum > 0 {
-                        lat_max = lat_max.max(h.hist().max());
+                        lat_max = lat_max.max(h.max());
                     }
                 }
                 if let Some(h) = p.slack.as_deref().and_then(|n| input.hist(n)) {
@@ -1546,6 +1582,172 @@ mod tests {
         assert!(spec.programs[0]
             .ops
             .contains(&Op::Compute(Dist::Const(1_000_000 / 300 * 300))));
+    }
+
+    /// `(name, unit)` of every declared metric, in order.
+    fn metric_table(spec: &WorkloadSpec) -> Vec<(String, &'static str)> {
+        spec.metrics
+            .iter()
+            .map(|m| (m.name.clone(), m.unit))
+            .collect()
+    }
+
+    fn owned(v: &[(&str, &'static str)]) -> Vec<(String, &'static str)> {
+        v.iter().map(|&(n, u)| (n.to_string(), u)).collect()
+    }
+
+    #[test]
+    fn the_metric_table_of_a_small_file() {
+        // Hand-checked: fork copies first (k), then the threads in file order; per
+        // phase loops and period, and wu_lat and slack after them when the phase
+        // has a timer; a task of no instance declares nothing of its own.
+        let f = file(
+            r#"{"tasks": {
+                "a": {"instance": 2, "loop": 1, "run0": 10, "timer0": {"ref": "tick", "period": 100}},
+                "b": {"phases": {"x": {"run0": 1}, "y": {"loop": 2, "sleep0": 1}}},
+                "k": {"instance": 0, "loop": 1, "run": 5},
+                "p": {"loop": 1, "fork0": "k"}
+            }}"#,
+        );
+        let (spec, threads) = build(&f, &juno());
+        spec.validate().unwrap();
+        assert_eq!(
+            metric_table(&spec),
+            owned(&[
+                ("k/phase0/loops", "count"),
+                ("k/phase0/period", "ns"),
+                ("a-0/phase0/loops", "count"),
+                ("a-0/phase0/period", "ns"),
+                ("a-0/phase0/wu_lat", "ns"),
+                ("a-0/phase0/slack", "ns"),
+                ("a-1/phase0/loops", "count"),
+                ("a-1/phase0/period", "ns"),
+                ("a-1/phase0/wu_lat", "ns"),
+                ("a-1/phase0/slack", "ns"),
+                ("b/x/loops", "count"),
+                ("b/x/period", "ns"),
+                ("b/y/loops", "count"),
+                ("b/y/period", "ns"),
+                ("p/phase0/loops", "count"),
+                ("p/phase0/period", "ns"),
+            ])
+        );
+        let names: Vec<&str> = threads.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["k", "a-0", "a-1", "b", "p"]);
+        // The timer op finds wu_lat at its index and slack right after.
+        let a0 = &spec.programs[spec.tasks[1].prog];
+        assert!(a0
+            .ops
+            .iter()
+            .any(|o| matches!(o, Op::Timer { metrics: 4, .. })));
+        // A task both started and forked: one thread entry, one set of metrics.
+        let f = file(r#"{"tasks": {"k": {"loop": 1, "run": 5}, "p": {"loop": 1, "fork0": "k"}}}"#);
+        let (spec, threads) = build(&f, &juno());
+        assert_eq!(
+            metric_table(&spec),
+            owned(&[
+                ("k/phase0/loops", "count"),
+                ("k/phase0/period", "ns"),
+                ("p/phase0/loops", "count"),
+                ("p/phase0/period", "ns"),
+            ])
+        );
+        assert_eq!(threads.len(), 2);
+    }
+
+    /// A file of `n` task objects `t0` .. `t{n-1}`, each one thread looping
+    /// { run 50, sleep 100 } pinned to CPU i mod 6 (juno-r0's six).
+    fn many_threads(n: usize) -> String {
+        let tasks: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    r#""t{i}": {{"loop": -1, "cpus": [{}], "run0": 50, "sleep0": 100}}"#,
+                    i % 6
+                )
+            })
+            .collect();
+        format!(
+            r#"{{"global": {{"duration": 1}}, "tasks": {{{}}}}}"#,
+            tasks.join(",\n")
+        )
+    }
+
+    #[test]
+    fn five_thousand_threads_parse_with_their_metrics_in_file_order() {
+        let n = 5_000;
+        let f = file(&many_threads(n));
+        let (spec, threads) = build(&f, &juno());
+        spec.validate().unwrap();
+        assert_eq!(spec.tasks.len(), n + 1);
+        assert_eq!(spec.spawned, (1..=n).collect::<Vec<_>>());
+        let mut want = Vec::new();
+        for i in 0..n {
+            want.push((format!("t{i}/phase0/loops"), "count"));
+            want.push((format!("t{i}/phase0/period"), "ns"));
+        }
+        assert_eq!(metric_table(&spec), want);
+        for (i, t) in threads.iter().enumerate() {
+            assert_eq!(t.name, format!("t{i}"));
+            assert_eq!(spec.metrics.index_of(&t.phases[0].period), Some(2 * i + 1));
+        }
+        // The six masks, in order of first use, each thread's op naming its own.
+        let want_masks: Vec<CpuMask> = (0..6).map(CpuMask::of).collect();
+        assert_eq!(spec.masks, want_masks);
+        let t4999 = &spec.programs[spec.tasks[n].prog];
+        assert!(t4999.ops.contains(&Op::SetAffinity { mask: 4999 % 6 }));
+        // A repeated task name far down the object is found, at its second use.
+        let text = many_threads(n).replace(r#""t4998": "#, r#""t4997": "#);
+        let e = parse_file(&text, Path::new("t.json"), &juno()).unwrap_err();
+        assert_eq!(e.line, Some(4999), "{e}");
+        assert!(e.to_string().contains("tasks.t4997: duplicate key"), "{e}");
+    }
+
+    proptest::proptest! {
+        /// Whatever the tasks, instances and phases, the metric table lists every
+        /// thread's phases in file order: loops, period, then wu_lat and slack for
+        /// a phase with a timer.
+        #[test]
+        fn the_metric_table_follows_the_threads_and_phases(
+            tasks in proptest::collection::vec(
+                (0u32..4, proptest::collection::vec(proptest::bool::ANY, 1..4)),
+                1..8,
+            ),
+        ) {
+            proptest::prop_assume!(tasks.iter().any(|t| t.0 > 0));
+            let mut objs = Vec::new();
+            let mut want = Vec::new();
+            for (i, (inst, phases)) in tasks.iter().enumerate() {
+                let ph: Vec<String> = phases
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &timer)| {
+                        let t = if timer { r#", "timer0": {"ref": "unique", "period": 100}"# } else { "" };
+                        format!(r#""p{j}": {{"run0": 10{t}}}"#)
+                    })
+                    .collect();
+                objs.push(format!(
+                    r#""t{i}": {{"instance": {inst}, "phases": {{{}}}}}"#,
+                    ph.join(", ")
+                ));
+                for k in 0..*inst {
+                    let th = thread_name(&format!("t{i}"), k, *inst);
+                    for (j, &timer) in phases.iter().enumerate() {
+                        want.push((format!("{th}/p{j}/loops"), "count"));
+                        want.push((format!("{th}/p{j}/period"), "ns"));
+                        if timer {
+                            want.push((format!("{th}/p{j}/wu_lat"), "ns"));
+                            want.push((format!("{th}/p{j}/slack"), "ns"));
+                        }
+                    }
+                }
+            }
+            let f = file(&format!(r#"{{"tasks": {{{}}}}}"#, objs.join(", ")));
+            let (spec, threads) = build(&f, &juno());
+            spec.validate().unwrap();
+            proptest::prop_assert_eq!(metric_table(&spec), want);
+            let nthreads: u32 = tasks.iter().map(|t| t.0).sum();
+            proptest::prop_assert_eq!(threads.len(), nthreads as usize);
+        }
     }
 
     #[test]
