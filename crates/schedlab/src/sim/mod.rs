@@ -256,6 +256,11 @@ pub struct Sim<O> {
     stopped: Option<StopReason>,
     /// A program error found while executing an op.
     fail: Option<SimError>,
+    /// Per task of the spec: the first earlier task of its process (its thread
+    /// group's leader), if any.
+    leader_of: Vec<Option<usize>>,
+    /// The leaders' pids, once found.
+    leader_pid: std::collections::HashMap<usize, Pid>,
 }
 
 impl<O: Observer<SchedEvent>> Sim<O> {
@@ -266,6 +271,18 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         streams: RngStreams,
         chan_params: ChanParams,
     ) -> Self {
+        let leader_of: Vec<Option<usize>> = {
+            let mut first = std::collections::HashMap::new();
+            spec.tasks
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let p = t.process?;
+                    let j = *first.entry(p).or_insert(i);
+                    (j < i).then_some(j)
+                })
+                .collect()
+        };
         let mut chans = Vec::new();
         let mut chan_kind = Vec::new();
         for c in &spec.channels {
@@ -311,6 +328,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             stop_at: None,
             next_daemon_check: 0,
             purge_at: 0, // the first purge sets it
+            leader_of,
+            leader_pid: std::collections::HashMap::new(),
             stopped: None,
             fail: None,
         }
@@ -499,17 +518,20 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     fn start_task(&mut self, i: usize) {
         let spec = self.spec.tasks[i].clone();
         let cpus = spec.cpus.unwrap_or(*self.k.machine().all_cpus());
-        let tgid = spec.process.and_then(|p| {
-            self.spec.tasks[..i]
+        // The leader's pid: the first task named as the leader (tasks are never
+        // removed and new ones get higher pids, so once found it stays the answer).
+        let tgid = self.leader_of[i].and_then(|j| {
+            if let Some(&pid) = self.leader_pid.get(&j) {
+                return Some(pid);
+            }
+            let pid = self
+                .k
+                .tasks()
                 .iter()
-                .position(|t| t.process == Some(p))
-                .and_then(|j| {
-                    self.k
-                        .tasks()
-                        .iter()
-                        .find(|t| t.name == self.spec.tasks[j].name)
-                        .map(|t| t.pid)
-                })
+                .find(|t| t.name == self.spec.tasks[j].name)
+                .map(|t| t.pid)?;
+            self.leader_pid.insert(j, pid);
+            Some(pid)
         });
         let pid = self
             .k
