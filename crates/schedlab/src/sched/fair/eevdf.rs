@@ -449,7 +449,7 @@ mod tests {
         #[test]
         fn pick_matches_the_linear_scan(
             base in prop_oneof![Just(u64::MAX - 3_000), Just((-(1i64 << 20)) as u64), any::<u64>()],
-            ents in prop::collection::vec((0u64..6_000, 0u64..6, 0usize..40), 1..80),
+            ents in prop::collection::vec((0u64..6_000, 0u64..6, 0usize..40), 1..300),
             gone in prop::collection::vec(any::<prop::sample::Index>(), 0..20),
             curr in prop::option::of((0u64..6_000, 0u64..6, 0usize..40)),
             dl_step in prop_oneof![Just(1u64), Just(1_000_000)],

@@ -107,11 +107,11 @@ fn min_deadline(a: u64, b: u64) -> u64 {
     }
 }
 
-/// The runqueue's ordered set of queued entities (`rb_root_cached` with the v6.6
-/// `min_deadline` augmentation). Ordered by vruntime (signed difference), FIFO among
-/// equal vruntimes.
+/// The tree form of the timeline (`rb_root_cached` with the v6.6 `min_deadline`
+/// augmentation). Ordered by vruntime (signed difference), FIFO among equal
+/// vruntimes.
 #[derive(Clone, Debug)]
-pub struct Timeline {
+struct Tree {
     nodes: Vec<Node>,
     free: Vec<u32>,
     root: u32,
@@ -121,9 +121,9 @@ pub struct Timeline {
     index: PidIndex,
 }
 
-impl Default for Timeline {
+impl Default for Tree {
     fn default() -> Self {
-        Timeline {
+        Tree {
             nodes: Vec::new(),
             free: Vec::new(),
             root: NIL,
@@ -134,13 +134,14 @@ impl Default for Timeline {
     }
 }
 
-impl Timeline {
-    pub fn len(&self) -> usize {
+impl Tree {
+    fn len(&self) -> usize {
         self.len as usize
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+    /// Empty the tree, giving its memory back.
+    fn clear(&mut self) {
+        *self = Tree::default();
     }
 
     #[inline]
@@ -279,7 +280,7 @@ impl Timeline {
 
     /// `__enqueue_entity`: insert `pid` after every entity whose vruntime is not
     /// after `vruntime`. `pid` must not be queued already.
-    pub fn insert(&mut self, pid: u32, vruntime: u64, weight: u32, deadline: u64) {
+    fn insert(&mut self, pid: u32, vruntime: u64, weight: u32, deadline: u64) {
         let node = Node {
             vruntime,
             deadline,
@@ -337,7 +338,7 @@ impl Timeline {
 
     /// `__dequeue_entity`: remove `pid`; returns its (vruntime, weight), or `None` if
     /// it was not queued.
-    pub fn remove(&mut self, pid: u32) -> Option<(u64, u32)> {
+    fn remove(&mut self, pid: u32) -> Option<(u64, u32)> {
         let z = self.index.remove(pid)?;
         let zn = self.nodes[z as usize];
         let out = (zn.vruntime, zn.weight);
@@ -385,21 +386,21 @@ impl Timeline {
 
     /// `__pick_first_entity`: the leftmost pid.
     #[inline]
-    pub fn first(&self) -> Option<u32> {
+    fn first(&self) -> Option<u32> {
         (self.leftmost != NIL).then(|| self.nodes[self.leftmost as usize].pid)
     }
 
     /// `__pick_next_entity`: the pid after `pid` in timeline order (`None` for the
     /// last, or when `pid` is not queued).
-    pub fn next_after(&self, pid: u32) -> Option<u32> {
+    fn next_after(&self, pid: u32) -> Option<u32> {
         let x = self.index.get(pid)?;
         let s = self.successor(x);
         (s != NIL).then(|| self.nodes[s as usize].pid)
     }
 
     /// The queued entities in timeline order, leftmost first.
-    pub fn iter(&self) -> Iter<'_> {
-        Iter {
+    fn iter(&self) -> TreeIter<'_> {
+        TreeIter {
             t: self,
             x: self.leftmost,
         }
@@ -409,7 +410,7 @@ impl Timeline {
     /// the timeline, as (pid, deadline). `eligible(vruntime)` must hold for a prefix
     /// of the timeline and fail after it (true of `entity_eligible` for a fixed
     /// runqueue state). `None` when no entity is eligible.
-    pub fn earliest_eligible(&self, eligible: impl Fn(u64) -> bool) -> Option<(u32, u64)> {
+    fn earliest_eligible(&self, eligible: impl Fn(u64) -> bool) -> Option<(u32, u64)> {
         // The best piece so far: (node, deadline, whole subtree?).
         let mut best: Option<(u32, u64, bool)> = None;
         let mut x = self.root;
@@ -452,7 +453,7 @@ impl Timeline {
 
     /// Verify the tree: links, order, balance, heights, `min_deadline` against a
     /// brute-force minimum, the cached leftmost, the pid index and the arena's count.
-    pub fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), String> {
         if self.root == NIL {
             if self.len != 0 || self.leftmost != NIL || self.index.len != 0 {
                 return Err(format!(
@@ -541,13 +542,13 @@ impl Timeline {
     }
 }
 
-/// The timeline in order (successor walk from the cached leftmost).
-pub struct Iter<'a> {
-    t: &'a Timeline,
+/// The tree in order (successor walk from the cached leftmost).
+struct TreeIter<'a> {
+    t: &'a Tree,
     x: u32,
 }
 
-impl Iterator for Iter<'_> {
+impl Iterator for TreeIter<'_> {
     type Item = Entry;
     #[inline]
     fn next(&mut self) -> Option<Entry> {
@@ -563,6 +564,212 @@ impl Iterator for Iter<'_> {
         };
         self.x = self.t.successor(self.x);
         Some(e)
+    }
+}
+
+/// Up to this many entities a timeline is a sorted vector; one more makes it a tree.
+pub const SMALL_MAX: u32 = 128;
+/// A tree that falls below this many entities becomes a vector again.
+pub const SMALL_MIN: u32 = 32;
+
+/// A runqueue's queued entities in timeline order: a sorted vector while small, the
+/// augmented tree above [`SMALL_MAX`] entities (back below [`SMALL_MIN`]). Ordered by
+/// vruntime (signed difference), FIFO among equal vruntimes, in either form.
+#[derive(Clone, Debug)]
+pub struct Timeline {
+    /// The vector form: entries in *descending* order, the leftmost last (picking it
+    /// pops). Empty while the tree is in use.
+    small: Vec<Entry>,
+    /// The tree form; empty while the vector is in use.
+    tree: Tree,
+    in_tree: bool,
+    small_max: u32,
+    small_min: u32,
+}
+
+impl Default for Timeline {
+    fn default() -> Self {
+        Timeline {
+            small: Vec::new(),
+            tree: Tree::default(),
+            in_tree: false,
+            small_max: SMALL_MAX,
+            small_min: SMALL_MIN,
+        }
+    }
+}
+
+impl Timeline {
+    /// A timeline with other switch-over sizes (tests: `(0, 0)` is always a tree).
+    #[cfg(test)]
+    fn with_thresholds(small_max: u32, small_min: u32) -> Timeline {
+        assert!(small_min <= small_max);
+        Timeline {
+            small_max,
+            small_min,
+            ..Timeline::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        if self.in_tree {
+            self.tree.len()
+        } else {
+            self.small.len()
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `__enqueue_entity`: insert `pid` after every entity whose vruntime is not
+    /// after `vruntime`. `pid` must not be queued already.
+    pub fn insert(&mut self, pid: u32, vruntime: u64, weight: u32, deadline: u64) {
+        if !self.in_tree {
+            if self.small.len() < self.small_max as usize {
+                // Descending: the entries strictly after the new key come first.
+                let pos = self
+                    .small
+                    .partition_point(|e| vdiff(e.vruntime, vruntime) > 0);
+                self.small.insert(
+                    pos,
+                    Entry {
+                        pid,
+                        vruntime,
+                        weight,
+                        deadline,
+                    },
+                );
+                return;
+            }
+            // To the tree, leftmost first: each goes right of its equals.
+            for e in self.small.iter().rev() {
+                self.tree.insert(e.pid, e.vruntime, e.weight, e.deadline);
+            }
+            self.small = Vec::new();
+            self.in_tree = true;
+        }
+        self.tree.insert(pid, vruntime, weight, deadline);
+    }
+
+    /// `__dequeue_entity`: remove `pid`; returns its (vruntime, weight), or `None` if
+    /// it was not queued.
+    pub fn remove(&mut self, pid: u32) -> Option<(u64, u32)> {
+        if !self.in_tree {
+            // From the leftmost end: the entity is usually near it.
+            let i = self.small.iter().rposition(|e| e.pid == pid)?;
+            let e = self.small.remove(i);
+            return Some((e.vruntime, e.weight));
+        }
+        let out = self.tree.remove(pid)?;
+        if self.tree.len() < self.small_min as usize {
+            self.small.extend(self.tree.iter());
+            self.small.reverse();
+            self.tree.clear();
+            self.in_tree = false;
+        }
+        Some(out)
+    }
+
+    /// `__pick_first_entity`: the leftmost pid.
+    #[inline]
+    pub fn first(&self) -> Option<u32> {
+        if self.in_tree {
+            self.tree.first()
+        } else {
+            self.small.last().map(|e| e.pid)
+        }
+    }
+
+    /// `__pick_next_entity`: the pid after `pid` in timeline order (`None` for the
+    /// last, or when `pid` is not queued).
+    pub fn next_after(&self, pid: u32) -> Option<u32> {
+        if self.in_tree {
+            return self.tree.next_after(pid);
+        }
+        let i = self.small.iter().rposition(|e| e.pid == pid)?;
+        i.checked_sub(1).map(|j| self.small[j].pid)
+    }
+
+    /// The queued entities in timeline order, leftmost first.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter(if self.in_tree {
+            IterForm::Tree(self.tree.iter())
+        } else {
+            IterForm::Small(self.small.iter().rev())
+        })
+    }
+
+    /// The leftmost entity with the earliest deadline among the eligible prefix of
+    /// the timeline, as (pid, deadline). `eligible(vruntime)` must hold for a prefix
+    /// of the timeline and fail after it (true of `entity_eligible` for a fixed
+    /// runqueue state). `None` when no entity is eligible.
+    pub fn earliest_eligible(&self, eligible: impl Fn(u64) -> bool) -> Option<(u32, u64)> {
+        if self.in_tree {
+            return self.tree.earliest_eligible(eligible);
+        }
+        // The vector: scan the prefix, only a strictly earlier deadline displacing
+        // the best (the tree's walk gives the same).
+        let mut best: Option<(u32, u64)> = None;
+        for e in self.small.iter().rev() {
+            if !eligible(e.vruntime) {
+                break;
+            }
+            if best.is_none_or(|(_, bd)| earlier(e.deadline, bd)) {
+                best = Some((e.pid, e.deadline));
+            }
+        }
+        best
+    }
+
+    /// Verify the timeline: the vector's order, or the tree's invariants (links,
+    /// order, balance, heights, `min_deadline` against a brute-force minimum, the
+    /// cached leftmost, the pid index, the arena's count).
+    pub fn check(&self) -> Result<(), String> {
+        if self.in_tree {
+            if !self.small.is_empty() {
+                return Err("timeline: tree in use but the vector holds entries".into());
+            }
+            return self.tree.check();
+        }
+        if self.tree.len() != 0 || self.small.len() > self.small_max as usize {
+            return Err(format!(
+                "timeline: vector of {} (at most {}) with {} in the tree",
+                self.small.len(),
+                self.small_max,
+                self.tree.len()
+            ));
+        }
+        for w in self.small.windows(2) {
+            // Descending storage: each entry not before the next.
+            if vdiff(w[1].vruntime, w[0].vruntime) > 0 {
+                return Err(format!(
+                    "timeline: vruntime {} (pid {}) stored before {} (pid {})",
+                    w[1].vruntime, w[1].pid, w[0].vruntime, w[0].pid
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The timeline in order, leftmost first.
+pub struct Iter<'a>(IterForm<'a>);
+
+enum IterForm<'a> {
+    Small(std::iter::Rev<std::slice::Iter<'a, Entry>>),
+    Tree(TreeIter<'a>),
+}
+
+impl Iterator for Iter<'_> {
+    type Item = Entry;
+    #[inline]
+    fn next(&mut self) -> Option<Entry> {
+        match &mut self.0 {
+            IterForm::Small(it) => it.next().copied(),
+            IterForm::Tree(it) => it.next(),
+        }
     }
 }
 
@@ -694,9 +901,24 @@ mod tests {
         }
     }
 
+    /// The same timeline as a vector (production sizes), always a tree, and
+    /// switching form at 3 entries and back at 2.
+    fn forms() -> [Timeline; 3] {
+        [
+            Timeline::default(),
+            Timeline::with_thresholds(0, 0),
+            Timeline::with_thresholds(3, 2),
+        ]
+    }
+
     #[test]
     fn equal_vruntimes_are_fifo() {
-        let mut t = Timeline::default();
+        for t in forms() {
+            equal_vruntimes_are_fifo_in(t);
+        }
+    }
+
+    fn equal_vruntimes_are_fifo_in(mut t: Timeline) {
         for pid in [5, 3, 9, 1] {
             t.insert(pid, 100, 1024, 0);
             checked(&t);
@@ -713,8 +935,13 @@ mod tests {
 
     #[test]
     fn order_survives_the_wrap() {
+        for t in forms() {
+            order_survives_the_wrap_in(t);
+        }
+    }
+
+    fn order_survives_the_wrap_in(mut t: Timeline) {
         // min_vruntime starts at -(1 << 20): keys on both sides of u64::MAX -> 0.
-        let mut t = Timeline::default();
         let base = (-(1i64 << 20)) as u64;
         t.insert(1, 5, 1024, 0); // past the wrap: after everything below
         t.insert(2, u64::MAX, 1024, 0);
@@ -733,7 +960,12 @@ mod tests {
 
     #[test]
     fn leftmost_follows_removals() {
-        let mut t = Timeline::default();
+        for t in forms() {
+            leftmost_follows_removals_in(t);
+        }
+    }
+
+    fn leftmost_follows_removals_in(mut t: Timeline) {
         for (pid, v) in [(1, 10), (2, 20), (3, 30), (4, 40), (5, 5)] {
             t.insert(pid, v, 1024, 0);
         }
@@ -755,12 +987,18 @@ mod tests {
         assert_eq!((t.first(), t.len()), (None, 0));
         // Empty again: the arena restarts.
         t.insert(6, 1, 1024, 0);
-        assert_eq!((t.first(), t.nodes.len()), (Some(6), 1));
+        assert_eq!(t.first(), Some(6));
+        assert!(t.tree.nodes.len() <= 1);
     }
 
     #[test]
     fn next_after_walks_the_order() {
-        let mut t = Timeline::default();
+        for t in forms() {
+            next_after_walks_the_order_in(t);
+        }
+    }
+
+    fn next_after_walks_the_order_in(mut t: Timeline) {
         // A sequence that forces rotations both ways.
         let vs = [50u64, 20, 80, 10, 30, 70, 90, 25, 27, 26, 85, 95, 99];
         for (i, &v) in vs.iter().enumerate() {
@@ -780,7 +1018,12 @@ mod tests {
 
     #[test]
     fn earliest_eligible_deadline_leftmost_on_ties() {
-        let mut t = Timeline::default();
+        for t in forms() {
+            earliest_eligible_in(t);
+        }
+    }
+
+    fn earliest_eligible_in(mut t: Timeline) {
         // (pid, vruntime, deadline)
         for (p, v, d) in [
             (1, 10, 500),
@@ -823,6 +1066,54 @@ mod tests {
         assert_eq!(ix.remove(1), None);
     }
 
+    /// The production switch-over sizes: grow past SMALL_MAX into the tree, shrink
+    /// below SMALL_MIN back to the vector, twice, against a sorted oracle, with many
+    /// equal vruntimes; the pick across the whole range at each size.
+    #[test]
+    fn production_sizes_switch_form_and_keep_order() {
+        let mut t = Timeline::default();
+        let mut live: Vec<(u32, u64, u64)> = Vec::new();
+        let base = (-(1i64 << 20)) as u64;
+        let mut x: u64 = 12345;
+        let mut rnd = |m: u64| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (x >> 33) % m
+        };
+        let n = SMALL_MAX as usize + 40;
+        for round in 0..2 {
+            for pid in 0..n as u32 {
+                let v = base.wrapping_add(rnd(64) * 1_000_000);
+                let d = v.wrapping_add(rnd(8));
+                t.insert(pid, v, 1024, d);
+                live.push((pid, v, d));
+                checked(&t);
+            }
+            assert!(t.in_tree, "round {round}: {} entries are a tree", n);
+            while !live.is_empty() {
+                let i = rnd(live.len() as u64) as usize;
+                let (pid, v, _) = live.remove(i);
+                assert_eq!(t.remove(pid), Some((v, 1024)));
+                checked(&t);
+                let mut s = live.clone();
+                s.sort_by_key(|&(_, v, _)| vdiff(v, base));
+                let got: Vec<(u32, u64, u64)> =
+                    t.iter().map(|e| (e.pid, e.vruntime, e.deadline)).collect();
+                assert_eq!(got, s);
+                let limit = base.wrapping_add(rnd(64) * 1_000_000);
+                let mut want: Option<(u32, u64)> = None;
+                for &(p, _, d) in s.iter().take_while(|e| vdiff(e.1, limit) <= 0) {
+                    if want.is_none_or(|(_, bd)| vdiff(bd, d) > 0) {
+                        want = Some((p, d));
+                    }
+                }
+                assert_eq!(t.earliest_eligible(|v| vdiff(v, limit) <= 0), want);
+                if live.len() < SMALL_MIN as usize {
+                    assert!(!t.in_tree, "{} entries are a vector again", live.len());
+                }
+            }
+        }
+    }
+
     use proptest::prelude::*;
 
     #[derive(Clone, Debug)]
@@ -859,13 +1150,15 @@ mod tests {
         /// Differential test against the plain model: a vector of (pid, v, d) kept in
         /// arrival order and sorted on demand (stable sort by signed distance from
         /// `base`: vruntime order, FIFO among equals). After every operation the
-        /// tree's invariants hold and its order is the oracle's.
+        /// timeline's invariants hold and its order is the oracle's. Random
+        /// switch-over sizes, so both forms and the conversions are exercised.
         #[test]
         fn matches_a_sorted_vector(
             base in prop_oneof![Just(0u64), Just(u64::MAX), Just((-(1i64 << 20)) as u64), any::<u64>()],
             ops in prop::collection::vec(op(0), 1..300),
+            (small_max, small_min) in (0u32..8).prop_flat_map(|m| (Just(m), 0..=m)),
         ) {
-            let mut t = Timeline::default();
+            let mut t = Timeline::with_thresholds(small_max, small_min);
             let mut live: Vec<(u32, u64, u64)> = Vec::new();
             let sorted = |live: &Vec<(u32, u64, u64)>| {
                 let mut s = live.clone();
