@@ -226,6 +226,7 @@ impl CfsRq {
     /// vruntime, and add the entity to the average (`avg_vruntime_add`). `deadline` is
     /// the entity's EEVDF virtual deadline (kept for the pick; any value under v5.6).
     #[doc(hidden)]
+    #[inline]
     pub fn timeline_insert(&mut self, pid: u32, vruntime: u64, weight: u64, deadline: u64) {
         self.timeline.insert(pid, vruntime, weight as u32, deadline);
         self.avg_vruntime = self
@@ -236,6 +237,7 @@ impl CfsRq {
 
     /// `__dequeue_entity` (and `avg_vruntime_sub`).
     #[doc(hidden)]
+    #[inline]
     pub fn timeline_remove(&mut self, pid: u32) {
         let Some((v, w)) = self.timeline.remove(pid) else {
             panic!("timeline_remove: pid {pid} not queued");

@@ -611,6 +611,7 @@ impl Timeline {
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         if self.in_tree {
             self.tree.len()
@@ -625,6 +626,7 @@ impl Timeline {
 
     /// `__enqueue_entity`: insert `pid` after every entity whose vruntime is not
     /// after `vruntime`. `pid` must not be queued already.
+    #[inline]
     pub fn insert(&mut self, pid: u32, vruntime: u64, weight: u32, deadline: u64) {
         if !self.in_tree {
             if self.small.len() < self.small_max as usize {
@@ -643,18 +645,36 @@ impl Timeline {
                 );
                 return;
             }
-            // To the tree, leftmost first: each goes right of its equals.
-            for e in self.small.iter().rev() {
-                self.tree.insert(e.pid, e.vruntime, e.weight, e.deadline);
-            }
-            self.small = Vec::new();
-            self.in_tree = true;
+            self.to_tree();
         }
         self.tree.insert(pid, vruntime, weight, deadline);
     }
 
+    /// The vector becomes the tree, leftmost first: each entry goes right of its
+    /// equals, so the order is kept.
+    #[cold]
+    #[inline(never)]
+    fn to_tree(&mut self) {
+        for e in self.small.iter().rev() {
+            self.tree.insert(e.pid, e.vruntime, e.weight, e.deadline);
+        }
+        self.small = Vec::new();
+        self.in_tree = true;
+    }
+
+    /// The tree becomes the vector (descending).
+    #[cold]
+    #[inline(never)]
+    fn to_small(&mut self) {
+        self.small.extend(self.tree.iter());
+        self.small.reverse();
+        self.tree.clear();
+        self.in_tree = false;
+    }
+
     /// `__dequeue_entity`: remove `pid`; returns its (vruntime, weight), or `None` if
     /// it was not queued.
+    #[inline]
     pub fn remove(&mut self, pid: u32) -> Option<(u64, u32)> {
         if !self.in_tree {
             // From the leftmost end: the entity is usually near it.
@@ -664,10 +684,7 @@ impl Timeline {
         }
         let out = self.tree.remove(pid)?;
         if self.tree.len() < self.small_min as usize {
-            self.small.extend(self.tree.iter());
-            self.small.reverse();
-            self.tree.clear();
-            self.in_tree = false;
+            self.to_small();
         }
         Some(out)
     }
