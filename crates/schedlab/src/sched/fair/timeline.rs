@@ -657,7 +657,7 @@ impl Timeline {
                 );
                 return;
             }
-            self.to_tree();
+            self.become_tree();
         }
         self.tree.insert(pid, vruntime, weight, deadline);
     }
@@ -666,7 +666,7 @@ impl Timeline {
     /// equals, so the order is kept.
     #[cold]
     #[inline(never)]
-    fn to_tree(&mut self) {
+    fn become_tree(&mut self) {
         for e in self.small.iter().rev() {
             self.tree.insert(e.pid, e.vruntime, e.weight, e.deadline);
         }
@@ -677,7 +677,7 @@ impl Timeline {
     /// The tree becomes the vector (descending).
     #[cold]
     #[inline(never)]
-    fn to_small(&mut self) {
+    fn become_vector(&mut self) {
         self.small.extend(self.tree.iter());
         self.small.reverse();
         self.tree.clear();
@@ -696,7 +696,7 @@ impl Timeline {
         }
         let out = self.tree.remove(pid)?;
         if self.tree.len() < self.small_min as usize {
-            self.to_small();
+            self.become_vector();
         }
         Some(out)
     }
