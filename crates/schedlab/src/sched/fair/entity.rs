@@ -6,8 +6,9 @@
 //! runtime scaled by `1024 / weight` (`calc_delta_fair`, done in fixed point with the
 //! precomputed inverse weights `sched_prio_to_wmult` and a 32-bit shift, exactly as
 //! `__calc_delta`). The runqueue keeps its queued entities ordered by vruntime (an
-//! rbtree in the kernel, a balanced tree here with the same order and tie rule: equal
-//! keys go after the existing ones; fair/timeline.rs) and a monotonic `min_vruntime`.
+//! rbtree in the kernel, a balanced tree here, a sorted vector while short, with the
+//! same order and tie rule: equal keys go after the existing ones; fair/timeline.rs)
+//! and a monotonic `min_vruntime`.
 //!
 //! * **Slice**: `sched_slice = period × w / Σw`, `period = sched_latency` for up to
 //!   `sched_nr_latency` (8) entities, else `nr × min_granularity`; an entity not yet
