@@ -1867,6 +1867,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     return Err(format!("cpu{cpu}: rq->curr {c} is not cfs_rq->curr"));
                 }
             }
+            rq.cfs
+                .timeline_check(|p| {
+                    let se = &self.tasks[p as usize].se;
+                    (se.vruntime, se.deadline)
+                })
+                .map_err(|e| format!("cpu{cpu}: {e}"))?;
             let sums = rq.cfs.avg_sums_from_scratch();
             if sums != (rq.cfs.avg_vruntime, rq.cfs.avg_load) {
                 return Err(format!(

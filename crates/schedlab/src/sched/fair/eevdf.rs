@@ -43,10 +43,11 @@
 //! child without ENQUEUE_INITIAL, so the half-slice deadline `task_fork_fair` gives it
 //! is replaced at the enqueue by a full-slice one (v6.11 passes ENQUEUE_INITIAL
 //! there); modelled as in v6.6. The kernel finds the earliest eligible deadline with an
-//! augmented rbtree (`min_deadline` per subtree); here the queue is scanned in vruntime
-//! order, stopping at the first ineligible entity (eligibility is monotone in
-//! vruntime). The chosen entity is the same except between *equal* deadlines, which
-//! the kernel breaks by tree shape and this model by the smaller vruntime. Not
+//! augmented rbtree (`min_deadline` per subtree); so does this model
+//! (fair/timeline.rs, `Timeline::earliest_eligible`: one walk down over the eligible
+//! prefix, eligibility being monotone in vruntime). The chosen entity is the same
+//! except between *equal* deadlines, which the kernel breaks by tree shape and this
+//! model by the smaller vruntime (the leftmost, as a scan in vruntime order would). Not
 //! modelled: the v6.8 deadline-sorted tree, per-task slices through `sched_attr`,
 //! reweighting of queued entities (`reweight_entity`; weights here never change
 //! while queued).
@@ -108,6 +109,13 @@ pub fn avg_vruntime(cfs: &CfsRq, curr: Option<(u64, u64)>) -> u64 {
 /// `entity_eligible(cfs_rq, se)`: `V ≥ v`, i.e. lag ≥ 0, without dividing.
 pub(crate) fn entity_eligible(cfs: &CfsRq, curr: Option<(u64, u64)>, vruntime: u64) -> bool {
     let (avg, load) = sums_with_curr(cfs, curr);
+    vruntime_eligible(cfs, avg, load, vruntime)
+}
+
+/// The test of [`entity_eligible`] given the sums with curr (`sums_with_curr`); the
+/// pick forms them once for all the entities it looks at (v6.8 `vruntime_eligible`).
+#[inline]
+fn vruntime_eligible(cfs: &CfsRq, avg: i64, load: i64, vruntime: u64) -> bool {
     avg >= entity_key(cfs, vruntime).wrapping_mul(load)
 }
 
@@ -183,15 +191,11 @@ pub(crate) fn place_entity(
     }
 }
 
-/// `pick_eevdf(cfs_rq)`: the eligible entity with the earliest virtual deadline.
-/// `deadline_of` looks a queued entity's deadline up. Returns `None` only for an empty
+/// `pick_eevdf(cfs_rq)`: the eligible entity with the earliest virtual deadline, the
+/// leftmost among equal deadlines; `curr` competes first and keeps ties. The queued
+/// entities' deadlines are the timeline's copies. Returns `None` only for an empty
 /// runqueue.
-pub(crate) fn pick_eevdf(
-    cfs: &CfsRq,
-    curr: Option<Curr>,
-    run_to_parity: bool,
-    deadline_of: impl Fn(u32) -> u64,
-) -> Option<u32> {
+pub(crate) fn pick_eevdf(cfs: &CfsRq, curr: Option<Curr>, run_to_parity: bool) -> Option<u32> {
     let cv = curr.map(|c| (c.vruntime, c.weight));
     let curr = curr.filter(|c| entity_eligible(cfs, cv, c.vruntime));
     if let Some(c) = curr {
@@ -199,21 +203,17 @@ pub(crate) fn pick_eevdf(
             return Some(c.pid);
         }
     }
-    let mut best: Option<(u32, u64)> = curr.map(|c| (c.pid, c.deadline));
-    for (pid, v) in cfs.queued_with_vruntime() {
-        if !entity_eligible(cfs, cv, v) {
-            // Everything further right has a larger vruntime: ineligible too.
-            break;
-        }
-        let d = deadline_of(pid);
-        match best {
-            Some((_, bd)) if vdiff(bd, d) <= 0 => {}
-            _ => best = Some((pid, d)),
-        }
+    let (avg, load) = sums_with_curr(cfs, cv);
+    let queued = cfs.earliest_eligible(|v| vruntime_eligible(cfs, avg, load, v));
+    match (curr, queued) {
+        // Only a strictly earlier deadline displaces curr.
+        (Some(c), Some((p, d))) if vdiff(c.deadline, d) > 0 => Some(p),
+        (Some(c), _) => Some(c.pid),
+        (None, Some((p, _))) => Some(p),
+        // The kernel's fallback when nothing is eligible (cannot happen with exact
+        // sums: the leftmost entity is never above the average).
+        (None, None) => cfs.first(),
     }
-    // The kernel's fallback when nothing is eligible (cannot happen with exact sums:
-    // the leftmost entity is never above the average).
-    best.map(|(p, _)| p).or_else(|| cfs.first())
 }
 
 #[cfg(test)]
@@ -226,10 +226,15 @@ mod tests {
 
     /// A runqueue whose min_vruntime is `m`, holding (pid, vruntime, weight).
     fn rq(m: u64, ents: &[(u32, u64, u64)]) -> CfsRq {
+        rq_dl(m, ents, |_| 0)
+    }
+
+    /// The same, with the deadlines `dl(pid)`.
+    fn rq_dl(m: u64, ents: &[(u32, u64, u64)], dl: impl Fn(u32) -> u64) -> CfsRq {
         let mut cfs = CfsRq::default();
         cfs.min_vruntime = m;
         for &(p, v, w) in ents {
-            cfs.timeline_insert(p, v, w);
+            cfs.timeline_insert(p, v, w, dl(p));
             cfs.nr_running += 1;
         }
         cfs
@@ -281,20 +286,20 @@ mod tests {
     #[test]
     fn pick_is_earliest_eligible_deadline() {
         // V = 200: pids 1 (v 100) and 2 (v 200) eligible, 3 (v 300) not.
-        let cfs = rq(0, &[(1, 100, 1024), (2, 200, 1024), (3, 300, 1024)]);
+        let ents = [(1, 100, 1024), (2, 200, 1024), (3, 300, 1024)];
         let dl = |p: u32| match p {
             1 => 5_000,
             2 => 4_000,
             _ => 1_000, // earliest, but not eligible
         };
-        assert_eq!(pick_eevdf(&cfs, None, true, dl), Some(2));
+        assert_eq!(pick_eevdf(&rq_dl(0, &ents, dl), None, true), Some(2));
         // Equal deadlines: the smaller vruntime.
-        assert_eq!(pick_eevdf(&cfs, None, true, |_| 9), Some(1));
+        assert_eq!(pick_eevdf(&rq_dl(0, &ents, |_| 9), None, true), Some(1));
     }
 
     #[test]
     fn curr_wins_ties_and_run_to_parity_protects_it() {
-        let cfs = rq(0, &[(2, 100, 1024)]);
+        let ents = [(2, 100, 1024)];
         let c = Curr {
             pid: 1,
             vruntime: 100,
@@ -303,19 +308,22 @@ mod tests {
             weight: 1024,
         };
         // Same deadline as pid 2: curr stays.
-        assert_eq!(pick_eevdf(&cfs, Some(c), false, |_| 4_000), Some(1));
+        let same = rq_dl(0, &ents, |_| 4_000);
+        assert_eq!(pick_eevdf(&same, Some(c), false), Some(1));
         // An earlier deadline wins without parity ...
-        assert_eq!(pick_eevdf(&cfs, Some(c), false, |_| 3_000), Some(2));
+        let earlier = rq_dl(0, &ents, |_| 3_000);
+        assert_eq!(pick_eevdf(&earlier, Some(c), false), Some(2));
         // ... but not while curr still runs its first slice (vlag == deadline).
         let prot = Curr { vlag: 4_000, ..c };
-        assert_eq!(pick_eevdf(&cfs, Some(prot), true, |_| 3_000), Some(1));
+        assert_eq!(pick_eevdf(&earlier, Some(prot), true), Some(1));
         // An ineligible curr loses its protection: curr at 500 vs V = 300.
         let far = Curr {
             vruntime: 500,
             vlag: 4_000,
             ..c
         };
-        assert_eq!(pick_eevdf(&cfs, Some(far), true, |_| 9_000), Some(2));
+        let later = rq_dl(0, &ents, |_| 9_000);
+        assert_eq!(pick_eevdf(&later, Some(far), true), Some(2));
     }
 
     #[test]
@@ -332,7 +340,7 @@ mod tests {
         assert_eq!(p.deadline, 600 + 3_000_000);
         // After insertion its lag is the 300 it left with: V' = (3000 + 600)/4 = 900.
         let mut cfs2 = cfs.clone();
-        cfs2.timeline_insert(4, p.vruntime, 1024);
+        cfs2.timeline_insert(4, p.vruntime, 1024, p.deadline);
         assert_eq!(vdiff(avg_vruntime(&cfs2, None), p.vruntime), 300);
         // Without PLACE_LAG: at V. ENQUEUE_INITIAL halves the first deadline.
         let nolag = PlaceFeat {
@@ -395,11 +403,9 @@ mod tests {
             let w = |n: usize| crate::sched::fair::entity::SCHED_PRIO_TO_WEIGHT[n];
             let mut cfs = CfsRq::default();
             cfs.min_vruntime = base;
-            let mut deadlines = std::collections::BTreeMap::new();
             for (i, &(v, d, n)) in ents.iter().enumerate() {
                 let pid = i as u32 + 1;
-                cfs.timeline_insert(pid, base.wrapping_add(v), w(n));
-                deadlines.insert(pid, base.wrapping_add(v + d));
+                cfs.timeline_insert(pid, base.wrapping_add(v), w(n), base.wrapping_add(v + d));
             }
             let c = curr.map(|(v, d, n)| Curr {
                 pid: 100,
@@ -408,7 +414,7 @@ mod tests {
                 vlag: 0,
                 weight: w(n),
             });
-            let got = pick_eevdf(&cfs, c, false, |p| deadlines[&p]);
+            let got = pick_eevdf(&cfs, c, false);
 
             // Oracle: keys relative to base; V = Σ w·k / Σ w as an exact fraction.
             let mut all: Vec<(u32, i128, i128, i128)> = Vec::new(); // pid, key, deadline key, w
@@ -434,6 +440,62 @@ mod tests {
             prop_assert_eq!(got, want.map(|x| x.0));
         }
 
+        /// The tree's pick against the linear scan this model used before the
+        /// timeline became a tree (the eligible prefix in vruntime order, stopping at
+        /// the first ineligible entity; curr first, only a strictly earlier deadline
+        /// displacing the best): many entities, few distinct deadlines (ties), equal
+        /// vruntimes, min_vruntime anywhere including across the u64 wrap, entities
+        /// queued and dequeued (the tree's shape varies), with or without curr.
+        #[test]
+        fn pick_matches_the_linear_scan(
+            base in prop_oneof![Just(u64::MAX - 3_000), Just((-(1i64 << 20)) as u64), any::<u64>()],
+            ents in prop::collection::vec((0u64..6_000, 0u64..6, 0usize..40), 1..300),
+            gone in prop::collection::vec(any::<prop::sample::Index>(), 0..20),
+            curr in prop::option::of((0u64..6_000, 0u64..6, 0usize..40)),
+            dl_step in prop_oneof![Just(1u64), Just(1_000_000)],
+        ) {
+            let w = |n: usize| crate::sched::fair::entity::SCHED_PRIO_TO_WEIGHT[n];
+            let mut cfs = CfsRq::default();
+            cfs.min_vruntime = base;
+            let mut deadlines = std::collections::BTreeMap::new();
+            for (i, &(v, d, n)) in ents.iter().enumerate() {
+                let pid = i as u32 + 1;
+                // Deadlines straddle the wrap too when base is near it.
+                let dl = base.wrapping_add(d * dl_step);
+                cfs.timeline_insert(pid, base.wrapping_add(v), w(n), dl);
+                deadlines.insert(pid, dl);
+            }
+            for g in gone {
+                let pid = g.index(ents.len()) as u32 + 1;
+                if deadlines.remove(&pid).is_some() {
+                    cfs.timeline_remove(pid);
+                }
+            }
+            let c = curr.map(|(v, d, n)| Curr {
+                pid: 1000,
+                vruntime: base.wrapping_add(v),
+                deadline: base.wrapping_add(d * dl_step),
+                vlag: 0,
+                weight: w(n),
+            });
+            // The previous implementation, verbatim but for the deadline lookup.
+            let cv = c.map(|c| (c.vruntime, c.weight));
+            let cc = c.filter(|c| entity_eligible(&cfs, cv, c.vruntime));
+            let mut best: Option<(u32, u64)> = cc.map(|c| (c.pid, c.deadline));
+            for (pid, v) in cfs.queued_with_vruntime() {
+                if !entity_eligible(&cfs, cv, v) {
+                    break;
+                }
+                let d = deadlines[&pid];
+                match best {
+                    Some((_, bd)) if vdiff(bd, d) <= 0 => {}
+                    _ => best = Some((pid, d)),
+                }
+            }
+            let want = best.map(|(p, _)| p).or_else(|| cfs.first());
+            prop_assert_eq!(pick_eevdf(&cfs, c, false), want);
+        }
+
         /// avg_vruntime is the floor of the exact weighted mean, whatever the sign.
         #[test]
         fn avg_vruntime_is_the_floored_exact_mean(
@@ -445,7 +507,7 @@ mod tests {
             cfs.min_vruntime = base;
             let (mut sw, mut swv) = (0i128, 0i128);
             for (i, &(v, n)) in ents.iter().enumerate() {
-                cfs.timeline_insert(i as u32, v, w(n)); // below and above base
+                cfs.timeline_insert(i as u32, v, w(n), 0); // below and above base
                 sw += w(n) as i128;
                 swv += w(n) as i128 * v as i128;
             }

@@ -6,8 +6,9 @@
 //! runtime scaled by `1024 / weight` (`calc_delta_fair`, done in fixed point with the
 //! precomputed inverse weights `sched_prio_to_wmult` and a 32-bit shift, exactly as
 //! `__calc_delta`). The runqueue keeps its queued entities ordered by vruntime (an
-//! rbtree in the kernel, a sorted vector here, same tie rule: equal keys go after the
-//! existing ones) and a monotonic `min_vruntime`.
+//! rbtree in the kernel, a balanced tree here, a sorted vector while short, with the
+//! same order and tie rule: equal keys go after the existing ones; fair/timeline.rs)
+//! and a monotonic `min_vruntime`.
 //!
 //! * **Slice**: `sched_slice = period × w / Σw`, `period = sched_latency` for up to
 //!   `sched_nr_latency` (8) entities, else `nr × min_granularity`; an entity not yet
@@ -29,6 +30,7 @@
 //! compared through signed differences; `min_vruntime` starts at `-(1 << 20)` as in
 //! `init_cfs_rq`.
 
+use crate::sched::fair::timeline::Timeline;
 use crate::sched::pelt::{self, SchedAvg};
 
 /// `NICE_0_LOAD` at the user-visible resolution (the kernel's `scale_load_down`).
@@ -187,9 +189,8 @@ pub struct CfsRq {
     pub avg_vruntime: i64,
     pub avg_load: u64,
     /// Queued entities except `curr`, ordered by (vruntime, arrival), with their
-    /// weights; stored in *descending* order so the leftmost is the last element.
-    timeline: Vec<(u64, u64, u32, u32)>,
-    seq: u64,
+    /// weights and deadlines (`tasks_timeline`, fair/timeline.rs).
+    timeline: Timeline,
     pub curr: Option<u32>,
     pub next: Option<u32>,
     pub last: Option<u32>,
@@ -210,8 +211,7 @@ impl Default for CfsRq {
             min_vruntime: (-(1i64 << 20)) as u64,
             avg_vruntime: 0,
             avg_load: 0,
-            timeline: Vec::new(),
-            seq: 0,
+            timeline: Timeline::default(),
             curr: None,
             next: None,
             last: None,
@@ -224,18 +224,12 @@ impl Default for CfsRq {
 
 impl CfsRq {
     /// `__enqueue_entity`: insert into the timeline after entities with equal
-    /// vruntime, and add the entity to the average (`avg_vruntime_add`).
-    pub(crate) fn timeline_insert(&mut self, pid: u32, vruntime: u64, weight: u64) {
-        self.seq += 1;
-        let key = (vruntime, self.seq);
-        // Descending order: find the first element that is "before or equal" the key
-        // (i.e. should come after it in descending storage).
-        let pos = self.timeline.partition_point(|&(v, s, _, _)| {
-            let d = vdiff(v, key.0);
-            d > 0 || (d == 0 && s > key.1)
-        });
-        self.timeline
-            .insert(pos, (vruntime, self.seq, pid, weight as u32));
+    /// vruntime, and add the entity to the average (`avg_vruntime_add`). `deadline` is
+    /// the entity's EEVDF virtual deadline (kept for the pick; any value under v5.6).
+    #[doc(hidden)]
+    #[inline]
+    pub fn timeline_insert(&mut self, pid: u32, vruntime: u64, weight: u64, deadline: u64) {
+        self.timeline.insert(pid, vruntime, weight as u32, deadline);
         self.avg_vruntime = self
             .avg_vruntime
             .wrapping_add(vdiff(vruntime, self.min_vruntime).wrapping_mul(weight as i64));
@@ -243,55 +237,71 @@ impl CfsRq {
     }
 
     /// `__dequeue_entity` (and `avg_vruntime_sub`).
-    pub(crate) fn timeline_remove(&mut self, pid: u32) {
-        // Search from the leftmost end: the entity is usually near it.
-        if let Some(i) = self.timeline.iter().rposition(|&(_, _, p, _)| p == pid) {
-            let (v, _, _, w) = self.timeline.remove(i);
-            self.avg_vruntime = self
-                .avg_vruntime
-                .wrapping_sub(vdiff(v, self.min_vruntime).wrapping_mul(w as i64));
-            self.avg_load -= w as u64;
-        } else {
+    #[doc(hidden)]
+    #[inline]
+    pub fn timeline_remove(&mut self, pid: u32) {
+        let Some((v, w)) = self.timeline.remove(pid) else {
             panic!("timeline_remove: pid {pid} not queued");
-        }
+        };
+        self.avg_vruntime = self
+            .avg_vruntime
+            .wrapping_sub(vdiff(v, self.min_vruntime).wrapping_mul(w as i64));
+        self.avg_load -= w as u64;
     }
 
     /// `__pick_first_entity`: the leftmost queued entity (not curr).
     #[inline]
     pub fn first(&self) -> Option<u32> {
-        self.timeline.last().map(|&(_, _, p, _)| p)
+        self.timeline.first()
     }
 
     /// `__pick_next_entity`: the entity after `pid` in vruntime order.
     pub(crate) fn next_after(&self, pid: u32) -> Option<u32> {
-        let i = self.timeline.iter().rposition(|&(_, _, p, _)| p == pid)?;
-        if i == 0 {
-            None
-        } else {
-            Some(self.timeline[i - 1].2)
-        }
+        self.timeline.next_after(pid)
     }
 
     /// Queued entities in vruntime order, leftmost first (for balancing and checks).
     pub fn queued(&self) -> impl Iterator<Item = u32> + '_ {
-        self.timeline.iter().rev().map(|&(_, _, p, _)| p)
+        self.timeline.iter().map(|e| e.pid)
     }
 
     /// Queued entities with the vruntime they were queued at, leftmost first.
-    pub(crate) fn queued_with_vruntime(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
-        self.timeline.iter().rev().map(|&(v, _, p, _)| (p, v))
+    pub fn queued_with_vruntime(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.timeline.iter().map(|e| (e.pid, e.vruntime))
+    }
+
+    /// The leftmost entity with the earliest deadline among the queued entities for
+    /// which `eligible(vruntime)` holds, which must be a prefix of the timeline (the
+    /// EEVDF pick, fair/eevdf.rs); (pid, deadline).
+    pub(crate) fn earliest_eligible(&self, eligible: impl Fn(u64) -> bool) -> Option<(u32, u64)> {
+        self.timeline.earliest_eligible(eligible)
     }
 
     /// The EEVDF sums recomputed from the timeline (for `--check`).
     pub(crate) fn avg_sums_from_scratch(&self) -> (i64, u64) {
-        self.timeline
-            .iter()
-            .fold((0i64, 0u64), |(a, l), &(v, _, _, w)| {
-                (
-                    a.wrapping_add(vdiff(v, self.min_vruntime).wrapping_mul(w as i64)),
-                    l + w as u64,
-                )
-            })
+        self.timeline.iter().fold((0i64, 0u64), |(a, l), e| {
+            (
+                a.wrapping_add(vdiff(e.vruntime, self.min_vruntime).wrapping_mul(e.weight as i64)),
+                l + e.weight as u64,
+            )
+        })
+    }
+
+    /// The timeline's structure (`--check`), and each queued entity's stored
+    /// vruntime and deadline against the entity's own (`se_of(pid)` = (vruntime,
+    /// deadline)): the tree is sorted and augmented by the copies.
+    pub(crate) fn timeline_check(&self, se_of: impl Fn(u32) -> (u64, u64)) -> Result<(), String> {
+        self.timeline.check()?;
+        for e in self.timeline.iter() {
+            let (v, d) = se_of(e.pid);
+            if (v, d) != (e.vruntime, e.deadline) {
+                return Err(format!(
+                    "pid {} queued with vruntime {} deadline {} but has {v} and {d}",
+                    e.pid, e.vruntime, e.deadline
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn timeline_len(&self) -> usize {
@@ -564,10 +574,10 @@ mod tests {
     fn timeline_orders_by_vruntime_then_arrival_and_wraps() {
         let mut cfs = CfsRq::default();
         let base = (-(1i64 << 20)) as u64; // near the wrap point
-        cfs.timeline_insert(1, base.wrapping_add(3_000_000), 1024); // past the wrap
-        cfs.timeline_insert(2, base.wrapping_add(5), 1024);
-        cfs.timeline_insert(3, base.wrapping_add(5), 1024);
-        cfs.timeline_insert(4, base, 1024);
+        cfs.timeline_insert(1, base.wrapping_add(3_000_000), 1024, 0); // past the wrap
+        cfs.timeline_insert(2, base.wrapping_add(5), 1024, 0);
+        cfs.timeline_insert(3, base.wrapping_add(5), 1024, 0);
+        cfs.timeline_insert(4, base, 1024, 0);
         assert_eq!(cfs.queued().collect::<Vec<_>>(), vec![4, 2, 3, 1]);
         assert_eq!(cfs.first(), Some(4));
         assert_eq!(cfs.next_after(2), Some(3));
@@ -588,13 +598,13 @@ mod tests {
             };
             (v, LoadWeight::from_nice(0))
         };
-        cfs.timeline_insert(1, 1_000, 1024);
-        cfs.timeline_insert(2, 3_001_000, 1024);
+        cfs.timeline_insert(1, 1_000, 1024, 0);
+        cfs.timeline_insert(2, 3_001_000, 1024, 0);
         cfs.skip = Some(1);
         assert_eq!(pick_next_entity(&cfs, vr, &p), Some(2));
         let mut cfs = CfsRq::default();
-        cfs.timeline_insert(1, 1_000, 1024);
-        cfs.timeline_insert(3, 9_001_000, 1024);
+        cfs.timeline_insert(1, 1_000, 1024, 0);
+        cfs.timeline_insert(3, 9_001_000, 1024, 0);
         cfs.skip = Some(1);
         assert_eq!(pick_next_entity(&cfs, vr, &p), Some(1));
     }

@@ -28,6 +28,7 @@ pub mod idlest;
 pub mod llc_idle_scan;
 pub mod misfit;
 pub mod smt_balance;
+pub mod timeline;
 pub mod wakeup;
 
 use crate::engine::Observer;
@@ -187,10 +188,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 weight: se.load.weight,
             })
         });
-        let tasks = &self.tasks;
-        eevdf::pick_eevdf(cfs, curr, self.fair.run_to_parity, |p| {
-            tasks[p as usize].se.deadline
-        })
+        eevdf::pick_eevdf(cfs, curr, self.fair.run_to_parity)
     }
 
     /// An EEVDF slice end noticed by `update_curr` (`update_deadline`'s
@@ -340,10 +338,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             );
             self.tasks[pid as usize].se.vruntime = v;
         }
-        let v = self.tasks[pid as usize].se.vruntime;
+        let se = &self.tasks[pid as usize].se;
+        let (v, d) = (se.vruntime, se.deadline);
         let rq = &mut self.rqs[cpu];
         if !is_curr {
-            rq.cfs.timeline_insert(pid, v, w);
+            rq.cfs.timeline_insert(pid, v, w, d);
         }
         rq.cfs.h_nr_running += 1;
         if idle {
@@ -488,9 +487,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.tasks[pid as usize].se.vlag = 0;
                 self.place_entity_eevdf(cpu, pid, false);
                 let se = &self.tasks[pid as usize].se;
-                let (v, w) = (se.vruntime, se.load.weight);
+                let (v, w, d) = (se.vruntime, se.load.weight, se.deadline);
                 if !is_curr {
-                    self.rqs[cpu].cfs.timeline_insert(pid, v, w);
+                    self.rqs[cpu].cfs.timeline_insert(pid, v, w, d);
                 }
                 self.rqs[cpu].cfs.nr_running += 1;
             }
@@ -539,8 +538,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             if self.tasks[p as usize].se.on_rq {
                 self.update_curr(cpu);
                 let se = &self.tasks[p as usize].se;
-                let (v, w) = (se.vruntime, se.load.weight);
-                self.rqs[cpu].cfs.timeline_insert(p, v, w);
+                let (v, w, d) = (se.vruntime, se.load.weight, se.deadline);
+                self.rqs[cpu].cfs.timeline_insert(p, v, w, d);
                 self.update_load_avg(cpu, p, false);
                 self.report_cfs_rq(cpu);
             }
