@@ -271,7 +271,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
-    /// Hook of `dequeue_task_fair`: `account_entity_dequeue` unlinks the task.
+    /// Hook of `dequeue_task_fair`: `account_entity_dequeue` unlinks the task. (The
+    /// kernel's `list_del` is O(1); here a search, from the head, where the task
+    /// that blocks usually is: it was picked last.)
     pub(crate) fn lb_dequeued(&mut self, cpu: usize, pid: Pid) {
         let l = &mut self.rqs[cpu].cfs_tasks;
         if let Some(i) = l.iter().position(|&p| p == pid) {
@@ -280,10 +282,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// Hook of `pick_next_task_fair`: the picked task moves to the head of
-    /// `cfs_tasks` (MRU order) and the misfit status is refreshed.
+    /// `cfs_tasks` (MRU order) and the misfit status is refreshed. The search runs
+    /// from the tail: the leftmost entity of a crowded runqueue is usually the one
+    /// picked longest ago (a task is in the list once, so the position is the same).
     pub(crate) fn lb_picked(&mut self, cpu: usize, pid: Pid) {
         let l = &mut self.rqs[cpu].cfs_tasks;
-        if let Some(i) = l.iter().position(|&p| p == pid) {
+        if let Some(i) = l.iter().rposition(|&p| p == pid) {
             l.remove(i);
         }
         l.push_front(pid);
