@@ -413,6 +413,7 @@ pub fn compare_detailed(
         .map_err(|e| e.to_string())?;
     let results: Vec<Result<RunDetail, String>> = pool.install(|| {
         work.par_iter()
+            .with_max_len(1)
             .map(|&(arm, seed)| {
                 let sc = if arm == 0 { sa } else { sb };
                 let (r, _) = run(sc, seed, 0, &RunOpts::default())

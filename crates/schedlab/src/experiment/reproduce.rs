@@ -644,31 +644,33 @@ fn run_experiments(
                 .collect()
         };
         pool.install(|| {
-            todo.par_iter().try_for_each(|&(arm, seed)| {
-                let cell = &c[arm];
-                let (r, _) = run(&cell.sc, seed, 0, &RunOpts::default()).map_err(|err| {
-                    format!("{}: arm {} seed {seed}: {err}", e.key, ["A", "B"][arm])
-                })?;
-                let metrics = compare::scalars(&r);
-                if let Some(j) = &journal {
-                    let rec = Record {
-                        point: 2 * i + arm,
-                        params: BTreeMap::from([
-                            ("experiment".to_string(), e.key.clone()),
-                            ("arm".to_string(), [&e.a, &e.b][arm].clone()),
-                        ]),
-                        seed,
-                        metrics: metrics.clone(),
-                        id: cell.id(seed),
-                    };
-                    j.append(&rec).map_err(|err| err.to_string())?;
-                }
-                have.lock()
-                    .expect("reproduce lock")
-                    .insert((i, arm, seed), metrics);
-                progress(Progress::Run { events: r.events });
-                Ok::<(), String>(())
-            })
+            todo.par_iter()
+                .with_max_len(1)
+                .try_for_each(|&(arm, seed)| {
+                    let cell = &c[arm];
+                    let (r, _) = run(&cell.sc, seed, 0, &RunOpts::default()).map_err(|err| {
+                        format!("{}: arm {} seed {seed}: {err}", e.key, ["A", "B"][arm])
+                    })?;
+                    let metrics = compare::scalars(&r);
+                    if let Some(j) = &journal {
+                        let rec = Record {
+                            point: 2 * i + arm,
+                            params: BTreeMap::from([
+                                ("experiment".to_string(), e.key.clone()),
+                                ("arm".to_string(), [&e.a, &e.b][arm].clone()),
+                            ]),
+                            seed,
+                            metrics: metrics.clone(),
+                            id: cell.id(seed),
+                        };
+                        j.append(&rec).map_err(|err| err.to_string())?;
+                    }
+                    have.lock()
+                        .expect("reproduce lock")
+                        .insert((i, arm, seed), metrics);
+                    progress(Progress::Run { events: r.events });
+                    Ok::<(), String>(())
+                })
         })?;
         let h = have.lock().expect("reproduce lock");
         let per_arm = [0, 1].map(|arm| {

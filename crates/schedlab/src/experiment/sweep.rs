@@ -579,7 +579,7 @@ pub fn sweep_from(
         .build()
         .map_err(|e| InputError::new(e.to_string()))?;
     pool.install(|| {
-        todo.par_iter().try_for_each(|&(i, seed)| {
+        todo.par_iter().with_max_len(1).try_for_each(|&(i, seed)| {
             plan.append(plan.run_here(i, seed)?)?;
             progress();
             Ok::<(), InputError>(())
