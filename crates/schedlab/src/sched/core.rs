@@ -46,7 +46,6 @@ use crate::sched::features::{Features, SchedFeat, Tunables};
 use crate::sched::pelt::PeltClock;
 use crate::sched::topology::{SchedTopology, TopologyOpts};
 use crate::sched::{Event, Pid, PrevState, SchedEvent, WF_FORK, WF_MIGRATED, WF_TTWU};
-use std::collections::VecDeque;
 
 pub use crate::abi::Policy;
 
@@ -113,6 +112,94 @@ pub struct Task {
     pub timer_gen: u32,
     pub timer_cpu: usize,
     pub stats: TaskStats,
+    /// `se.group_node`: the task's links in its runqueue's `cfs_tasks`.
+    pub(crate) group_node: ListNode,
+}
+
+/// A task's place in a [`TaskList`]: its neighbours, and whether it is on a list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ListNode {
+    prev: Option<Pid>,
+    next: Option<Pid>,
+    on: bool,
+}
+
+/// `rq->cfs_tasks`: the runqueue's fair tasks, most recently picked first, linked
+/// through each task's `se.group_node` as the kernel's `list_head` is, so that a
+/// task is added, moved to the head and unlinked in O(1) however long the list.
+/// The links live in the tasks ([`Task`]); the list holds the ends.
+#[derive(Clone, Debug, Default)]
+pub struct TaskList {
+    head: Option<Pid>,
+    tail: Option<Pid>,
+    len: u32,
+}
+
+impl TaskList {
+    /// `list_add`: `pid` at the head.
+    pub(crate) fn push_front(&mut self, tasks: &mut [Task], pid: Pid) {
+        debug_assert!(!tasks[pid as usize].group_node.on, "pid {pid} listed twice");
+        tasks[pid as usize].group_node = ListNode {
+            prev: None,
+            next: self.head,
+            on: true,
+        };
+        match self.head {
+            Some(h) => tasks[h as usize].group_node.prev = Some(pid),
+            None => self.tail = Some(pid),
+        }
+        self.head = Some(pid);
+        self.len += 1;
+    }
+
+    /// `list_del_init`: unlink `pid` if it is on this list; false if it is not.
+    pub(crate) fn remove(&mut self, tasks: &mut [Task], pid: Pid) -> bool {
+        let n = tasks[pid as usize].group_node;
+        if !n.on {
+            return false;
+        }
+        match n.prev {
+            Some(p) => tasks[p as usize].group_node.next = n.next,
+            None => self.head = n.next,
+        }
+        match n.next {
+            Some(x) => tasks[x as usize].group_node.prev = n.prev,
+            None => self.tail = n.prev,
+        }
+        tasks[pid as usize].group_node = ListNode::default();
+        self.len -= 1;
+        true
+    }
+
+    /// `list_move`: `pid` (on this list) to the head.
+    pub(crate) fn move_to_front(&mut self, tasks: &mut [Task], pid: Pid) {
+        if self.remove(tasks, pid) {
+            self.push_front(tasks, pid);
+        }
+    }
+
+    /// The tail (`list_last_entry`): the task picked longest ago.
+    pub fn back(&self) -> Option<Pid> {
+        self.tail
+    }
+
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Head to tail (most recently picked first).
+    pub fn iter<'a>(&self, tasks: &'a [Task]) -> impl Iterator<Item = Pid> + 'a {
+        std::iter::successors(self.head, move |&p| tasks[p as usize].group_node.next)
+    }
+
+    /// Tail to head (the order `detach_tasks` walks).
+    pub fn iter_rev<'a>(&self, tasks: &'a [Task]) -> impl Iterator<Item = Pid> + 'a {
+        std::iter::successors(self.tail, move |&p| tasks[p as usize].group_node.prev)
+    }
 }
 
 impl Task {
@@ -155,6 +242,7 @@ impl Task {
                 start_ns: now,
                 ..TaskStats::default()
             },
+            group_node: ListNode::default(),
         }
     }
 }
@@ -217,8 +305,8 @@ pub struct Rq {
     /// The segment end must be re-armed before time advances.
     pub dirty: bool,
     // --- load balancing (fair/balance) ---
-    /// `rq->cfs_tasks`, most recently picked first (front = list head).
-    pub cfs_tasks: VecDeque<Pid>,
+    /// `rq->cfs_tasks`, most recently picked first ([`Kernel::cfs_tasks`] lists it).
+    pub cfs_tasks: TaskList,
     /// `rq->next_balance` (jiffies).
     pub next_balance: u64,
     /// `rq->active_balance`: the stopper is queued to push the running task.
@@ -278,7 +366,7 @@ impl Rq {
             exit_until: 0,
             timers: Vec::new(),
             dirty: false,
-            cfs_tasks: VecDeque::new(),
+            cfs_tasks: TaskList::default(),
             next_balance: 0,
             active_balance: false,
             push_cpu: 0,
@@ -399,6 +487,11 @@ impl<O> Kernel<O> {
 
     /// `struct task_struct` of `pid`.
     #[inline]
+    /// `rq->cfs_tasks` of `cpu`, head (most recently picked) first.
+    pub fn cfs_tasks(&self, cpu: usize) -> Vec<Pid> {
+        self.rqs[cpu].cfs_tasks.iter(&self.tasks).collect()
+    }
+
     pub fn task(&self, pid: Pid) -> &Task {
         &self.tasks[pid as usize]
     }
@@ -1954,6 +2047,79 @@ mod tests {
         let mut b = 10;
         update_avg(&mut b, 3); // diff -7 / 8 truncates toward 0
         assert_eq!(b, 10);
+    }
+
+    fn tasks(n: u32) -> Vec<Task> {
+        (0..n)
+            .map(|p| {
+                Task::new(
+                    p,
+                    p,
+                    None,
+                    "t",
+                    Policy::Normal,
+                    0,
+                    SchedEntity::default(),
+                    0,
+                    1,
+                    0,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cfs_tasks_links_hand_case() {
+        let mut ts = tasks(4);
+        let mut l = TaskList::default();
+        for p in [1, 2, 3] {
+            l.push_front(&mut ts, p);
+        }
+        assert_eq!(l.iter(&ts).collect::<Vec<_>>(), [3, 2, 1]);
+        assert_eq!((l.back(), l.len()), (Some(1), 3));
+        // Unlink the middle, then the tail; a pid not on the list is refused.
+        assert!(l.remove(&mut ts, 2));
+        assert!(!l.remove(&mut ts, 2) && !l.remove(&mut ts, 0));
+        assert_eq!(l.iter_rev(&ts).collect::<Vec<_>>(), [1, 3]);
+        l.move_to_front(&mut ts, 1);
+        assert_eq!(l.iter(&ts).collect::<Vec<_>>(), [1, 3]);
+        assert!(l.remove(&mut ts, 3) && l.remove(&mut ts, 1));
+        assert!(l.is_empty() && l.back().is_none() && l.iter(&ts).next().is_none());
+    }
+
+    proptest::proptest! {
+        /// Against a `VecDeque` doing what the list did before it was intrusive:
+        /// add at the head, unlink by search, move to the head, walk either way.
+        #[test]
+        fn cfs_tasks_matches_a_deque(ops in proptest::collection::vec((0u8..3, 0u32..12), 1..200)) {
+            let mut ts = tasks(12);
+            let mut l = TaskList::default();
+            let mut m: std::collections::VecDeque<Pid> = Default::default();
+            for (op, p) in ops {
+                let listed = m.contains(&p);
+                match op {
+                    0 if !listed => {
+                        l.push_front(&mut ts, p);
+                        m.push_front(p);
+                    }
+                    1 => {
+                        let was = m.iter().position(|&x| x == p).map(|i| m.remove(i));
+                        proptest::prop_assert_eq!(l.remove(&mut ts, p), was.is_some());
+                    }
+                    2 => {
+                        l.move_to_front(&mut ts, p);
+                        if let Some(i) = m.iter().position(|&x| x == p) {
+                            m.remove(i);
+                            m.push_front(p);
+                        }
+                    }
+                    _ => {}
+                }
+                proptest::prop_assert_eq!(l.iter(&ts).collect::<Vec<_>>(), m.iter().copied().collect::<Vec<_>>());
+                proptest::prop_assert_eq!(l.iter_rev(&ts).collect::<Vec<_>>(), m.iter().rev().copied().collect::<Vec<_>>());
+                proptest::prop_assert_eq!((l.back(), l.len()), (m.back().copied(), m.len()));
+            }
+        }
     }
 }
 #[cfg(test)]

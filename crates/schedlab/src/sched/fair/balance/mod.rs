@@ -262,7 +262,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// of `cfs_tasks`; `add_nr_running` sets `rd.overload`; a wakeup enqueue updates
     /// `rd.overutilized`.
     pub(crate) fn lb_enqueued(&mut self, cpu: usize, pid: Pid, wakeup: bool) {
-        self.rqs[cpu].cfs_tasks.push_front(pid);
+        self.rqs[cpu].cfs_tasks.push_front(&mut self.tasks, pid);
         if self.rqs[cpu].nr_running >= 2 {
             self.lb.rd.overload = true;
         }
@@ -271,26 +271,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
-    /// Hook of `dequeue_task_fair`: `account_entity_dequeue` unlinks the task. (The
-    /// kernel's `list_del` is O(1); here a search, from the head, where the task
-    /// that blocks usually is: it was picked last.)
+    /// Hook of `dequeue_task_fair`: `account_entity_dequeue` unlinks the task.
     pub(crate) fn lb_dequeued(&mut self, cpu: usize, pid: Pid) {
-        let l = &mut self.rqs[cpu].cfs_tasks;
-        if let Some(i) = l.iter().position(|&p| p == pid) {
-            l.remove(i);
-        }
+        self.rqs[cpu].cfs_tasks.remove(&mut self.tasks, pid);
     }
 
     /// Hook of `pick_next_task_fair`: the picked task moves to the head of
-    /// `cfs_tasks` (MRU order) and the misfit status is refreshed. The search runs
-    /// from the tail: the leftmost entity of a crowded runqueue is usually the one
-    /// picked longest ago (a task is in the list once, so the position is the same).
+    /// `cfs_tasks` (MRU order) and the misfit status is refreshed.
     pub(crate) fn lb_picked(&mut self, cpu: usize, pid: Pid) {
         let l = &mut self.rqs[cpu].cfs_tasks;
-        if let Some(i) = l.iter().rposition(|&p| p == pid) {
-            l.remove(i);
-        }
-        l.push_front(pid);
+        l.remove(&mut self.tasks, pid);
+        l.push_front(&mut self.tasks, pid);
         self.update_misfit_status(cpu, Some(pid));
     }
 
@@ -1099,7 +1090,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         let mut detached = 0;
         let src = env.src_cpu;
-        while let Some(&p) = self.rqs[src].cfs_tasks.back() {
+        while let Some(p) = self.rqs[src].cfs_tasks.back() {
             if env.idle != CpuIdleType::NotIdle && self.rqs[src].nr_running <= 1 {
                 break;
             }
@@ -1156,9 +1147,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             };
             if !ok {
                 // list_move to the head
-                let l = &mut self.rqs[src].cfs_tasks;
-                l.pop_back();
-                l.push_front(p);
+                self.rqs[src].cfs_tasks.move_to_front(&mut self.tasks, p);
                 continue;
             }
             self.detach_task(p, env);
@@ -1414,7 +1403,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     tasks: Vec::new(),
                 };
                 // detach_one_task: walk from the tail.
-                let list: Vec<Pid> = self.rqs[src].cfs_tasks.iter().rev().copied().collect();
+                let list: Vec<Pid> = self.rqs[src].cfs_tasks.iter_rev(&self.tasks).collect();
                 for p in list {
                     if !self.can_migrate_task(p, &mut env) {
                         continue;

@@ -88,24 +88,25 @@ fn cfs_tasks_is_mru_and_detach_walks_from_the_tail() {
     let a = queue_task(&mut k, 0, all);
     let b = queue_task(&mut k, 0, all);
     let c = queue_task(&mut k, 0, all);
-    assert_eq!(k.rqs[0].cfs_tasks, [c, b, a], "enqueue adds at the head");
+    assert_eq!(k.cfs_tasks(0), [c, b, a], "enqueue adds at the head");
     k.schedule(0, &mut q);
     let running = k.rqs[0].curr.expect("a task runs");
     assert_eq!(
-        k.rqs[0].cfs_tasks[0], running,
+        k.cfs_tasks(0)[0],
+        running,
         "the picked task moves to the head"
     );
     // CPU 1 (idle) balances at the MC level: one task moves, from the tail, and never
     // the running one.
-    let tail = *k.rqs[0].cfs_tasks.back().unwrap();
+    let tail = k.rqs[0].cfs_tasks.back().unwrap();
     let sd = domain(&k, 1, "MC");
     let r = k.load_balance(1, sd, CpuIdleType::Idle, &mut q);
     assert_eq!(r.moved, 1);
     assert_eq!(r.probed, 2, "both CPUs' statistics gathered");
     assert_eq!(k.tasks[tail as usize].cpu, 1);
     assert_eq!(k.tasks[running as usize].cpu, 0);
-    assert!(!k.rqs[0].cfs_tasks.contains(&tail));
-    assert_eq!(k.rqs[1].cfs_tasks, [tail]);
+    assert!(!k.cfs_tasks(0).contains(&tail));
+    assert_eq!(k.cfs_tasks(1), [tail]);
     let reasons = k.obs.balance_reasons();
     // Three new tasks on one CPU: utilisation below capacity, so the group has spare
     // capacity; the single-CPU busiest group gives a task-count imbalance.
@@ -255,7 +256,7 @@ fn newidle_pulls_a_queued_task_before_going_idle() {
     k.schedule(0, &mut q);
     k.schedule(1, &mut q);
     assert!(k.lb.rd.overload, "CPU 0 reached two runnable tasks");
-    let queued = *k.rqs[0].cfs_tasks.back().unwrap();
+    let queued = k.rqs[0].cfs_tasks.back().unwrap();
     assert_ne!(Some(queued), k.rqs[0].curr);
     // avg_idle starts at 2 x migration_cost >= migration_cost: the gate is open.
     k.now += 1_000_000;
@@ -510,7 +511,7 @@ fn migrate_misfit_detaches_a_queued_misfit_task() {
         sb.util_est = Default::default();
         // MRU order: B (enqueued last) at the head, the running A at the tail; the
         // walk skips A (running) and reaches B.
-        assert_eq!(k.rqs[0].cfs_tasks, [b, a]);
+        assert_eq!(k.cfs_tasks(0), [b, a]);
         k.update_misfit_status(0, Some(a));
         let mut q = EventQueue::default();
         let top = k.topo.domains_of(2).last().unwrap();
