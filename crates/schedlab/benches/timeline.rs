@@ -67,10 +67,6 @@ impl VecTimeline {
     fn first(&self) -> Option<u32> {
         self.timeline.last().map(|&(_, _, p, _)| p)
     }
-
-    fn first_vruntime(&self) -> u64 {
-        self.timeline.last().unwrap().0
-    }
 }
 
 /// What a cycle needs of either implementation.
@@ -151,30 +147,28 @@ fn run<Q: Queue>(q: &mut Q, mut pid: u32, mut base: u64, offs: &[u64], cycles: u
     pid
 }
 
+/// Time one cycle of a queue of `n` entities built by `empty`.
+fn bench_one<Q: Queue>(b: &mut criterion::Bencher, n: usize, offs: &[u64], empty: Q) {
+    let (mut q, mut pid, mut base) = filled(empty, n);
+    let mut i = 0usize;
+    b.iter(|| {
+        pid = cycle(&mut q, pid, base.wrapping_add(offs[i & 4095]));
+        base = base.wrapping_add(1_000);
+        i += 1;
+        black_box(pid)
+    });
+    black_box(q.first());
+}
+
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("timeline insert+first+remove");
     for n in [2usize, 8, 100, 10_000] {
         let offs = offsets(n);
         g.bench_with_input(BenchmarkId::new("vec", n), &n, |b, &n| {
-            let (mut q, mut pid, mut base) = filled(VecTimeline::default(), n);
-            let mut i = 0usize;
-            b.iter(|| {
-                pid = cycle(&mut q, pid, base.wrapping_add(offs[i & 4095]));
-                base = base.wrapping_add(1_000);
-                i += 1;
-                black_box(pid)
-            });
-            black_box(q.first_vruntime());
+            bench_one(b, n, &offs, VecTimeline::default())
         });
         g.bench_with_input(BenchmarkId::new("tree", n), &n, |b, &n| {
-            let (mut q, mut pid, mut base) = filled(CfsRq::default(), n);
-            let mut i = 0usize;
-            b.iter(|| {
-                pid = cycle(&mut q, pid, base.wrapping_add(offs[i & 4095]));
-                base = base.wrapping_add(1_000);
-                i += 1;
-                black_box(pid)
-            });
+            bench_one(b, n, &offs, CfsRq::default())
         });
     }
     g.finish();
