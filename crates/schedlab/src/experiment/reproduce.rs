@@ -247,8 +247,7 @@ fn grade(
             off.push(format!("size beyond x{SIZE_TOLERANCE}"));
         }
     }
-    if let Some(x) = baseline_ratio.filter(|x| !within(*x, BASELINE_TOLERANCE)) {
-        let _ = x;
+    if baseline_ratio.is_some_and(|x| !within(x, BASELINE_TOLERANCE)) {
         off.push(format!("baseline beyond x{BASELINE_TOLERANCE}"));
     }
     (if off.is_empty() { "match" } else { "direction" }, off)
