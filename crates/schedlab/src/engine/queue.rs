@@ -58,7 +58,10 @@
 //! textbook radix heap) cost a quarter more in a stand-alone model of the queue; a
 //! first version with six-bit digits and no fast paths, 2 424 per event in the
 //! bench. The price is memory: 2 048 bucket headers (64 KiB) per queue, and the
-//! buckets' vectors. An emptied bucket keeps at most `KEEP` entries of capacity:
+//! buckets' vectors. An emptied bucket keeps at most `KEEP` entries of capacity
+//! (so the buffers are bounded by 2 048 × `KEEP` entries whatever the run's length;
+//! until 2026-11-27 a bottom bucket that became `cur` kept `cur`'s old buffer of any
+//! size, and a 1 000-task run grew by 120 KB per simulated millisecond):
 //! without that cap the large bench case (1 024 CPUs, whose ticks likely crowd the
 //! same buckets) peaked at 37.1 MB instead of 29.7 MB; with it, 30.1 MB, for 2
 //! instructions per event on the medium case.
@@ -319,7 +322,9 @@ impl<E> EventQueue<E> {
             // and `cur`'s spare buffer takes its place.
             let at_m = VecDeque::from(std::mem::take(items));
             let spare = std::mem::replace(&mut self.cur, at_m);
-            self.buckets[i].items = Vec::from(spare);
+            if spare.capacity() <= KEEP {
+                self.buckets[i].items = Vec::from(spare);
+            }
             return self.cur.pop_front().expect("a non-empty bucket").1;
         }
         let mut v = std::mem::take(items);
@@ -387,6 +392,27 @@ mod tests {
         assert_eq!((q.len(), q.purged()), (3, 2));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(3, 'c'), (5, 'a'), (5, 'b')]);
+    }
+
+    /// A burst at one instant grows `cur`; the bottom bucket that becomes `cur`
+    /// next must not keep that buffer, or every bucket ends up owning a burst's
+    /// worth of memory and the queue grows with simulated time.
+    #[test]
+    fn emptied_buckets_keep_no_burst_sized_buffer() {
+        let mut q = EventQueue::default();
+        for round in 0..64u64 {
+            let t = (round + 1) * 1000;
+            for i in 0..1000 {
+                q.push(t, i);
+            }
+            q.push(t + 1, 1000);
+            q.push(t + 1, 1001);
+            let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+            assert_eq!(popped.len(), 1002);
+            assert!(popped.windows(2).all(|w| w[0].0 <= w[1].0));
+        }
+        let most = q.buckets.iter().map(|b| b.items.capacity()).max();
+        assert!(most <= Some(KEEP), "a bucket kept {most:?} entries of capacity");
     }
 
     #[test]
