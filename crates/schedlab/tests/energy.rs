@@ -417,7 +417,7 @@ fn eas_placements_and_overutilized_switching_in_a_run() {
     assert!(eas > 50, "EAS placed the periodic wakeups: {eas}");
     assert_eq!(r.metrics.placement_reasons.get("target_idle"), None);
     // Same scenario with a hog pinned to little CPU 0.
-    let mut w = sc.workload.clone();
+    let mut w = (*sc.workload).clone();
     let hog = w.programs.len();
     w.programs.push(schedlab::workload::program::Program {
         name: "hog".into(),
@@ -426,10 +426,10 @@ fn eas_placements_and_overutilized_switching_in_a_run() {
     let mut t = w.tasks[0].clone();
     t.name = "hog".into();
     t.prog = hog;
-    t.cpus = Some(CpuMask::of(0));
+    t.cpus = Some(CpuMask::of(0).into());
     w.tasks.push(t);
     let mut sc2 = sc.clone();
-    sc2.workload = w;
+    sc2.workload = w.into();
     let r2 = run_result(&sc2);
     let eas2 = r2
         .metrics

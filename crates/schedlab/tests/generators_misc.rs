@@ -219,7 +219,7 @@ fn background_spinners_do_not_hold_up_completion() {
         .workload
         .tasks
         .iter()
-        .filter_map(|t| t.cpus.map(|c| c.first().unwrap()))
+        .filter_map(|t| t.cpus.as_ref().map(|c| c.first().unwrap()))
         .collect();
     assert_eq!(cpus.len(), 20);
     for (i, &c) in cpus.iter().enumerate() {
@@ -240,7 +240,7 @@ fn background_placements() {
         .workload
         .daemons
         .iter()
-        .map(|&i| sc.workload.tasks[i].cpus.unwrap().first().unwrap())
+        .map(|&i| sc.workload.tasks[i].cpus.as_ref().unwrap().first().unwrap())
         .collect();
     assert_eq!(pins, vec![1, 2, 1]);
     assert_eq!(run(&sc).workload.stop_reason, StopReason::Completed);
@@ -590,7 +590,7 @@ fn shipped_scenarios_run() {
         .workload
         .daemons
         .iter()
-        .map(|&i| sc.workload.tasks[i].cpus.unwrap().first().unwrap())
+        .map(|&i| sc.workload.tasks[i].cpus.as_ref().unwrap().first().unwrap())
         .collect();
     cores.dedup();
     assert_eq!(cores, (0..44).map(|c| 4 * c).collect::<Vec<_>>());

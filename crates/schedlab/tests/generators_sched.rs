@@ -40,7 +40,7 @@ fn on(m: Machine, body: &str) -> Scenario {
     let g = generators::parse(kind, &w, &m).unwrap().unwrap();
     sc.duration_ns = g.spec.duration_ns;
     sc.machine = m;
-    sc.workload = g.spec;
+    sc.workload = g.spec.into();
     sc.tool = Some(g.tool);
     sc
 }
@@ -283,6 +283,7 @@ fn sysbench_cpu_groups_seed_004_shape() {
     assert_eq!(
         sc.workload.tasks[0]
             .cpus
+            .as_ref()
             .map(|c| c.iter().collect::<Vec<_>>()),
         Some(vec![1])
     );
@@ -545,7 +546,7 @@ fn word(k: u32, n: u32) -> ObjRef {
 fn run_spec(spec: WorkloadSpec) -> (Sim<schedlab::metrics::Observers>, StopReason) {
     spec.validate().unwrap();
     let mut sc = on(two_cpus(), "kind = \"adrestia\"\nloops = 1\n");
-    sc.workload = spec;
+    sc.workload = spec.into();
     sc.tool = None;
     sc.duration_ns = None;
     sim(&sc, Some(1_000_000_000))

@@ -412,7 +412,10 @@ mod tests {
             assert!(popped.windows(2).all(|w| w[0].0 <= w[1].0));
         }
         let most = q.buckets.iter().map(|b| b.items.capacity()).max();
-        assert!(most <= Some(KEEP), "a bucket kept {most:?} entries of capacity");
+        assert!(
+            most <= Some(KEEP),
+            "a bucket kept {most:?} entries of capacity"
+        );
     }
 
     #[test]

@@ -45,7 +45,9 @@ pub struct Scenario {
     pub features: Features,
     pub tunables: Tunables,
     pub workload_kind: String,
-    pub workload: WorkloadSpec,
+    /// Shared by every run of the scenario (a run reads it, never changes it): a
+    /// 100 000-task workload is not copied per run.
+    pub workload: Arc<WorkloadSpec>,
     /// The benchmark tool whose output a generator workload rebuilds.
     pub tool: Option<Arc<dyn Tool>>,
     pub duration_ns: Option<u64>,
@@ -276,6 +278,8 @@ fn workload_section(
             ),
         ));
     }
+    // Parsers push task by task: give back a growing vector's spare half.
+    workload.tasks.shrink_to_fit();
     Ok(WorkloadSection {
         kind,
         workload,
@@ -379,7 +383,7 @@ impl Scenario {
             features,
             tunables,
             workload_kind: kind,
-            workload,
+            workload: workload.into(),
             tool,
             duration_ns,
             seed,
@@ -506,7 +510,12 @@ pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observer
             .topology_opts(),
         obs,
     );
-    let mut sim = Sim::new(k, sc.workload.clone(), RngStreams::new(seed, rep), chan);
+    let mut sim = Sim::new(
+        k,
+        Arc::clone(&sc.workload),
+        RngStreams::new(seed, rep),
+        chan,
+    );
     sim.check = opts.check;
     sim.noise = sc.noise;
     sim

@@ -46,6 +46,7 @@ use crate::sched::features::{Features, SchedFeat, Tunables};
 use crate::sched::pelt::PeltClock;
 use crate::sched::topology::{SchedTopology, TopologyOpts};
 use crate::sched::{Event, Pid, PrevState, SchedEvent, WF_FORK, WF_MIGRATED, WF_TTWU};
+use std::collections::HashMap;
 
 pub use crate::abi::Policy;
 
@@ -114,6 +115,61 @@ pub struct Task {
     pub stats: TaskStats,
     /// `se.group_node`: the task's links in its runqueue's `cfs_tasks`.
     pub(crate) group_node: ListNode,
+}
+
+/// The tasks' affinity masks, each distinct mask stored once: a task holds the
+/// index of its mask. Tasks mostly share a handful of masks (all CPUs, a node, a
+/// pinned CPU), so 100 000 tasks cost 4 bytes each instead of a 136-byte mask each.
+#[derive(Clone, Debug)]
+struct Affinities {
+    masks: Vec<CpuMask>,
+    index: HashMap<CpuMask, u32>,
+    /// By pid: the index of its mask in `masks`.
+    of: Vec<u32>,
+}
+
+impl Affinities {
+    /// The table with `first` as pid 0's mask.
+    fn new(first: CpuMask) -> Self {
+        let mut a = Affinities {
+            masks: Vec::new(),
+            index: HashMap::new(),
+            of: Vec::new(),
+        };
+        a.push(&first);
+        a
+    }
+
+    fn id(&mut self, mask: &CpuMask) -> u32 {
+        if let Some(&i) = self.index.get(mask) {
+            return i;
+        }
+        let i = self.masks.len() as u32;
+        self.masks.push(*mask);
+        self.index.insert(*mask, i);
+        i
+    }
+
+    /// The mask of the next pid.
+    fn push(&mut self, mask: &CpuMask) {
+        let i = self.id(mask);
+        self.of.push(i);
+    }
+
+    fn set(&mut self, pid: Pid, mask: &CpuMask) {
+        let i = self.id(mask);
+        self.of[pid as usize] = i;
+    }
+
+    #[inline]
+    fn of(&self, pid: Pid) -> &CpuMask {
+        &self.masks[self.of[pid as usize] as usize]
+    }
+
+    /// Room for `n` more tasks.
+    fn reserve(&mut self, n: usize) {
+        self.of.reserve_exact(n);
+    }
 }
 
 /// A task's place in a [`TaskList`]: its neighbours, and whether it is on a list.
@@ -409,8 +465,8 @@ pub struct Kernel<O> {
     /// Popped events that had been superseded (stale generation).
     pub(crate) stale_events: u64,
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
-    /// per-task state stays compact).
-    allowed: Vec<CpuMask>,
+    /// per-task state stays compact, and each distinct mask stored once).
+    allowed: Affinities,
     /// Load-balancing state: root domain, nohz, per-rq balance fields (fair/balance.rs).
     pub(crate) lb: crate::sched::fair::balance::LbState,
     /// Per-CPU `(core, llc)` ids, a compact copy of [`Machine::cpus`] for
@@ -711,7 +767,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             core_busy: vec![0; nr_cores],
             sibs,
             stale_events: 0,
-            allowed: vec![CpuMask::new()],
+            allowed: Affinities::new(CpuMask::new()),
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
             cpu_ids,
             core_cpus,
@@ -853,10 +909,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.tasks[pid as usize].exiting = true;
     }
 
+    /// Room for `n` more tasks, so that a workload's known tasks are allocated once
+    /// and exactly (a growing vector of 100 000 tasks holds up to twice their size).
+    pub(crate) fn reserve_tasks(&mut self, n: usize) {
+        self.tasks.reserve_exact(n);
+        self.allowed.reserve(n);
+    }
+
     /// The affinity mask of `pid` (`p->cpus_ptr`).
     #[inline]
     pub fn cpus_allowed(&self, pid: Pid) -> &CpuMask {
-        &self.allowed[pid as usize]
+        self.allowed.of(pid)
     }
 
     /// Replace the affinity mask of `pid` (the mask half of `sched_setaffinity`; the
@@ -866,7 +929,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let allowed = mask.and(self.m.all_cpus());
         assert!(!allowed.is_empty(), "set_cpus_allowed: empty affinity");
         self.tasks[pid as usize].nr_cpus_allowed = allowed.weight() as u32;
-        self.allowed[pid as usize] = allowed;
+        self.allowed.set(pid, &allowed);
         // SIM_: a delayed task left on a CPU it may no longer use leaves its queue now
         // (the kernel moves a queued task with the migration stopper instead).
         let cpu = self.tasks[pid as usize].cpu;
@@ -1015,7 +1078,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             ..SchedEntity::default()
         };
         let cpu = parent.map(|p| self.tasks[p as usize].cpu).unwrap_or(0);
-        self.allowed.push(allowed);
+        self.allowed.push(&allowed);
         let nr_allowed = allowed.weight() as u32;
         self.tasks.push(Task::new(
             pid, tgid, parent, name, policy, nice, se, cpu, nr_allowed, self.now,
@@ -1061,7 +1124,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// when the task's affinity excludes CPU 0 (as if the launcher had set its own
     /// affinity first, like `taskset`).
     fn sim_launcher_cpu(&self, pid: Pid) -> usize {
-        let allowed = &self.allowed[pid as usize];
+        let allowed = self.allowed.of(pid);
         if allowed.test(0) {
             0
         } else {
@@ -1341,7 +1404,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let cpu = if t.nr_cpus_allowed > 1 {
             self.select_task_rq_fair(pid, prev_cpu, wake_flags, this_cpu, q)
         } else {
-            let c = self.allowed[pid as usize]
+            let c = self
+                .allowed
+                .of(pid)
                 .first()
                 .expect("task with empty affinity");
             self.emit(SchedEvent::Placement {
@@ -1353,7 +1418,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             });
             c
         };
-        if self.allowed[pid as usize].test(cpu) {
+        if self.allowed.of(pid).test(cpu) {
             cpu
         } else {
             self.select_fallback_rq(pid, prev_cpu)
@@ -1362,7 +1427,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `select_fallback_rq`: an allowed CPU on prev's node, else any allowed CPU.
     fn select_fallback_rq(&self, pid: Pid, prev_cpu: usize) -> usize {
-        let allowed = &self.allowed[pid as usize];
+        let allowed = self.allowed.of(pid);
         let node = self.m.node_mask(prev_cpu).and(allowed);
         node.first()
             .or_else(|| allowed.first())
@@ -1641,6 +1706,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.dirty.push(cpu as u32);
             }
         }
+    }
+
+    /// The SMT siblings of `cpu`, itself included, ascending: `cpu_smt_mask(cpu)` as
+    /// a short list, for the scans that walk a core (a mask walk reads every word
+    /// of a 1 024-CPU mask to find two bits).
+    #[inline]
+    pub(crate) fn smt_siblings(&self, cpu: usize) -> impl Iterator<Item = usize> + '_ {
+        self.sibs[cpu].iter().map(|&s| s as usize)
     }
 
     /// A CPU of this core changed between idle and busy: re-time the busy siblings.
@@ -2016,10 +2089,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     t.pid, t.name, t.state, seen[t.pid as usize]
                 ));
             }
-            if runnable && !self.allowed[t.pid as usize].test(t.cpu) {
+            if runnable && !self.allowed.of(t.pid).test(t.cpu) {
                 return Err(format!(
                     "pid {} on cpu{} outside its affinity {}",
-                    t.pid, t.cpu, self.allowed[t.pid as usize]
+                    t.pid,
+                    t.cpu,
+                    self.allowed.of(t.pid)
                 ));
             }
         }

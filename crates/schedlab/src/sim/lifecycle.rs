@@ -7,7 +7,7 @@
 //! its tid word, a plain one). Changing the affinity of a running task off its CPU
 //! re-places it through `select_task_rq`.
 
-use super::{task_limit_msg, ProgState, Sim};
+use super::{task_limit_msg, ProgState, Sim, StreamName};
 use crate::abi::{Pid, WF_SYNC};
 use crate::engine::Observer;
 use crate::sched::SchedEvent;
@@ -37,7 +37,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     .create_task(&name, Some(pid), thread, nice, policy, cpus);
                 st.nfork += 1;
                 st.children_alive += 1;
-                let stream = format!("{}/{}", st.stream, st.nfork);
+                let stream = format!("{}/{}", self.stream_name(&st.stream), st.nfork);
+                let stream = StreamName::Forked(stream.into_boxed_str());
                 self.new_state(child, prog, st.nfork - 1, stream, st.daemon);
                 self.k.wake_up_new_task(child, &mut self.q);
                 next!(st)
@@ -48,15 +49,26 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     return self.bad_program(pid, &task_limit_msg());
                 }
                 let i = task as usize;
-                let spec = self.spec.tasks[i].clone();
-                let cpus = spec.cpus.unwrap_or(*self.k.cpus_allowed(pid));
+                let specs = std::sync::Arc::clone(&self.spec);
+                let spec = &specs.tasks[i];
+                let cpus = spec
+                    .cpus
+                    .as_deref()
+                    .copied()
+                    .unwrap_or(*self.k.cpus_allowed(pid));
                 let child =
                     self.k
                         .create_task(&spec.name, Some(pid), true, spec.nice, spec.policy, cpus);
                 st.nfork += 1;
                 st.children_alive += 1;
                 let daemon = self.spec.daemons.contains(&i);
-                self.new_state(child, spec.prog, spec.instance, spec.name.clone(), daemon);
+                self.new_state(
+                    child,
+                    spec.prog,
+                    spec.instance,
+                    StreamName::Spec(i as u32),
+                    daemon,
+                );
                 self.k.wake_up_new_task(child, &mut self.q);
                 next!(st)
             }

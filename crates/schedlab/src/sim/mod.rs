@@ -112,7 +112,7 @@ struct ProgState {
     /// Items taken by the last `Splice`, walked newest first by `LoopCount::Each`.
     batch: Vec<u64>,
     rng: RngStream,
-    stream: String,
+    stream: StreamName,
     nfork: u32,
     children_alive: u32,
     zombies: u32,
@@ -122,6 +122,13 @@ struct ProgState {
     t_start: SimTime,
     timer_exp: SimTime,
     uclamp: (u16, u16),
+}
+
+/// The name of a task's random stream (which its forked children's names extend):
+/// a scenario task's name, kept once in the spec, or a forked child's `parent/n`.
+enum StreamName {
+    Spec(u32),
+    Forked(Box<str>),
 }
 
 /// The first eight blocked task names, for a deadlock message.
@@ -217,7 +224,7 @@ pub struct WorkloadMetrics {
 pub struct Sim<O> {
     pub(crate) k: Kernel<O>,
     pub(crate) q: EventQueue<Event>,
-    pub(crate) spec: WorkloadSpec,
+    pub(crate) spec: std::sync::Arc<WorkloadSpec>,
     st: Vec<Option<Box<ProgState>>>,
     chans: Vec<Channel>,
     /// Channel kind per channel index (for costs).
@@ -267,10 +274,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     /// Build the system; tasks start when [`Sim::run`] runs.
     pub fn new(
         k: Kernel<O>,
-        spec: WorkloadSpec,
+        spec: impl Into<std::sync::Arc<WorkloadSpec>>,
         streams: RngStreams,
         chan_params: ChanParams,
     ) -> Self {
+        let spec = spec.into();
         let leader_of: Vec<Option<usize>> = {
             let mut first = std::collections::HashMap::new();
             spec.tasks
@@ -301,6 +309,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 .collect(),
         };
         let noise_rng = streams.stream("noise");
+        let mut k = k;
+        k.reserve_tasks(spec.tasks.len());
         Sim {
             k,
             q: EventQueue::with_capacity(4096),
@@ -481,12 +491,27 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         self.st.iter().flatten().count() >= self.spec.tasks.len()
     }
 
-    fn new_state(&mut self, pid: Pid, prog: usize, instance: u32, stream: String, daemon: bool) {
+    /// The text of a stream name.
+    fn stream_name<'a>(&'a self, s: &'a StreamName) -> &'a str {
+        match s {
+            StreamName::Spec(i) => &self.spec.tasks[*i as usize].name,
+            StreamName::Forked(name) => name,
+        }
+    }
+
+    fn new_state(
+        &mut self,
+        pid: Pid,
+        prog: usize,
+        instance: u32,
+        stream: StreamName,
+        daemon: bool,
+    ) {
         let i = pid as usize;
         if self.st.len() <= i {
             self.st.resize_with(i + 1, || None);
         }
-        let rng = self.streams.stream(&stream);
+        let rng = self.streams.stream(self.stream_name(&stream));
         self.st[i] = Some(Box::new(ProgState {
             prog,
             instance,
@@ -516,8 +541,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     }
 
     fn start_task(&mut self, i: usize) {
-        let spec = self.spec.tasks[i].clone();
-        let cpus = spec.cpus.unwrap_or(*self.k.machine().all_cpus());
+        let specs = std::sync::Arc::clone(&self.spec);
+        let spec = &specs.tasks[i];
+        let cpus = spec
+            .cpus
+            .as_deref()
+            .copied()
+            .unwrap_or(*self.k.machine().all_cpus());
         // The leader's pid: the first task named as the leader (tasks are never
         // removed and new ones get higher pids, so once found it stays the answer).
         let tgid = self.leader_of[i].and_then(|j| {
@@ -540,7 +570,13 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             self.k.set_tgid(pid, tg);
         }
         let daemon = self.spec.daemons.contains(&i);
-        self.new_state(pid, spec.prog, spec.instance, spec.name.clone(), daemon);
+        self.new_state(
+            pid,
+            spec.prog,
+            spec.instance,
+            StreamName::Spec(i as u32),
+            daemon,
+        );
         self.k.wake_up_new_task(pid, &mut self.q);
     }
 

@@ -341,7 +341,7 @@ pub struct TaskSpec {
     pub name: String,
     pub prog: ProgId,
     pub instance: u32,
-    pub cpus: Option<CpuMask>,
+    pub cpus: Option<std::sync::Arc<CpuMask>>,
     pub nice: i32,
     pub policy: Policy,
     pub start_ns: u64,

@@ -664,7 +664,7 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
                         format!("`cpus = \"{s}\"` must name CPUs of this {nr_cpus}-CPU machine"),
                     ));
                 }
-                Some(m)
+                Some(std::sync::Arc::new(m))
             }
         };
         let nice = t.int("nice")?.unwrap_or(0);
@@ -706,7 +706,7 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
                 name: tname,
                 prog,
                 instance: i,
-                cpus,
+                cpus: cpus.clone(),
                 nice: nice as i32,
                 policy,
                 start_ns,

@@ -20,7 +20,7 @@ pub const MS: u64 = 1_000_000;
 /// A task running `prog` from t = 0: nice 0, `SCHED_NORMAL`, its own process.
 pub fn task_spec(name: &str, prog: usize, cpus: Option<CpuMask>) -> TaskSpec {
     TaskSpec {
-        cpus,
+        cpus: cpus.map(std::sync::Arc::new),
         ..TaskSpec::new(name, prog, 0)
     }
 }

@@ -124,11 +124,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return;
         }
         let idle = self.idle_mask();
-        let all_idle = self
-            .m
-            .smt_mask(cpu)
-            .iter()
-            .all(|s| s == cpu || idle.test(s));
+        let all_idle = self.smt_siblings(cpu).all(|s| s == cpu || idle.test(s));
         if all_idle {
             self.set_idle_cores(cpu, true);
         }
@@ -343,7 +339,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 continue;
             }
             let mut idle = true;
-            for s in self.m.smt_mask(c).iter() {
+            for s in self.smt_siblings(c) {
                 cpus.clear(s);
                 self.probe(&mut pr, this_cpu, s);
                 if !self.available_idle_cpu(s) {
@@ -459,7 +455,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return (None, pr);
         }
         let mut found = None;
-        for s in self.m.smt_mask(target).iter() {
+        for s in self.smt_siblings(target) {
             if !self.cpus_allowed(pid).test(s) {
                 continue;
             }

@@ -211,7 +211,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     ) -> Option<usize> {
         let allowed = self.cpus_allowed(pid);
         let mut idle = true;
-        for s in self.m.smt_mask(core).iter() {
+        for s in self.smt_siblings(core) {
             self.probe(pr, this_cpu, s);
             if !self.available_idle_cpu(s) {
                 idle = false;
@@ -231,7 +231,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if idle {
             return Some(core);
         }
-        for s in self.m.smt_mask(core).iter() {
+        for s in self.smt_siblings(core) {
             live.clear(s);
         }
         None

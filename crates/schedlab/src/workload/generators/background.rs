@@ -202,7 +202,7 @@ pub fn append(spec: &mut WorkloadSpec, bg: &Background, m: &Machine) {
         };
         spec.daemons.push(spec.tasks.len());
         spec.tasks.push(TaskSpec {
-            cpus,
+            cpus: cpus.map(std::sync::Arc::new),
             process: Some(process),
             ..TaskSpec::new(format!("spinner-{i}"), prog, i as u32)
         });
@@ -246,7 +246,7 @@ mod tests {
         let cpus: Vec<usize> = spec
             .tasks
             .iter()
-            .map(|t| t.cpus.unwrap().first().unwrap())
+            .map(|t| t.cpus.as_ref().unwrap().first().unwrap())
             .collect();
         assert_eq!(cpus, vec![5, 7, 5]);
         // One process (threads).

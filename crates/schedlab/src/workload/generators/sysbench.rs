@@ -234,7 +234,7 @@ pub fn spec(groups: &[Group]) -> WorkloadSpec {
             format!("sysbench.g{g}")
         };
         spec.tasks.push(TaskSpec {
-            cpus: gr.cpus,
+            cpus: gr.cpus.map(std::sync::Arc::new),
             ..TaskSpec::new(name, main_prog, 0)
         });
     }
