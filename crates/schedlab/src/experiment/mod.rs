@@ -278,8 +278,13 @@ fn workload_section(
             ),
         ));
     }
-    // Parsers push task by task: give back a growing vector's spare half.
+    // Parsers push task by task and op by op: give back the growing vectors' spare
+    // capacity (up to half of a 100 000-task workload's memory).
     workload.tasks.shrink_to_fit();
+    workload.programs.shrink_to_fit();
+    for p in &mut workload.programs {
+        p.ops.shrink_to_fit();
+    }
     Ok(WorkloadSection {
         kind,
         workload,

@@ -255,6 +255,12 @@ impl CfsRq {
         self.timeline.first()
     }
 
+    /// The leftmost queued entity's vruntime, from the timeline's copy.
+    #[inline]
+    pub(crate) fn first_vruntime(&self) -> Option<(u32, u64)> {
+        self.timeline.first_entry()
+    }
+
     /// `__pick_next_entity`: the entity after `pid` in vruntime order.
     pub(crate) fn next_after(&self, pid: u32) -> Option<u32> {
         self.timeline.next_after(pid)

@@ -94,7 +94,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
         }
         let curr_v = if se.on_rq { Some(se.vruntime) } else { None };
-        let left = rq.cfs.first().map(|p| self.tasks[p as usize].se.vruntime);
+        let left = rq.cfs.first_vruntime().map(|(p, v)| {
+            debug_assert_eq!(
+                v, self.tasks[p as usize].se.vruntime,
+                "timeline copy of {p}"
+            );
+            v
+        });
         update_min_vruntime(&mut rq.cfs, curr_v, left);
         if self.fair.preempt_short && !rq.deadline_resched && rq.cfs.nr_running > 1 {
             self.did_preempt_short(cpu, pid);
@@ -126,7 +132,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let se = &self.tasks[c as usize].se;
             se.on_rq.then_some(se.vruntime)
         });
-        let left = rq.cfs.first().map(|p| self.tasks[p as usize].se.vruntime);
+        let left = rq.cfs.first_vruntime().map(|(p, v)| {
+            debug_assert_eq!(
+                v, self.tasks[p as usize].se.vruntime,
+                "timeline copy of {p}"
+            );
+            v
+        });
         update_min_vruntime(&mut rq.cfs, curr_v, left);
     }
 
