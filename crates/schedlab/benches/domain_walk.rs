@@ -209,6 +209,9 @@ fn main() {
         mem.push(pass(some, some.len(), prev));
     }
     if !mem.is_empty() {
-        println!("memory  {:6.2} ns per level (clflush before the pass)", median(mem));
+        println!(
+            "memory  {:6.2} ns per level (clflush before the pass)",
+            median(mem)
+        );
     }
 }

@@ -401,9 +401,10 @@ fn two_node_distance(remote: u32) -> Vec<Vec<u32>> {
 //   points give 40 between chips on these systems).
 // - Idle: OPAL's POWER9 table in skiboot hw/slw.c (latency_ns / residency_ns, the
 //   file itself calls them estimates): stop0_lite 1/10 µs, stop0 2/20 µs, stop1
-//   5/50 µs, stop2 10/100 µs, stop4 100 µs / 10 ms, stop5 200 µs / 20 ms (the last
-//   four from memory of that table; the first two checked). Plus powernv-cpuidle's
-//   `snooze` state 0 (polling). Power unknown (0).
+//   5/50 µs, stop2 10/100 µs, stop4 100 µs / 10 ms, stop5 200 µs / 20 ms (all six
+//   checked against `power9_cpu_idle_states[]` at skiboot v6.6, 0f1937ef40fc, the
+//   firmware of the v5.6 era; stop8/stop11 never reach cpuidle: docs/idle-data.md).
+//   Plus powernv-cpuidle's `snooze` state 0 (polling). Power unknown (0).
 // - Frequency: one domain per chip (powernv-cpufreq per-quad domains are finer; the
 //   scheduler only sees capacity 1024), single OPP 3.8 GHz (nominal turbo of a
 //   22-core part, estimate); power unknown.
