@@ -101,6 +101,8 @@ struct RawIdleState {
     target_residency_ns: Option<u64>,
     #[serde(default)]
     power_mw: f64,
+    #[serde(default)]
+    cluster: bool,
 }
 
 #[derive(Deserialize)]
@@ -298,6 +300,7 @@ impl Ctx<'_> {
                 None,
             )?,
             power_mw: rs.power_mw,
+            cluster: rs.cluster,
         })
     }
 
@@ -631,6 +634,9 @@ pub fn machine_to_toml(m: &Machine) -> String {
             o.push('\n');
             time_key(&mut o, "target_residency", s.target_residency_ns);
             let _ = writeln!(o, "\npower_mw = {}", toml::Value::Float(s.power_mw));
+            if s.cluster {
+                o.push_str("cluster = true\n");
+            }
         }
     }
     for fd in &m.freq_domains {

@@ -74,6 +74,12 @@ pub struct IdleState {
     pub target_residency_ns: u64,
     /// `power_usage` in mW while resident (for energy accounting; may be 0 when unknown).
     pub power_mw: f64,
+    /// The state powers down the CPU's whole cluster (a PSCI power level above the
+    /// core: `arm,psci-suspend-param` with the power-level field 1, as Juno's and
+    /// HiKey960's `cluster-sleep` states). The platform coordinates it: the cluster
+    /// goes down only when its last CPU enters such a state, and only the first CPU
+    /// to wake pays the cluster's exit latency (sched/core.rs, "coupled cluster idle").
+    pub cluster: bool,
 }
 
 /// One operating performance point of a frequency domain.

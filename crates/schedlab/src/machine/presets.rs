@@ -271,6 +271,16 @@ fn idle(name: &str, exit_us: u64, residency_us: u64, power_mw: f64) -> IdleState
         exit_latency_ns: exit_us * 1_000,
         target_residency_ns: residency_us * 1_000,
         power_mw,
+        cluster: false,
+    }
+}
+
+/// A cluster-level state (PSCI power level 1: the cluster powers down when its last
+/// CPU enters; see [`IdleState::cluster`]).
+fn cluster_idle(name: &str, exit_us: u64, residency_us: u64, power_mw: f64) -> IdleState {
+    IdleState {
+        cluster: true,
+        ..idle(name, exit_us, residency_us, power_mw)
     }
 }
 
@@ -848,7 +858,7 @@ fn juno_r0() -> Machine {
                 idle: vec![
                     idle("WFI", 1, 1, 6.0),
                     idle("cpu-sleep-0", 1500, 2000, 0.0),
-                    idle("cluster-sleep-0", 1500, 2500, 0.0),
+                    cluster_idle("cluster-sleep-0", 1500, 2500, 0.0),
                 ],
                 llc: 0,
             },
@@ -861,7 +871,7 @@ fn juno_r0() -> Machine {
                 idle: vec![
                     idle("WFI", 1, 1, 15.0),
                     idle("cpu-sleep-0", 1500, 2000, 0.0),
-                    idle("cluster-sleep-0", 1500, 2500, 0.0),
+                    cluster_idle("cluster-sleep-0", 1500, 2500, 0.0),
                 ],
                 llc: 1,
             },
@@ -897,7 +907,7 @@ fn hikey960() -> Machine {
                 idle: vec![
                     idle("WFI", 1, 1, 0.0),
                     idle("cpu-sleep-0", 1050, 1500, 0.0),
-                    idle("cluster-sleep-0", 2100, 3500, 0.0),
+                    cluster_idle("cluster-sleep-0", 2100, 3500, 0.0),
                 ],
                 llc: 0,
             },
@@ -910,7 +920,7 @@ fn hikey960() -> Machine {
                 idle: vec![
                     idle("WFI", 1, 1, 0.0),
                     idle("cpu-sleep-1", 950, 1500, 0.0),
-                    idle("cluster-sleep-1", 3700, 3500, 0.0),
+                    cluster_idle("cluster-sleep-1", 3700, 3500, 0.0),
                 ],
                 llc: 1,
             },
@@ -1029,7 +1039,7 @@ fn synquacer_24() -> Machine {
         idle_tables: vec![vec![
             idle("WFI", 1, 1, 0.0),
             idle("cpu-sleep", 300, 1000, 0.0),
-            idle("cluster-sleep", 800, 3000, 0.0),
+            cluster_idle("cluster-sleep", 800, 3000, 0.0),
         ]],
         freq_domains: fds,
         cost: cost_arm_little(),

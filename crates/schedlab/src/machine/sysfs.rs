@@ -438,6 +438,9 @@ fn read_idle_states(fs: &Fs, d: &str) -> Result<Vec<IdleState>, InputError> {
             name,
             exit_latency_ns: lat,
             target_residency_ns: res,
+            // sysfs does not say which states are cluster-level (only the firmware
+            // tables do): every imported state is a CPU state.
+            cluster: false,
             power_mw: if power >= 1_000_000 {
                 0.0
             } else {

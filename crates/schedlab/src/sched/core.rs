@@ -15,7 +15,10 @@
 //! * **schedule**: dequeue a blocking task, put the previous task back, pick the next
 //!   (fair class), switch. With nothing to run the CPU enters idle: `idle_stamp` is set
 //!   (the newidle path) and a menu-like governor picks the deepest cpuidle state whose
-//!   target residency fits the predicted idle time.
+//!   target residency fits the predicted idle time. A cluster-level state (Arm's
+//!   `cluster-sleep`) is coupled as PSCI's platform-coordinated mode couples it: the
+//!   cluster powers down when its last CPU enters one, and only the first CPU to wake
+//!   pays the cluster's exit latency (`cluster_enter`, `idle_exit_latency`).
 //! * **scheduler_tick**: at HZ on busy CPUs only (NO_HZ idle); updates the current
 //!   task's runtime and PELT and checks slice preemption.
 //! * **Costs**: the simulated kernel's own work is charged as CPU work from the
@@ -462,6 +465,12 @@ pub struct Kernel<O> {
     core_busy: Vec<u32>,
     /// SMT siblings of each CPU, itself included.
     sibs: Vec<Box<[u32]>>,
+    /// Per CPU, its cluster's first CPU (`cpu_clustergroup_mask`), which indexes
+    /// `cluster_down`.
+    cluster_first: Vec<u32>,
+    /// By cluster's first CPU: the cluster is powered down in a cluster-level idle
+    /// state (coupled cluster idle, see [`Kernel::enter_idle`]).
+    cluster_down: Vec<bool>,
     /// Popped events that had been superseded (stale generation).
     pub(crate) stale_events: u64,
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
@@ -750,6 +759,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let sibs = (0..m.nr_cpus())
             .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
             .collect();
+        let cluster_first = (0..m.nr_cpus())
+            .map(|c| m.cluster_mask(c).first().unwrap_or(c) as u32)
+            .collect();
+        let cluster_down = vec![false; m.nr_cpus()];
         let smtb = crate::sched::fair::smt_balance::SmtBalance::new(&topo, m.nr_cpus());
         let cpufreq = crate::sched::cpufreq::CpuFreq::new(&m, tun.cpufreq, topo.asym_cpucapacity);
         let mut k = Kernel {
@@ -766,6 +779,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             dirty: Vec::new(),
             core_busy: vec![0; nr_cores],
             sibs,
+            cluster_first,
+            cluster_down,
             stale_events: 0,
             allowed: Affinities::new(CpuMask::new()),
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
@@ -1617,11 +1632,52 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.idle_state = Some(chosen);
             // sched_idle_set_state with seed 001 v2: entry + exit latency.
             rq.break_even = now + states[chosen].exit_latency_ns;
+            if states[chosen].cluster {
+                self.cluster_enter(cpu);
+            }
             self.emit(SchedEvent::IdleEnter { cpu, state: chosen });
         }
         // pick_next_task_idle -> set_next_task_idle -> update_idle_core.
         self.update_idle_core(cpu);
         self.nohz_balance_enter_idle(cpu);
+    }
+
+    /// Coupled cluster idle (PSCI platform-coordinated mode, as on Juno and HiKey960):
+    /// a CPU that asks for a cluster-level state powers itself down at once, and its
+    /// cluster goes down when the last of its CPUs does so, i.e. when every CPU of the
+    /// cluster is idle inside a cluster-level state.
+    fn cluster_enter(&mut self, cpu: usize) {
+        let all = self.m.cluster_mask(cpu).iter().all(|c| {
+            self.rqs[c].curr.is_none()
+                && self.rqs[c]
+                    .idle_state
+                    .is_some_and(|s| self.m.idle_states(c)[s].cluster)
+        });
+        if all {
+            self.cluster_down[self.cluster_first[cpu] as usize] = true;
+        }
+    }
+
+    /// The exit latency `cpu` pays to leave state `s`, bringing its cluster up. A
+    /// CPU state costs its own exit latency. A cluster-level state costs the cluster's
+    /// (the state's) exit latency to the first CPU to wake of a cluster that went
+    /// down; to any other CPU (its cluster never went down, or another CPU has already
+    /// brought it up) it costs only the CPU's own power-down: the exit latency of the
+    /// deepest CPU-level state shallower than `s` (0 without one).
+    fn idle_exit_latency(&mut self, cpu: usize, s: usize) -> u64 {
+        let states = self.m.idle_states(cpu);
+        if !states[s].cluster {
+            return states[s].exit_latency_ns;
+        }
+        let down = &mut self.cluster_down[self.cluster_first[cpu] as usize];
+        if std::mem::take(down) {
+            return states[s].exit_latency_ns;
+        }
+        states[..s]
+            .iter()
+            .rev()
+            .find(|t| !t.cluster)
+            .map_or(0, |t| t.exit_latency_ns)
     }
 
     /// Menu-like prediction: the next timer on this CPU, capped by the recent typical
@@ -1655,7 +1711,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         } else {
             (rq.idle_ewma * 7 + len) / 8
         };
-        if rq.idle_state.take().is_some() {
+        if let Some(s) = rq.idle_state.take() {
+            // Leaving without an interrupt (the state was not exited through
+            // `begin_idle_exit`): the cluster comes up all the same.
+            self.idle_exit_latency(cpu, s);
             self.emit(SchedEvent::IdleExit { cpu });
         }
     }
@@ -1948,7 +2007,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let now = self.now;
         if self.rqs[cpu].curr.is_none() {
             if let Some(s) = self.rqs[cpu].idle_state.take() {
-                let lat = self.m.idle_states(cpu)[s].exit_latency_ns;
+                let lat = self.idle_exit_latency(cpu, s);
                 // Balance work charged to the idle CPU (fair/balance.rs) runs first.
                 self.rqs[cpu].exit_until = self.rqs[cpu].exit_until.max(now) + lat;
                 self.emit(SchedEvent::IdleExit { cpu });
@@ -2009,6 +2068,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                          was the last reported",
                         self.counters_reported[cpu]
                     ));
+                }
+            }
+        }
+        for cpu in 0..self.rqs.len() {
+            if self.cluster_first[cpu] as usize == cpu && self.cluster_down[cpu] {
+                for c in self.m.cluster_mask(cpu).iter() {
+                    let in_cluster_state = self.rqs[c].curr.is_none()
+                        && self.rqs[c]
+                            .idle_state
+                            .is_some_and(|s| self.m.idle_states(c)[s].cluster);
+                    if !in_cluster_state {
+                        return Err(format!(
+                            "cluster of cpu{cpu} is down but cpu{c} is not in a cluster state"
+                        ));
+                    }
                 }
             }
         }
