@@ -283,10 +283,63 @@ fn energy_equals_the_integral_of_the_event_timeline() {
         total += j;
     }
     assert!(busy_cpus >= 2, "tasks ran on {busy_cpus} CPUs");
+    // The clusters' own power, rebuilt from the same events: per domain, the current
+    // OPP's cluster figure while any of its CPUs is outside a state (running or in the
+    // idle loop), else the figure of the shallowest state its CPUs are in (a CPU
+    // leaving a state is still in it, as above).
+    let mut clusters = 0.0;
+    for (d, fd) in m.freq_domains.iter().enumerate() {
+        assert!(fd.has_cluster_power(), "juno-r0 has cluster figures");
+        let cpus: Vec<usize> = fd.cpus.iter().collect();
+        let mut state: Vec<Option<usize>> = vec![None; m.nr_cpus()];
+        let mut khz = fd.max_freq_khz();
+        let (mut t0, mut mw_ns) = (0, 0.0);
+        let power = |state: &[Option<usize>], khz: u32| -> f64 {
+            let mut shallowest = usize::MAX;
+            for &c in &cpus {
+                match state[c] {
+                    Some(s) => shallowest = shallowest.min(s),
+                    None => {
+                        let o = fd.opps.iter().find(|o| o.freq_khz == khz).unwrap();
+                        return f64::from(o.cluster_power_mw);
+                    }
+                }
+            }
+            fd.cluster_idle_mw[shallowest]
+        };
+        for &(t, e) in evs {
+            let cpu = match e {
+                SchedEvent::Switch { cpu, .. }
+                | SchedEvent::IdleEnter { cpu, .. }
+                | SchedEvent::IdleExit { cpu }
+                | SchedEvent::CpuFrequency { cpu, .. } => cpu,
+                _ => continue,
+            };
+            if m.cpus[cpu].freq_domain != d {
+                continue;
+            }
+            mw_ns += (t - t0) as f64 * power(&state, khz);
+            t0 = t;
+            match e {
+                SchedEvent::Switch { .. } => state[cpu] = None,
+                SchedEvent::IdleEnter { state: s, .. } => state[cpu] = Some(s),
+                SchedEvent::CpuFrequency { freq_khz, .. } => khz = freq_khz,
+                _ => {}
+            }
+        }
+        mw_ns += (end - t0) as f64 * power(&state, khz);
+        clusters += mw_ns * 1e-12;
+    }
     let r = meter.report();
-    assert!((r.total.unwrap() - total).abs() < 1e-8);
-    let clusters: f64 = r.per_cluster.iter().sum();
-    assert!((clusters - total).abs() < 1e-8);
+    let got_clusters = r.clusters.unwrap();
+    assert!(
+        (got_clusters - clusters).abs() <= 1e-9 * clusters.max(1.0),
+        "clusters: meter {got_clusters} J, timeline {clusters} J"
+    );
+    assert!(clusters > 0.0);
+    assert!((r.total.unwrap() - (total + clusters)).abs() < 1e-8);
+    let per_cluster: f64 = r.per_cluster.iter().sum();
+    assert!((per_cluster - (total + clusters)).abs() < 1e-8);
 }
 
 /// The result JSON carries the energy on an EM machine, a note elsewhere.

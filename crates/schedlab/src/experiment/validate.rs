@@ -278,6 +278,7 @@ pub(crate) fn one_cpu(m: &Machine) -> Machine {
         core_kinds: m.core_kinds.clone(),
         idle_tables: m.idle_tables.clone(),
         freq_domains: vec![FreqDomain {
+            cluster_idle_mw: fd.cluster_idle_mw.clone(),
             cpus: CpuMask::of(0),
             opps: fd.opps.clone(),
             transition_latency_ns: fd.transition_latency_ns,

@@ -112,6 +112,8 @@ struct RawFreqDomain {
     transition_latency_us: Option<u64>,
     transition_latency_ns: Option<u64>,
     opp: Vec<Spanned<RawOpp>>,
+    #[serde(default)]
+    cluster_idle_mw: Vec<f64>,
 }
 
 #[derive(Deserialize)]
@@ -120,6 +122,8 @@ struct RawOpp {
     freq_khz: u32,
     #[serde(default)]
     power_mw: u32,
+    #[serde(default)]
+    cluster_power_mw: u32,
 }
 
 #[derive(Deserialize)]
@@ -355,11 +359,13 @@ impl Ctx<'_> {
                     }
                 }
                 opps.push(Opp {
+                    cluster_power_mw: ro.cluster_power_mw,
                     freq_khz: ro.freq_khz,
                     power_mw: ro.power_mw,
                 });
             }
             freq_domains.push(FreqDomain {
+                cluster_idle_mw: rf.cluster_idle_mw.clone(),
                 cpus,
                 opps,
                 transition_latency_ns,
@@ -643,12 +649,23 @@ pub fn machine_to_toml(m: &Machine) -> String {
         let _ = write!(o, "\n[[freq_domain]]\ncpus = {}\n", q(&fd.cpus.to_string()));
         time_key(&mut o, "transition_latency", fd.transition_latency_ns);
         o.push('\n');
+        if !fd.cluster_idle_mw.is_empty() {
+            let v: Vec<String> = fd
+                .cluster_idle_mw
+                .iter()
+                .map(|&x| toml::Value::Float(x).to_string())
+                .collect();
+            let _ = writeln!(o, "cluster_idle_mw = [{}]", v.join(", "));
+        }
         for opp in &fd.opps {
             let _ = writeln!(
                 o,
                 "[[freq_domain.opp]]\nfreq_khz = {}\npower_mw = {}",
                 opp.freq_khz, opp.power_mw
             );
+            if opp.cluster_power_mw > 0 {
+                let _ = writeln!(o, "cluster_power_mw = {}", opp.cluster_power_mw);
+            }
         }
     }
     // CPU groups: CPUs with equal (kind, idle table, capacity), in order of first CPU.
@@ -883,6 +900,11 @@ kind = 1
             ("smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"", "smt_throughput = [1024, 0]\n\n[[core_kind]]\nname = \"big\"", "entries in 1..=1024"),
             ("[topology]", "[cost]\nfork = 1000000001\n[topology]", "cost `fork` = 1000000001: a cost is at most 1000000000 ns"),
             ("[topology]", "node_reclaim_distance = 256\n[topology]", "a SLIT distance is at most 255"),
+            // The cluster term: all or nothing, one idle figure per idle state.
+            ("power_mw = 100", "power_mw = 100\ncluster_power_mw = 5", "cluster_power_mw on an OPP needs cluster_idle_mw too"),
+            ("cpus = \"0-1\"\n[[freq_domain.opp]]", "cpus = \"0-1\"\ncluster_idle_mw = [5.0]\n[[freq_domain.opp]]", "every OPP needs a cluster_power_mw > 0"),
+            ("cpus = \"0-1\"\n[[freq_domain.opp]]\nfreq_khz = 1000000\npower_mw = 100", "cpus = \"0-1\"\ncluster_idle_mw = [5.0, 1.0]\n[[freq_domain.opp]]\nfreq_khz = 1000000\npower_mw = 100\ncluster_power_mw = 5", "cluster_idle_mw has 2 figures but cpu0 has 1 idle states"),
+            ("cpus = \"0-1\"\n[[freq_domain.opp]]\nfreq_khz = 1000000\npower_mw = 100", "cpus = \"0-1\"\ncluster_idle_mw = [-1.0]\n[[freq_domain.opp]]\nfreq_khz = 1000000\npower_mw = 100\ncluster_power_mw = 5", "cluster_idle_mw -1 must be a number >= 0"),
         ];
         for (from, to, msg) in cases {
             assert!(GOOD.contains(from), "case pattern `{from}` not in GOOD");

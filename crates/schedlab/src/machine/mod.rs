@@ -88,6 +88,11 @@ pub struct Opp {
     pub freq_khz: u32,
     /// Active power of one CPU at this OPP in mW (Energy Model `power`); 0 = unknown.
     pub power_mw: u32,
+    /// Power of the cluster itself (its L2, snoop control and clock tree: what the
+    /// legacy EAS energy model's `cluster-cost` busy data gives) while any CPU of the
+    /// domain is active at this OPP, mW; 0 = not modelled (see
+    /// [`FreqDomain::cluster_idle_mw`]).
+    pub cluster_power_mw: u32,
 }
 
 /// A cpufreq policy: CPUs that share a clock, and its OPP table ascending by frequency.
@@ -97,6 +102,12 @@ pub struct FreqDomain {
     pub opps: Vec<Opp>,
     /// cpufreq `transition_latency` in ns (schedutil's rate limit derives from it).
     pub transition_latency_ns: u64,
+    /// The cluster's own power while every CPU of the domain is idle, by the
+    /// shallowest idle state among them (an index into their idle table), mW: the
+    /// legacy EAS model's `cluster-cost` idle data. Empty = the cluster term is not
+    /// modelled (the meter counts CPUs only and says so). A domain with a cluster
+    /// term has one for every OPP too ([`Opp::cluster_power_mw`]).
+    pub cluster_idle_mw: Vec<f64>,
 }
 
 impl FreqDomain {
@@ -106,6 +117,10 @@ impl FreqDomain {
     /// True when every OPP carries a power figure (an Energy Model can be built).
     pub fn has_energy_model(&self) -> bool {
         !self.opps.is_empty() && self.opps.iter().all(|o| o.power_mw > 0)
+    }
+    /// True when the domain carries the cluster's own power, busy and idle.
+    pub fn has_cluster_power(&self) -> bool {
+        !self.cluster_idle_mw.is_empty() && self.opps.iter().all(|o| o.cluster_power_mw > 0)
     }
 }
 
@@ -437,6 +452,46 @@ fn check_freq_domains(p: &MachineParts) -> Result<(), String> {
                     "frequency domain {d} lists cpu{c}, which does not point back to it"
                 ));
             }
+        }
+        check_cluster_power(p, d, fd)?;
+    }
+    Ok(())
+}
+
+/// A domain's cluster power: all or nothing (idle figures and a busy figure at every
+/// OPP), finite and >= 0, one idle figure per idle state of each of its CPUs.
+fn check_cluster_power(p: &MachineParts, d: usize, fd: &FreqDomain) -> Result<(), String> {
+    let busy = fd.opps.iter().filter(|o| o.cluster_power_mw > 0).count();
+    if fd.cluster_idle_mw.is_empty() {
+        if busy > 0 {
+            return Err(format!(
+                "frequency domain {d}: cluster_power_mw on an OPP needs cluster_idle_mw too"
+            ));
+        }
+        return Ok(());
+    }
+    if busy != fd.opps.len() {
+        return Err(format!(
+            "frequency domain {d}: with cluster_idle_mw, every OPP needs a cluster_power_mw > 0"
+        ));
+    }
+    if let Some(x) = fd
+        .cluster_idle_mw
+        .iter()
+        .find(|x| !(x.is_finite() && **x >= 0.0))
+    {
+        return Err(format!(
+            "frequency domain {d}: cluster_idle_mw {x} must be a number >= 0"
+        ));
+    }
+    for c in fd.cpus.iter() {
+        let states = p.idle_tables.get(p.cpus[c].idle_table).map_or(0, Vec::len);
+        if states != fd.cluster_idle_mw.len() {
+            return Err(format!(
+                "frequency domain {d}: cluster_idle_mw has {} figures but cpu{c} has {states} \
+                 idle states (one figure per state, shallowest first)",
+                fd.cluster_idle_mw.len()
+            ));
         }
     }
     Ok(())

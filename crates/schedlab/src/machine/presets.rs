@@ -20,9 +20,11 @@
 //! and LLC (v5.16+ `CLS`); a machine without one has `cluster == llc`. `package` is the
 //! physical package (socket); on the Arm SoCs here that is the whole chip.
 //!
-//! Simplifications: the energy model keeps per-CPU active power only (cluster power
-//! of the Juno table is dropped: v5.6's EM has no cluster term); idle `power_mw` is
-//! per CPU; x86 presets have one frequency domain per package with a single OPP (v5.6
+//! Simplifications: the kernel's Energy Model (v5.6) is per CPU only, and so is what
+//! EAS decides with here; the energy *meter* also counts the cluster's own power
+//! where a public table gives it (Juno r0: `Opp::cluster_power_mw`,
+//! `FreqDomain::cluster_idle_mw`; docs/idle-data.md). Idle `power_mw` is per CPU; x86
+//! presets have one frequency domain per package with a single OPP (v5.6
 //! x86 has no frequency invariance and no Energy Model, so power is 0 = unknown).
 //!
 //! SMT throughput ([`CoreKind::smt_throughput`]) is per busy thread on the 1024 scale.
@@ -293,6 +295,7 @@ fn kind(name: &str, smt: usize) -> CoreKind {
 
 fn single_opp(khz: u32) -> Vec<Opp> {
     vec![Opp {
+        cluster_power_mw: 0,
         freq_khz: khz,
         power_mw: 0,
     }]
@@ -375,6 +378,7 @@ impl Sym {
     ) -> Vec<FreqDomain> {
         (0..self.nodes)
             .map(|p| FreqDomain {
+                cluster_idle_mw: Vec::new(),
                 cpus: cpus
                     .iter()
                     .enumerate()
@@ -736,11 +740,13 @@ fn alderlake_24() -> Machine {
         idle_tables: vec![adl],
         freq_domains: vec![
             FreqDomain {
+                cluster_idle_mw: Vec::new(),
                 cpus: CpuMask::from_range(0, 16),
                 opps: single_opp(5_200_000),
                 transition_latency_ns: 0,
             },
             FreqDomain {
+                cluster_idle_mw: Vec::new(),
                 cpus: CpuMask::from_range(16, 24),
                 opps: single_opp(3_900_000),
                 transition_latency_ns: 0,
@@ -760,6 +766,9 @@ struct ArmCluster {
     idle: Vec<IdleState>,
     /// LLC id of this cluster (clusters sharing an L3 share an LLC id).
     llc: usize,
+    /// The cluster's own idle power by its shallowest CPU state (empty: not
+    /// modelled); with it, every OPP's `cluster_power_mw`.
+    cluster_idle_mw: Vec<f64>,
 }
 
 fn arm_soc(name: &str, description: &str, clusters: Vec<ArmCluster>, cost: CostTable) -> Machine {
@@ -795,6 +804,7 @@ fn arm_soc(name: &str, description: &str, clusters: Vec<ArmCluster>, cost: CostT
         freq_domains: clusters
             .iter()
             .map(|c| FreqDomain {
+                cluster_idle_mw: c.cluster_idle_mw.clone(),
                 cpus: c.cpus.iter().copied().collect::<CpuMask>(),
                 opps: c.opps.clone(),
                 transition_latency_ns: c.transition_latency_ns,
@@ -804,10 +814,20 @@ fn arm_soc(name: &str, description: &str, clusters: Vec<ArmCluster>, cost: CostT
     })
 }
 
+/// `opps` with the cluster's own busy power per OPP (same order), mW.
+fn with_cluster_mw(mut opps: Vec<Opp>, cluster_mw: &[u32]) -> Vec<Opp> {
+    assert_eq!(opps.len(), cluster_mw.len());
+    for (o, &mw) in opps.iter_mut().zip(cluster_mw) {
+        o.cluster_power_mw = mw;
+    }
+    opps
+}
+
 fn opps_mhz_mw(table: &[(u32, u32)]) -> Vec<Opp> {
     table
         .iter()
         .map(|&(mhz, mw)| Opp {
+            cluster_power_mw: 0,
             freq_khz: mhz * 1_000,
             power_mw: mw,
         })
@@ -819,6 +839,7 @@ fn opps_dpc(dpc: u64, table: &[(u32, u32)]) -> Vec<Opp> {
     table
         .iter()
         .map(|&(mhz, mv)| Opp {
+            cluster_power_mw: 0,
             freq_khz: mhz * 1_000,
             power_mw: em_power_mw(dpc, mhz as u64, mv as u64),
         })
@@ -834,7 +855,11 @@ fn opps_dpc(dpc: u64, table: &[(u32, u32)]) -> Vec<Opp> {
 //   446.6 -> 446 for the A53 (what sysfs cpu_capacity shows); the A57 is 1024. The
 //   EM table's capacity column (447, 1023) is the older hand-made rounding; we keep
 //   the kernel's 446/1024 everywhere.
-// - OPPs and per-CPU power: spec/workloads.md §5 (bogo-mW); cluster power dropped.
+// - OPPs and per-CPU power: spec/workloads.md §5 (bogo-mW). The cluster's own power
+//   (ARM-software/lisa libs/utils/platforms/juno_energy.py, 4bb8690199ab, and the
+//   Android EAS juno-sched-energy.dtsi, same numbers; docs/idle-data.md): busy
+//   A53 26/30/39/47/57, A57 24/32/43/49/64 per OPP; idle by the shallowest CPU state
+//   (WFI, cpu-sleep-0, cluster-sleep-0) A53 56/56/17, A57 65/65/24.
 // - Idle: WFI (1/1 µs, cpuidle-arm state 0), cpu-sleep-0 (juno.dts in
 //   ARM-software/linux, checked: entry 300 + exit 1200 -> exit_latency 1500 µs,
 //   min-residency 2000), cluster-sleep-0 (300 + 1200 -> 1500, 2500). The kernel's DT
@@ -853,7 +878,10 @@ fn juno_r0() -> Machine {
                 cpus: &[0, 3, 4, 5],
                 kind: "cortex-a53",
                 capacity: 446,
-                opps: opps_mhz_mw(&[(450, 33), (575, 46), (700, 61), (775, 76), (850, 93)]),
+                opps: with_cluster_mw(
+                    opps_mhz_mw(&[(450, 33), (575, 46), (700, 61), (775, 76), (850, 93)]),
+                    &[26, 30, 39, 47, 57],
+                ),
                 transition_latency_ns: 500_000,
                 idle: vec![
                     idle("WFI", 1, 1, 6.0),
@@ -861,12 +889,16 @@ fn juno_r0() -> Machine {
                     cluster_idle("cluster-sleep-0", 1500, 2500, 0.0),
                 ],
                 llc: 0,
+                cluster_idle_mw: vec![56.0, 56.0, 17.0],
             },
             ArmCluster {
                 cpus: &[1, 2],
                 kind: "cortex-a57",
                 capacity: 1024,
-                opps: opps_mhz_mw(&[(450, 168), (625, 251), (800, 359), (950, 479), (1100, 616)]),
+                opps: with_cluster_mw(
+                    opps_mhz_mw(&[(450, 168), (625, 251), (800, 359), (950, 479), (1100, 616)]),
+                    &[24, 32, 43, 49, 64],
+                ),
                 transition_latency_ns: 500_000,
                 idle: vec![
                     idle("WFI", 1, 1, 15.0),
@@ -874,6 +906,7 @@ fn juno_r0() -> Machine {
                     cluster_idle("cluster-sleep-0", 1500, 2500, 0.0),
                 ],
                 llc: 1,
+                cluster_idle_mw: vec![65.0, 65.0, 24.0],
             },
         ],
         cost_arm_big(),
@@ -910,6 +943,7 @@ fn hikey960() -> Machine {
                     cluster_idle("cluster-sleep-0", 2100, 3500, 0.0),
                 ],
                 llc: 0,
+                cluster_idle_mw: Vec::new(),
             },
             ArmCluster {
                 cpus: &[4, 5, 6, 7],
@@ -923,6 +957,7 @@ fn hikey960() -> Machine {
                     cluster_idle("cluster-sleep-1", 3700, 3500, 0.0),
                 ],
                 llc: 1,
+                cluster_idle_mw: Vec::new(),
             },
         ],
         cost_arm_big(),
@@ -983,6 +1018,7 @@ fn pixel6() -> Machine {
                 transition_latency_ns: 200_000,
                 idle: vec![idle("WFI", 1, 1, 0.0), idle("c2", 230, 2000, 0.0)],
                 llc: 0,
+                cluster_idle_mw: Vec::new(),
             },
             ArmCluster {
                 cpus: &[4, 5],
@@ -992,6 +1028,7 @@ fn pixel6() -> Machine {
                 transition_latency_ns: 200_000,
                 idle: vec![idle("WFI", 1, 1, 0.0), idle("c2", 340, 2500, 0.0)],
                 llc: 0,
+                cluster_idle_mw: Vec::new(),
             },
             ArmCluster {
                 cpus: &[6, 7],
@@ -1001,6 +1038,7 @@ fn pixel6() -> Machine {
                 transition_latency_ns: 200_000,
                 idle: vec![idle("WFI", 1, 1, 0.0), idle("c2", 455, 3500, 0.0)],
                 llc: 0,
+                cluster_idle_mw: Vec::new(),
             },
         ],
         cost,
@@ -1148,6 +1186,7 @@ pub fn test_asym(big: usize, little: usize, big_cap: u32, little_cap: u32) -> Ma
             });
         }
         fds.push(FreqDomain {
+            cluster_idle_mw: Vec::new(),
             cpus: CpuMask::from_range(first, first + count),
             opps: opps_dpc(dpc, &volts),
             transition_latency_ns: 100_000,

@@ -545,10 +545,12 @@ fn read_freq_domains(
             fd_of[c] = d;
         }
         freq_domains.push(FreqDomain {
+            cluster_idle_mw: Vec::new(),
             cpus,
             opps: freqs
                 .into_iter()
                 .map(|f| Opp {
+                    cluster_power_mw: 0,
                     freq_khz: f,
                     power_mw: 0,
                 })
@@ -569,8 +571,10 @@ fn read_freq_domains(
             fd_of[j] = d;
         }
         freq_domains.push(FreqDomain {
+            cluster_idle_mw: Vec::new(),
             cpus,
             opps: vec![Opp {
+                cluster_power_mw: 0,
                 freq_khz: 1_000_000,
                 power_mw: 0,
             }],

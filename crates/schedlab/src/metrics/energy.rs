@@ -19,11 +19,21 @@
 //! OPP. Energy is reported in joules (mW × ns × 10⁻¹²): total, per CPU, per frequency
 //! domain ("cluster"), and split into busy / idle-loop / idle-state parts.
 //!
-//! **Simplifications.** Per-CPU active power only: the cluster/uncore power of the
-//! boards' tables is not modelled (v5.6's EM has none either); static leakage is in
-//! whatever the OPP figure contains; an idle state whose power is unknown (0 mW) is
-//! counted as 0, and the report says so. A machine without an Energy Model (an OPP
-//! without a power figure, e.g. the x86 presets) gets no figures, only a note.
+//! * the cluster's own power (L2, snoop control, clock tree), where the machine gives
+//!   it (`Opp::cluster_power_mw`, `FreqDomain::cluster_idle_mw`, from the legacy EAS
+//!   energy model's `cluster-cost` tables; Juno r0 has them, docs/idle-data.md): the
+//!   busy figure of the domain's current OPP while any of its CPUs is active (running
+//!   or in the idle loop), else the idle figure of the shallowest state its CPUs are
+//!   in. That follows the requests cpuidle records, which agrees with the coupled
+//!   cluster (sched/core.rs): the cluster-level figure applies exactly when every CPU
+//!   asked for a cluster state.
+//!
+//! **Simplifications.** v5.6's Energy Model (what EAS decides with) has no cluster
+//! term; only this meter counts one. Static leakage is in whatever the figures
+//! contain. An idle state whose power is unknown (0 mW) is counted as 0, and a domain
+//! without cluster figures counts its CPUs only; the report says so for both. A machine
+//! without an Energy Model (an OPP without a power figure, e.g. the x86 presets) gets
+//! no figures, only a note.
 
 use crate::engine::SimTime;
 use crate::machine::Machine;
@@ -49,6 +59,23 @@ pub struct EnergyMeter {
     idle_e: Vec<f64>,
     nr_domains: usize,
     idle_power_unknown: bool,
+    /// Per domain: its cluster's own power, when the machine gives it.
+    cluster: Vec<Option<ClusterMeter>>,
+}
+
+/// The cluster term of one frequency domain (see the module notes).
+#[derive(Clone, Debug)]
+struct ClusterMeter {
+    cpus: Vec<usize>,
+    /// (kHz, mW) per OPP while any CPU is active.
+    busy_mw: Vec<(u32, f64)>,
+    /// mW by the shallowest idle state of its CPUs.
+    idle_mw: Vec<f64>,
+    /// The domain's current OPP's busy figure.
+    cur_busy_mw: f64,
+    since: SimTime,
+    /// Accumulated mW·ns.
+    e: f64,
 }
 
 /// Energy of a run, in joules.
@@ -70,6 +97,10 @@ pub struct EnergyReport {
     /// Inside cpuidle states (exit latency included), at their power.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_states: Option<f64>,
+    /// The clusters' own power (busy and idle), where the machine gives it; in `total`
+    /// and `per_cluster`, not in `per_cpu`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -107,7 +138,29 @@ impl EnergyMeter {
             .iter()
             .map(|&d| opps[d].last().map(|o| o.1).unwrap_or(0.0))
             .collect();
+        let cluster = m
+            .freq_domains
+            .iter()
+            .map(|fd| {
+                fd.has_cluster_power().then(|| {
+                    let busy_mw: Vec<(u32, f64)> = fd
+                        .opps
+                        .iter()
+                        .map(|o| (o.freq_khz, f64::from(o.cluster_power_mw)))
+                        .collect();
+                    ClusterMeter {
+                        cpus: fd.cpus.iter().collect(),
+                        cur_busy_mw: busy_mw.last().map_or(0.0, |o| o.1),
+                        busy_mw,
+                        idle_mw: fd.cluster_idle_mw.clone(),
+                        since: 0,
+                        e: 0.0,
+                    }
+                })
+            })
+            .collect();
         Some(EnergyMeter {
+            cluster,
             domain,
             opps,
             idle_mw,
@@ -132,7 +185,33 @@ impl EnergyMeter {
         }
     }
 
+    /// The power `cpu`'s cluster draws now (mW): the current OPP's busy figure while
+    /// any of its CPUs is active, else the figure of the shallowest state among them.
+    fn cluster_power_mw(&self, c: &ClusterMeter) -> f64 {
+        let mut shallowest = usize::MAX;
+        for &cpu in &c.cpus {
+            match self.state[cpu].or(self.exiting[cpu]) {
+                Some(s) => shallowest = shallowest.min(s),
+                None => return c.cur_busy_mw,
+            }
+        }
+        c.idle_mw.get(shallowest).copied().unwrap_or(0.0)
+    }
+
+    /// Account `cpu`'s cluster up to `now` (before any of its CPUs changes).
+    fn close_cluster(&mut self, cpu: usize, now: SimTime) {
+        let d = self.domain[cpu];
+        let Some(c) = &self.cluster[d] else { return };
+        let p = self.cluster_power_mw(c);
+        let Some(c) = &mut self.cluster[d] else {
+            return;
+        };
+        c.e += now.saturating_sub(c.since) as f64 * p;
+        c.since = now;
+    }
+
     fn close(&mut self, cpu: usize, now: SimTime) {
+        self.close_cluster(cpu, now);
         let dt = now.saturating_sub(self.since[cpu]) as f64;
         self.since[cpu] = now;
         let e = dt * self.power_mw(cpu);
@@ -165,6 +244,13 @@ impl EnergyMeter {
             SchedEvent::CpuFrequency { cpu, freq_khz } => {
                 self.close(cpu, now);
                 let d = self.domain[cpu];
+                if let Some(c) = &mut self.cluster[d] {
+                    c.cur_busy_mw = c
+                        .busy_mw
+                        .iter()
+                        .find(|o| o.0 == freq_khz)
+                        .map_or(0.0, |o| o.1);
+                }
                 self.active_mw[cpu] = self.opps[d]
                     .iter()
                     .find(|o| o.0 == freq_khz)
@@ -195,17 +281,33 @@ impl EnergyMeter {
         for (c, &j) in per_cpu.iter().enumerate() {
             per_cluster[self.domain[c]] += j;
         }
+        let mut clusters = None;
+        for (d, c) in self.cluster.iter().enumerate() {
+            if let Some(c) = c {
+                let j = c.e * MW_NS_TO_J;
+                per_cluster[d] += j;
+                *clusters.get_or_insert(0.0) += j;
+            }
+        }
         let sum = |v: &[f64]| v.iter().sum::<f64>() * MW_NS_TO_J;
+        let mut notes = Vec::new();
+        if self.idle_power_unknown {
+            notes.push("some idle states have no power figure: counted as 0 mW");
+        }
+        if self.cluster.iter().any(Option::is_none) {
+            notes.push("the clusters' own power is not modelled where no figure is public");
+        }
         EnergyReport {
-            total: Some(round9(per_cpu.iter().sum())),
+            total: Some(round9(
+                per_cpu.iter().sum::<f64>() + clusters.unwrap_or(0.0),
+            )),
             per_cpu: per_cpu.iter().map(|&j| round9(j)).collect(),
             per_cluster: per_cluster.iter().map(|&j| round9(j)).collect(),
             busy: Some(round9(sum(&self.busy_e))),
             idle_loop: Some(round9(sum(&self.loop_e))),
             idle_states: Some(round9(sum(&self.idle_e))),
-            note: self
-                .idle_power_unknown
-                .then(|| "some idle states have no power figure: counted as 0 mW".to_string()),
+            clusters: clusters.map(round9),
+            note: (!notes.is_empty()).then(|| notes.join("; ")),
         }
     }
 
@@ -260,15 +362,66 @@ mod tests {
         let expect = (3.0 * 15.0 + 2.0 * 616.0 + 4.0 * 168.0) * 1e-6; // mW·ms = µJ
         assert!((j - expect).abs() < 1e-12, "{j} vs {expect}");
         let r = e.report();
-        assert!((r.total.unwrap() - expect).abs() < 1e-9);
-        assert!((r.per_cluster[1] - expect).abs() < 1e-9 && r.per_cluster[0] == 0.0);
+        // The clusters' own power (LISA juno_energy.py). A57 cluster {1, 2}: 0..3 ms
+        // CPU 1 in (or leaving) WFI, CPU 2 in cluster-sleep-0: shallowest WFI, 65 mW;
+        // 3..5 ms CPU 1 busy at 1100 MHz: 64 mW; 5..9 ms at 450 MHz: 24 mW. A53
+        // cluster {0, 3, 4, 5}: all in cluster-sleep-0 for 9 ms: 17 mW.
+        let a57 = (3.0 * 65.0 + 2.0 * 64.0 + 4.0 * 24.0) * 1e-6;
+        let a53 = 9.0 * 17.0 * 1e-6;
+        assert!((r.clusters.unwrap() - (a57 + a53)).abs() < 1e-9, "{r:?}");
+        assert!((r.total.unwrap() - (expect + a57 + a53)).abs() < 1e-9);
+        assert!((r.per_cluster[1] - (expect + a57)).abs() < 1e-9);
+        assert!((r.per_cluster[0] - a53).abs() < 1e-9);
         assert!((r.busy.unwrap() - (2.0 * 616.0 + 4.0 * 168.0) * 1e-6).abs() < 1e-9);
         assert!((r.idle_states.unwrap() - 45.0e-6).abs() < 1e-9);
         assert_eq!(r.idle_loop, Some(0.0));
-        assert!(
-            r.note.is_some(),
-            "Juno's deeper states have no power figure"
+        assert_eq!(
+            r.note.as_deref(),
+            Some("some idle states have no power figure: counted as 0 mW"),
+            "Juno's deeper states have no power figure; its clusters have"
         );
+    }
+
+    /// The cluster term's branches on Juno's A53 cluster {0, 3, 4, 5}: all four in
+    /// cluster-sleep-0 (17 mW), one leaving to WFI's level (its request is the
+    /// shallowest: 56 mW), one in the idle loop with no state (active: the busy figure
+    /// of the top OPP, 57 mW), back to all in cpu-sleep-0 (56 mW).
+    #[test]
+    fn hand_computed_juno_cluster_branches() {
+        let m = preset("juno-r0").unwrap();
+        let mut e = EnergyMeter::new(&m).unwrap();
+        let ms = 1_000_000;
+        for cpu in [0, 3, 4, 5] {
+            e.observe(0, &SchedEvent::IdleEnter { cpu, state: 2 });
+        }
+        // 0..1 ms: 17 mW. At 1 ms CPU 3 asks for WFI: 1..2 ms at 56 mW.
+        e.observe(ms, &SchedEvent::IdleEnter { cpu: 3, state: 0 });
+        // At 2 ms CPU 3 leaves WFI (still counted in it while leaving): 56 mW to 3 ms,
+        // when it switches to the idle loop (no task, no state): active, 57 mW.
+        e.observe(2 * ms, &SchedEvent::IdleExit { cpu: 3 });
+        let to_idle_loop = SchedEvent::Switch {
+            cpu: 3,
+            prev: None,
+            prev_state: PrevState::Preempted,
+            next: None,
+        };
+        e.observe(3 * ms, &to_idle_loop);
+        // 3..4 ms at 57 mW; then every CPU in cpu-sleep-0 (CPU 3 enters it; the others
+        // re-enter it): 4..6 ms at 56 mW.
+        for cpu in [0, 3, 4, 5] {
+            e.observe(4 * ms, &SchedEvent::IdleEnter { cpu, state: 1 });
+        }
+        e.finish(6 * ms);
+        let r = e.report();
+        let a53 = (17.0 + 56.0 + 56.0 + 57.0 + 2.0 * 56.0) * 1e-6;
+        // The A57 cluster's CPUs stayed in the idle loop (no event): active at its top
+        // OPP's 64 mW for the 6 ms.
+        let a57 = 6.0 * 64.0 * 1e-6;
+        // Plus CPU 3's own: WFI 1..3 ms at 6 mW, the idle loop 3..4 ms at 93 mW.
+        let cpu3 = (2.0 * 6.0 + 93.0) * 1e-6;
+        assert!((r.per_cpu[3] - cpu3).abs() < 1e-9, "{r:?}");
+        assert!((r.per_cluster[0] - (a53 + cpu3)).abs() < 1e-9, "{r:?}");
+        assert!((r.clusters.unwrap() - (a53 + a57)).abs() < 1e-9, "{r:?}");
     }
 
     #[test]

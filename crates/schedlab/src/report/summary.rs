@@ -139,9 +139,14 @@ fn energy(s: &mut String, r: &RunResult, notes: bool) {
     match e.total {
         Some(total) => {
             let cl: Vec<String> = e.per_cluster.iter().map(|j| format!("{j:.6}")).collect();
+            let clusters = e
+                .clusters
+                .map(|j| format!(", clusters {j:.6}"))
+                .unwrap_or_default();
             let _ = writeln!(
                 s,
-                "energy {:.6} J (busy {:.6}, idle loop {:.6}, idle states {:.6}); per cluster: {}",
+                "energy {:.6} J (busy {:.6}, idle loop {:.6}, idle states {:.6}{clusters}); \
+                 per cluster: {}",
                 total,
                 e.busy.unwrap_or(0.0),
                 e.idle_loop.unwrap_or(0.0),

@@ -1230,8 +1230,10 @@ mod tests {
             }],
             idle_tables: vec![vec![]],
             freq_domains: vec![FreqDomain {
+                cluster_idle_mw: Vec::new(),
                 cpus: CpuMask::first_n(n),
                 opps: vec![Opp {
+                    cluster_power_mw: 0,
                     freq_khz: 1_000_000,
                     power_mw: 0,
                 }],
