@@ -51,11 +51,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 let i = task as usize;
                 let specs = std::sync::Arc::clone(&self.spec);
                 let spec = &specs.tasks[i];
-                let cpus = spec
-                    .cpus
-                    .as_deref()
-                    .copied()
-                    .unwrap_or(*self.k.cpus_allowed(pid));
+                let cpus = spec.cpus_or(self.k.cpus_allowed(pid));
                 let child =
                     self.k
                         .create_task(&spec.name, Some(pid), true, spec.nice, spec.policy, cpus);

@@ -543,11 +543,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     fn start_task(&mut self, i: usize) {
         let specs = std::sync::Arc::clone(&self.spec);
         let spec = &specs.tasks[i];
-        let cpus = spec
-            .cpus
-            .as_deref()
-            .copied()
-            .unwrap_or(*self.k.machine().all_cpus());
+        let cpus = spec.cpus_or(self.k.machine().all_cpus());
         // The leader's pid: the first task named as the leader (tasks are never
         // removed and new ones get higher pids, so once found it stays the answer).
         let tgid = self.leader_of[i].and_then(|j| {

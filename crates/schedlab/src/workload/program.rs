@@ -350,6 +350,11 @@ pub struct TaskSpec {
 }
 
 impl TaskSpec {
+    /// The task's own affinity, else `default` (the parent's, or every CPU).
+    pub fn cpus_or(&self, default: &CpuMask) -> CpuMask {
+        self.cpus.as_deref().copied().unwrap_or(*default)
+    }
+
     /// The tool's main task: program 0, instance 0, unpinned, nice 0, started at 0,
     /// its own process.
     pub fn main(name: &str) -> TaskSpec {
