@@ -36,10 +36,11 @@ pub fn topology_text(m: &Machine) -> String {
             .iter()
             .map(|st| {
                 format!(
-                    "{}({}us/{}us)",
+                    "{}({}us/{}us{})",
                     st.name,
                     st.exit_latency_ns / 1000,
-                    st.target_residency_ns / 1000
+                    st.target_residency_ns / 1000,
+                    if st.cluster { ", cluster" } else { "" }
                 )
             })
             .collect();
