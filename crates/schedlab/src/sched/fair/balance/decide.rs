@@ -87,7 +87,9 @@ pub fn update_sd_pick_busiest(
             }
         }
     }
-    // Never pull from a group of smaller CPUs onto a bigger one unless overloaded.
+    // A candidate with no more than one task per CPU, on bigger CPUs than the local
+    // group's (`group_smaller_min_cpu_capacity(local, sg)`): moving its tasks to less
+    // capable CPUs may harm throughput, so it is not the busiest.
     if sd_asym_cpucapacity
         && s.group_type <= GroupType::FullyBusy
         && fits_capacity(local.min_capacity, sg.min_capacity)
