@@ -18,7 +18,7 @@
 //!   target residency fits the predicted idle time. A cluster-level state (Arm's
 //!   `cluster-sleep`) is coupled as PSCI's platform-coordinated mode couples it: the
 //!   cluster powers down when its last CPU enters one, and only the first CPU to wake
-//!   pays the cluster's exit latency (`cluster_enter`, `idle_exit_latency`).
+//!   pays the cluster's exit latency (`cluster_enter`, `leave_idle_state`).
 //! * **scheduler_tick**: at HZ on busy CPUs only (NO_HZ idle); updates the current
 //!   task's runtime and PELT and checks slice preemption.
 //! * **Costs**: the simulated kernel's own work is charged as CPU work from the
@@ -1647,15 +1647,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// cluster goes down when the last of its CPUs does so, i.e. when every CPU of the
     /// cluster is idle inside a cluster-level state.
     fn cluster_enter(&mut self, cpu: usize) {
-        let all = self.m.cluster_mask(cpu).iter().all(|c| {
-            self.rqs[c].curr.is_none()
-                && self.rqs[c]
-                    .idle_state
-                    .is_some_and(|s| self.m.idle_states(c)[s].cluster)
-        });
-        if all {
+        if self
+            .m
+            .cluster_mask(cpu)
+            .iter()
+            .all(|c| self.in_cluster_state(c))
+        {
             self.cluster_down[self.cluster_first[cpu] as usize] = true;
         }
+    }
+
+    /// `cpu` is idle inside a cluster-level state.
+    fn in_cluster_state(&self, cpu: usize) -> bool {
+        self.rqs[cpu].curr.is_none()
+            && self.rqs[cpu]
+                .idle_state
+                .is_some_and(|s| self.m.idle_states(cpu)[s].cluster)
     }
 
     /// The exit latency `cpu` pays to leave state `s`, bringing its cluster up. A
@@ -1664,7 +1671,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// down; to any other CPU (its cluster never went down, or another CPU has already
     /// brought it up) it costs only the CPU's own power-down: the exit latency of the
     /// deepest CPU-level state shallower than `s` (0 without one).
-    fn idle_exit_latency(&mut self, cpu: usize, s: usize) -> u64 {
+    fn leave_idle_state(&mut self, cpu: usize, s: usize) -> u64 {
         let states = self.m.idle_states(cpu);
         if !states[s].cluster {
             return states[s].exit_latency_ns;
@@ -1714,7 +1721,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if let Some(s) = rq.idle_state.take() {
             // Leaving without an interrupt (the state was not exited through
             // `begin_idle_exit`): the cluster comes up all the same.
-            self.idle_exit_latency(cpu, s);
+            self.leave_idle_state(cpu, s);
             self.emit(SchedEvent::IdleExit { cpu });
         }
     }
@@ -2007,7 +2014,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let now = self.now;
         if self.rqs[cpu].curr.is_none() {
             if let Some(s) = self.rqs[cpu].idle_state.take() {
-                let lat = self.idle_exit_latency(cpu, s);
+                let lat = self.leave_idle_state(cpu, s);
                 // Balance work charged to the idle CPU (fair/balance.rs) runs first.
                 self.rqs[cpu].exit_until = self.rqs[cpu].exit_until.max(now) + lat;
                 self.emit(SchedEvent::IdleExit { cpu });
@@ -2074,11 +2081,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         for cpu in 0..self.rqs.len() {
             if self.cluster_first[cpu] as usize == cpu && self.cluster_down[cpu] {
                 for c in self.m.cluster_mask(cpu).iter() {
-                    let in_cluster_state = self.rqs[c].curr.is_none()
-                        && self.rqs[c]
-                            .idle_state
-                            .is_some_and(|s| self.m.idle_states(c)[s].cluster);
-                    if !in_cluster_state {
+                    if !self.in_cluster_state(c) {
                         return Err(format!(
                             "cluster of cpu{cpu} is down but cpu{c} is not in a cluster state"
                         ));
