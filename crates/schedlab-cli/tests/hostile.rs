@@ -233,6 +233,9 @@ fn every_hostile_input_exits_2_naming_the_problem() {
         (&["compare", "base.toml", "--b", "BOGUS_FEAT", "--runs", "1", "-q"], 2, "--b `BOGUS_FEAT`: unknown scheduler feature"),
         (&["compare", "base.toml", "--a", "nokey=1", "--runs", "1", "-q"], 2, "--a `nokey=1`: unknown key `nokey`"),
         (&["sweep", "base.toml", "--grid", "nokey.x=1", "--out", "sw2", "-q"], 2, "--grid point nokey.x=1: unknown key `nokey`"),
+        (&["run", "base.toml", "--set", "kernel.cpuidle=ladder"], 2, "unknown cpuidle governor `ladder` (known: menu, teo)"),
+        (&["run", "base.toml", "--set", "kernel.tunables.cpu_dma_latency_us=-1"], 2, "`cpu_dma_latency_us` needs a non-negative integer"),
+        (&["run", "base.toml", "-q", "--set", "kernel.cpuidle=teo"], 0, ""),
         // Valid at the edges: exit 0.
         (&["run", "sleep-max.toml", "-q"], 0, ""),
         (&["run", "exp-huge.toml", "-q"], 0, ""),

@@ -5,8 +5,8 @@
 //! HiKey960's LITTLE cluster (CPUs 0–3, Cortex-A53, capacity 462): WFI (exit 1 us,
 //! residency 1 us), cpu-sleep-0 (1050 us / 1500 us), cluster-sleep-0 (2100 us /
 //! 3500 us). A 10 ms sleep arms its timer for 10 ms + 50 us slack; a CPU idle since
-//! boot has no idle history, so the governor's prediction is that timer and it asks
-//! for cluster-sleep-0. After the exit, the switch to the sleeper costs
+//! the start has the history of a long idle (no typical interval), so menu's
+//! prediction is that timer and it asks for cluster-sleep-0. After the exit, the switch to the sleeper costs
 //! `cost_arm_big`'s 2200 reference ns at capacity 462, ceil(2200 × 1024 / 462) = 4877
 //! ns, and the record's clock read 75 → 167 ns: a mark-to-record time of
 //! 10 050 000 + exit + 5044 ns.

@@ -61,24 +61,26 @@ fn uperf_conserved(r: &RunResult, t: u64) {
 fn uperf_pingpong_runs_for_its_duration() {
     let sc = scenario(
         "juno-r0",
-        "kind = \"uperf-pingpong\"\nnthreads = 2\nduration = 0.003\n",
+        "kind = \"uperf-pingpong\"\nnthreads = 2\nduration = 0.2\n",
     )
     .unwrap();
-    assert_eq!(sc.duration_ns, Some(3_000_000));
+    assert_eq!(sc.duration_ns, Some(200_000_000));
     let r = run(&sc);
     assert_eq!(r.workload.stop_reason, StopReason::Duration);
-    assert_eq!(r.sim_time_ns, 3_000_000);
+    assert_eq!(r.sim_time_ns, 200_000_000);
     // 2 masters + 2 slaves.
     assert_eq!(r.tasks.len(), 4);
     uperf_conserved(&r, 2);
     // Throughput as uperf computes it: master flowops × size × 8 / elapsed.
     let ops = count(&r, "master_reads") + count(&r, "master_writes");
-    assert!(ops > 10, "only {ops} ops in 3 ms");
+    // (The first rounds after the long idle the run starts from pay Juno's
+    // cluster-sleep exit, 1.5 ms, until menu has learnt the short idle periods.)
+    assert!(ops > 5_000, "only {ops} ops in 200 ms");
     let t = &r.workload.tool;
     assert_eq!(t["bytes"], (ops * 8192) as f64);
-    let gbps = (ops * 8192 * 8) as f64 / 3e-3 / 1e9;
+    let gbps = (ops * 8192 * 8) as f64 / 200e-3 / 1e9;
     assert!((t["throughput_gbps"] - gbps).abs() < 1e-9);
-    assert!((t["ops_per_sec"] - ops as f64 / 3e-3).abs() < 1e-6);
+    assert!((t["ops_per_sec"] - ops as f64 / 200e-3).abs() < 1e-6);
     let out = r.workload.tool_output.as_deref().unwrap();
     assert!(out.starts_with("Starting 2 threads running profile:pingpong"));
     let last = out.lines().last().unwrap();
@@ -87,7 +89,7 @@ fn uperf_pingpong_runs_for_its_duration() {
         "{last}"
     );
     assert!(
-        last.contains("/0.00(s) = ") && last.contains("b/s"),
+        last.contains("/0.20(s) = ") && last.contains("b/s"),
         "{last}"
     );
 }
@@ -179,7 +181,7 @@ fn tpcc_proxy_single_user_one_log_write_per_commit() {
     // return LGWR's next wait at once).
     let sc = scenario(
         "juno-r0",
-        "kind = \"tpcc-proxy\"\nusers = 1\nthink_us = 100\nduration = 0.03\n",
+        "kind = \"tpcc-proxy\"\nusers = 1\nthink_us = 100\nduration = 0.06\n",
     )
     .unwrap();
     let r = run(&sc);

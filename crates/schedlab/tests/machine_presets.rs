@@ -238,6 +238,17 @@ fn write_sysfs(m: &Machine, root: &Path) {
                 format!("{d}/cpuidle/state{k}/power"),
                 (s.power_mw as u64).to_string(),
             );
+            // The cpuidle core names its polling state's description so.
+            let desc = if s.is_polling() {
+                "CPUIDLE CORE POLL IDLE".to_string()
+            } else {
+                s.name.clone()
+            };
+            put(format!("{d}/cpuidle/state{k}/desc"), desc);
+            put(
+                format!("{d}/cpuidle/state{k}/disable"),
+                u8::from(s.disable).to_string(),
+            );
         }
     }
     for (i, fd) in m.freq_domains.iter().enumerate() {
@@ -313,18 +324,19 @@ fn presets_survive_a_sysfs_round_trip() {
                 got.cpus[c].capacity_orig, m.cpus[c].capacity_orig,
                 "{name} cpu{c}"
             );
-            // sysfs does not tell a cluster-level state from a CPU one (only the
-            // firmware's tables do): the import has every state per CPU.
+            // sysfs does not tell a cluster- or core-level state from a CPU one
+            // (only the firmware's tables do): the import has every state per CPU.
             let want: Vec<_> = m
                 .idle_states(c)
                 .iter()
                 .map(|s| schedlab::machine::IdleState {
                     cluster: false,
+                    core: false,
                     ..s.clone()
                 })
                 .collect();
             assert_eq!(got.idle_states(c), &want[..], "{name} cpu{c} idle");
-            assert!(got.idle_states(c).iter().all(|s| !s.cluster));
+            assert!(got.idle_states(c).iter().all(|s| s.coupling().is_none()));
             let (a, b) = (
                 &got.freq_domains[got.cpus[c].freq_domain],
                 &m.freq_domains[m.cpus[c].freq_domain],

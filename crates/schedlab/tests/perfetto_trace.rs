@@ -561,7 +561,10 @@ fn check_counter_tracks(schema: &Schema, sc: &Scenario) -> usize {
         // it at once, which can lift the cfs_rq above 1024 until PELT decays it
         // back (v5.6 `cpu_util()` caps its reading for that reason). So a sample
         // above 1024 that rose must sit at an enqueue (nr_running going up) on
-        // that CPU; anything else above 1024 only decays.
+        // that CPU; anything else above 1024 only decays, give or take the
+        // rounding of `util_sum / divider` (a running CPU adds 1024 per 1024 µs
+        // while the divider grows by 1 per µs and restarts at each period: the
+        // truncated quotient can step up by a unit or two).
         let util = d.track(d.uuid(&format!("cpu{cpu} util_avg")));
         assert_eq!(util.first(), Some(&(0, 0)), "cpu{cpu} util_avg starts at 0");
         let mut prev = 0;
@@ -571,7 +574,7 @@ fn check_counter_tracks(schema: &Schema, sc: &Scenario) -> usize {
                 above += 1;
                 let enqueue = nr.windows(2).any(|w| w[1].0 == ts && w[1].1 > w[0].1);
                 assert!(
-                    v <= prev || enqueue,
+                    v <= prev + 2 || enqueue,
                     "cpu{cpu} util_avg rose {prev} -> {v} at {ts} with no enqueue"
                 );
             }

@@ -179,6 +179,18 @@ fn kernel_section(
                 )
             })?;
         }
+        if let Some(g) = k.str("cpuidle")? {
+            tunables.cpuidle =
+                crate::sched::cpuidle::IdleGovernor::by_name(g).ok_or_else(|| {
+                    k.err(
+                        "cpuidle",
+                        format!(
+                            "unknown cpuidle governor `{g}` (known: {})",
+                            crate::sched::cpuidle::IdleGovernor::NAMES.join(", ")
+                        ),
+                    )
+                })?;
+        }
         k.finish()?;
     }
     if let Some(f) = ov_features {

@@ -27,7 +27,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{
-    Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleState, Machine, MachineParts, Opp,
+    Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleKind, IdleState, Machine,
+    MachineParts, Opp,
 };
 use crate::error::{line_of, InputError};
 
@@ -103,6 +104,12 @@ struct RawIdleState {
     power_mw: f64,
     #[serde(default)]
     cluster: bool,
+    #[serde(default)]
+    core: bool,
+    /// `hardware` (the default), `poll` or `snooze`: [`IdleKind`].
+    kind: Option<String>,
+    #[serde(default)]
+    disable: bool,
 }
 
 #[derive(Deserialize)]
@@ -264,11 +271,23 @@ impl Ctx<'_> {
                     );
                 }
             }
-            let states = rt
+            let states: Vec<IdleState> = rt
                 .state
                 .iter()
                 .map(|s| self.idle_state(s))
                 .collect::<Result<_, _>>()?;
+            // The software loops are state 0 of their drivers, and the governors
+            // assume so (menu's polling rule looks at the state chosen so far).
+            if let Some(k) = states.iter().skip(1).position(IdleState::is_loop) {
+                return Err(self.err(
+                    Some(rt.state[k + 1].span()),
+                    format!(
+                        "idle state `{}`: kind `{}` must be the table's first state",
+                        states[k + 1].name,
+                        states[k + 1].kind.name()
+                    ),
+                ));
+            }
             idle_tables.push(states);
         }
         if idle_tables.is_empty() {
@@ -287,7 +306,32 @@ impl Ctx<'_> {
                 format!("idle state `{}`: power_mw must be >= 0", rs.name),
             ));
         }
+        let kind = match &rs.kind {
+            None => IdleKind::Hardware,
+            Some(k) => IdleKind::by_name(k).ok_or_else(|| {
+                self.err(
+                    Some(s.span()),
+                    format!(
+                        "idle state `{}`: unknown kind `{k}` (known: {})",
+                        rs.name,
+                        IdleKind::NAMES.join(", ")
+                    ),
+                )
+            })?,
+        };
+        if rs.core && rs.cluster {
+            return Err(self.err(
+                Some(s.span()),
+                format!(
+                    "idle state `{}`: `core` and `cluster` both set (a state couples one level)",
+                    rs.name
+                ),
+            ));
+        }
         Ok(IdleState {
+            kind,
+            disable: rs.disable,
+            core: rs.core,
             name: rs.name.clone(),
             exit_latency_ns: self.time_ns(
                 s.span(),
@@ -643,6 +687,15 @@ pub fn machine_to_toml(m: &Machine) -> String {
             if s.cluster {
                 o.push_str("cluster = true\n");
             }
+            if s.core {
+                o.push_str("core = true\n");
+            }
+            if s.kind != IdleKind::Hardware {
+                let _ = writeln!(o, "kind = {}", q(s.kind.name()));
+            }
+            if s.disable {
+                o.push_str("disable = true\n");
+            }
         }
     }
     for fd in &m.freq_domains {
@@ -900,6 +953,10 @@ kind = 1
             ("smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"", "smt_throughput = [1024, 0]\n\n[[core_kind]]\nname = \"big\"", "entries in 1..=1024"),
             ("[topology]", "[cost]\nfork = 1000000001\n[topology]", "cost `fork` = 1000000001: a cost is at most 1000000000 ns"),
             ("[topology]", "node_reclaim_distance = 256\n[topology]", "a SLIT distance is at most 255"),
+            // Idle state kinds and coupling.
+            ("target_residency_us = 1\n", "target_residency_us = 1\nkind = \"mwait\"\n", "idle state `WFI`: unknown kind `mwait` (known: hardware, poll, snooze)"),
+            ("target_residency_us = 1\n", "target_residency_us = 1\n[[idle_table.state]]\nname = \"POLL\"\nexit_latency_us = 0\ntarget_residency_us = 0\nkind = \"poll\"\n", "idle state `POLL`: kind `poll` must be the table's first state"),
+            ("target_residency_us = 1\n", "target_residency_us = 1\ncore = true\ncluster = true\n", "idle state `WFI`: `core` and `cluster` both set"),
             // The cluster term: all or nothing, one idle figure per idle state.
             ("power_mw = 100", "power_mw = 100\ncluster_power_mw = 5", "cluster_power_mw on an OPP needs cluster_idle_mw too"),
             ("cpus = \"0-1\"\n[[freq_domain.opp]]", "cpus = \"0-1\"\ncluster_idle_mw = [5.0]\n[[freq_domain.opp]]", "every OPP needs a cluster_power_mw > 0"),

@@ -80,6 +80,84 @@ pub struct IdleState {
     /// goes down only when its last CPU enters such a state, and only the first CPU
     /// to wake pays the cluster's exit latency (sched/core.rs, "coupled cluster idle").
     pub cluster: bool,
+    /// The state powers down the CPU's whole core, which its SMT siblings share: the
+    /// core reaches it only when every thread is idle in such a state, and a thread
+    /// that wakes a core that did not get there pays only its own thread-level exit
+    /// (POWER9's `stop4`/`stop5`, which lose the core's hypervisor state: PSSCR's PLS
+    /// reports the level the thread really reached, and only the first thread to wake
+    /// a core that lost its state restores it, `core_woken` in powernv's
+    /// `power9_idle_stop`). Coupled like [`cluster`](Self::cluster), one level down.
+    pub core: bool,
+    /// How the state is entered: a hardware state, or one of the two software loops
+    /// (sched/cpuidle.rs): the cpuidle core's `poll_idle` (`CPUIDLE_FLAG_POLLING`,
+    /// x86's `POLL`) or powernv's `snooze_loop`.
+    pub kind: IdleKind,
+    /// `cpuidleN/stateK/disable`: the governors skip it (`states_usage[].disable`).
+    pub disable: bool,
+}
+
+/// How a cpuidle state is entered (its `enter` callback and `flags`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdleKind {
+    /// A hardware state (mwait, `stop`, PSCI `cpu_suspend`, WFI): the CPU stays in
+    /// it until an interrupt.
+    #[default]
+    Hardware,
+    /// `poll_idle` with `CPUIDLE_FLAG_POLLING`: spins until `need_resched` or until
+    /// `cpuidle_poll_time` has passed, which it reports as `dev->poll_time_limit`.
+    Poll,
+    /// powernv's `snooze_loop` (v5.6): spins at low SMT priority until
+    /// `need_resched` or the next enabled state's target residency (`TICK_USEC`
+    /// without one) has passed; no polling flag, no `poll_time_limit`.
+    Snooze,
+}
+
+impl IdleKind {
+    pub const NAMES: [&'static str; 3] = ["hardware", "poll", "snooze"];
+
+    pub fn by_name(s: &str) -> Option<IdleKind> {
+        match s {
+            "hardware" => Some(IdleKind::Hardware),
+            "poll" => Some(IdleKind::Poll),
+            "snooze" => Some(IdleKind::Snooze),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+impl IdleState {
+    /// `CPUIDLE_FLAG_POLLING`, which both governors test.
+    #[inline]
+    pub fn is_polling(&self) -> bool {
+        self.kind == IdleKind::Poll
+    }
+
+    /// The state ends on its own after a time limit (`poll_idle`, `snooze_loop`).
+    #[inline]
+    pub fn is_loop(&self) -> bool {
+        self.kind != IdleKind::Hardware
+    }
+
+    /// The level whose CPUs the platform coordinates for this state: `Some(CORE)`,
+    /// `Some(CLUSTER)`, or `None` for a CPU-level state.
+    #[inline]
+    pub fn coupling(&self) -> Option<usize> {
+        if self.core {
+            Some(IdleState::CORE)
+        } else if self.cluster {
+            Some(IdleState::CLUSTER)
+        } else {
+            None
+        }
+    }
+
+    /// [`coupling`](Self::coupling) levels.
+    pub const CORE: usize = 0;
+    pub const CLUSTER: usize = 1;
 }
 
 /// One operating performance point of a frequency domain.

@@ -36,7 +36,8 @@
 //! conservative. Both are estimates to be fitted.
 
 use super::{
-    Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleState, Machine, MachineParts, Opp,
+    Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleKind, IdleState, Machine,
+    MachineParts, Opp,
 };
 
 /// Names and one-line descriptions of the built-in presets.
@@ -274,6 +275,27 @@ fn idle(name: &str, exit_us: u64, residency_us: u64, power_mw: f64) -> IdleState
         target_residency_ns: residency_us * 1_000,
         power_mw,
         cluster: false,
+        core: false,
+        kind: IdleKind::Hardware,
+        disable: false,
+    }
+}
+
+/// A core-level POWER9 state (lose full context: the core reaches it only when all
+/// four threads request it; see [`IdleState::core`]).
+fn core_idle(name: &str, exit_us: u64, residency_us: u64) -> IdleState {
+    IdleState {
+        core: true,
+        ..idle(name, exit_us, residency_us, 0.0)
+    }
+}
+
+/// The cpuidle core's polling state (`cpuidle_poll_state_init`: `POLL`, 0/0,
+/// `CPUIDLE_FLAG_POLLING`), state 0 of the x86 drivers.
+fn poll_idle() -> IdleState {
+    IdleState {
+        kind: IdleKind::Poll,
+        ..idle("POLL", 0, 0, 0.0)
     }
 }
 
@@ -418,7 +440,11 @@ fn two_node_distance(remote: u32) -> Vec<Vec<u32>> {
 //   5/50 µs, stop2 10/100 µs, stop4 100 µs / 10 ms, stop5 200 µs / 20 ms (all six
 //   checked against `power9_cpu_idle_states[]` at skiboot v6.6, 0f1937ef40fc, the
 //   firmware of the v5.6 era; stop8/stop11 never reach cpuidle: docs/idle-data.md).
-//   Plus powernv-cpuidle's `snooze` state 0 (polling). Power unknown (0).
+//   stop4 and stop5 lose full context (OPAL_PM_LOSE_FULL_CONTEXT, the kernel's
+//   `deep_spr_loss_state`): core-level, reached only when all four threads stop
+//   (`IdleState::core`); a thread whose siblings run stays at its thread level.
+//   Plus powernv-cpuidle's `snooze` state 0 (a low-priority spin that leaves after
+//   the next state's target residency; not `CPUIDLE_FLAG_POLLING`). Power unknown (0).
 // - Frequency: one domain per chip (powernv-cpufreq per-quad domains are finer; the
 //   scheduler only sees capacity 1024), single OPP 3.8 GHz (nominal turbo of a
 //   22-core part, estimate); power unknown.
@@ -445,13 +471,16 @@ fn power9_176() -> Machine {
         node_reclaim_distance: 30,
         core_kinds: vec![kind("power9", 4)],
         idle_tables: vec![vec![
-            idle("snooze", 0, 0, 0.0),
+            IdleState {
+                kind: IdleKind::Snooze,
+                ..idle("snooze", 0, 0, 0.0)
+            },
             idle("stop0_lite", 1, 10, 0.0),
             idle("stop0", 2, 20, 0.0),
             idle("stop1", 5, 50, 0.0),
             idle("stop2", 10, 100, 0.0),
-            idle("stop4", 100, 10_000, 0.0),
-            idle("stop5", 200, 20_000, 0.0),
+            core_idle("stop4", 100, 10_000),
+            core_idle("stop5", 200, 20_000),
         ]],
         freq_domains: fds,
         cost: cost_power9(),
@@ -492,7 +521,7 @@ fn xeon_sym(
         node_reclaim_distance: 30,
         core_kinds: vec![kind(suffix, 2)],
         idle_tables: vec![vec![
-            idle("POLL", 0, 0, 0.0),
+            poll_idle(),
             idle(&format!("C1-{suffix}"), c1.0, c1.1, 0.0),
             idle(&format!("C1E-{suffix}"), c1e.0, c1e.1, 0.0),
             idle(&format!("C6-{suffix}"), c6.0, c6.1, 0.0),
@@ -616,7 +645,7 @@ fn epyc_192() -> Machine {
         node_reclaim_distance: 32,
         core_kinds: vec![kind("zen4", 2)],
         idle_tables: vec![vec![
-            idle("POLL", 0, 0, 0.0),
+            poll_idle(),
             idle("C1", 1, 1, 0.0),
             idle("C2", 18, 36, 0.0),
         ]],
@@ -657,7 +686,7 @@ fn synthetic_1024() -> Machine {
         node_reclaim_distance: 30,
         core_kinds: vec![kind("synthetic", 2)],
         idle_tables: vec![vec![
-            idle("POLL", 0, 0, 0.0),
+            poll_idle(),
             idle("C1", 2, 2, 0.0),
             idle("C1E", 10, 20, 0.0),
             idle("C6", 133, 600, 0.0),
@@ -720,7 +749,7 @@ fn alderlake_24() -> Machine {
         });
     }
     let adl = vec![
-        idle("POLL", 0, 0, 0.0),
+        poll_idle(),
         idle("C1E", 2, 4, 0.0),
         idle("C6", 220, 600, 0.0),
         idle("C8", 280, 800, 0.0),
@@ -1133,7 +1162,7 @@ pub fn test_topology(
         node_reclaim_distance: 30,
         core_kinds: vec![kind("test", smt)],
         idle_tables: vec![vec![
-            idle("POLL", 0, 0, 0.0),
+            poll_idle(),
             idle("C1", 2, 2, 0.0),
             idle("C6", 133, 600, 0.0),
         ]],

@@ -45,8 +45,8 @@ use std::path::{Path, PathBuf};
 
 use super::presets::{cost_arm_big, cost_power9, default_smt_throughput};
 use super::{
-    Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleState, Machine, MachineParts, Opp,
-    MAX_CPUS,
+    Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleKind, IdleState, Machine,
+    MachineParts, Opp, MAX_CPUS,
 };
 use crate::error::InputError;
 
@@ -434,13 +434,27 @@ fn read_idle_states(fs: &Fs, d: &str) -> Result<Vec<IdleState>, InputError> {
         let lat = fs.us_as_ns(&format!("{base}/latency"))?.unwrap_or(0);
         let res = fs.us_as_ns(&format!("{base}/residency"))?.unwrap_or(0);
         let power: u64 = fs.num(&format!("{base}/power"))?.unwrap_or(0);
+        let disable: u64 = fs.num(&format!("{base}/disable"))?.unwrap_or(0);
+        // The flags are not in sysfs: the cpuidle core's polling state is known by
+        // its description, powernv's snooze loop by its name.
+        let desc = fs.read(&format!("{base}/desc"))?.unwrap_or_default();
+        let kind = if desc == "CPUIDLE CORE POLL IDLE" {
+            IdleKind::Poll
+        } else if name == "snooze" {
+            IdleKind::Snooze
+        } else {
+            IdleKind::Hardware
+        };
         states.push(IdleState {
+            kind,
+            disable: disable != 0,
             name,
             exit_latency_ns: lat,
             target_residency_ns: res,
-            // sysfs does not say which states are cluster-level (only the firmware
-            // tables do): every imported state is a CPU state.
+            // sysfs does not say which states are cluster- or core-level (only the
+            // firmware tables do): every imported state is a CPU state.
             cluster: false,
+            core: false,
             power_mw: if power >= 1_000_000 {
                 0.0
             } else {
@@ -750,12 +764,14 @@ mod tests {
             t.cpu(c, "cache/index3/type", "Unified");
             t.cpu(c, "cache/index3/shared_cpu_list", "0-3");
             t.cpu(c, "cpuidle/state0/name", "POLL");
+            t.cpu(c, "cpuidle/state0/desc", "CPUIDLE CORE POLL IDLE");
             t.cpu(c, "cpuidle/state0/latency", "0");
             t.cpu(c, "cpuidle/state0/residency", "0");
             t.cpu(c, "cpuidle/state0/power", "4294967295");
             t.cpu(c, "cpuidle/state1/name", "C1");
             t.cpu(c, "cpuidle/state1/latency", "2");
             t.cpu(c, "cpuidle/state1/residency", "2");
+            t.cpu(c, "cpuidle/state1/disable", "1");
         }
         let m = import_sysfs_with_arch(&t.0, Arch::X86).unwrap();
         assert_eq!(m.nr_cpus(), 4);
@@ -772,6 +788,10 @@ mod tests {
         assert_eq!(m.idle_tables.len(), 1);
         assert_eq!(m.idle_states(3)[1].exit_latency_ns, 2_000);
         assert_eq!(m.idle_states(3)[0].power_mw, 0.0);
+        // The polling state is known by its description; `disable` is carried.
+        assert_eq!(m.idle_states(3)[0].kind, crate::machine::IdleKind::Poll);
+        assert_eq!(m.idle_states(3)[1].kind, crate::machine::IdleKind::Hardware);
+        assert!(m.idle_states(3)[1].disable && !m.idle_states(3)[0].disable);
         // No cpufreq: one domain per package, one OPP.
         assert_eq!(m.freq_domains.len(), 1);
         assert_eq!(m.freq_domains[0].cpus.to_string(), "0-3");

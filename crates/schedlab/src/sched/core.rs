@@ -18,7 +18,8 @@
 //!   target residency fits the predicted idle time. A cluster-level state (Arm's
 //!   `cluster-sleep`) is coupled as PSCI's platform-coordinated mode couples it: the
 //!   cluster powers down when its last CPU enters one, and only the first CPU to wake
-//!   pays the cluster's exit latency (`cluster_enter`, `leave_idle_state`).
+//!   pays the cluster's exit latency; POWER9's core-level `stop4`/`stop5` likewise
+//!   over a core's threads (`coupled_enter`, `leave_idle_state`).
 //! * **scheduler_tick**: at HZ on busy CPUs only (NO_HZ idle); updates the current
 //!   task's runtime and PELT and checks slice preemption.
 //! * **Costs**: the simulated kernel's own work is charged as CPU work from the
@@ -43,7 +44,7 @@
 //! affinity excludes CPU 0.
 
 use crate::engine::{EventQueue, Observer, SimTime};
-use crate::machine::{CostTable, CpuMask, Machine, SharedLevel};
+use crate::machine::{CostTable, CpuMask, IdleState, Machine, SharedLevel};
 use crate::sched::fair::entity::{CfsRq, FairParams, LoadWeight, SchedEntity};
 use crate::sched::features::{Features, SchedFeat, Tunables};
 use crate::sched::pelt::PeltClock;
@@ -338,11 +339,17 @@ pub struct Rq {
     /// `rq->break_even` (seed 001, BREAK_EVEN): when the state was recorded, entry
     /// time + its exit latency; never cleared (0 until the first state is entered).
     pub break_even: SimTime,
-    /// Recent idle lengths (EWMA, ns) for the idle governor.
-    pub idle_ewma: u64,
-    /// Exit latency of the state chosen at the last idle entry (0: none), which the
-    /// governor deducts from the measured idle length, as menu does.
-    pub idle_exit_latency: u64,
+    /// `ts->tick_stopped` while idle: a round of this idle period stopped the tick
+    /// (`tick_nohz_tick_stopped()`); cleared when the CPU leaves the idle loop.
+    pub idle_tick_stopped: bool,
+    /// The governor kept the tick but it is not armed yet (armed at `flush`).
+    pub idle_tick_arm: bool,
+    /// A software loop state (`poll_idle`, `snooze_loop`) ends on its own at this
+    /// time (0: none); armed at `flush` as `Event::PollEnd` with `poll_gen`.
+    pub poll_until: SimTime,
+    pub poll_gen: u32,
+    /// `poll_until` is set and its event not pushed yet.
+    pub poll_arm: bool,
     /// Most recently used user mm (lazy TLB): a switch to another mm costs more.
     pub last_mm: Option<Pid>,
     /// Current frequency as a fraction of max, 1024 scale.
@@ -410,8 +417,11 @@ impl Rq {
             idle_state: None,
             idle_entered: 0,
             break_even: 0,
-            idle_ewma: 0,
-            idle_exit_latency: 0,
+            idle_tick_stopped: false,
+            idle_tick_arm: false,
+            poll_until: 0,
+            poll_gen: 0,
+            poll_arm: false,
             last_mm: None,
             freq_scale: 1024,
             kernel_work: 0,
@@ -465,12 +475,15 @@ pub struct Kernel<O> {
     core_busy: Vec<u32>,
     /// SMT siblings of each CPU, itself included.
     sibs: Vec<Box<[u32]>>,
-    /// Per CPU, its cluster's first CPU (`cpu_clustergroup_mask`), which indexes
-    /// `cluster_down`.
-    cluster_first: Vec<u32>,
-    /// By cluster's first CPU: the cluster is powered down in a cluster-level idle
-    /// state (coupled cluster idle, see [`Kernel::enter_idle`]).
-    cluster_down: Vec<bool>,
+    /// Per coupling level ([`IdleState::CORE`], [`IdleState::CLUSTER`]) and CPU, the
+    /// first CPU of its core (SMT siblings) or cluster (`cpu_clustergroup_mask`),
+    /// which indexes `coupled_down`.
+    coupled_first: [Vec<u32>; 2],
+    /// Per level, by first CPU: the core or cluster is powered down in a state of
+    /// that level (coupled idle, see [`Kernel::coupled_enter`]).
+    coupled_down: [Vec<bool>; 2],
+    /// Each CPU's cpuidle device and governor data (sched/cpuidle.rs).
+    pub(crate) idle_dev: Vec<crate::sched::cpuidle::CpuidleDevice>,
     /// Popped events that had been superseded (stale generation).
     pub(crate) stale_events: u64,
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
@@ -759,10 +772,23 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let sibs = (0..m.nr_cpus())
             .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
             .collect();
-        let cluster_first = (0..m.nr_cpus())
-            .map(|c| m.cluster_mask(c).first().unwrap_or(c) as u32)
+        let coupled_first = [
+            (0..m.nr_cpus())
+                .map(|c| m.smt_mask(c).first().unwrap_or(c) as u32)
+                .collect(),
+            (0..m.nr_cpus())
+                .map(|c| m.cluster_mask(c).first().unwrap_or(c) as u32)
+                .collect(),
+        ];
+        let coupled_down = [vec![false; m.nr_cpus()], vec![false; m.nr_cpus()]];
+        let idle_dev = (0..m.nr_cpus())
+            .map(|c| {
+                crate::sched::cpuidle::CpuidleDevice::after_long_idle(
+                    tun.cpuidle,
+                    m.idle_states(c).len(),
+                )
+            })
             .collect();
-        let cluster_down = vec![false; m.nr_cpus()];
         let smtb = crate::sched::fair::smt_balance::SmtBalance::new(&topo, m.nr_cpus());
         let cpufreq = crate::sched::cpufreq::CpuFreq::new(&m, tun.cpufreq, topo.asym_cpucapacity);
         let mut k = Kernel {
@@ -779,8 +805,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             dirty: Vec::new(),
             core_busy: vec![0; nr_cores],
             sibs,
-            cluster_first,
-            cluster_down,
+            coupled_first,
+            coupled_down,
+            idle_dev,
             stale_events: 0,
             allowed: Affinities::new(CpuMask::new()),
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
@@ -1598,11 +1625,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.rearm(cpu, q);
             }
             None => {
-                // Going idle: no segment runs; stop the tick (NO_HZ idle).
+                // Going idle: no segment runs; the governor decides about the tick.
                 let rq = &mut self.rqs[cpu];
                 rq.seg_gen = rq.seg_gen.wrapping_add(1);
-                rq.tick_armed = false;
-                rq.tick_gen = rq.tick_gen.wrapping_add(1);
                 rq.kernel_work = 0;
                 self.enter_idle(cpu);
                 self.smt_siblings_changed(cpu, q);
@@ -1610,118 +1635,241 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
-    /// Idle entry: the newidle path sets `idle_stamp`; the governor picks a state.
+    /// A CPU starts an idle period (`do_idle` after `schedule` found nothing): the
+    /// newidle path's `idle_stamp`, the idle core bookkeeping, a tick still running
+    /// (`tick_nohz_idle_exit` restarted it when the CPU left its last idle period),
+    /// then the first round of the idle loop.
     pub(crate) fn enter_idle(&mut self, cpu: usize) {
         let now = self.now;
-        let predicted = self.predict_idle(cpu);
-        let states = self.m.idle_states(cpu);
-        let mut chosen = 0;
-        for (i, s) in states.iter().enumerate() {
-            if s.target_residency_ns <= predicted {
-                chosen = i;
-            }
-        }
         let rq = &mut self.rqs[cpu];
         // A stamp of 0 means "not idle since the last wakeup" (ttwu clears it).
         rq.idle_stamp = now.max(IDLE_SINCE_BOOT);
-        rq.idle_entered = now;
-        rq.idle_exit_latency = states.get(chosen).map_or(0, |s| s.exit_latency_ns);
-        if states.is_empty() {
-            rq.idle_state = None;
-        } else {
-            rq.idle_state = Some(chosen);
-            // sched_idle_set_state with seed 001 v2: entry + exit latency.
-            rq.break_even = now + states[chosen].exit_latency_ns;
-            if states[chosen].cluster {
-                self.cluster_enter(cpu);
-            }
-            self.emit(SchedEvent::IdleEnter { cpu, state: chosen });
-        }
+        rq.idle_tick_stopped = false;
         // pick_next_task_idle -> set_next_task_idle -> update_idle_core.
         self.update_idle_core(cpu);
-        self.nohz_balance_enter_idle(cpu);
+        self.cpuidle_idle_call(cpu);
     }
 
-    /// Coupled cluster idle (PSCI platform-coordinated mode, as on Juno and HiKey960):
-    /// a CPU that asks for a cluster-level state powers itself down at once, and its
-    /// cluster goes down when the last of its CPUs does so, i.e. when every CPU of the
-    /// cluster is idle inside a cluster-level state.
-    fn cluster_enter(&mut self, cpu: usize) {
-        if self
-            .m
-            .cluster_mask(cpu)
+    /// One round of the idle loop (`cpuidle_idle_call`): the governor picks a state
+    /// and whether the tick stops (sched/cpuidle.rs), the tick is stopped or kept
+    /// (`tick_nohz_idle_stop_tick` / `_retain_tick`: once stopped in an idle period
+    /// it stays stopped), and the CPU enters the state. Without cpuidle states there
+    /// is no governor: the tick stops and the CPU waits (`default_idle_call`).
+    pub(crate) fn cpuidle_idle_call(&mut self, cpu: usize) {
+        let now = self.now;
+        self.rqs[cpu].idle_entered = now;
+        let states = self.m.idle_states(cpu);
+        if states.is_empty() {
+            self.rqs[cpu].idle_state = None;
+            self.idle_stop_tick(cpu);
+            return;
+        }
+        let tick = self.tun.tick_nsec();
+        let rq = &self.rqs[cpu];
+        // tick_nohz_get_sleep_length: the next hrtimer of this CPU (the tick and
+        // the timer wheel are not timers here), and the next event with the tick.
+        let next_timer = rq.timers.iter().map(|&(t, _)| t).min();
+        let sleep_length_ns = next_timer.map_or(
+            crate::sched::cpuidle::KTIME_MAX - now.min(crate::sched::cpuidle::KTIME_MAX),
+            |t| t.saturating_sub(now),
+        );
+        let delta_next_ns = if rq.idle_tick_stopped {
+            sleep_length_ns
+        } else {
+            sleep_length_ns.min((now / tick + 1) * tick - now)
+        };
+        let cx = crate::sched::cpuidle::SelectCtx {
+            now,
+            sleep_length_ns,
+            delta_next_ns,
+            tick_stopped: rq.idle_tick_stopped,
+            tick_nsec: tick,
+            nr_iowaiters: 0,
+            latency_req_ns: self
+                .tun
+                .cpu_dma_latency_us
+                .map_or(u64::MAX, |us| us * 1_000),
+        };
+        let (idx, stop_tick) = self.idle_dev[cpu].select(states, &cx);
+        let s = &states[idx];
+        let (exit, coupling, is_loop, polling) =
+            (s.exit_latency_ns, s.coupling(), s.is_loop(), s.is_polling());
+        // poll_idle / snooze_loop: until need_resched or the first enabled deeper
+        // state's target residency (a tick without one).
+        let limit = states[1..]
             .iter()
-            .all(|c| self.in_cluster_state(c))
-        {
-            self.cluster_down[self.cluster_first[cpu] as usize] = true;
+            .find(|t| !t.disable)
+            .map_or(tick, |t| t.target_residency_ns);
+        if stop_tick || self.rqs[cpu].idle_tick_stopped {
+            self.idle_stop_tick(cpu);
+        } else if !self.rqs[cpu].tick_armed {
+            self.rqs[cpu].idle_tick_arm = true;
+            self.mark_dirty(cpu);
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.idle_state = Some(idx);
+        // sched_idle_set_state with seed 001 v2: entry + exit latency.
+        rq.break_even = now + exit;
+        if is_loop {
+            rq.poll_until = now + limit;
+            rq.poll_gen = rq.poll_gen.wrapping_add(1);
+            rq.poll_arm = true;
+            self.mark_dirty(cpu);
+            if polling {
+                self.idle_dev[cpu].dev.poll_time_limit = false;
+            }
+        }
+        if let Some(level) = coupling {
+            self.coupled_enter(cpu, level);
+        }
+        self.emit(SchedEvent::IdleEnter { cpu, state: idx });
+    }
+
+    /// `tick_nohz_idle_stop_tick`: the tick stops; the first stop of an idle period
+    /// enters the nohz idle balance (`nohz_balance_enter_idle`).
+    fn idle_stop_tick(&mut self, cpu: usize) {
+        let rq = &mut self.rqs[cpu];
+        rq.idle_tick_arm = false;
+        if rq.tick_armed {
+            rq.tick_armed = false;
+            rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        }
+        if !rq.idle_tick_stopped {
+            rq.idle_tick_stopped = true;
+            self.nohz_balance_enter_idle(cpu);
         }
     }
 
-    /// `cpu` is idle inside a cluster-level state.
-    fn in_cluster_state(&self, cpu: usize) -> bool {
+    /// A round of the idle loop ends at `awake` (when the CPU runs again, exit
+    /// latency included): `cpuidle_enter_state`'s `last_residency_ns`, and the
+    /// governor's `reflect` (done at the next select, see [`CpuidleDevice`]).
+    ///
+    /// [`CpuidleDevice`]: crate::sched::cpuidle::CpuidleDevice
+    fn end_idle_round(&mut self, cpu: usize, state: usize, awake: SimTime) {
+        let rq = &mut self.rqs[cpu];
+        if rq.poll_until != 0 {
+            rq.poll_until = 0;
+            rq.poll_arm = false;
+            rq.poll_gen = rq.poll_gen.wrapping_add(1);
+        }
+        let d = &mut self.idle_dev[cpu].dev;
+        d.last_residency_ns = awake - rq.idle_entered;
+        d.pending_reflect = Some((state, awake));
+    }
+
+    /// The idle loop goes round again (`while (!need_resched())` in `do_idle`) after
+    /// an interrupt left the CPU with nothing to run.
+    pub(crate) fn idle_loop_continue(&mut self, cpu: usize) {
+        let rq = &self.rqs[cpu];
+        if rq.curr.is_none()
+            && rq.idle_state.is_none()
+            && !rq.need_resched
+            && rq.nr_running == 0
+            && !self.m.idle_states(cpu).is_empty()
+        {
+            self.cpuidle_idle_call(cpu);
+        }
+    }
+
+    /// The tick fires on an idle CPU that kept it: the CPU leaves its state,
+    /// `scheduler_tick` runs for the idle task (clock, `trigger_load_balance` as an
+    /// idle CPU) and the idle loop goes round again.
+    fn idle_tick(&mut self, cpu: usize, gen: u32, q: &mut EventQueue<Event>) {
+        let now = self.now;
+        let t = self.begin_idle_exit(cpu);
+        if t > now {
+            q.push(
+                t,
+                Event::Tick {
+                    cpu: cpu as u32,
+                    gen,
+                },
+            );
+            return;
+        }
+        self.idle_dev[cpu].dev.got_idle_tick = true;
+        self.rq_update_clock(cpu, now);
+        let c = self.m.cost.tick;
+        let rq = &mut self.rqs[cpu];
+        rq.exit_until = rq.exit_until.max(now) + c;
+        self.trigger_load_balance(cpu, q);
+        let tick = self.tun.tick_nsec();
+        if self.rqs[cpu].tick_gen == gen {
+            q.push(
+                (now / tick + 1) * tick,
+                Event::Tick {
+                    cpu: cpu as u32,
+                    gen,
+                },
+            );
+        }
+        self.idle_loop_continue(cpu);
+    }
+
+    /// Coupled idle. A cluster-level state is coupled as PSCI's platform-coordinated
+    /// mode couples it (Juno, HiKey960): a CPU that asks for it powers itself down at
+    /// once, and the cluster goes down when the last of its CPUs does so. A
+    /// core-level state (POWER9's `stop4`/`stop5`) is coupled the same way over the
+    /// core's SMT threads. So the core or cluster is down when every CPU of it is
+    /// idle inside a state of that level.
+    fn coupled_enter(&mut self, cpu: usize, level: usize) {
+        if self.coupled_all(cpu, level, |c| self.in_coupled_state(c, level)) {
+            let first = self.coupled_first[level][cpu] as usize;
+            self.coupled_down[level][first] = true;
+        }
+    }
+
+    /// `f` holds for every CPU of `cpu`'s core (`level` [`IdleState::CORE`]) or
+    /// cluster.
+    fn coupled_all(&self, cpu: usize, level: usize, f: impl Fn(usize) -> bool) -> bool {
+        if level == IdleState::CORE {
+            self.smt_siblings(cpu).all(f)
+        } else {
+            self.m.cluster_mask(cpu).iter().all(f)
+        }
+    }
+
+    /// `cpu` is idle inside a state coupled at `level`.
+    fn in_coupled_state(&self, cpu: usize, level: usize) -> bool {
         self.rqs[cpu].curr.is_none()
             && self.rqs[cpu]
                 .idle_state
-                .is_some_and(|s| self.m.idle_states(cpu)[s].cluster)
+                .is_some_and(|s| self.m.idle_states(cpu)[s].coupling() == Some(level))
     }
 
-    /// The exit latency `cpu` pays to leave state `s`, bringing its cluster up. A
-    /// CPU state costs its own exit latency. A cluster-level state costs the cluster's
-    /// (the state's) exit latency to the first CPU to wake of a cluster that went
-    /// down; to any other CPU (its cluster never went down, or another CPU has already
+    /// The exit latency `cpu` pays to leave state `s`, bringing its core or cluster
+    /// up. A CPU state costs its own exit latency. A coupled state costs the state's
+    /// exit latency to the first CPU to wake of a core or cluster that went down; to
+    /// any other CPU (its core or cluster never went down, or another CPU has already
     /// brought it up) it costs only the CPU's own power-down: the exit latency of the
     /// deepest CPU-level state shallower than `s` (0 without one).
     fn leave_idle_state(&mut self, cpu: usize, s: usize) -> u64 {
         let states = self.m.idle_states(cpu);
-        if !states[s].cluster {
+        let Some(level) = states[s].coupling() else {
             return states[s].exit_latency_ns;
-        }
-        let down = &mut self.cluster_down[self.cluster_first[cpu] as usize];
-        if std::mem::take(down) {
+        };
+        let first = self.coupled_first[level][cpu] as usize;
+        if std::mem::take(&mut self.coupled_down[level][first]) {
             return states[s].exit_latency_ns;
         }
         states[..s]
             .iter()
             .rev()
-            .find(|t| !t.cluster)
+            .find(|t| t.coupling().is_none())
             .map_or(0, |t| t.exit_latency_ns)
     }
 
-    /// Menu-like prediction: the next timer on this CPU, capped by the recent typical
-    /// idle length (simplified: see docs/kernel-mapping.md).
-    fn predict_idle(&self, cpu: usize) -> u64 {
-        let rq = &self.rqs[cpu];
-        let next_timer = rq
-            .timers
-            .iter()
-            .map(|&(t, _)| t.saturating_sub(self.now))
-            .min()
-            .unwrap_or(u64::MAX);
-        let typical = if rq.idle_ewma == 0 {
-            u64::MAX
-        } else {
-            rq.idle_ewma
-        };
-        next_timer.min(typical)
-    }
-
+    /// The CPU leaves the idle loop to run a task (`tick_nohz_idle_exit`: the tick
+    /// runs again, see `schedule`).
     fn idle_exit_bookkeeping(&mut self, cpu: usize) {
         let now = self.now;
-        let rq = &mut self.rqs[cpu];
-        // menu_update: the time in the state without its exit latency (halved when
-        // the exit latency is more than half of it).
-        let raw = now - rq.idle_entered;
-        let lat = rq.idle_exit_latency;
-        let len = if raw > 2 * lat { raw - lat } else { raw / 2 };
-        rq.idle_ewma = if rq.idle_ewma == 0 {
-            len
-        } else {
-            (rq.idle_ewma * 7 + len) / 8
-        };
-        if let Some(s) = rq.idle_state.take() {
+        self.rqs[cpu].idle_tick_stopped = false;
+        self.rqs[cpu].idle_tick_arm = false;
+        if let Some(s) = self.rqs[cpu].idle_state.take() {
             // Leaving without an interrupt (the state was not exited through
             // `begin_idle_exit`): the cluster comes up all the same.
             self.leave_idle_state(cpu, s);
+            self.end_idle_round(cpu, s, now);
             self.emit(SchedEvent::IdleExit { cpu });
         }
     }
@@ -1803,6 +1951,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// changes within one instant then cost one event).
     #[inline]
     fn rearm(&mut self, cpu: usize, _q: &mut EventQueue<Event>) {
+        self.mark_dirty(cpu);
+    }
+
+    /// Ask for `cpu`'s events (segment end, or an idle CPU's kept tick and loop
+    /// limit) to be armed at the next [`flush`](Self::flush).
+    #[inline]
+    fn mark_dirty(&mut self, cpu: usize) {
         let rq = &mut self.rqs[cpu];
         if !rq.dirty {
             rq.dirty = true;
@@ -1824,6 +1979,30 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     fn rearm_now(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let now = self.now;
         let rq = &mut self.rqs[cpu];
+        if rq.curr.is_none() {
+            if std::mem::take(&mut rq.idle_tick_arm) && !rq.tick_armed {
+                // The governor kept the tick of a CPU whose tick was not running.
+                rq.tick_armed = true;
+                rq.tick_gen = rq.tick_gen.wrapping_add(1);
+                let tick = self.tun.tick_nsec();
+                q.push(
+                    (now / tick + 1) * tick,
+                    Event::Tick {
+                        cpu: cpu as u32,
+                        gen: rq.tick_gen,
+                    },
+                );
+            }
+            if std::mem::take(&mut rq.poll_arm) {
+                q.push(
+                    rq.poll_until,
+                    Event::PollEnd {
+                        cpu: cpu as u32,
+                        gen: rq.poll_gen,
+                    },
+                );
+            }
+        }
         rq.seg_gen = rq.seg_gen.wrapping_add(1);
         let Some(pid) = rq.curr else { return };
         let rate = rq.rate;
@@ -1906,15 +2085,19 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
             Event::Tick { cpu, gen } => {
                 let cpu = cpu as usize;
-                if self.rqs[cpu].tick_gen != gen || self.rqs[cpu].curr.is_none() {
+                if self.rqs[cpu].tick_gen != gen {
                     self.stale_events += 1;
+                    return None;
+                }
+                if self.rqs[cpu].curr.is_none() {
+                    self.idle_tick(cpu, gen, q);
                     return None;
                 }
                 self.scheduler_tick(cpu, q);
                 let tick = self.tun.tick_nsec();
                 let rq = &self.rqs[cpu];
                 q.push(
-                    now + tick,
+                    (now / tick + 1) * tick,
                     Event::Tick {
                         cpu: cpu as u32,
                         gen: rq.tick_gen,
@@ -1954,6 +2137,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     q.push(t, Event::WakeIpi { cpu: cpu as u32 });
                 } else {
                     self.ttwu_pending(cpu, q);
+                    self.idle_loop_continue(cpu);
                 }
             }
             Event::Timer { pid, gen } => {
@@ -1970,7 +2154,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 } else {
                     self.remove_timer(pid);
                     self.try_to_wake_up(pid, 0, cpu, q);
+                    self.idle_loop_continue(cpu);
                 }
+            }
+            Event::PollEnd { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.rqs[cpu].poll_gen != gen {
+                    self.stale_events += 1;
+                    return None;
+                }
+                self.poll_end(cpu);
             }
             Event::ActiveBalance { .. } | Event::IlbKick { .. } => {
                 self.handle_balance_event(ev, q);
@@ -1988,6 +2181,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         match *ev {
             Event::SegDone { cpu, gen } => self.rqs[cpu as usize].seg_gen != gen,
             Event::Tick { cpu, gen } => self.rqs[cpu as usize].tick_gen != gen,
+            Event::PollEnd { cpu, gen } => self.rqs[cpu as usize].poll_gen != gen,
             Event::Resched { cpu, gen } => self.rqs[cpu as usize].resched_gen != gen,
             Event::Timer { pid, gen } => self.tasks[pid as usize].timer_gen != gen,
             _ => false,
@@ -2015,12 +2209,29 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.rqs[cpu].curr.is_none() {
             if let Some(s) = self.rqs[cpu].idle_state.take() {
                 let lat = self.leave_idle_state(cpu, s);
+                self.end_idle_round(cpu, s, now + lat);
                 // Balance work charged to the idle CPU (fair/balance.rs) runs first.
                 self.rqs[cpu].exit_until = self.rqs[cpu].exit_until.max(now) + lat;
                 self.emit(SchedEvent::IdleExit { cpu });
             }
         }
         self.rqs[cpu].exit_until.max(now)
+    }
+
+    /// A software idle loop reached its time limit with nothing to run: `poll_idle`
+    /// reports it (`poll_time_limit`), and the idle loop goes round again.
+    fn poll_end(&mut self, cpu: usize) {
+        let Some(s) = self.rqs[cpu].idle_state.take() else {
+            return;
+        };
+        let now = self.now;
+        self.leave_idle_state(cpu, s);
+        self.end_idle_round(cpu, s, now);
+        if self.m.idle_states(cpu)[s].is_polling() {
+            self.idle_dev[cpu].dev.poll_time_limit = true;
+        }
+        self.emit(SchedEvent::IdleExit { cpu });
+        self.idle_loop_continue(cpu);
     }
 
     /// `scheduler_tick`: runtime and PELT of the current task, slice preemption.
@@ -2078,14 +2289,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
             }
         }
-        for cpu in 0..self.rqs.len() {
-            if self.cluster_first[cpu] as usize == cpu && self.cluster_down[cpu] {
-                for c in self.m.cluster_mask(cpu).iter() {
-                    if !self.in_cluster_state(c) {
-                        return Err(format!(
-                            "cluster of cpu{cpu} is down but cpu{c} is not in a cluster state"
-                        ));
-                    }
+        for level in [IdleState::CORE, IdleState::CLUSTER] {
+            let what = ["core", "cluster"][level];
+            for cpu in 0..self.rqs.len() {
+                if self.coupled_first[level][cpu] as usize == cpu
+                    && self.coupled_down[level][cpu]
+                    && !self.coupled_all(cpu, level, |c| self.in_coupled_state(c, level))
+                {
+                    return Err(format!(
+                        "{what} of cpu{cpu} is down but not all its CPUs are in a \
+                         {what}-level state"
+                    ));
                 }
             }
         }

@@ -220,6 +220,11 @@ pub struct Tunables {
     pub sched_wakeup_granularity_ns: u64,
     /// The cpufreq governor of every policy (`[kernel] cpufreq`, sched/cpufreq.rs).
     pub cpufreq: crate::sched::cpufreq::Governor,
+    /// The cpuidle governor (`[kernel] cpuidle`, sched/cpuidle.rs).
+    pub cpuidle: crate::sched::cpuidle::IdleGovernor,
+    /// A PM QoS CPU latency request (`/dev/cpu_dma_latency`, µs), what
+    /// `cpuidle_governor_latency_req` returns; `None`: no request.
+    pub cpu_dma_latency_us: Option<u64>,
 }
 
 impl Tunables {
@@ -242,6 +247,8 @@ impl Tunables {
             sched_min_granularity_ns: 0,
             sched_wakeup_granularity_ns: 0,
             cpufreq: crate::sched::cpufreq::Governor::Performance,
+            cpuidle: crate::sched::cpuidle::IdleGovernor::Menu,
+            cpu_dma_latency_us: None,
         };
         t.scale_for(nr_cpus);
         t
@@ -319,6 +326,8 @@ impl Tunables {
             "sched_migration_cost_ns" => self.migration_cost_ns = within(v, 0, INT_MAX)?,
             "sched_nr_migrate" => self.nr_migrate = within(v, 0, INT_MAX)? as u32,
             "sched_child_runs_first" => self.child_runs_first = int(v)? != 0,
+            // The PM QoS class takes 0..=PM_QOS_DEFAULT_VALUE (2000 s in µs).
+            "cpu_dma_latency_us" => self.cpu_dma_latency_us = Some(within(v, 0, 2_000_000_000)?),
             "sched_tunable_scaling" => {
                 self.scaling = match int(v)? {
                     0 => TunableScaling::None,
@@ -331,7 +340,7 @@ impl Tunables {
                 return Err(format!(
                 "unknown tunable `{name}` (known: hz, sched_latency_ns, sched_min_granularity_ns, \
                      sched_wakeup_granularity_ns, sched_migration_cost_ns, sched_nr_migrate, \
-                     sched_child_runs_first, sched_tunable_scaling)"
+                     sched_child_runs_first, sched_tunable_scaling, cpu_dma_latency_us)"
             ))
             }
         }

@@ -8,6 +8,7 @@
 
 pub mod core;
 pub mod cpufreq;
+pub mod cpuidle;
 pub mod fair;
 pub mod features;
 pub mod pelt;
@@ -31,7 +32,8 @@ pub(crate) fn wake_kind_of(wake_flags: u32) -> WakeKind {
 pub enum Event {
     /// The current task's segment (or the CPU's pending kernel work) ends.
     SegDone { cpu: u32, gen: u32 },
-    /// The periodic scheduler tick (only armed while the CPU is busy: NO_HZ idle).
+    /// The periodic scheduler tick (stopped on an idle CPU unless the idle governor
+    /// keeps it: NO_HZ idle).
     Tick { cpu: u32, gen: u32 },
     /// A reschedule request reaches `cpu` (local preemption point or IPI arrival).
     Resched { cpu: u32, gen: u32 },
@@ -43,6 +45,9 @@ pub enum Event {
     ActiveBalance { cpu: u32 },
     /// The nohz idle-balance kick IPI reaches `cpu` (`kick_ilb`).
     IlbKick { cpu: u32 },
+    /// A software idle loop (`poll_idle`, powernv's `snooze_loop`) on `cpu` reaches
+    /// its time limit.
+    PollEnd { cpu: u32, gen: u32 },
     /// A workload-owned event (run deadline, ...).
     Workload { id: u32, arg: u32 },
 }

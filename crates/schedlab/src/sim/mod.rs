@@ -428,6 +428,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 },
             );
         }
+        // Events the boot-time idle entry asked for (a kept tick, a polling limit).
+        self.k.flush(&mut self.q);
         while let Some((now, ev)) = self.q.pop() {
             if let Some(Event::Workload { id, arg }) = self.k.handle(now, ev, &mut self.q) {
                 match id {

@@ -646,16 +646,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             // Not idle any more: the kick is dropped (kernel: flags cleared).
             return;
         }
-        let (stamp, entered) = (self.rqs[cpu].idle_stamp, self.rqs[cpu].idle_entered);
         let probed = self.nohz_idle_balance_pass(cpu, flags, CpuIdleType::Idle, q);
         let c = self.m.cost.balance_per_cpu * probed as u64;
         self.charge_balance(cpu, c, q);
-        if self.idle_cpu(cpu) && !self.rqs[cpu].need_resched && self.rqs[cpu].idle_state.is_none() {
-            self.enter_idle(cpu);
-            let rq = &mut self.rqs[cpu];
-            rq.idle_stamp = stamp;
-            rq.idle_entered = entered;
-        }
+        self.idle_loop_continue(cpu);
     }
 
     /// `_nohz_idle_balance` (kernel/sched/fair.c, v5.6). Returns the CPUs probed by
@@ -1424,15 +1418,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         // The stopper preempted the current task: src picks again.
         if self.rqs[src].curr.is_some() {
             self.schedule(src, q);
-        } else if self.idle_cpu(src)
-            && !self.rqs[src].need_resched
-            && self.rqs[src].idle_state.is_none()
-        {
-            let (stamp, entered) = (self.rqs[src].idle_stamp, self.rqs[src].idle_entered);
-            self.enter_idle(src);
-            let rq = &mut self.rqs[src];
-            rq.idle_stamp = stamp;
-            rq.idle_entered = entered;
+        } else {
+            self.idle_loop_continue(src);
         }
         if let Some(p) = moved {
             self.attach_task(p, src, target, "active_balance", false, src, q);

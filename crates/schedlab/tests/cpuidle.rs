@@ -1,0 +1,230 @@
+//! The idle loop around the governors (issue 20 item 1): the tick kept or stopped,
+//! software loops that end on their own, and POWER9's core-level stop states.
+//! The governors' own branches are hand-computed in `sched/cpuidle/tests.rs`.
+
+mod common;
+
+use common::*;
+use schedlab::machine::presets::{preset, test_topology};
+use schedlab::machine::{CpuMask, IdleKind, IdleState};
+use schedlab::sched::cpuidle::IdleGovernor;
+use schedlab::workload::program::Op;
+
+/// A trace line's timestamp in ns (the text has µs).
+fn ts_ns(line: &str) -> u64 {
+    let ts = line.split(": ").next().unwrap().rsplit(' ').next().unwrap();
+    let (s, frac) = ts.split_once('.').unwrap();
+    s.trim().parse::<u64>().unwrap() * 1_000_000_000 + frac.parse::<u64>().unwrap() * 1_000
+}
+
+/// The `cpu_idle` events of the trace on `cpu`: (time ns, state; `None` = exit).
+fn cpu_idle(trace: &str, cpu: usize) -> Vec<(u64, Option<u32>)> {
+    let tag = format!("cpu_id={cpu}");
+    trace
+        .lines()
+        .filter(|l| l.contains("cpu_idle:") && l.ends_with(&tag))
+        .map(|l| {
+            let st: u32 = l
+                .split("state=")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            (ts_ns(l), (st != u32::MAX).then_some(st))
+        })
+        .collect()
+}
+
+/// A task pinned to CPU 0 of the 1-CPU test machine (POLL, C1 2/2 µs, C6 133/600 µs)
+/// that computes 100 µs and sleeps `sleep_ns`, for 60 ms; the trace.
+fn sleeper_trace(sleep_ns: u64, gov: IdleGovernor, states: Option<Vec<IdleState>>) -> String {
+    let mut w = W::new();
+    let p = w.prog(
+        "s",
+        forever(vec![Op::Compute(c(100_000)), Op::Sleep(c(sleep_ns))]),
+    );
+    w.task("s", p, Some(CpuMask::of(0)));
+    let mut m = test_topology(1, 1, 1, 1);
+    if let Some(s) = states {
+        m.idle_tables[0] = s;
+    }
+    let mut sc = scenario(m, w.build(), Some(60));
+    sc.tunables.cpuidle = gov;
+    let (_, trace) = run_ftrace(&sc, 1);
+    trace
+}
+
+/// The states entered after 20 ms (the governor has learnt the pattern by then).
+fn settled_states(ev: &[(u64, Option<u32>)]) -> Vec<u32> {
+    ev.iter()
+        .filter(|e| e.0 > 20 * MS)
+        .filter_map(|e| e.1)
+        .collect()
+}
+
+/// Exits after 20 ms that happen on a tick boundary (HZ 250): idle ticks. (Before,
+/// the start's wakeup, whose short sample makes menu keep the tick once, and the
+/// first tick that wakes it, are still in the history.)
+fn tick_exits(ev: &[(u64, Option<u32>)]) -> usize {
+    ev.iter()
+        .filter(|e| e.1.is_none() && e.0 % (4 * MS) == 0 && e.0 > 20 * MS)
+        .count()
+}
+
+#[test]
+fn short_sleeps_take_c1_and_keep_the_tick_long_ones_c6_and_stop_it() {
+    for gov in [IdleGovernor::Menu, IdleGovernor::Teo] {
+        // 100 µs sleeps (150 µs with the timer slack): menu's typical interval and
+        // teo's sleep length both say ~150 µs, below C6's 600 µs residency and below
+        // a tick: C1 with the tick kept, so the idle CPU is woken at every tick
+        // boundary that falls inside a sleep.
+        let ev = cpu_idle(&sleeper_trace(100_000, gov, None), 0);
+        let st = settled_states(&ev);
+        assert!(
+            !st.is_empty() && st.iter().all(|&s| s == 1),
+            "{gov:?}: {st:?}"
+        );
+        assert!(
+            tick_exits(&ev) >= 4,
+            "{gov:?}: {} tick exits",
+            tick_exits(&ev)
+        );
+        // 10 ms sleeps: C6, tick stopped: no exits on tick boundaries.
+        let ev = cpu_idle(&sleeper_trace(10 * MS, gov, None), 0);
+        let st = settled_states(&ev);
+        assert!(
+            !st.is_empty() && st.iter().all(|&s| s == 2),
+            "{gov:?}: {st:?}"
+        );
+        assert_eq!(tick_exits(&ev), 0, "{gov:?}");
+    }
+}
+
+#[test]
+fn a_poll_round_ends_at_the_next_states_residency() {
+    // POLL then C6 (133/600 µs) only, and a PM QoS limit of 50 µs that rules C6 out:
+    // menu returns POLL early (the limit is below state 1's exit latency), keeping
+    // the tick. poll_idle gives up after C6's target residency, 600 µs, and the idle
+    // loop goes round again: a 1 ms sleep (1.05 ms with slack) is two POLL rounds,
+    // the second starting exactly 600 µs after the first, unless a tick came first.
+    let mut poll = IdleState {
+        name: "POLL".into(),
+        exit_latency_ns: 0,
+        target_residency_ns: 0,
+        power_mw: 0.0,
+        cluster: false,
+        core: false,
+        kind: IdleKind::Poll,
+        disable: false,
+    };
+    let c6 = IdleState {
+        name: "C6".into(),
+        exit_latency_ns: 133_000,
+        target_residency_ns: 600_000,
+        kind: IdleKind::Hardware,
+        ..poll.clone()
+    };
+    poll.kind = IdleKind::Poll;
+    let mut w = W::new();
+    let p = w.prog(
+        "s",
+        forever(vec![Op::Compute(c(100_000)), Op::Sleep(c(MS))]),
+    );
+    w.task("s", p, Some(CpuMask::of(0)));
+    let mut m = test_topology(1, 1, 1, 1);
+    m.idle_tables[0] = vec![poll, c6];
+    let mut sc = scenario(m, w.build(), Some(30));
+    sc.tunables.cpu_dma_latency_us = Some(50);
+    let (_, trace) = run_ftrace(&sc, 1);
+    let ev = cpu_idle(&trace, 0);
+    let enters: Vec<_> = ev.iter().filter(|e| e.1.is_some()).collect();
+    assert!(enters.iter().all(|e| e.1 == Some(0)), "only POLL");
+    // Each exit that is followed by an enter at the same instant is a round that
+    // ended without work: 600 µs after its enter, or on a tick.
+    let mut limit_rounds = 0;
+    for w in ev.windows(3) {
+        if let [(t0, Some(0)), (t1, None), (t2, Some(0))] = w {
+            if t1 == t2 {
+                assert!(
+                    t1 - t0 == 600_000 || t1 % (4 * MS) == 0,
+                    "a round of {} ns",
+                    t1 - t0
+                );
+                limit_rounds += u32::from(t1 - t0 == 600_000);
+            }
+        }
+    }
+    // ~25 sleeps in 30 ms, each with one limit round (a few cut by ticks).
+    assert!(limit_rounds >= 20, "{limit_rounds}");
+}
+
+/// POWER9: a thread whose core still runs a sibling reaches only its thread level:
+/// asking for stop5 (200 µs) costs it stop2's 10 µs; the whole core idle costs
+/// stop5's own.
+#[test]
+fn power9_core_states_are_coupled_over_the_threads() {
+    let m = preset("power9-176").unwrap();
+    let names: Vec<_> = m
+        .idle_states(0)
+        .iter()
+        .map(|s| (s.name.as_str(), s.core))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("snooze", false),
+            ("stop0_lite", false),
+            ("stop0", false),
+            ("stop1", false),
+            ("stop2", false),
+            ("stop4", true),
+            ("stop5", true),
+        ]
+    );
+    assert_eq!(m.idle_states(0)[0].kind, IdleKind::Snooze);
+    assert_eq!(m.smt_mask(1).to_string(), "0-3");
+    // A 30 ms sleeper on CPU 1 starting at 50 ms, with or without a hog on its
+    // sibling CPU 0; the delay from the timer's expiry to its switch-in.
+    let delay = |hog: bool| {
+        let mut w = W::new();
+        let p = w.prog("sleeper", vec![Op::Sleep(c(30 * MS))]);
+        let t = w.task("sleeper", p, Some(CpuMask::of(1)));
+        t.start_ns = 50 * MS;
+        if hog {
+            let p = w.prog("hog", hog_ops());
+            w.task("hog", p, Some(CpuMask::of(0)));
+            let idx = w.spec.tasks.len() - 1;
+            w.spec.daemons.push(idx);
+        }
+        let sc = scenario(preset("power9-176").unwrap(), w.build(), None);
+        let (_, trace) = run_ftrace(&sc, 1);
+        // The request is stop5 (state 6) either way: the governor cannot know.
+        let ev = cpu_idle(&trace, 1);
+        let before_wake: Vec<_> = ev
+            .iter()
+            .filter(|e| e.0 > 50 * MS && e.1.is_some())
+            .collect();
+        assert_eq!(before_wake.first().unwrap().1, Some(6), "hog {hog}");
+        let exit = ev
+            .iter()
+            .filter(|e| e.0 > 60 * MS && e.1.is_none())
+            .map(|e| e.0)
+            .next()
+            .unwrap();
+        let switch = trace
+            .lines()
+            .filter(|l| l.contains("sched_switch:") && l.contains("next_comm=sleeper"))
+            .map(ts_ns)
+            .find(|&t| t > 60 * MS)
+            .unwrap();
+        switch - exit
+    };
+    let alone = delay(false);
+    let beside = delay(true);
+    // The exit starts at the timer; the switch follows the exit latency.
+    assert_eq!(alone, 200_000);
+    assert_eq!(beside, 10_000);
+}
