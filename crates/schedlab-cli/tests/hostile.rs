@@ -134,6 +134,23 @@ program = [ { op = "fork", program = "chain" }, { op = "wait" } ]
         &BASE.replace("preset = \"juno-r0\"", "file = \"nonest.toml\""),
     );
     w(
+        "trace.txt",
+        "  <idle>-0 [000] d..2 0.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=1 next_prio=120\n  a-1 [000] d..2 0.001000: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n",
+    );
+    w("notrace.txt", "# tracer: nop\n#\n");
+    w(
+        "replay.toml",
+        "[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"replay\"\nfile = \"trace.txt\"\n",
+    );
+    w(
+        "replay-none.toml",
+        "[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"replay\"\nfile = \"notrace.txt\"\n",
+    );
+    w(
+        "replay-missing.toml",
+        "[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"replay\"\nfile = \"gone.txt\"\n",
+    );
+    w(
         "sysbench-huge.toml",
         "[machine]\npreset = \"juno-r0\"\n[workload]\nkind = \"sysbench-cpu\"\ntime = 18446744074\n",
     );
@@ -236,6 +253,9 @@ fn every_hostile_input_exits_2_naming_the_problem() {
         (&["run", "base.toml", "--set", "kernel.cpuidle=ladder"], 2, "unknown cpuidle governor `ladder` (known: menu, teo)"),
         (&["run", "base.toml", "--set", "kernel.tunables.cpu_dma_latency_us=-1"], 2, "`cpu_dma_latency_us` needs a non-negative integer"),
         (&["run", "base.toml", "-q", "--set", "kernel.cpuidle=teo"], 0, ""),
+        (&["run", "replay.toml", "-q"], 0, ""),
+        (&["run", "replay-none.toml"], 2, "notrace.txt: no trace events found"),
+        (&["run", "replay-missing.toml"], 2, "cannot read trace file"),
         // Valid at the edges: exit 0.
         (&["run", "sleep-max.toml", "-q"], 0, ""),
         (&["run", "exp-huge.toml", "-q"], 0, ""),

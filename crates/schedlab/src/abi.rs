@@ -20,6 +20,10 @@
 /// A task id (the kernel's `pid`; tid for threads). 0 is the idle task.
 pub type Pid = u32;
 
+/// A fair-class task's default timer slack (`current->timer_slack_ns`, 50 µs):
+/// its hrtimer sleeps expire this much after the time asked for.
+pub const TIMER_SLACK_NS: u64 = 50_000;
+
 /// Scheduling policy (`sched_setscheduler`'s `SCHED_*` of the fair class).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -434,6 +434,7 @@ const SMALL: &[(&str, &str)] = &[
     ("tpcc-proxy", "users = 2\nthink_us = 50\nduration = 0.002\n"),
     // Relative to the crate directory (the scenario text has no directory).
     ("rtapp", "file = \"tests/rtapp/timer.json\"\n"),
+    ("replay", "file = \"../../scenarios/replay-example.txt\"\n"),
     (
         "schbench",
         "message_threads = 1\nthreads = 2\ncputime = 300\nsleeptime = 300\nruntime = 1\n",

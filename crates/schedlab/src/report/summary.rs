@@ -193,7 +193,7 @@ fn functions(s: &mut String, r: &RunResult) {
 
 /// The workload's own metrics (and the tool's output it rebuilds).
 fn workload_metrics(s: &mut String, r: &RunResult) {
-    if r.workload.metrics.is_empty() {
+    if r.workload.metrics.is_empty() && r.workload.tool_output.is_none() {
         return;
     }
     let _ = writeln!(s, "\nworkload `{}` metrics:", r.workload.kind);

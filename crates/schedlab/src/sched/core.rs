@@ -1215,9 +1215,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.block_current(cpu, q);
     }
 
-    /// Default timer slack of fair-class tasks (50 µs).
+    /// Default timer slack of fair-class tasks.
     fn tun_timer_slack(&self) -> u64 {
-        50_000
+        crate::abi::TIMER_SLACK_NS
     }
 
     /// `sched_yield()` by the current task of `cpu`.

@@ -13,5 +13,6 @@ pub mod dist;
 pub mod generators;
 pub mod ipc;
 pub mod program;
+pub mod replay;
 pub mod rtapp;
 pub mod tasks;

@@ -77,6 +77,10 @@ pub const GENERATORS: &[(&str, &str)] = &[
         "adrestia",
         "adrestia: wakeup cost of pipe-woken threads, single and periodic",
     ),
+    (
+        "replay",
+        "a recorded scheduler trace (`file`: tracefs or trace-cmd text) replayed",
+    ),
 ];
 
 /// What a finished run hands to a tool's report.
@@ -133,6 +137,7 @@ pub fn parse(
         "schbench" | "schbench-new" => schbench::parse(kind, w, m)?,
         "sysbench-threads" | "sysbench-cpu" => sysbench::parse(kind, w, m)?,
         "adrestia" => adrestia::parse(w)?,
+        "replay" => crate::workload::replay::parse(w, m)?,
         _ => return Ok(None),
     }))
 }
