@@ -24,15 +24,7 @@ fn cpu_idle(trace: &str, cpu: usize) -> Vec<(u64, Option<u32>)> {
         .lines()
         .filter(|l| l.contains("cpu_idle:") && l.ends_with(&tag))
         .map(|l| {
-            let st: u32 = l
-                .split("state=")
-                .nth(1)
-                .unwrap()
-                .split(' ')
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap();
+            let st: u32 = word_after(l, "state=");
             (ts_ns(l), (st != u32::MAX).then_some(st))
         })
         .collect()

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::scenario_of;
+use common::{scenario_of, word_after};
 use schedlab::experiment::explain::{explain, TaskSel};
 use schedlab::experiment::{run, RunOpts, Scenario};
 use schedlab::sched::{Func, WakeKind};
@@ -34,14 +34,7 @@ fn top_count(text: &str) -> usize {
         .lines()
         .find(|l| l.trim_start().starts_with("select_task_rq_fair:"))
         .unwrap();
-    l.split(": ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
+    word_after(l, ": ")
 }
 
 #[test]

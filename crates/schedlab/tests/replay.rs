@@ -25,6 +25,22 @@ fn totals(r: &RunResult) -> Vec<(String, u64, u64)> {
     v
 }
 
+/// Every task of `orig` has a namesake in `replayed` with its runtime and sleep
+/// within 2 %.
+fn assert_same_totals(orig: &RunResult, replayed: &RunResult) {
+    let (a, b) = (totals(orig), totals(replayed));
+    assert_eq!(a.len(), b.len());
+    for ((name, run0, sleep0), (name1, run1, sleep1)) in a.iter().zip(&b) {
+        assert_eq!(name, name1);
+        let close = |x: u64, y: u64| (x as f64 - y as f64).abs() <= 0.02 * x as f64;
+        assert!(close(*run0, *run1), "{name}: runtime {run0} vs {run1}");
+        assert!(
+            close(*sleep0, *sleep1),
+            "{name}: sleep {sleep0} vs {sleep1}"
+        );
+    }
+}
+
 #[test]
 fn a_runs_own_trace_replays_to_the_same_run_and_sleep_totals() {
     // Two periodic tasks (1 ms of work, 2 ms sleeps) and a futex ping-pong pair
@@ -63,16 +79,7 @@ fn a_runs_own_trace_replays_to_the_same_run_and_sleep_totals() {
     assert_eq!(g.spec.tasks.len(), 4);
     let rsc = scenario(m, g.spec, Some(200));
     let (replayed, _) = run_ftrace(&rsc, 1);
-    let (a, b) = (totals(&orig), totals(&replayed));
-    for ((name, run0, sleep0), (name1, run1, sleep1)) in a.iter().zip(&b) {
-        assert_eq!(name, name1);
-        let close = |x: u64, y: u64| (x as f64 - y as f64).abs() <= 0.02 * x as f64;
-        assert!(close(*run0, *run1), "{name}: runtime {run0} vs {run1}");
-        assert!(
-            close(*sleep0, *sleep1),
-            "{name}: sleep {sleep0} vs {sleep1}"
-        );
-    }
+    assert_same_totals(&orig, &replayed);
 }
 
 #[test]
@@ -91,17 +98,7 @@ fn an_eas_run_on_juno_replays_with_its_frequencies() {
     rsc.tool = Some(g.tool);
     rsc.workload_kind = "replay".into();
     let (replayed, _) = run_ftrace(&rsc, 1);
-    let (a, b) = (totals(&orig), totals(&replayed));
-    assert_eq!(a.len(), b.len());
-    for ((name, run0, sleep0), (name1, run1, sleep1)) in a.iter().zip(&b) {
-        assert_eq!(name, name1);
-        let close = |x: u64, y: u64| (x as f64 - y as f64).abs() <= 0.02 * x as f64;
-        assert!(close(*run0, *run1), "{name}: runtime {run0} vs {run1}");
-        assert!(
-            close(*sleep0, *sleep1),
-            "{name}: sleep {sleep0} vs {sleep1}"
-        );
-    }
+    assert_same_totals(&orig, &replayed);
     let (e0, e1) = (
         orig.metrics.energy_joules.total.unwrap(),
         replayed.metrics.energy_joules.total.unwrap(),

@@ -1776,15 +1776,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// idle CPU) and the idle loop goes round again.
     fn idle_tick(&mut self, cpu: usize, gen: u32, q: &mut EventQueue<Event>) {
         let now = self.now;
-        let t = self.begin_idle_exit(cpu);
-        if t > now {
-            q.push(
-                t,
-                Event::Tick {
-                    cpu: cpu as u32,
-                    gen,
-                },
-            );
+        let tick = Event::Tick {
+            cpu: cpu as u32,
+            gen,
+        };
+        if !self.awake_for(cpu, tick, q) {
             return;
         }
         self.idle_dev[cpu].dev.got_idle_tick = true;
@@ -2116,26 +2112,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     return None;
                 }
                 // An idle CPU first has to leave its idle state.
-                let t = self.begin_idle_exit(cpu);
-                if t > now {
-                    q.push(
-                        t,
-                        Event::Resched {
-                            cpu: cpu as u32,
-                            gen,
-                        },
-                    );
-                } else {
+                if self.awake_for(cpu, ev, q) {
                     self.rqs[cpu].resched_pending = false;
                     self.schedule(cpu, q);
                 }
             }
             Event::WakeIpi { cpu } => {
                 let cpu = cpu as usize;
-                let t = self.begin_idle_exit(cpu);
-                if t > now {
-                    q.push(t, Event::WakeIpi { cpu: cpu as u32 });
-                } else {
+                if self.awake_for(cpu, ev, q) {
                     self.ttwu_pending(cpu, q);
                     self.idle_loop_continue(cpu);
                 }
@@ -2148,10 +2132,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 // The timer interrupt fires on the CPU that armed the timer, which
                 // first leaves its idle state; the wakeup runs there.
                 let cpu = self.tasks[pid as usize].timer_cpu;
-                let t = self.begin_idle_exit(cpu);
-                if t > now {
-                    q.push(t, Event::Timer { pid, gen });
-                } else {
+                if self.awake_for(cpu, ev, q) {
                     self.remove_timer(pid);
                     self.try_to_wake_up(pid, 0, cpu, q);
                     self.idle_loop_continue(cpu);
@@ -2216,6 +2197,19 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
         }
         self.rqs[cpu].exit_until.max(now)
+    }
+
+    /// Whether `cpu` can handle `ev` now: an idle CPU first leaves its idle state
+    /// ([`begin_idle_exit`](Self::begin_idle_exit)), and `ev` is pushed again for
+    /// when it is awake.
+    pub(crate) fn awake_for(&mut self, cpu: usize, ev: Event, q: &mut EventQueue<Event>) -> bool {
+        let t = self.begin_idle_exit(cpu);
+        if t > self.now {
+            q.push(t, ev);
+            false
+        } else {
+            true
+        }
     }
 
     /// A software idle loop reached its time limit with nothing to run: `poll_idle`

@@ -242,6 +242,27 @@ fn find_shallower(states: &[IdleState], idx: usize, d: u64) -> usize {
     r
 }
 
+/// The end of both governors' `select`: a polling state or an expected idle shorter
+/// than a tick keeps the tick (unless it is already stopped), and then no state may
+/// outlast the next tick event (`delta_next`): a shallower one is taken. Returns the
+/// state and `stop_tick`.
+fn tick_decision(
+    states: &[IdleState],
+    idx: usize,
+    expected_ns: u64,
+    cx: &SelectCtx,
+) -> (usize, bool) {
+    if (states[idx].is_polling() || expected_ns < cx.tick_nsec) && !cx.tick_stopped {
+        let idx = if idx > 0 && states[idx].target_residency_ns > cx.delta_next_ns {
+            find_shallower(states, idx, cx.delta_next_ns)
+        } else {
+            idx
+        };
+        return (idx, false);
+    }
+    (idx, true)
+}
+
 // ---------------------------------------------------------------------------
 // menu
 // ---------------------------------------------------------------------------
@@ -435,15 +456,7 @@ impl MenuDevice {
             }
             idx = Some(i);
         }
-        let mut idx = idx.unwrap_or(0);
-        let mut stop_tick = true;
-        if (states[idx].is_polling() || predicted_ns < cx.tick_nsec) && !cx.tick_stopped {
-            stop_tick = false;
-            if idx > 0 && states[idx].target_residency_ns > delta_next {
-                idx = find_shallower(states, idx, delta_next);
-            }
-        }
-        (idx, stop_tick)
+        tick_decision(states, idx.unwrap_or(0), predicted_ns, cx)
     }
 
     /// `menu_update`: fold the last round into the factor of its bucket and the ring.
@@ -670,15 +683,7 @@ impl TeoCpu {
                 }
             }
         }
-        let mut idx = idx as usize;
-        let mut stop_tick = true;
-        if (states[idx].is_polling() || duration_ns < cx.tick_nsec) && !cx.tick_stopped {
-            stop_tick = false;
-            if idx > 0 && states[idx].target_residency_ns > cx.delta_next_ns {
-                idx = find_shallower(states, idx, cx.delta_next_ns);
-            }
-        }
-        (idx, stop_tick)
+        tick_decision(states, idx as usize, duration_ns, cx)
     }
 }
 

@@ -54,7 +54,7 @@ use crate::error::InputError;
 use crate::machine::Machine;
 use crate::workload::dist::Dist;
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// One parsed trace line.
@@ -599,22 +599,11 @@ pub fn from_text(text: &str, path: &Path, m: &Machine) -> Result<Generated, Inpu
 /// Parse `[workload] kind = "replay"`: `file` (the trace text, relative to the
 /// scenario file).
 pub fn parse(w: &TableReader<'_>, m: &Machine) -> Result<Generated, InputError> {
-    let rel = w
-        .str("file")?
-        .ok_or_else(|| w.err("file", "a `replay` workload needs `file` (a trace's text)"))?;
-    let base: PathBuf = w
-        .doc
-        .file
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let path = base.join(rel);
-    let text = crate::input::read_text(&path).map_err(|e| {
-        w.err(
-            "file",
-            format!("cannot read trace file {}: {}", path.display(), e.msg),
-        )
-    })?;
+    let (path, text) = super::generators::workload_file(
+        w,
+        "a `replay` workload needs `file` (a trace's text)",
+        "trace file",
+    )?;
     from_text(&text, &path, m)
 }
 

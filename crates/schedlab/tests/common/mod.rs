@@ -209,3 +209,19 @@ pub fn no_idle(mut m: Machine) -> Machine {
     }
     m
 }
+
+/// The first space-delimited word after `pat` in `s`, parsed (panics when absent or
+/// not a `T`): `word_after::<u32>(line, "state=")`.
+pub fn word_after<T: std::str::FromStr>(s: &str, pat: &str) -> T
+where
+    T::Err: std::fmt::Debug,
+{
+    s.split(pat)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no `{pat}` in {s}"))
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}

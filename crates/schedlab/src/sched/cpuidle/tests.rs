@@ -236,9 +236,10 @@ fn menu_skips_disabled_states() {
     assert_eq!(d.select(&s, &cx(100 * MS, TICK)), (2, true));
 }
 
-/// One round of `last` state for `residency` ns after a select at `sleep`, then the
-/// next select (which runs `menu_update`); returns the device.
-fn menu_round(
+/// One round of state `last` for `residency` ns after a select at `sleep` (at time
+/// 0), reflected at `residency`, then the next select, which folds it in
+/// (`menu_update` / `teo_update`); returns that select's choice.
+fn round(
     d: &mut CpuidleDevice,
     s: &[IdleState],
     sleep: u64,
@@ -259,24 +260,24 @@ fn menu_update_measured_branches() {
     let mut s10 = s.clone();
     s10[2].exit_latency_ns = 10 * US;
     let mut d = menu_with_ring(4, 0);
-    menu_round(&mut d, &s10, 2 * MS, 2, 600 * US);
+    round(&mut d, &s10, 2 * MS, 2, 600 * US);
     let m = d.menu().unwrap();
     assert_eq!(m.correction_factor[3], 7470);
     assert_eq!(m.intervals[0], 590);
     assert_eq!(m.interval_ptr, 1);
     // c, halved: 15 µs ≤ 2 × 10 µs → 7.5 µs → 7 µs in the ring.
     let mut d = menu_with_ring(4, 0);
-    menu_round(&mut d, &s10, 2 * MS, 2, 15 * US);
+    round(&mut d, &s10, 2 * MS, 2, 15 * US);
     assert_eq!(d.menu().unwrap().intervals[0], 7);
     assert_eq!(d.menu().unwrap().correction_factor[3], 7168 + 3);
     // Clamp to the timer: 3 ms measured, 2 ms timer → perfect (1024).
     let mut d = menu_with_ring(4, 0);
-    menu_round(&mut d, &s10, 2 * MS, 1, 3 * MS);
+    round(&mut d, &s10, 2 * MS, 1, 3 * MS);
     assert_eq!(d.menu().unwrap().correction_factor[3], 8192);
     assert_eq!(d.menu().unwrap().intervals[0], 2000);
     // ≥ MAX_INTERESTING: a perfect prediction whatever the ratio.
     let mut d = menu_with_ring(4, 0);
-    menu_round(&mut d, &s, 200 * MS, 3, 60 * MS + 133 * US);
+    round(&mut d, &s, 200 * MS, 3, 60 * MS + 133 * US);
     assert_eq!(d.menu().unwrap().correction_factor[5], 8192);
     assert_eq!(d.menu().unwrap().intervals[0], 60_000);
 }
@@ -319,7 +320,7 @@ fn menu_ring_wraps_after_eight() {
     let s = x86();
     let mut d = menu_with_ring(4, 0);
     for i in 1..=9u64 {
-        menu_round(&mut d, &s, 10 * MS, 1, i * 100 * US + 2 * US);
+        round(&mut d, &s, 10 * MS, 1, i * 100 * US + 2 * US);
     }
     let m = d.menu().unwrap();
     assert_eq!(m.interval_ptr, 1);
@@ -360,40 +361,25 @@ fn teo_boot_update_and_deepest_fitting_state() {
     assert_eq!(d.select(&s, &cx(10 * MS, TICK)), (3, true));
 }
 
-/// A teo round: select at time 0 with `sleep`, state `last` used for `residency`,
-/// reflected at `end`, then the next select.
-fn teo_round(
-    d: &mut CpuidleDevice,
-    s: &[IdleState],
-    sleep: u64,
-    last: usize,
-    residency: u64,
-) -> (usize, bool) {
-    d.select(s, &cx(sleep, sleep.min(TICK)));
-    d.dev.last_residency_ns = residency;
-    d.dev.pending_reflect = Some((last, residency));
-    d.select(s, &cx(sleep, sleep.min(TICK)))
-}
-
 #[test]
 fn teo_update_hit_miss_and_early_hit() {
     let s = x86();
     // Woken at 1 ms of a 10 ms sleep in C6: measured 1 ms − 66.5 µs ≥ 600 µs: C6 is
     // both the timer and the hit state: a hit.
     let mut d = CpuidleDevice::new(IdleGovernor::Teo, 4);
-    teo_round(&mut d, &s, 10 * MS, 3, MS);
+    round(&mut d, &s, 10 * MS, 3, MS);
     assert_eq!(d.teo().unwrap().states[3].hits, PULSE);
     assert_eq!(d.teo().unwrap().intervals[1], MS - 66_500);
     // Woken at 200 µs: 200 − 66.5 = 133.5 µs: C1E (20) is the hit state, C6 the
     // timer state: a miss for C6, an early hit for C1E.
     let mut d = CpuidleDevice::new(IdleGovernor::Teo, 4);
-    teo_round(&mut d, &s, 10 * MS, 3, 200 * US);
+    round(&mut d, &s, 10 * MS, 3, 200 * US);
     let t = d.teo().unwrap();
     assert_eq!((t.states[3].hits, t.states[3].misses), (0, PULSE));
     assert_eq!(t.states[2].early_hits, PULSE);
     // Residency below the exit latency: halved (50 µs → 25 µs, C1E again).
     let mut d = CpuidleDevice::new(IdleGovernor::Teo, 4);
-    teo_round(&mut d, &s, 10 * MS, 3, 50 * US);
+    round(&mut d, &s, 10 * MS, 3, 50 * US);
     assert_eq!(d.teo().unwrap().intervals[1], 25 * US);
     // The tick woke it with the timer beyond a tick: treated as the timer (U64_MAX).
     let mut d = CpuidleDevice::new(IdleGovernor::Teo, 4);

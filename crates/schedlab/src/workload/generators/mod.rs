@@ -142,6 +142,31 @@ pub fn parse(
     }))
 }
 
+/// The workload's `file` (`[workload] file = "..."`, relative to the scenario file)
+/// and its text. `need` says what the key should name when it is missing, `what` is
+/// the file's kind in a read error ("rt-app file", "trace file").
+pub(crate) fn workload_file(
+    w: &TableReader<'_>,
+    need: &str,
+    what: &str,
+) -> Result<(std::path::PathBuf, String), InputError> {
+    let rel = w.str("file")?.ok_or_else(|| w.err("file", need))?;
+    let base = w
+        .doc
+        .file
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let path = base.join(rel);
+    let text = crate::input::read_text(&path).map_err(|e| {
+        w.err(
+            "file",
+            format!("cannot read {what} {}: {}", path.display(), e.msg),
+        )
+    })?;
+    Ok((path, text))
+}
+
 /// Read a positive integer option `key` (default `def`).
 pub fn pos(w: &TableReader<'_>, key: &'static str, def: u32) -> Result<u32, InputError> {
     match w.int(key)? {

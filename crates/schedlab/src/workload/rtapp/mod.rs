@@ -88,7 +88,7 @@ use crate::workload::program::{
 use json::{JNode, JVal};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Reference work of `mem`/`iorun`: ns per 10 bytes (10 GB/s at capacity 1024).
@@ -1494,22 +1494,11 @@ impl Tool for RtAppTool {
 /// Parse `[workload] kind = "rtapp"`: `file` (the rt-app JSON, relative to the
 /// scenario file).
 pub fn parse(w: &TableReader<'_>, m: &Machine) -> Result<Generated, InputError> {
-    let rel = w
-        .str("file")?
-        .ok_or_else(|| w.err("file", "an `rtapp` workload needs `file` (the rt-app JSON)"))?;
-    let base: PathBuf = w
-        .doc
-        .file
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let path = base.join(rel);
-    let text = crate::input::read_text(&path).map_err(|e| {
-        w.err(
-            "file",
-            format!("cannot read rt-app file {}: {}", path.display(), e.msg),
-        )
-    })?;
+    let (path, text) = crate::workload::generators::workload_file(
+        w,
+        "an `rtapp` workload needs `file` (the rt-app JSON)",
+        "rt-app file",
+    )?;
     let f = parse_file(&text, &path, m)?;
     let (spec, threads) = build(&f, m);
     spec.validate()

@@ -101,7 +101,7 @@
 //! the kernel is taken to be built without `CONFIG_PREEMPTION` (voluntary preemption:
 //! newidle may pull several tasks); housekeeping = all CPUs.
 
-use crate::engine::{EventQueue, Observer, SimTime};
+use crate::engine::{EventQueue, Observer};
 use crate::machine::CpuMask;
 use crate::sched::core::{Kernel, Policy, WORK_SHIFT};
 use crate::sched::fair::group::{
@@ -1429,23 +1429,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// Handle the balancer's own events (`Event::ActiveBalance`, `Event::IlbKick`),
     /// after the target CPU has left any idle state.
     pub(crate) fn handle_balance_event(&mut self, ev: Event, q: &mut EventQueue<Event>) {
-        let now: SimTime = self.now;
         match ev {
-            Event::ActiveBalance { cpu } => {
-                let t = self.begin_idle_exit(cpu as usize);
-                if t > now {
-                    q.push(t, ev);
-                } else {
-                    self.active_load_balance_cpu_stop(cpu as usize, q);
-                }
+            Event::ActiveBalance { cpu } if self.awake_for(cpu as usize, ev, q) => {
+                self.active_load_balance_cpu_stop(cpu as usize, q);
             }
-            Event::IlbKick { cpu } => {
-                let t = self.begin_idle_exit(cpu as usize);
-                if t > now {
-                    q.push(t, ev);
-                } else {
-                    self.nohz_ilb_kicked(cpu as usize, q);
-                }
+            Event::IlbKick { cpu } if self.awake_for(cpu as usize, ev, q) => {
+                self.nohz_ilb_kicked(cpu as usize, q);
             }
             _ => {}
         }

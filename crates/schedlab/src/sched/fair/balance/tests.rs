@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::engine::EventQueue;
+use crate::engine::SimTime;
 use crate::machine::presets;
 use crate::sched::core::TaskState;
 use crate::sched::features::{Features, Tunables};
