@@ -220,3 +220,51 @@ fn power9_core_states_are_coupled_over_the_threads() {
     assert_eq!(alone, 200_000);
     assert_eq!(beside, 10_000);
 }
+
+/// `--check` holds the idle loop to its rules after every event (a running CPU is in
+/// no idle state, a stopped idle tick is not armed, only software loops carry a time
+/// limit): a run of short and long sleepers under both governors keeps them, and each
+/// rule, broken by hand, is reported.
+#[test]
+fn the_idle_loop_invariants_hold_and_catch_breakage() {
+    for gov in [IdleGovernor::Menu, IdleGovernor::Teo] {
+        let mut w = W::new();
+        for (i, sleep) in [50_000, 300_000, 5 * MS].iter().enumerate() {
+            let p = w.prog(
+                &format!("s{i}"),
+                times(30, vec![Op::Compute(c(80_000)), Op::Sleep(c(*sleep))]),
+            );
+            w.task(&format!("s{i}"), p, None);
+        }
+        let mut sc = scenario(preset("xeon-88").unwrap(), w.build(), None);
+        sc.tunables.cpuidle = gov;
+        let opts = schedlab::experiment::RunOpts {
+            check: true,
+            ..Default::default()
+        };
+        let mut sim = schedlab::experiment::build(&sc, 1, 0, &opts);
+        sim.run(None).unwrap();
+        let k = sim.kernel_mut();
+        k.check_invariants().unwrap();
+        // CPU 5 is idle: claim its stopped tick is armed.
+        let rq = k.cpu_rq_mut(5);
+        assert!(rq.curr.is_none() && rq.idle_state.is_some());
+        let (stopped, armed) = (rq.idle_tick_stopped, rq.tick_armed);
+        rq.idle_tick_stopped = true;
+        rq.tick_armed = true;
+        assert!(k
+            .check_invariants()
+            .unwrap_err()
+            .contains("stopped but armed"));
+        let rq = k.cpu_rq_mut(5);
+        (rq.idle_tick_stopped, rq.tick_armed) = (stopped, armed);
+        // A hardware state with a loop limit.
+        let s = k.cpu_rq_mut(5).idle_state.unwrap();
+        assert!(s > 0, "xeon-88's long-idle CPU sits in a hardware state");
+        k.cpu_rq_mut(5).poll_until = 1;
+        assert!(k
+            .check_invariants()
+            .unwrap_err()
+            .contains("loop time limit"));
+    }
+}

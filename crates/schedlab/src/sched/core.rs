@@ -2283,6 +2283,33 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
             }
         }
+        // The idle loop: a running CPU is in no idle state and not tick-stopped; an
+        // idle period's stopped tick is not armed; a CPU in a state entered it in the
+        // past, and only a software loop has a time limit pending.
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            if rq.curr.is_some() && (rq.idle_state.is_some() || rq.idle_tick_stopped) {
+                return Err(format!(
+                    "cpu{cpu} runs a task but is in idle state {:?} (tick stopped: {})",
+                    rq.idle_state, rq.idle_tick_stopped
+                ));
+            }
+            if rq.idle_tick_stopped && (rq.tick_armed || rq.idle_tick_arm) {
+                return Err(format!("cpu{cpu}: the idle tick is stopped but armed"));
+            }
+            if let Some(s) = rq.idle_state {
+                if rq.idle_entered > self.now {
+                    return Err(format!("cpu{cpu} entered its idle state in the future"));
+                }
+                let looped = self.m.idle_states(cpu)[s].is_loop();
+                if (rq.poll_until != 0) != looped {
+                    return Err(format!(
+                        "cpu{cpu} in idle state {s}: a loop time limit {} for a {} state",
+                        rq.poll_until,
+                        if looped { "loop" } else { "hardware" }
+                    ));
+                }
+            }
+        }
         for level in [IdleState::CORE, IdleState::CLUSTER] {
             let what = ["core", "cluster"][level];
             for cpu in 0..self.rqs.len() {
