@@ -3,7 +3,7 @@
 # libfuzzer-sys builds libFuzzer, and the SanitizerCoverage passes are requested with
 # stable -C flags. See docs/fuzzing.md.
 #
-#   tools/fuzz.sh build                      build the four fuzz binaries
+#   tools/fuzz.sh build                      build the five fuzz binaries
 #   tools/fuzz.sh run TARGET SECONDS [JOBS]  fuzz one target (crashes: fuzz/artifacts/TARGET/)
 #   tools/fuzz.sh smoke                      every target for a few seconds (CI);
 #                                            fails on the first crash, timeout or OOM
@@ -11,7 +11,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz="$root/fuzz"
-targets=(scenario machine rtapp sysfs)
+targets=(scenario machine rtapp replay sysfs)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$fuzz/target}"
 # The triple is explicit so that RUSTFLAGS reach only the fuzz code, not build scripts
 # and proc macros.

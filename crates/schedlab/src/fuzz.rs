@@ -1,7 +1,8 @@
 //! Fuzz targets: the hostile-input contract, written once.
 //!
 //! Everything a user hands schedlab — a scenario file and its `--set` overrides, a
-//! machine file, an rt-app JSON file, a sysfs snapshot — is untrusted text. The
+//! machine file, an rt-app JSON file, a trace to replay, a sysfs snapshot — is
+//! untrusted text. The
 //! contract for all of it is simple: **any input is either rejected with an
 //! [`InputError`] (with a message saying what is wrong) or runs to completion**. A
 //! panic, an abort, a hang or unbounded memory use is a bug, whatever the bytes.
@@ -19,6 +20,8 @@
 //!   built and a tiny workload runs on it.
 //! * [`rtapp`]: the bytes as rt-app JSON for a small preset machine; if it parses,
 //!   it runs.
+//! * [`replay`]: the bytes as a scheduler trace's text for a small preset machine; if
+//!   it is read, its replay runs.
 //! * [`sysfs`]: the bytes drive [`arbitrary`] to build a small sysfs snapshot tree
 //!   (realistic file names, hostile contents) that is imported as a machine.
 //!
@@ -46,7 +49,7 @@ pub const SIM_LIMIT_NS: u64 = 5_000_000;
 pub const SET_SEPARATOR: &str = "#--set";
 
 /// The names of the targets, as used for the corpus and regression directories.
-pub const TARGETS: [&str; 4] = ["scenario", "machine", "rtapp", "sysfs"];
+pub const TARGETS: [&str; 5] = ["scenario", "machine", "rtapp", "replay", "sysfs"];
 
 /// Run the target called `name` on `data` (for the regression test).
 pub fn by_name(name: &str) -> Option<fn(&[u8])> {
@@ -54,6 +57,7 @@ pub fn by_name(name: &str) -> Option<fn(&[u8])> {
         "scenario" => Some(scenario),
         "machine" => Some(machine),
         "rtapp" => Some(rtapp),
+        "replay" => Some(replay),
         "sysfs" => Some(sysfs),
         _ => None,
     }
@@ -201,7 +205,7 @@ pub fn machine(data: &[u8]) {
     run_with_file("machine.toml", data, &toml);
 }
 
-/// The machine the rt-app target runs on: big.LITTLE, six CPUs.
+/// The machine the rt-app and replay targets run on: big.LITTLE, six CPUs.
 const RTAPP_MACHINE: &str = "juno-r0";
 
 /// Target `rtapp`: rt-app JSON for `RTAPP_MACHINE`; if it parses, it runs.
@@ -217,6 +221,22 @@ pub fn rtapp(data: &[u8]) {
         "[machine]\npreset = \"{RTAPP_MACHINE}\"\n[workload]\nkind = \"rtapp\"\nfile = \"fuzz.json\"\n"
     );
     run_with_file("fuzz.json", data, &toml);
+}
+
+/// Target `replay`: a trace's text for `RTAPP_MACHINE`; if it is read, its replay
+/// runs.
+pub fn replay(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let m: Machine = machine::presets::preset(RTAPP_MACHINE).expect("preset exists");
+    if let Err(e) = crate::workload::replay::from_text(text, Path::new("fuzz.txt"), &m) {
+        return rejected(e);
+    }
+    let toml = format!(
+        "[machine]\npreset = \"{RTAPP_MACHINE}\"\n[workload]\nkind = \"replay\"\nfile = \"fuzz.txt\"\n"
+    );
+    run_with_file("fuzz.txt", data, &toml);
 }
 
 /// A CPU-local sysfs file (under `sys/devices/system/cpu/cpuN/`).
