@@ -51,7 +51,7 @@ use super::generators::{Generated, Tool, ToolInput, ToolResult};
 use super::program::{IdxExpr, ObjRef, Op, Program, TaskSpec, WorkloadSpec};
 use crate::config::TableReader;
 use crate::error::InputError;
-use crate::machine::Machine;
+use crate::machine::{Machine, MAX_CPUS};
 use crate::workload::dist::Dist;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -464,7 +464,7 @@ impl<'m> Reader<'m> {
             "cpu_idle" => {
                 let state = field(l.fields, "state").and_then(|v| v.parse::<u64>().ok());
                 let cpu = field(l.fields, "cpu_id").and_then(|v| v.parse::<usize>().ok());
-                if let (Some(k), Some(c)) = (state, cpu) {
+                if let (Some(k), Some(c)) = (state, cpu.filter(|&c| c < MAX_CPUS)) {
                     self.cpu_slot(c);
                     // PWR_EVENT_EXIT (4294967295) keeps the state for the wakeup.
                     if k != u64::from(u32::MAX) {
@@ -475,7 +475,7 @@ impl<'m> Reader<'m> {
             "cpu_frequency" => {
                 let f = field(l.fields, "state").and_then(|v| v.parse::<u64>().ok());
                 let cpu = field(l.fields, "cpu_id").and_then(|v| v.parse::<usize>().ok());
-                if let (Some(f), Some(c)) = (f, cpu) {
+                if let (Some(f), Some(c)) = (f, cpu.filter(|&c| c < MAX_CPUS)) {
                     self.cpu_slot(c);
                     // The running task's work so far was at the old frequency.
                     let p = self.curr[c];
@@ -549,6 +549,13 @@ pub fn from_text(text: &str, path: &Path, m: &Machine) -> Result<Generated, Inpu
         .enumerate()
         .filter_map(|(i, l)| parse_line(l).map(|p| (i, p)))
         .collect();
+    if let Some((i, l)) = lines.iter().find(|(_, l)| l.cpu >= MAX_CPUS) {
+        return Err(InputError::in_file(
+            path,
+            Some(i + 1),
+            format!("CPU {} is beyond NR_CPUS ({MAX_CPUS})", l.cpu),
+        ));
+    }
     if lines.is_empty() {
         return Err(InputError::in_file(
             path,

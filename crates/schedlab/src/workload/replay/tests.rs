@@ -168,3 +168,16 @@ fn bursts_are_scaled_by_the_traced_frequency() {
         vec![Op::Compute(Dist::Const(80_000))]
     );
 }
+
+#[test]
+fn cpus_beyond_nr_cpus_are_refused_with_their_line() {
+    let m = test_topology(1, 1, 1, 1);
+    let e = from_text(
+        "# tracer: nop\n  a-1 [4096] d..2 0.000001: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120\n",
+        Path::new("t.txt"),
+        &m,
+    )
+    .unwrap_err();
+    assert_eq!(e.line, Some(2));
+    assert!(e.msg.contains("CPU 4096 is beyond NR_CPUS (1024)"), "{e}");
+}
