@@ -593,6 +593,17 @@ pub fn from_text(text: &str, path: &Path, m: &Machine) -> Result<Generated, Inpu
              sched_wakeup_new, sched_process_fork/exit) in the trace",
         ));
     }
+    if r.order.len() > crate::engine::MAX_TASKS {
+        return Err(InputError::in_file(
+            path,
+            None,
+            format!(
+                "the trace names {} tasks, more than the limit of {}",
+                r.order.len(),
+                crate::engine::MAX_TASKS
+            ),
+        ));
+    }
     let (spec, counts) = r.finish(end);
     spec.validate()
         .map_err(|e| InputError::in_file(path, None, format!("internal: {e}")))?;
