@@ -1786,8 +1786,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.idle_dev[cpu].dev.got_idle_tick = true;
         self.rq_update_clock(cpu, now);
         let c = self.m.cost.tick;
-        let rq = &mut self.rqs[cpu];
-        rq.exit_until = rq.exit_until.max(now) + c;
+        self.charge_balance(cpu, c, q);
         self.trigger_load_balance(cpu, q);
         let tick = self.tun.tick_nsec();
         if self.rqs[cpu].tick_gen == gen {

@@ -189,7 +189,7 @@ impl CpuidleDevice {
         }
     }
 
-    /// menu's data, for tests and the explain tree.
+    /// menu's data (tests read it).
     pub fn menu(&self) -> Option<&MenuDevice> {
         match &self.gov {
             Gov::Menu(m) => Some(m),

@@ -262,7 +262,8 @@ struct Reader<'m> {
     /// word).
     order: Vec<u32>,
     index: HashMap<u32, u32>,
-    t0: Option<u64>,
+    /// The trace's first timestamp: the replay's time 0.
+    t0: u64,
     counts: Counts,
     /// Per CPU, the cpuidle state it last entered while idle (cleared when a task
     /// runs there): an interrupt that woke a task from it arrived its exit latency
@@ -508,7 +509,7 @@ impl<'m> Reader<'m> {
             self.account(p, end);
             self.flush(p);
         }
-        let t0 = self.t0.unwrap_or(0);
+        let t0 = self.t0;
         let mut spec = WorkloadSpec {
             futexes: self.order.len() as u32,
             ..WorkloadSpec::default()
@@ -575,7 +576,7 @@ pub fn from_text(text: &str, path: &Path, m: &Machine) -> Result<Generated, Inpu
         idle_state: Vec::new(),
         curr: Vec::new(),
         freq_khz: Vec::new(),
-        t0: Some(lines[0].1.ts_ns),
+        t0: lines[0].1.ts_ns,
         counts: Counts {
             lines: lines.len() as u64,
             ..Counts::default()

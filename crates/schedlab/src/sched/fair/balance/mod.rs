@@ -287,7 +287,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Charge the balancer's work to `cpu`: kernel work on a busy CPU; an idle CPU
     /// leaves idle later (its `exit_until` moves forward).
-    fn charge_balance(&mut self, cpu: usize, ns: u64, q: &mut EventQueue<Event>) {
+    pub(crate) fn charge_balance(&mut self, cpu: usize, ns: u64, q: &mut EventQueue<Event>) {
         if ns == 0 {
             return;
         }
