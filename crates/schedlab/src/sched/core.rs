@@ -368,6 +368,8 @@ pub struct Rq {
     pub exit_until: SimTime,
     /// Armed hrtimers on this CPU: (expiry, pid).
     pub timers: Vec<(SimTime, Pid)>,
+    /// The next expiry of the softlockup watchdog's hrtimer (0: not armed).
+    pub watchdog_next: SimTime,
     /// The segment end must be re-armed before time advances.
     pub dirty: bool,
     // --- load balancing (fair/balance) ---
@@ -434,6 +436,7 @@ impl Rq {
             resched_pending: false,
             exit_until: 0,
             timers: Vec::new(),
+            watchdog_next: 0,
             dirty: false,
             cfs_tasks: TaskList::default(),
             next_balance: 0,
@@ -486,6 +489,8 @@ pub struct Kernel<O> {
     pub(crate) idle_dev: Vec<crate::sched::cpuidle::CpuidleDevice>,
     /// Popped events that had been superseded (stale generation).
     pub(crate) stale_events: u64,
+    /// Watchdog expiries in the event queue ([`Kernel::watchdog_events`]).
+    watchdog_inflight: usize,
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
     /// per-task state stays compact, and each distinct mask stored once).
     allowed: Affinities,
@@ -809,6 +814,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             coupled_down,
             idle_dev,
             stale_events: 0,
+            watchdog_inflight: 0,
             allowed: Affinities::new(CpuMask::new()),
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
             cpu_ids,
@@ -1666,9 +1672,15 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         let tick = self.tun.tick_nsec();
         let rq = &self.rqs[cpu];
-        // tick_nohz_get_sleep_length: the next hrtimer of this CPU (the tick and
-        // the timer wheel are not timers here), and the next event with the tick.
-        let next_timer = rq.timers.iter().map(|&(t, _)| t).min();
+        // tick_nohz_get_sleep_length: the next hrtimer of this CPU, the tasks' and
+        // the softlockup watchdog's (the tick is not counted; there is no timer
+        // wheel), and the next event with the tick.
+        let next_timer = rq
+            .timers
+            .iter()
+            .map(|&(t, _)| t)
+            .chain((rq.watchdog_next != 0).then_some(rq.watchdog_next))
+            .min();
         let sleep_length_ns = next_timer.map_or(
             crate::sched::cpuidle::KTIME_MAX - now.min(crate::sched::cpuidle::KTIME_MAX),
             |t| t.saturating_sub(now),
@@ -2137,6 +2149,25 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     self.idle_loop_continue(cpu);
                 }
             }
+            Event::Watchdog { cpu } => {
+                self.watchdog_inflight -= 1;
+                let cpu = cpu as usize;
+                if self.rqs[cpu].watchdog_next == now {
+                    // hrtimer_forward_now: the next period is armed at once.
+                    if let Some(p) = self.tun.watchdog_period_ns() {
+                        self.push_watchdog(cpu, now + p, q);
+                    }
+                }
+                // The interrupt wakes an idle CPU, which goes round its idle loop
+                // again (the stopper work it queues is not modelled: kernel-mapping §5).
+                let t = self.begin_idle_exit(cpu);
+                if t > now {
+                    self.watchdog_inflight += 1;
+                    q.push(t, ev);
+                } else {
+                    self.idle_loop_continue(cpu);
+                }
+            }
             Event::PollEnd { cpu, gen } => {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].poll_gen != gen {
@@ -2196,6 +2227,32 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
         }
         self.rqs[cpu].exit_until.max(now)
+    }
+
+    /// Arm every CPU's softlockup watchdog hrtimer (`watchdog_enable` at boot, all
+    /// CPUs in phase: the first expiry one period after the start) unless it is
+    /// off or already armed.
+    pub(crate) fn start_watchdogs(&mut self, q: &mut EventQueue<Event>) {
+        let Some(p) = self.tun.watchdog_period_ns() else {
+            return;
+        };
+        for cpu in 0..self.rqs.len() {
+            if self.rqs[cpu].watchdog_next == 0 {
+                self.push_watchdog(cpu, self.now + p, q);
+            }
+        }
+    }
+
+    fn push_watchdog(&mut self, cpu: usize, at: SimTime, q: &mut EventQueue<Event>) {
+        self.rqs[cpu].watchdog_next = at;
+        self.watchdog_inflight += 1;
+        q.push(at, Event::Watchdog { cpu: cpu as u32 });
+    }
+
+    /// How many of the queue's events are watchdog expiries: a queue holding
+    /// nothing else has no work left (the kernel's own periodic timers never end).
+    pub(crate) fn watchdog_events(&self) -> usize {
+        self.watchdog_inflight
     }
 
     /// Whether `cpu` can handle `ev` now: an idle CPU first leaves its idle state

@@ -35,8 +35,10 @@
 //! divisions that floor, `DIV_ROUND_CLOSEST` where the kernel rounds. One
 //! deviation, listed in docs/kernel-mapping.md §5: when no timer at all is pending
 //! the kernel's sleep length is `KTIME_MAX - now`, and menu's u64 product with the
-//! correction factor wraps; a real CPU almost always has timer-wheel events, which
-//! schedlab does not model, so schedlab saturates the product instead of wrapping.
+//! correction factor wraps; schedlab saturates it instead. A modelled CPU rarely
+//! gets there: the softlockup watchdog's hrtimer (every 4 s by default) bounds every
+//! CPU's sleep length, as on a real system, where wheel timers (not modelled) often
+//! come sooner still; only `watchdog_thresh = 0` leaves a CPU without any timer.
 //! The machine and tick side of a round (the tick kept or stopped, loop time
 //! limits, which interrupt ended it) is in sched/core.rs (`cpuidle_idle_call`).
 

@@ -225,6 +225,9 @@ pub struct Tunables {
     /// A PM QoS CPU latency request (`/dev/cpu_dma_latency`, µs), what
     /// `cpuidle_governor_latency_req` returns; `None`: no request.
     pub cpu_dma_latency_us: Option<u64>,
+    /// `kernel.watchdog_thresh` (s; 0 turns the lockup detectors off): the
+    /// softlockup watchdog's per-CPU hrtimer fires every `2 × thresh / 5` s.
+    pub watchdog_thresh: u64,
 }
 
 impl Tunables {
@@ -249,6 +252,7 @@ impl Tunables {
             cpufreq: crate::sched::cpufreq::Governor::Performance,
             cpuidle: crate::sched::cpuidle::IdleGovernor::Menu,
             cpu_dma_latency_us: None,
+            watchdog_thresh: 10,
         };
         t.scale_for(nr_cpus);
         t
@@ -280,6 +284,12 @@ impl Tunables {
     #[inline]
     pub fn tick_nsec(&self) -> u64 {
         1_000_000_000 / self.hz
+    }
+
+    /// The softlockup watchdog's hrtimer period (`sample_period`: the softlockup
+    /// threshold, twice `watchdog_thresh`, over 5), ns; `None` when it is off.
+    pub fn watchdog_period_ns(&self) -> Option<u64> {
+        (self.watchdog_thresh > 0).then(|| self.watchdog_thresh * 2 * 1_000_000_000 / 5)
     }
 
     /// Apply `name = value` from `[kernel.tunables]`.
@@ -328,6 +338,8 @@ impl Tunables {
             "sched_child_runs_first" => self.child_runs_first = int(v)? != 0,
             // The PM QoS class takes 0..=PM_QOS_DEFAULT_VALUE (2000 s in µs).
             "cpu_dma_latency_us" => self.cpu_dma_latency_us = Some(within(v, 0, 2_000_000_000)?),
+            // proc_watchdog_thresh's range: 0 (off) to 60 s.
+            "watchdog_thresh" => self.watchdog_thresh = within(v, 0, 60)?,
             "sched_tunable_scaling" => {
                 self.scaling = match int(v)? {
                     0 => TunableScaling::None,
@@ -340,7 +352,8 @@ impl Tunables {
                 return Err(format!(
                 "unknown tunable `{name}` (known: hz, sched_latency_ns, sched_min_granularity_ns, \
                      sched_wakeup_granularity_ns, sched_migration_cost_ns, sched_nr_migrate, \
-                     sched_child_runs_first, sched_tunable_scaling, cpu_dma_latency_us)"
+                     sched_child_runs_first, sched_tunable_scaling, cpu_dma_latency_us, \
+                     watchdog_thresh)"
             ))
             }
         }
@@ -526,6 +539,7 @@ mod tests {
             ("sched_wakeup_granularity_ns", 0, 1_000_000_000),
             ("sched_migration_cost_ns", 0, i32::MAX as i64),
             ("sched_nr_migrate", 0, i32::MAX as i64),
+            ("watchdog_thresh", 0, 60),
         ] {
             assert!(set(&mut t, k, lo).is_ok(), "{k} = {lo}");
             assert!(set(&mut t, k, hi).is_ok(), "{k} = {hi}");
@@ -537,6 +551,12 @@ mod tests {
             assert!(set(&mut t, k, i64::MAX).is_err());
         }
         assert_eq!(t.nr_migrate, i32::MAX as u32, "not truncated");
+        // The softlockup hrtimer's period: 2 × thresh / 5 s; 0 is off.
+        assert_eq!(Tunables::v5_6(1).watchdog_period_ns(), Some(4_000_000_000));
+        set(&mut t, "watchdog_thresh", 1).unwrap();
+        assert_eq!(t.watchdog_period_ns(), Some(400_000_000));
+        set(&mut t, "watchdog_thresh", 0).unwrap();
+        assert_eq!(t.watchdog_period_ns(), None);
     }
 
     #[test]

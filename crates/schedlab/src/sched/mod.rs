@@ -45,6 +45,8 @@ pub enum Event {
     ActiveBalance { cpu: u32 },
     /// The nohz idle-balance kick IPI reaches `cpu` (`kick_ilb`).
     IlbKick { cpu: u32 },
+    /// The softlockup watchdog's per-CPU hrtimer (`watchdog_timer_fn`) fires.
+    Watchdog { cpu: u32 },
     /// A software idle loop (`poll_idle`, powernv's `snooze_loop`) on `cpu` reaches
     /// its time limit.
     PollEnd { cpu: u32, gen: u32 },

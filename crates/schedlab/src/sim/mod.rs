@@ -428,9 +428,14 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 },
             );
         }
+        self.k.start_watchdogs(&mut self.q);
         // Events the boot-time idle entry asked for (a kept tick, a polling limit).
         self.k.flush(&mut self.q);
-        while let Some((now, ev)) = self.q.pop() {
+        // Until nothing but the kernel's own periodic timers is left.
+        while self.q.len() > self.k.watchdog_events() {
+            let Some((now, ev)) = self.q.pop() else {
+                break;
+            };
             if let Some(Event::Workload { id, arg }) = self.k.handle(now, ev, &mut self.q) {
                 match id {
                     EV_START_TASK => self.start_task(arg as usize),
