@@ -9,6 +9,7 @@
 pub mod core;
 pub mod cpufreq;
 pub mod cpuidle;
+pub mod ext;
 pub mod fair;
 pub mod features;
 pub mod pelt;
