@@ -191,6 +191,38 @@ fn kernel_section(
                     )
                 })?;
         }
+        let class = k.str("class")?;
+        let sched = k.str("scheduler")?;
+        match (class, sched) {
+            (None | Some("fair"), None) => {}
+            (Some("ext"), Some(name)) => {
+                if crate::sched::ext::scheduler_by_name(name).is_none() {
+                    return Err(k.err(
+                        "scheduler",
+                        format!(
+                            "unknown sched_ext scheduler `{name}` (built in: {})",
+                            crate::sched::ext::SCHEDULERS.join(", ")
+                        ),
+                    ));
+                }
+                tunables.ext_scheduler = Some(name.to_string());
+            }
+            (Some("ext"), None) => {
+                return Err(k.err("class", "class = \"ext\" needs a `scheduler`".to_string()))
+            }
+            (None | Some("fair"), Some(_)) => {
+                return Err(k.err(
+                    "scheduler",
+                    "`scheduler` is a sched_ext scheduler: it needs class = \"ext\"".to_string(),
+                ))
+            }
+            (Some(c), _) => {
+                return Err(k.err(
+                    "class",
+                    format!("unknown scheduling class `{c}` (known: fair, ext)"),
+                ))
+            }
+        }
         k.finish()?;
     }
     if let Some(f) = ov_features {

@@ -22,6 +22,10 @@ pub struct MachineInfo {
 pub struct KernelInfo {
     pub preset: String,
     pub features: Vec<String>,
+    /// The sched_ext scheduler every task ran under (`[kernel] class = "ext"`);
+    /// absent for the fair class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -215,6 +219,7 @@ impl RunResult {
             kernel: KernelInfo {
                 preset: sc.kernel_preset.to_string(),
                 features: sc.features.resolved(),
+                scheduler: sc.tunables.ext_scheduler.clone(),
             },
             sim_time_ns: now,
             events: sim.events(),

@@ -53,9 +53,13 @@ pub(crate) fn run_summary(r: &RunResult, verbose: bool, notes: bool) -> String {
 /// Scenario, machine, kernel, seed, the non-default features and the run's length.
 fn run_head(s: &mut String, r: &RunResult, verbose: bool) {
     let ms = |ns: u64| ns as f64 / 1e6;
+    let class = match &r.kernel.scheduler {
+        Some(name) => format!(" (sched_ext: {name})"),
+        None => String::new(),
+    };
     let _ = writeln!(
         s,
-        "scenario {}  machine {} ({} CPUs)  kernel {}  seed {}",
+        "scenario {}  machine {} ({} CPUs)  kernel {}{class}  seed {}",
         r.scenario, r.machine.name, r.machine.nr_cpus, r.kernel.preset, r.seed
     );
     let _ = writeln!(

@@ -491,6 +491,9 @@ pub struct Kernel<O> {
     pub(crate) stale_events: u64,
     /// Watchdog expiries in the event queue ([`Kernel::watchdog_events`]).
     watchdog_inflight: usize,
+    /// The sched_ext class, when a scheduler is loaded (`[kernel] class = "ext"`):
+    /// every task runs under it and the fair class is left empty (sched/ext/).
+    pub(crate) scx: Option<Box<crate::sched::ext::Scx>>,
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
     /// per-task state stays compact, and each distinct mask stored once).
     allowed: Affinities,
@@ -815,6 +818,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             idle_dev,
             stale_events: 0,
             watchdog_inflight: 0,
+            scx: None,
             allowed: Affinities::new(CpuMask::new()),
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
             cpu_ids,
@@ -831,6 +835,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         };
         for cpu in 0..k.m.nr_cpus() {
             k.sync_idle_bits(cpu);
+        }
+        if let Some(name) = k.tun.ext_scheduler.clone() {
+            k.scx_enable(&name);
         }
         // At the start every CPU sits in the idle loop, in the state the governor
         // picks with no history (the deepest one when no timer is pending). It got
@@ -1145,6 +1152,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         };
         self.tasks[pid as usize].cpu = this_cpu;
         self.task_fork_fair(pid, this_cpu, parent, q);
+        if self.scx.is_some() {
+            self.scx_fork(pid, this_cpu);
+        }
         let t = &mut self.tasks[pid as usize];
         t.state = TaskState::Runnable;
         t.recent_used_cpu = this_cpu;
@@ -1228,7 +1238,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `sched_yield()` by the current task of `cpu`.
     pub(crate) fn yield_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
-        self.yield_task_fair(cpu);
+        if self.scx.is_some() {
+            self.yield_task_scx(cpu);
+        } else {
+            self.yield_task_fair(cpu);
+        }
         self.schedule(cpu, q);
     }
 
@@ -1404,6 +1418,15 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         from_cpu: usize,
         q: &mut EventQueue<Event>,
     ) {
+        if self.scx.is_some() {
+            // wakeup_preempt_scx does nothing: the class's own reschedules (an idle
+            // CPU that got a task, a preempting dispatch) are carried out instead.
+            self.scx_actions(from_cpu, q);
+            if self.rqs[cpu].curr.is_none() {
+                self.resched_curr(cpu, from_cpu, q);
+            }
+            return;
+        }
         if self.rqs[cpu].curr.is_none() || self.check_preempt_wakeup(cpu, pid, wake_flags) {
             self.resched_curr(cpu, from_cpu, q);
         }
@@ -1449,7 +1472,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     ) -> usize {
         let t = &self.tasks[pid as usize];
         let kind = crate::sched::wake_kind_of(wake_flags);
-        let cpu = if t.nr_cpus_allowed > 1 {
+        let cpu = if t.nr_cpus_allowed > 1 && self.scx.is_some() {
+            self.select_task_rq_scx(pid, prev_cpu, wake_flags, this_cpu)
+        } else if t.nr_cpus_allowed > 1 {
             self.select_task_rq_fair(pid, prev_cpu, wake_flags, this_cpu, q)
         } else {
             let c = self
@@ -1489,7 +1514,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if old == new_cpu {
             return;
         }
-        self.migrate_task_rq_fair(pid, old, waking);
+        if self.scx.is_none() {
+            self.migrate_task_rq_fair(pid, old, waking);
+        }
         let level = self.m.shared_level(old, new_cpu);
         let refill = match level {
             SharedLevel::Same => 0,
@@ -1546,15 +1573,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                         p,
                         crate::sched::fair::DEQUEUE_SLEEP | crate::sched::fair::DEQUEUE_SPECIAL,
                     );
-                    self.task_dead_fair(p);
+                    if self.scx.is_none() {
+                        self.task_dead_fair(p);
+                    }
                 }
                 _ => {}
             }
         }
-        let mut next = self.pick_next_task_fair(cpu, prev);
-        if next.is_none() && self.newidle_balance(cpu, q) > 0 {
-            next = self.pick_next_task_fair(cpu, None);
-        }
+        let next = if self.scx.is_some() {
+            self.pick_next_task_scx(cpu, prev, q)
+        } else {
+            let mut next = self.pick_next_task_fair(cpu, prev);
+            if next.is_none() && self.newidle_balance(cpu, q) > 0 {
+                next = self.pick_next_task_fair(cpu, None);
+            }
+            next
+        };
         if next.is_none() {
             // pick_next_task_fair's idle exit, after newidle_balance found nothing: a
             // saturated rq's idle time is lost to PELT. (Doing this before the newidle
@@ -1799,7 +1833,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.rq_update_clock(cpu, now);
         let c = self.m.cost.tick;
         self.charge_balance(cpu, c, q);
-        self.trigger_load_balance(cpu, q);
+        if self.scx.is_none() {
+            self.trigger_load_balance(cpu, q);
+        }
         let tick = self.tun.tick_nsec();
         if self.rqs[cpu].tick_gen == gen {
             q.push(
@@ -2288,13 +2324,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     fn scheduler_tick(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let now = self.now;
         self.rq_update_clock(cpu, now);
-        if self.task_tick_fair(cpu) {
+        let resched = if self.scx.is_some() {
+            self.task_tick_scx(cpu)
+        } else {
+            self.task_tick_fair(cpu)
+        };
+        if resched {
             self.resched_curr(cpu, cpu, q);
         }
         self.cpufreq_update_util(cpu);
         let c = self.m.cost.tick;
         self.charge(cpu, c, q);
-        self.trigger_load_balance(cpu, q);
+        // With every task on sched_ext the fair balancer is not triggered.
+        if self.scx.is_none() {
+            self.trigger_load_balance(cpu, q);
+        }
     }
 
     /// `update_rq_clock`: advance the task and PELT clocks of `cpu` to `now`.
@@ -2379,6 +2423,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     ));
                 }
             }
+        }
+        if self.scx.is_some() {
+            return self.check_scx();
         }
         let mut seen = vec![0u32; self.tasks.len()];
         for (cpu, rq) in self.rqs.iter().enumerate() {

@@ -225,6 +225,9 @@ pub struct Tunables {
     /// A PM QoS CPU latency request (`/dev/cpu_dma_latency`, µs), what
     /// `cpuidle_governor_latency_req` returns; `None`: no request.
     pub cpu_dma_latency_us: Option<u64>,
+    /// The sched_ext scheduler every fair-policy task runs under (`[kernel] class =
+    /// "ext"`, `scheduler = "simple"`; sched/ext/): `None` is the fair class.
+    pub ext_scheduler: Option<String>,
     /// `kernel.watchdog_thresh` (s; 0 turns the lockup detectors off): the
     /// softlockup watchdog's per-CPU hrtimer fires every `2 × thresh / 5` s.
     pub watchdog_thresh: u64,
@@ -252,6 +255,7 @@ impl Tunables {
             cpufreq: crate::sched::cpufreq::Governor::Performance,
             cpuidle: crate::sched::cpuidle::IdleGovernor::Menu,
             cpu_dma_latency_us: None,
+            ext_scheduler: None,
             watchdog_thresh: 10,
         };
         t.scale_for(nr_cpus);

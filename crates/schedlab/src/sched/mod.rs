@@ -10,6 +10,7 @@ pub mod core;
 pub mod cpufreq;
 pub mod cpuidle;
 pub mod ext;
+mod ext_class;
 pub mod fair;
 pub mod features;
 pub mod pelt;

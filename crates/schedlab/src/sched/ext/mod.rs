@@ -651,6 +651,24 @@ impl ScxCore {
     }
 }
 
+/// The built-in schedulers `[kernel] scheduler = ...` names.
+pub const SCHEDULERS: &[&str] = &["simple", "simple-vtime"];
+
+/// A built-in scheduler by name.
+pub fn scheduler_by_name(name: &str) -> Option<Box<dyn ScxOps>> {
+    match name {
+        "simple" => Some(Box::new(simple::Simple::fifo())),
+        "simple-vtime" => Some(Box::new(simple::Simple::weighted())),
+        _ => None,
+    }
+}
+
+/// `sched_weight_to_cgroup`: a load weight (1024 at nice 0) as sched_ext's
+/// weight (100 at nice 0), rounded to the closest, within 1..=10000.
+pub fn weight_to_cgroup(weight: u64) -> u32 {
+    ((weight * 100 + 512) / 1024).clamp(1, 10_000) as u32
+}
+
 /// The class: a scheduler's ops and the class state.
 #[derive(Debug)]
 pub struct Scx {

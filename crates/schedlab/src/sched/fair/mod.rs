@@ -58,18 +58,28 @@ fn sub_positive(a: &mut u64, b: u64) {
 impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `activate_task`: enqueue and count the task as runnable on `cpu`.
     pub(crate) fn activate_task(&mut self, cpu: usize, pid: Pid, flags: u32) {
+        if self.scx.is_some() {
+            return self.enqueue_task_scx(cpu, pid, flags);
+        }
         self.enqueue_task_fair(cpu, pid, flags);
     }
 
     /// `deactivate_task` (v6.12 `block_task`): false when DELAY_DEQUEUE kept the
     /// task queued.
     pub(crate) fn deactivate_task(&mut self, cpu: usize, pid: Pid, flags: u32) -> bool {
+        if self.scx.is_some() {
+            self.dequeue_task_scx(cpu, pid, flags);
+            return true;
+        }
         self.dequeue_task_fair(cpu, pid, flags)
     }
 
     /// `update_curr`: charge the current entity's runtime since `exec_start` and
     /// advance its vruntime.
     pub(crate) fn update_curr(&mut self, cpu: usize) {
+        if self.scx.is_some() {
+            return self.update_curr_scx(cpu);
+        }
         let now = self.now;
         let rq = &mut self.rqs[cpu];
         let Some(pid) = rq.cfs.curr else { return };

@@ -1,0 +1,227 @@
+//! The core's side of sched_ext: where v6.12's core calls the ext class's hooks,
+//! and what it does with their results (kernel/sched/core.c and ext.c glue).
+//!
+//! With a scheduler loaded and not `SCX_OPS_SWITCH_PARTIAL`, every SCHED_NORMAL,
+//! BATCH and IDLE task belongs to the ext class and the fair class is skipped
+//! entirely (`__scx_switched_all`): no fair pick, no newidle balance, no periodic
+//! or nohz load balance. The core still owns the runqueues' task counts, the
+//! running task's runtime, the context switch and the idle loop; the class
+//! ([`crate::sched::ext::Scx`]) decides where a waking task goes and what a CPU
+//! runs next. What the class asks back (a migration of a queued task, a
+//! reschedule of an idle CPU, a kick) is carried out here: a migration moves the
+//! task's rq accounting, a reschedule or kick of another CPU is an IPI.
+
+use crate::engine::{EventQueue, Observer};
+use crate::sched::core::Kernel;
+use crate::sched::ext::{self, Action};
+use crate::sched::{Event, Pid, SchedEvent};
+
+impl<O: Observer<SchedEvent>> Kernel<O> {
+    /// Load the scheduler `[kernel] scheduler` names (`scx_ops_enable`).
+    pub(crate) fn scx_enable(&mut self, name: &str) {
+        let ops = ext::scheduler_by_name(name).expect("checked when the scenario was read");
+        let core_of: Vec<usize> = self.m.cpus.iter().map(|c| c.core).collect();
+        self.scx = Some(Box::new(ext::Scx::new(ops, &core_of)));
+    }
+
+    fn scx(&mut self) -> &mut ext::Scx {
+        self.scx.as_mut().expect("sched_ext loaded")
+    }
+
+    /// `scx_fork` + `scx_post_fork`: the new task joins the class
+    /// (`ops.init_task`, `ops.set_weight`, `ops.enable`).
+    pub(crate) fn scx_fork(&mut self, pid: Pid, cpu: usize) {
+        let w = ext::weight_to_cgroup(self.tasks[pid as usize].se.load.weight);
+        let cpus = *self.cpus_allowed(pid);
+        self.scx().init_task(pid, cpu, w, cpus, true);
+    }
+
+    /// `select_task_rq_scx`, recorded as a placement with reason `ext`.
+    pub(crate) fn select_task_rq_scx(
+        &mut self,
+        pid: Pid,
+        prev_cpu: usize,
+        wake_flags: u32,
+        this_cpu: usize,
+    ) -> usize {
+        let cpu = self
+            .scx()
+            .select_task_rq(pid, prev_cpu, wake_flags, this_cpu);
+        self.emit(SchedEvent::Placement {
+            pid,
+            kind: crate::sched::wake_kind_of(wake_flags),
+            prev_cpu,
+            cpu,
+            reason: "ext",
+        });
+        cpu
+    }
+
+    /// `enqueue_task_scx` with the core's `ENQUEUE_*` flags.
+    pub(crate) fn enqueue_task_scx(&mut self, cpu: usize, pid: Pid, flags: u32) {
+        let mut f = 0;
+        if flags & crate::sched::fair::ENQUEUE_WAKEUP != 0 {
+            f |= ext::SCX_ENQ_WAKEUP;
+            if self.tasks[pid as usize].nr_cpus_allowed > 1 {
+                f |= ext::SCX_ENQ_CPU_SELECTED;
+            }
+        }
+        self.rqs[cpu].nr_running += 1;
+        self.tasks[pid as usize].se.on_rq = true;
+        self.sync_idle_bits(cpu);
+        self.scx().enqueue(pid, cpu, f, false, false);
+    }
+
+    /// `dequeue_task_scx` for a sleep or an exit.
+    pub(crate) fn dequeue_task_scx(&mut self, cpu: usize, pid: Pid, flags: u32) {
+        let current = self.rqs[cpu].curr == Some(pid);
+        if current {
+            self.update_curr_scx(cpu);
+        }
+        let f = if flags & crate::sched::fair::DEQUEUE_SLEEP != 0 {
+            ext::SCX_DEQ_SLEEP
+        } else {
+            0
+        };
+        self.scx().dequeue(pid, f, current, false);
+        self.rqs[cpu].nr_running -= 1;
+        self.tasks[pid as usize].se.on_rq = false;
+        self.sync_idle_bits(cpu);
+    }
+
+    /// `update_curr_scx`: the running task's runtime, and its slice.
+    pub(crate) fn update_curr_scx(&mut self, cpu: usize) {
+        let Some(p) = self.rqs[cpu].curr else {
+            return;
+        };
+        let now = self.now;
+        let se = &mut self.tasks[p as usize].se;
+        let delta = now.saturating_sub(se.exec_start);
+        if delta == 0 {
+            return;
+        }
+        se.exec_start = now;
+        se.sum_exec_runtime += delta;
+        self.scx().update_curr(p, delta);
+    }
+
+    /// The ext pick (`balance_scx`, `pick_task_scx`, `put_prev_task_scx`,
+    /// `set_next_task_scx`) and the idle task's `update_idle` on `cpu`.
+    pub(crate) fn pick_next_task_scx(
+        &mut self,
+        cpu: usize,
+        prev: Option<Pid>,
+        q: &mut EventQueue<Event>,
+    ) -> Option<Pid> {
+        self.update_curr_scx(cpu);
+        let next = self.scx().pick_next(cpu, prev);
+        if let Some(n) = next {
+            if Some(n) != prev {
+                self.tasks[n as usize].se.exec_start = self.now;
+            }
+        }
+        match (prev.is_some(), next.is_some()) {
+            // put_prev_task_idle / set_next_task_idle.
+            (false, true) => self.scx().update_idle(cpu, false),
+            (true, false) => self.scx().update_idle(cpu, true),
+            // pick_task_idle with the idle task current (6.12.10+): masks only.
+            (false, false) => {
+                let s = self.scx();
+                if s.core.builtin_idle {
+                    s.core.idle.update(cpu, true);
+                }
+            }
+            (true, true) => {}
+        }
+        self.scx_actions(cpu, q);
+        next
+    }
+
+    /// `task_tick_scx`: whether the running task's slice ran out.
+    pub(crate) fn task_tick_scx(&mut self, cpu: usize) -> bool {
+        self.update_curr_scx(cpu);
+        let Some(p) = self.rqs[cpu].curr else {
+            return false;
+        };
+        self.scx().tick(cpu, p)
+    }
+
+    /// `yield_task_scx`.
+    pub(crate) fn yield_task_scx(&mut self, cpu: usize) {
+        if let Some(p) = self.rqs[cpu].curr {
+            self.update_curr_scx(cpu);
+            self.scx().yield_task(cpu, p);
+        }
+    }
+
+    /// Carry out what the class asked for, from `from_cpu`: migrations of queued
+    /// tasks (`move_task_to_local_dsq`), reschedules and kicks (IPIs to other CPUs).
+    pub(crate) fn scx_actions(&mut self, from_cpu: usize, q: &mut EventQueue<Event>) {
+        let acts = self.scx().take_actions();
+        for a in acts {
+            match a {
+                Action::Migrate { pid, from, to } => {
+                    self.rqs[from].nr_running -= 1;
+                    self.sync_idle_bits(from);
+                    self.set_task_cpu(pid, to, false);
+                    self.rqs[to].nr_running += 1;
+                    self.sync_idle_bits(to);
+                }
+                Action::Resched { cpu } => self.resched_curr(cpu, from_cpu, q),
+                Action::Kick { from, cpu, flags } => {
+                    if self.scx().kick_arrives(cpu, flags) {
+                        self.resched_curr(cpu, from, q);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The `--check` rules of the class: its own (every runnable task in exactly
+    /// one place) and the rq counts (each rq counts the runnable ext tasks on it).
+    pub(crate) fn check_scx(&self) -> Result<(), String> {
+        let Some(s) = &self.scx else {
+            return Ok(());
+        };
+        s.check()?;
+        let mut n = vec![0u32; self.rqs.len()];
+        for t in s.core.tasks.iter().flatten() {
+            if t.queued {
+                n[t.cpu] += 1;
+            }
+        }
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            if rq.nr_running != n[cpu] {
+                return Err(format!(
+                    "CPU {cpu}: nr_running {} but {} runnable ext tasks there",
+                    rq.nr_running, n[cpu]
+                ));
+            }
+        }
+        for t in self.tasks.iter().skip(1) {
+            let runnable = t.state == crate::sched::core::TaskState::Runnable && !t.wake_pending;
+            let queued = s
+                .core
+                .tasks
+                .get(t.pid as usize)
+                .and_then(Option::as_ref)
+                .is_some_and(|x| x.queued);
+            if runnable != queued {
+                return Err(format!(
+                    "pid {} ({}) state {:?} but queued in sched_ext: {queued}",
+                    t.pid, t.name, t.state
+                ));
+            }
+            if runnable && !self.cpus_allowed(t.pid).test(t.cpu) {
+                return Err(format!(
+                    "pid {} on cpu{} outside its affinity",
+                    t.pid, t.cpu
+                ));
+            }
+        }
+        if let Some(e) = &s.core.error {
+            return Err(format!("sched_ext error: {e}"));
+        }
+        Ok(())
+    }
+}
