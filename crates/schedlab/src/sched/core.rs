@@ -962,6 +962,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// are its last.
     pub(crate) fn mark_exiting(&mut self, pid: Pid) {
         self.tasks[pid as usize].exiting = true;
+        if let Some(s) = &mut self.scx {
+            s.core.task_mut(pid).exiting = true;
+        }
     }
 
     /// Room for `n` more tasks, so that a workload's known tasks are allocated once
@@ -1573,8 +1576,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                         p,
                         crate::sched::fair::DEQUEUE_SLEEP | crate::sched::fair::DEQUEUE_SPECIAL,
                     );
-                    if self.scx.is_none() {
-                        self.task_dead_fair(p);
+                    match &mut self.scx {
+                        Some(s) => s.exit_task(p),
+                        None => self.task_dead_fair(p),
                     }
                 }
                 _ => {}

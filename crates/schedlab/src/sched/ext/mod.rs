@@ -455,6 +455,14 @@ impl ScxCore {
         self.tasks[p as usize].as_ref().expect("an ext task")
     }
 
+    /// `SCX_TASK_QUEUED` of `p`, false for a task the class no longer knows.
+    fn queued(&self, p: Pid) -> bool {
+        self.tasks
+            .get(p as usize)
+            .and_then(Option::as_ref)
+            .is_some_and(|t| t.queued)
+    }
+
     pub fn task_mut(&mut self, p: Pid) -> &mut ScxTask {
         self.tasks[p as usize].as_mut().expect("an ext task")
     }
@@ -782,6 +790,15 @@ impl Scx {
         }
     }
 
+    /// `sched_ext_free` of a dead task: `ops.exit_task`, and the class forgets it.
+    pub fn exit_task(&mut self, p: Pid) {
+        let cpu = self.core.task(p).cpu;
+        if self.has(op::EXIT_TASK) {
+            self.call(cpu, kf::REST, |o, k| o.exit_task(k, p));
+        }
+        self.core.tasks[p as usize] = None;
+    }
+
     /// `select_task_rq_scx` for a wakeup with the model's `wake_flags`, run on
     /// `this_cpu`. The core calls it only for tasks allowed on more than one CPU.
     pub fn select_task_rq(
@@ -987,7 +1004,7 @@ impl Scx {
     }
 
     fn balance_inner(&mut self, cpu: usize, prev: Option<Pid>) -> bool {
-        let prev_queued = prev.filter(|&p| self.core.task(p).queued);
+        let prev_queued = prev.filter(|&p| self.core.queued(p));
         if let Some(p) = prev_queued {
             if self.core.task(p).slice > 0 {
                 return true;
@@ -1035,7 +1052,7 @@ impl Scx {
 
     /// `put_prev_task_scx`: a still-runnable `prev` gives up the CPU.
     fn put_prev(&mut self, cpu: usize, p: Pid, next_is_idle: bool) {
-        if !self.core.task(p).queued {
+        if !self.core.queued(p) {
             return;
         }
         if self.has(op::STOPPING) {

@@ -506,3 +506,19 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_sync_wakeup_from_an_exiting_waker_does_not_take_its_cpu() {
+    let mut s = class(Box::new(Defaults), 3);
+    for p in 1..=3 {
+        s.init_task(p, 0, 100, all(3), true);
+    }
+    wake(&mut s, 1, 0, 0);
+    assert_eq!(run_on(&mut s, 0, None), Some(1));
+    // A sync wakeup by the running task 1: its own CPU, busy as it is.
+    let sync = crate::abi::WF_TTWU | crate::abi::WF_SYNC;
+    assert_eq!(s.select_task_rq(2, 2, sync, 0), 0);
+    // Once 1 is exiting (PF_EXITING): prev (2), idle.
+    s.core.task_mut(1).exiting = true;
+    assert_eq!(s.select_task_rq(3, 2, sync, 0), 2);
+}
