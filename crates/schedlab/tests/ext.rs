@@ -8,7 +8,7 @@ use schedlab::machine::presets::test_topology;
 use schedlab::workload::program::Op;
 
 /// Three 50 ms CPU hogs started at t = 0 on 2 CPUs without idle states, under
-/// `simple` (global FIFO); the ftrace text.
+/// `sched` (`simple-fifo`: a global FIFO; `simple`: weighted vtime); the ftrace text.
 fn three_hogs(sched: &str) -> (schedlab::experiment::RunResult, String) {
     let mut w = W::new();
     let p = w.prog("hog", vec![Op::Compute(c(50 * MS))]);
@@ -38,7 +38,7 @@ fn runs(trace: &str) -> Vec<(u64, usize, u32)> {
 
 #[test]
 fn simple_fifo_round_robins_20_ms_slices_through_the_shared_dsq() {
-    let (r, trace) = three_hogs("simple");
+    let (r, trace) = three_hogs("simple-fifo");
     let rs = runs(&trace);
     // a (pid 1): the launcher's CPU 0 is idle and claimed: straight to its local
     // DSQ. b: CPU 0 is taken; CPU 0's distribute cursor (0) finds CPU 1 next. c: no
@@ -62,8 +62,8 @@ fn simple_fifo_round_robins_20_ms_slices_through_the_shared_dsq() {
 
 #[test]
 fn simple_vtime_runs_and_is_deterministic() {
-    let (a, ta) = three_hogs("simple-vtime");
-    let (b, tb) = three_hogs("simple-vtime");
+    let (a, ta) = three_hogs("simple");
+    let (b, tb) = three_hogs("simple");
     assert_eq!(ta, tb);
     assert_eq!(a.events, b.events);
     for t in &a.tasks {
@@ -98,7 +98,7 @@ fn class_and_scheduler_keys_are_checked() {
 #[test]
 fn hackbench_under_ext_passes_the_checks_on_smt_and_big_little() {
     // --check runs every event: the class's invariants and the rq counts.
-    for (preset, sched) in [("xeon-e5-40", "simple"), ("juno-r0", "simple-vtime")] {
+    for (preset, sched) in [("xeon-e5-40", "simple-fifo"), ("juno-r0", "simple")] {
         let sc = scenario_of(&format!(
             "[machine]\npreset = \"{preset}\"\n[kernel]\npreset = \"v5.6\"\nclass = \"ext\"\n\
              scheduler = \"{sched}\"\n[workload]\nkind = \"hackbench\"\ngroups = 2\nloops = 20\n"

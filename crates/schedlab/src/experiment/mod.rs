@@ -196,7 +196,7 @@ fn kernel_section(
         match (class, sched) {
             (None | Some("fair"), None) => {}
             (Some("ext"), Some(name)) => {
-                if crate::sched::ext::scheduler_by_name(name).is_none() {
+                if !crate::sched::ext::SCHEDULERS.contains(&name) {
                     return Err(k.err(
                         "scheduler",
                         format!(

@@ -19,7 +19,9 @@ use crate::sched::{Event, Pid, SchedEvent};
 impl<O: Observer<SchedEvent>> Kernel<O> {
     /// Load the scheduler `[kernel] scheduler` names (`scx_ops_enable`).
     pub(crate) fn scx_enable(&mut self, name: &str) {
-        let ops = ext::scheduler_by_name(name).expect("checked when the scenario was read");
+        let llc_of: Vec<usize> = self.m.cpus.iter().map(|c| c.llc).collect();
+        let ops =
+            ext::scheduler_by_name(name, &llc_of).expect("checked when the scenario was read");
         let core_of: Vec<usize> = self.m.cpus.iter().map(|c| c.core).collect();
         self.scx = Some(Box::new(ext::Scx::new(ops, &core_of)));
     }

@@ -31,6 +31,7 @@
 
 pub mod dsq;
 pub mod idle;
+pub mod llc_vtime;
 pub mod simple;
 #[cfg(test)]
 mod tests;
@@ -660,13 +661,15 @@ impl ScxCore {
 }
 
 /// The built-in schedulers `[kernel] scheduler = ...` names.
-pub const SCHEDULERS: &[&str] = &["simple", "simple-vtime"];
+pub const SCHEDULERS: &[&str] = &["simple", "simple-fifo", "llc-vtime"];
 
-/// A built-in scheduler by name.
-pub fn scheduler_by_name(name: &str) -> Option<Box<dyn ScxOps>> {
+/// A built-in scheduler by name, for a machine whose CPU `i` is in LLC `llc_of[i]`.
+pub fn scheduler_by_name(name: &str, llc_of: &[usize]) -> Option<Box<dyn ScxOps>> {
     match name {
-        "simple" => Some(Box::new(simple::Simple::fifo())),
-        "simple-vtime" => Some(Box::new(simple::Simple::weighted())),
+        "llc-vtime" => Some(Box::new(llc_vtime::LlcVtime::new(llc_of.to_vec()))),
+        // scx_simple's default is weighted vtime; `-f` is FIFO.
+        "simple" => Some(Box::new(simple::Simple::weighted())),
+        "simple-fifo" => Some(Box::new(simple::Simple::fifo())),
         _ => None,
     }
 }

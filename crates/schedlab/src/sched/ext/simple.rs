@@ -1,4 +1,5 @@
-//! `simple`: a global queue, FIFO or weighted vtime, in the style of the kernel's
+//! `simple`: a global queue, weighted vtime (the default, `[kernel] scheduler =
+//! "simple"`) or FIFO (`"simple-fifo"`, the example's `-f`), in the style of the kernel's
 //! `scx_simple` example (tools/sched_ext, v6.12; written here from its documented
 //! policy, docs/design/sched-ext-6.12.md §7.1).
 //!
@@ -10,8 +11,44 @@
 //! brought up to no more than one default slice behind the global vtime, so sleeping
 //! earns no more than a slice of credit.
 
-use super::{dsq::time_before64, op, Kf, ScxOps, SCX_SLICE_DFL};
+use super::{dsq::time_before64, op, Kf, ScxOps, ScxTask, SCX_SLICE_DFL};
 use crate::abi::Pid;
+
+/// The ops of the queue-based reference schedulers (`simple`, `llc-vtime`).
+pub(super) const QUEUE_OPS: u32 = op::SELECT_CPU
+    | op::ENQUEUE
+    | op::DISPATCH
+    | op::RUNNING
+    | op::STOPPING
+    | op::ENABLE
+    | op::INIT;
+
+/// The built-in search's CPU, with a direct dispatch there when it is idle (both
+/// `simple` and `llc-vtime` place wakeups this way).
+pub(super) fn select_cpu_idle_direct(kf: &mut Kf, p: Pid, prev_cpu: i32, wake_flags: u64) -> i32 {
+    let (cpu, idle) = kf.select_cpu_dfl(p, prev_cpu, wake_flags);
+    if idle {
+        kf.dispatch(p, super::dsq::SCX_DSQ_LOCAL, SCX_SLICE_DFL, 0);
+    }
+    cpu
+}
+
+/// A waking task's key: its vtime, but no more than one default slice behind the
+/// clock `now` (the most credit sleeping earns).
+pub(super) fn credited_vtime(v: u64, now: u64) -> u64 {
+    let floor = now.wrapping_sub(SCX_SLICE_DFL);
+    if time_before64(v, floor) {
+        floor
+    } else {
+        v
+    }
+}
+
+/// A stopping task's vtime: advanced by the slice it used × 100 / weight.
+pub(super) fn charged_vtime(t: &ScxTask) -> u64 {
+    let used = SCX_SLICE_DFL - t.slice.min(SCX_SLICE_DFL);
+    t.dsq_vtime.wrapping_add(used * 100 / t.weight as u64)
+}
 
 /// The shared DSQ's id.
 pub const SHARED_DSQ: u64 = 0;
@@ -44,13 +81,7 @@ impl ScxOps for Simple {
     }
 
     fn implemented(&self) -> u32 {
-        op::SELECT_CPU
-            | op::ENQUEUE
-            | op::DISPATCH
-            | op::RUNNING
-            | op::STOPPING
-            | op::ENABLE
-            | op::INIT
+        QUEUE_OPS
     }
 
     fn init(&mut self, kf: &mut Kf) -> Result<(), i32> {
@@ -58,11 +89,7 @@ impl ScxOps for Simple {
     }
 
     fn select_cpu(&mut self, kf: &mut Kf, p: Pid, prev_cpu: i32, wake_flags: u64) -> i32 {
-        let (cpu, idle) = kf.select_cpu_dfl(p, prev_cpu, wake_flags);
-        if idle {
-            kf.dispatch(p, super::dsq::SCX_DSQ_LOCAL, SCX_SLICE_DFL, 0);
-        }
-        cpu
+        select_cpu_idle_direct(kf, p, prev_cpu, wake_flags)
     }
 
     fn enqueue(&mut self, kf: &mut Kf, p: Pid, enq_flags: u64) {
@@ -70,12 +97,7 @@ impl ScxOps for Simple {
             kf.dispatch(p, SHARED_DSQ, SCX_SLICE_DFL, enq_flags);
             return;
         }
-        let mut v = kf.task(p).dsq_vtime;
-        // No more than one slice of credit for sleeping.
-        let floor = self.vtime_now.wrapping_sub(SCX_SLICE_DFL);
-        if time_before64(v, floor) {
-            v = floor;
-        }
+        let v = credited_vtime(kf.task(p).dsq_vtime, self.vtime_now);
         kf.dispatch_vtime(p, SHARED_DSQ, SCX_SLICE_DFL, v, enq_flags);
     }
 
@@ -93,9 +115,7 @@ impl ScxOps for Simple {
         if !self.vtime {
             return;
         }
-        let t = kf.task(p);
-        let used = SCX_SLICE_DFL - t.slice.min(SCX_SLICE_DFL);
-        let v = t.dsq_vtime.wrapping_add(used * 100 / t.weight as u64);
+        let v = charged_vtime(kf.task(p));
         kf.set_dsq_vtime(p, v);
     }
 

@@ -444,12 +444,12 @@ fn settle(s: &mut Scx) {
 
 proptest::proptest! {
     /// Random wakeups, sleeps and ticks on 1–4 CPUs (SMT or not) under `simple`
-    /// (FIFO and vtime), the defaults and a scheduler that holds tasks: every
+    /// (FIFO and vtime), `llc-vtime`, the defaults and a scheduler that holds tasks: every
     /// runnable task is in exactly one place, no error is raised, and once the
     /// reschedules are done no idle CPU has work on its local DSQ.
     #[test]
     fn random_schedules_keep_the_class_invariants(
-        sched in 0usize..4,
+        sched in 0usize..5,
         smt in proptest::bool::ANY,
         nr_cpus in 1usize..5,
         steps in proptest::collection::vec(step_strategy(4, 6), 1..120),
@@ -458,7 +458,8 @@ proptest::proptest! {
             0 => Box::new(Simple::fifo()),
             1 => Box::new(Simple::weighted()),
             2 => Box::new(Defaults),
-            _ => Box::new(Holder::default()),
+            3 => Box::new(Holder::default()),
+            _ => Box::new(super::llc_vtime::LlcVtime::new((0..nr_cpus).map(|c| c / 2).collect())),
         };
         let core_of: Vec<usize> = (0..nr_cpus).map(|c| if smt { c / 2 } else { c }).collect();
         let mut s = Scx::new(ops, &core_of);
@@ -521,4 +522,40 @@ fn a_sync_wakeup_from_an_exiting_waker_does_not_take_its_cpu() {
     // Once 1 is exiting (PF_EXITING): prev (2), idle.
     s.core.task_mut(1).exiting = true;
     assert_eq!(s.select_task_rq(3, 2, sync, 0), 2);
+}
+
+#[test]
+fn llc_vtime_queues_per_llc_and_steals_when_its_own_is_empty() {
+    use super::llc_vtime::LlcVtime;
+    // Two LLCs of two CPUs.
+    let mut s = class(Box::new(LlcVtime::new(vec![0, 0, 1, 1])), 4);
+    assert!(s.core.user.contains_key(&0) && s.core.user.contains_key(&1));
+    for p in 1..=6 {
+        s.init_task(p, 0, 100, all(4), true);
+    }
+    // Four wakeups fill the four idle CPUs (direct dispatches).
+    for (p, prev) in [(1, 0), (2, 1), (3, 2), (4, 3)] {
+        let c = wake(&mut s, p, prev, 0);
+        assert_eq!(c, prev);
+        assert_eq!(run_on(&mut s, c, None), Some(p));
+    }
+    // No idle CPU: each queues on the LLC of its previous CPU.
+    wake(&mut s, 5, 2, 0);
+    wake(&mut s, 6, 0, 0);
+    assert_eq!(s.core.user[&1].head(), Some(5));
+    assert_eq!(s.core.user[&0].head(), Some(6));
+    s.take_actions();
+    // CPU 0 takes its own LLC's task; CPU 1 then finds LLC 0 empty and steals 5.
+    s.dequeue(1, SCX_DEQ_SLEEP, true, false);
+    assert_eq!(run_on(&mut s, 0, Some(1)), Some(6));
+    s.dequeue(2, SCX_DEQ_SLEEP, true, false);
+    assert_eq!(run_on(&mut s, 1, Some(2)), Some(5));
+    assert_eq!(
+        s.take_actions(),
+        [Action::Migrate {
+            pid: 5,
+            from: 2,
+            to: 1
+        }]
+    );
 }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The peer comparison of docs/PERFORMANCE.md: schedlab and scx_simulator (sched-ext/scx,
+# branch `simulator.v3`) on the same rt-app file, same machine, alternating runs.
+#
+# usage: bench/peer.sh SCX_CHECKOUT [THREADS] [RUNS]
+#   SCX_CHECKOUT  a checkout of sched-ext/scx at simulator.v3 (the peer is not vendored
+#                 here: its tree and build stay outside this repository)
+# needs: clang-19 (Debian bookworm-backports), libelf-dev, zlib1g-dev, cargo, python3,
+#        /usr/bin/time; builds schedlab (release) and the peer (into $PEER_TARGET).
+set -euo pipefail
+SCX=${1:?usage: bench/peer.sh SCX_CHECKOUT [THREADS] [RUNS]}
+N=${2:-400}
+RUNS=${3:-3}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+PEER_TARGET=${PEER_TARGET:-$OUT/peer-target}
+(cd "$SCX/rust/scx_simulator" && BPF_CLANG=${BPF_CLANG:-clang-19} \
+  CARGO_TARGET_DIR="$PEER_TARGET" cargo build --release --quiet)
+PEER=$(find "$PEER_TARGET/release" -maxdepth 1 -type f -name 'scxsim' | head -1)
+[ -x "$PEER" ] || { echo "no scxsim binary under $PEER_TARGET/release" >&2; exit 2; }
+(cd "$ROOT" && cargo build --release --quiet)
+SL="$ROOT/target/release/schedlab"
+cd "$OUT"
+python3 "$ROOT/bench/rtapp_gen.py" --out "$OUT" --machine xeon-88 "$N" > /dev/null
+# flat-88: xeon-88 as one node and one LLC, both SMT threads at full speed, no idle
+# states (the peer's flat CPU list).
+"$SL" topology xeon-88 --export x88.toml > /dev/null
+python3 - <<'PY'
+s = open('x88.toml').read()
+s = s.replace('name = "xeon-88"', 'name = "flat-88"')
+s = s.replace('numa_distance = [[10, 21], [21, 10]]', 'numa_distance = [[10]]')
+s = s.replace('nodes = [\n    "0-21,44-65", "22-43,66-87",\n]', 'nodes = ["0-87"]')
+s = s.replace('smt_throughput = [1024, 640]', 'smt_throughput = [1024, 1024]')
+i, j = s.index('[[idle_table]]'), s.index('[[freq_domain]]')
+s = s[:i] + '[[idle_table]]\nname = "idle0"\n\n' + s[j:]
+i, j = s.index('[[freq_domain]]'), s.index('[[cpu_group]]')
+s = s[:i] + ('[[freq_domain]]\ncpus = "0-87"\ntransition_latency_us = 0\n'
+             '[[freq_domain.opp]]\nfreq_khz = 2200000\npower_mw = 0\n\n') + s[j:]
+open('flat88.toml', 'w').write(s)
+PY
+EXT='preset = "v5.6"\nclass = "ext"\nscheduler = "simple"'
+sed "s|preset = \"xeon-88\"|file = \"$OUT/flat88.toml\"|; s|preset = \"v5.6\"|$EXT|" "rtapp-$N.toml" > flat-ext.toml
+sed "s|preset = \"v5.6\"|$EXT|" "rtapp-$N.toml" > x88-ext.toml
+for i in $(seq "$RUNS"); do
+  /usr/bin/time -f "scx_simulator simple, flat 88:  %e s wall, %U s user, %M KB" \
+    "$PEER" "rtapp-$N.json" -s simple --cpus 88 --smt 2 > /dev/null
+  for sc in flat-ext x88-ext "rtapp-$N"; do
+    /usr/bin/time -f "schedlab $sc: %e s wall, %U s user, %M KB" "$SL" run "$sc.toml" -q --json "$sc.result.json"
+  done
+done
+for sc in flat-ext x88-ext "rtapp-$N"; do
+  python3 -c "
+import json, sys
+d = json.load(open('$sc.result.json')); m = d['metrics']
+print('$sc: %d switches, %d wakeups, busy %.3f' % (m['context_switches'],
+      sum(t['wakeups'] for t in d['tasks']), sum(m['cpu_busy']) / len(m['cpu_busy'])))"
+done
+echo "peer decisions: $("$PEER" "rtapp-$N.json" -s simple --cpus 88 --smt 2 --dump-trace 2>&1 | grep -c ' SCHED ') switches"
+echo "files in $OUT"
