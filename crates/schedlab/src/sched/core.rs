@@ -2200,12 +2200,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
                 // The interrupt wakes an idle CPU, which goes round its idle loop
                 // again (the stopper work it queues is not modelled: kernel-mapping §5).
-                let t = self.begin_idle_exit(cpu);
-                if t > now {
-                    self.watchdog_inflight += 1;
-                    q.push(t, ev);
-                } else {
+                if self.awake_for(cpu, ev, q) {
                     self.idle_loop_continue(cpu);
+                } else {
+                    self.watchdog_inflight += 1; // pushed again for when it is awake
                 }
             }
             Event::PollEnd { cpu, gen } => {

@@ -528,14 +528,14 @@ impl ScxCore {
     /// Insert `p` into the DSQ `dsq_id` names, as seen from `cpu`.
     fn dispatch_to(&mut self, cpu: usize, p: Pid, dsq_id: u64, enq_flags: u64) {
         if dsq_id == SCX_DSQ_LOCAL {
-            self.dispatch_to_local(cpu, cpu, p, enq_flags);
+            self.dispatch_to_local(cpu, p, enq_flags);
         } else if dsq_id & SCX_DSQ_LOCAL_ON == SCX_DSQ_LOCAL_ON {
             let target = (dsq_id & SCX_DSQ_LOCAL_CPU_MASK) as usize;
             if target >= self.nr_cpus {
                 self.fail(format!("invalid CPU {target} in SCX_DSQ_LOCAL_ON"));
                 self.enqueue_dsq(SCX_DSQ_GLOBAL, p, enq_flags);
             } else {
-                self.dispatch_to_local(cpu, target, p, enq_flags);
+                self.dispatch_to_local(target, p, enq_flags);
             }
         } else if dsq_id == SCX_DSQ_GLOBAL || self.user.contains_key(&dsq_id) {
             self.enqueue_dsq(dsq_id, p, enq_flags);
@@ -547,7 +547,7 @@ impl ScxCore {
 
     /// `dispatch_to_local_dsq`: onto `target`'s local DSQ, migrating the task
     /// there if it is queued elsewhere; the global DSQ if it may not run there.
-    fn dispatch_to_local(&mut self, _from: usize, target: usize, p: Pid, enq_flags: u64) {
+    fn dispatch_to_local(&mut self, target: usize, p: Pid, enq_flags: u64) {
         let t = self.task(p);
         if !t.cpus.test(target) {
             self.fail(format!(
@@ -635,7 +635,7 @@ impl ScxCore {
             return false;
         };
         self.dsq_remove(p);
-        self.dispatch_to_local(cpu, cpu, p, 0);
+        self.dispatch_to_local(cpu, p, 0);
         true
     }
 
