@@ -108,3 +108,158 @@ fn hackbench_under_ext_passes_the_checks_on_smt_and_big_little() {
         assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
     }
 }
+
+/// A sched_ext scenario on `preset` running `scheduler` (a built-in name or a BPF C
+/// file), with `globals` as `[kernel.scheduler_globals]` lines.
+fn ext_scenario_text(preset: &str, scheduler: &str, globals: &str) -> String {
+    format!(
+        "[machine]\npreset = \"{preset}\"\n[kernel]\npreset = \"v5.6\"\nclass = \"ext\"\n\
+         scheduler = \"{scheduler}\"\n{globals}\n[workload]\nkind = \"hackbench\"\n\
+         groups = 4\nloops = 30\n"
+    )
+}
+
+/// A file of the repository's `scenarios/scx/` or of these tests' `scx/`.
+fn scx_file(rel: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let p = if rel.starts_with("scenarios/") {
+        root.join("../..").join(rel)
+    } else {
+        root.join("tests").join(rel)
+    };
+    p.canonicalize().unwrap().display().to_string()
+}
+
+fn bpf_err(text: &str) -> String {
+    let doc = schedlab::config::Doc::parse(text, std::path::Path::new("t.toml")).unwrap();
+    schedlab::experiment::Scenario::from_doc(doc, &Default::default())
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn bpf_c_twins_decide_exactly_as_the_built_in_schedulers() {
+    // The same policy written twice, in Rust and as a sched_ext BPF C program that
+    // schedlab compiles natively: every decision (the whole ftrace text) agrees, on
+    // an SMT machine with one LLC per socket and on big.LITTLE with one per cluster.
+    let llc_globals = "[kernel.scheduler_globals]\nnr_llcs = \"nr_llcs\"\ncpu_llc = \"cpu_llc\"";
+    for preset in ["xeon-e5-40", "juno-r0"] {
+        for (builtin, c_file, globals) in [
+            ("simple-fifo", "scenarios/scx/global_fifo.bpf.c", ""),
+            ("llc-vtime", "scenarios/scx/llc_vtime.bpf.c", llc_globals),
+        ] {
+            let rust = scenario_of(&ext_scenario_text(preset, builtin, ""));
+            let c = scenario_of(&ext_scenario_text(preset, &scx_file(c_file), globals));
+            let (rr, rt) = run_ftrace(&rust, 3);
+            let (cr, ct) = run_ftrace(&c, 3);
+            assert_eq!(
+                rr.workload.stop_reason,
+                schedlab::sim::StopReason::Completed
+            );
+            assert!(rr.metrics.context_switches > 500, "{preset} {builtin}");
+            assert!(rt == ct, "{preset}: {builtin} and {c_file} differ");
+            assert_eq!(rr.events, cr.events);
+        }
+    }
+}
+
+#[test]
+fn the_shim_s_maps_helpers_and_cpumasks_hold_inside_a_running_scheduler() {
+    // The scheduler checks the shim in its init and at every tick, failing with
+    // scx_bpf_error(); --check adds the class's invariants at every event.
+    let f = scx_file("scx/shim_selftest.bpf.c");
+    let ok = scenario_of(&ext_scenario_text(
+        "xeon-e5-40",
+        &f,
+        "[kernel.scheduler_globals]\nexpect_cpus = \"nr_cpus\"",
+    ));
+    let r = run_result(&ok);
+    assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+    // A wrong expectation fails the scheduler's own init check, and the run
+    // stops at t = 0 with the scheduler's message.
+    let bad = scenario_of(&ext_scenario_text(
+        "xeon-e5-40",
+        &f,
+        "[kernel.scheduler_globals]\nexpect_cpus = 39",
+    ));
+    let e = schedlab::experiment::run(&bad, 1, 0, &Default::default()).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("sched_ext scheduler error at t=0 ns")
+            && msg.contains("shim check failed: scx_bpf_nr_cpu_ids() == expect_cpus"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn bpf_c_build_errors_name_the_file_line_and_what_the_shim_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, format!("#include <scx/common.bpf.h>\n{body}")).unwrap();
+        p.display().to_string()
+    };
+    let ops = "SCX_OPS_DEFINE(t_ops, .enqueue = (void *)t_enqueue, .name = \"t\");\n";
+    // An undeclared helper: clang's error at the scheduler's line.
+    let f = write(
+        "undeclared.bpf.c",
+        &format!(
+            "void BPF_STRUCT_OPS(t_enqueue, struct task_struct *p, u64 f)\n\
+             {{ bpf_no_such_helper(p); }}\n{ops}"
+        ),
+    );
+    let e = bpf_err(&ext_scenario_text("juno-r0", &f, ""));
+    assert!(
+        e.contains("undeclared.bpf.c:3:") && e.contains("bpf_no_such_helper"),
+        "{e}"
+    );
+    // A kfunc the shim declares nowhere, declared by the scheduler: the link names it.
+    let f = write(
+        "missing.bpf.c",
+        &format!(
+            "s32 scx_bpf_cpu_node(s32 cpu);\n\
+             void BPF_STRUCT_OPS(t_enqueue, struct task_struct *p, u64 f)\n\
+             {{ scx_bpf_dsq_insert(p, scx_bpf_cpu_node(0), SCX_SLICE_DFL, f); }}\n{ops}"
+        ),
+    );
+    let e = bpf_err(&ext_scenario_text("juno-r0", &f, ""));
+    assert!(
+        e.contains("uses `scx_bpf_cpu_node`, which schedlab's shim does not provide"),
+        "{e}"
+    );
+    // No ops table.
+    let f = write("noops.bpf.c", "int x;\n");
+    let e = bpf_err(&ext_scenario_text("juno-r0", &f, ""));
+    assert!(e.contains("defines no ops table (SCX_OPS_DEFINE)"), "{e}");
+    // A missing file, and globals: unknown, not an identifier, on a built-in.
+    let e = bpf_err(&ext_scenario_text("juno-r0", "/nonexistent/x.bpf.c", ""));
+    assert!(e.contains("/nonexistent/x.bpf.c"), "{e}");
+    let fifo = scx_file("scenarios/scx/global_fifo.bpf.c");
+    let e = bpf_err(&ext_scenario_text(
+        "juno-r0",
+        &fifo,
+        "[kernel.scheduler_globals]\nnr_nope = 3",
+    ));
+    assert!(
+        e.contains("[kernel.scheduler_globals] nr_nope") && e.contains("nr_nope"),
+        "{e}"
+    );
+    let e = bpf_err(&ext_scenario_text(
+        "juno-r0",
+        &fifo,
+        "[kernel.scheduler_globals]\n\"a-b\" = 3",
+    ));
+    assert!(e.contains("`a-b` is not a C identifier"), "{e}");
+    let e = bpf_err(&ext_scenario_text(
+        "juno-r0",
+        &fifo,
+        "[kernel.scheduler_globals]\nnr_cpus = \"nr_sockets\"",
+    ));
+    assert!(e.contains("not a fact of the machine"), "{e}");
+    let e = bpf_err(&ext_scenario_text(
+        "juno-r0",
+        "simple",
+        "[kernel.scheduler_globals]\nx = 1",
+    ));
+    assert!(e.contains("sets globals of a BPF C scheduler"), "{e}");
+}

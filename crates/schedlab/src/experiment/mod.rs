@@ -133,16 +133,107 @@ pub struct Overrides {
     pub seed: Option<u64>,
 }
 
+/// What a scheduler's user-space half reads from sysfs and hands its BPF half
+/// (`[kernel.scheduler_globals]` `name = "fact"`): counts, and per-CPU ids.
+pub const MACHINE_FACTS: &[&str] = &[
+    "nr_cpus",
+    "nr_llcs",
+    "nr_nodes",
+    "cpu_core",
+    "cpu_llc",
+    "cpu_package",
+    "cpu_node",
+    "cpu_capacity",
+];
+
+/// The value of one of [`MACHINE_FACTS`] on `m`.
+fn machine_fact(m: &Machine, fact: &str) -> Option<crate::sched::ext::bpf::GlobalValue> {
+    use crate::sched::ext::bpf::GlobalValue::{Array, Int};
+    let per_cpu = |f: fn(&crate::machine::Cpu) -> i64| Array(m.cpus.iter().map(f).collect());
+    let count = |f: fn(&crate::machine::Cpu) -> usize| {
+        Int(m.cpus.iter().map(f).max().map_or(0, |x| x as i64 + 1))
+    };
+    Some(match fact {
+        "nr_cpus" => Int(m.nr_cpus() as i64),
+        "nr_llcs" => count(|c| c.llc),
+        "nr_nodes" => count(|c| c.node),
+        "cpu_core" => per_cpu(|c| c.core as i64),
+        "cpu_llc" => per_cpu(|c| c.llc as i64),
+        "cpu_package" => per_cpu(|c| c.package as i64),
+        "cpu_node" => per_cpu(|c| c.node as i64),
+        "cpu_capacity" => per_cpu(|c| i64::from(c.capacity_orig)),
+        _ => return None,
+    })
+}
+
+/// `[kernel.scheduler_globals]`: `name = true | 42 | [0, 0, 1, 1] | "cpu_llc"`, each name a C
+/// identifier (a global of the scheduler's source; the compiler checks it exists
+/// and has room).
+fn scheduler_globals(
+    k: &TableReader<'_>,
+    machine: &Machine,
+) -> Result<Vec<(String, crate::sched::ext::bpf::GlobalValue)>, InputError> {
+    use crate::config::Val;
+    use crate::sched::ext::bpf::{is_c_identifier, GlobalValue};
+    let Some(g) = k.table("scheduler_globals")? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    let keys: Vec<&String> = g.keys().collect();
+    for key in keys {
+        let node = g.get(key).expect("a key of the table");
+        if !is_c_identifier(key) {
+            return Err(g.err(key, format!("`{key}` is not a C identifier")));
+        }
+        let v = match &node.val {
+            Val::Bool(b) => GlobalValue::Int(i64::from(*b)),
+            Val::Int(i) => GlobalValue::Int(*i),
+            Val::Array(a) => GlobalValue::Array(
+                a.iter()
+                    .map(|n| match n.val {
+                        Val::Int(i) => Ok(i),
+                        Val::Bool(b) => Ok(i64::from(b)),
+                        _ => Err(g.err(key, format!("`{key}`: an array of integers"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            Val::Str(fact) => machine_fact(machine, fact).ok_or_else(|| {
+                g.err(
+                    key,
+                    format!(
+                        "`{key}` = \"{fact}\": not a fact of the machine (known: {})",
+                        MACHINE_FACTS.join(", ")
+                    ),
+                )
+            })?,
+            v => {
+                return Err(g.err(
+                    key,
+                    format!(
+                        "`{key}` must be a boolean, an integer, an array of integers \
+                         or a fact of the machine, found {}",
+                        v.type_name()
+                    ),
+                ))
+            }
+        };
+        out.push((key.clone(), v));
+    }
+    g.finish()?;
+    Ok(out)
+}
+
 /// The `[kernel]` section (preset, features, tunables, cpufreq governor) on a
-/// machine of `nr_cpus` CPUs, then the `--features` override.
+/// `machine`, then the `--features` override.
 fn kernel_section(
     doc: &Doc,
     root: &TableReader<'_>,
-    nr_cpus: usize,
+    machine: &Machine,
     ov_features: Option<&str>,
 ) -> Result<(&'static KernelPreset, Features, Tunables), InputError> {
     let mut kernel_preset = KernelPreset::by_name("v5.6").expect("v5.6 preset exists");
     let mut features = kernel_preset.features();
+    let nr_cpus = machine.nr_cpus();
     let mut tunables = Tunables::v5_6(nr_cpus);
     if let Some(k) = root.table("kernel")? {
         if let Some(p) = k.str("preset")? {
@@ -195,12 +286,36 @@ fn kernel_section(
         let sched = k.str("scheduler")?;
         match (class, sched) {
             (None | Some("fair"), None) => {}
+            (Some("ext"), Some(name)) if name.ends_with(".c") => {
+                // A BPF C scheduler: relative to the scenario (to the working
+                // directory when it comes from `--set`), compiled and test-loaded
+                // now so that any error is the scenario's.
+                let path = if k.get("scheduler").is_some_and(|n| n.span.is_none()) {
+                    Path::new(name).to_path_buf()
+                } else {
+                    doc.file
+                        .parent()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default()
+                        .join(name)
+                };
+                let globals = scheduler_globals(&k, machine)?;
+                let object = crate::sched::ext::bpf::compile(&path, &globals)
+                    .and_then(|o| crate::sched::ext::bpf::load(&o, nr_cpus).map(|_| o))
+                    .map_err(|e| k.err("scheduler", e))?;
+                tunables.ext_scheduler = Some(name.to_string());
+                tunables.ext_object = Some(object);
+            }
+            (Some("ext"), Some(_)) if k.get("scheduler_globals").is_some() => return Err(k.err(
+                "scheduler_globals",
+                "`scheduler_globals` sets globals of a BPF C scheduler (`scheduler = \"x.bpf.c\"`)",
+            )),
             (Some("ext"), Some(name)) => {
                 if !crate::sched::ext::SCHEDULERS.contains(&name) {
                     return Err(k.err(
                         "scheduler",
                         format!(
-                            "unknown sched_ext scheduler `{name}` (built in: {})",
+                            "unknown sched_ext scheduler `{name}` (built in: {}; or a BPF C file, `*.bpf.c`)",
                             crate::sched::ext::SCHEDULERS.join(", ")
                         ),
                     ));
@@ -410,7 +525,7 @@ impl Scenario {
             .ok_or_else(|| doc.err_file("missing `[machine]` section"))?;
         let machine = resolve_machine(&doc, &m)?;
         let (kernel_preset, features, tunables) =
-            kernel_section(&doc, &root, machine.nr_cpus(), ov.features.as_deref())?;
+            kernel_section(&doc, &root, &machine, ov.features.as_deref())?;
         let WorkloadSection {
             kind,
             workload,

@@ -71,6 +71,18 @@ impl CpuMask {
         m
     }
 
+    /// The bitmap as the kernel lays it out (`cpumask_bits`): CPU `c` is bit
+    /// `c % 64` of word `c / 64`.
+    pub fn to_words(&self) -> [u64; WORDS] {
+        self.bits
+    }
+
+    /// A mask from a kernel-layout bitmap.
+    pub fn from_words(bits: [u64; WORDS]) -> Self {
+        let hi = bits.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1) as u16;
+        CpuMask { bits, hi }
+    }
+
     /// A mask holding exactly `cpu` (`cpumask_of`).
     pub fn of(cpu: usize) -> Self {
         let mut m = Self::new();

@@ -20,8 +20,15 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// Load the scheduler `[kernel] scheduler` names (`scx_ops_enable`).
     pub(crate) fn scx_enable(&mut self, name: &str) {
         let llc_of: Vec<usize> = self.m.cpus.iter().map(|c| c.llc).collect();
-        let ops =
-            ext::scheduler_by_name(name, &llc_of).expect("checked when the scenario was read");
+        let ops: Box<dyn ext::ScxOps> = match &self.tun.ext_object {
+            Some(object) => Box::new(
+                ext::bpf::load(object, llc_of.len())
+                    .unwrap_or_else(|e| panic!("loaded when the scenario was read: {e}")),
+            ),
+            None => {
+                ext::scheduler_by_name(name, &llc_of).expect("checked when the scenario was read")
+            }
+        };
         let core_of: Vec<usize> = self.m.cpus.iter().map(|c| c.core).collect();
         self.scx = Some(Box::new(ext::Scx::new(ops, &core_of)));
     }
@@ -221,9 +228,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 ));
             }
         }
-        if let Some(e) = &s.core.error {
-            return Err(format!("sched_ext error: {e}"));
-        }
         Ok(())
+    }
+
+    /// The scheduler's first error (`scx_ops_error`), if it has failed.
+    pub(crate) fn scx_error(&self) -> Option<String> {
+        self.scx.as_ref().and_then(|s| s.core.error.clone())
     }
 }

@@ -228,6 +228,10 @@ pub struct Tunables {
     /// The sched_ext scheduler every fair-policy task runs under (`[kernel] class =
     /// "ext"`, `scheduler = "simple"`; sched/ext/): `None` is the fair class.
     pub ext_scheduler: Option<String>,
+    /// The compiled object of a BPF C scheduler (`scheduler = "x.bpf.c"`;
+    /// sched/ext/bpf.rs): a cache path, so not part of any output.
+    #[serde(skip)]
+    pub ext_object: Option<std::path::PathBuf>,
     /// `kernel.watchdog_thresh` (s; 0 turns the lockup detectors off): the
     /// softlockup watchdog's per-CPU hrtimer fires every `2 × thresh / 5` s.
     pub watchdog_thresh: u64,
@@ -256,6 +260,7 @@ impl Tunables {
             cpuidle: crate::sched::cpuidle::IdleGovernor::Menu,
             cpu_dma_latency_us: None,
             ext_scheduler: None,
+            ext_object: None,
             watchdog_thresh: 10,
         };
         t.scale_for(nr_cpus);

@@ -99,7 +99,12 @@ impl IdleTracker {
     }
 
     /// `cpumask_any_and_distribute(a, b)` called on `this_cpu`.
-    fn any_and_distribute(&mut self, a: &CpuMask, b: &CpuMask, this_cpu: usize) -> Option<usize> {
+    pub fn any_and_distribute(
+        &mut self,
+        a: &CpuMask,
+        b: &CpuMask,
+        this_cpu: usize,
+    ) -> Option<usize> {
         let n = self.cursor.len();
         let start = (self.cursor[this_cpu] + 1) % n.max(1);
         let next = a.and(b).iter_wrap(start).next()?;

@@ -29,6 +29,9 @@
 //! the kernel's `scx_simple`. docs/design/sched-ext-6.12.md has the semantics and
 //! their sources; what is not modelled yet is listed there ("Status").
 
+// The C ABI of natively compiled schedulers: the crate's only unsafe code.
+#[allow(unsafe_code)]
+pub mod bpf;
 pub mod dsq;
 pub mod idle;
 pub mod llc_vtime;
@@ -167,6 +170,8 @@ pub struct ScxTask {
     pub queued: bool,
     /// `PF_EXITING`.
     pub exiting: bool,
+    /// `p->se.sum_exec_runtime` (ns run in the class), which schedulers read.
+    pub sum_exec_runtime: u64,
 }
 
 /// Something the core carries out for the class.
@@ -432,6 +437,92 @@ impl Kf<'_> {
             cpu: c,
             flags,
         });
+    }
+
+    /// `scx_bpf_destroy_dsq(dsq_id)`: a user DSQ, which must be empty.
+    pub fn destroy_dsq(&mut self, id: u64) {
+        match self.s.user.get(&id).map(Dsq::nr) {
+            Some(0) => {
+                self.s.user.remove(&id);
+            }
+            Some(n) => self.s.fail(format!(
+                "attempting to destroy in-use dsq 0x{id:016x} (nr={n})"
+            )),
+            None => {}
+        }
+    }
+
+    /// `scx_bpf_dispatch_nr_slots()`: the dispatch buffer's free entries.
+    pub fn dispatch_nr_slots(&mut self) -> u32 {
+        if !self.allowed(kf::DISPATCH, "scx_bpf_dispatch_nr_slots") {
+            return 0;
+        }
+        (self.s.dsp_max - self.s.dsp_buf.len()) as u32
+    }
+
+    /// `scx_bpf_dispatch_cancel()`: drop the latest buffered dispatch.
+    pub fn dispatch_cancel(&mut self) {
+        if !self.allowed(kf::DISPATCH, "scx_bpf_dispatch_cancel") {
+            return;
+        }
+        if self.s.dsp_buf.pop().is_none() {
+            self.s.fail("dispatch buffer underflow".into());
+        }
+    }
+
+    /// `scx_bpf_pick_any_cpu(cpus_allowed, flags)`: an idle CPU claimed if there
+    /// is one, else any allowed CPU (`cpumask_any_distribute`), else -EBUSY.
+    pub fn pick_any_cpu(&mut self, allowed: &CpuMask, flags: u64) -> i32 {
+        let cpu = self.cpu;
+        if self.s.builtin_idle {
+            if let Some(c) = self.s.idle.pick_idle(allowed, flags, cpu) {
+                return c as i32;
+            }
+        }
+        let all: CpuMask = (0..self.s.nr_cpus).collect();
+        self.s
+            .idle
+            .any_and_distribute(allowed, &all, cpu)
+            .map_or(-16, |c| c as i32)
+    }
+
+    /// `cpumask_any_and_distribute(a, b)` with this CPU's cursor (`None`: none).
+    pub fn any_and_distribute(&mut self, a: &CpuMask, b: &CpuMask) -> Option<usize> {
+        let cpu = self.cpu;
+        self.s.idle.any_and_distribute(a, b, cpu)
+    }
+
+    /// `scx_bpf_get_idle_cpumask()` (`smt`: `scx_bpf_get_idle_smtmask()`).
+    pub fn idle_cpumask(&mut self, smt: bool) -> CpuMask {
+        if !self.s.builtin_idle {
+            self.s.fail("built-in idle tracking is disabled".into());
+            return CpuMask::new();
+        }
+        if smt {
+            self.s.idle.smt
+        } else {
+            self.s.idle.cpu
+        }
+    }
+
+    /// `scx_bpf_task_running(p)`: `p` is its rq's current task.
+    pub fn task_running(&self, p: Pid) -> bool {
+        let cpu = self.s.task(p).cpu;
+        self.s.curr[cpu] == Some(p)
+    }
+
+    /// Whether `p` is a task of the class (`bpf_task_from_pid` finds it).
+    pub fn has_task(&self, p: Pid) -> bool {
+        self.s.tasks.get(p as usize).is_some_and(Option::is_some)
+    }
+
+    /// `scx_bpf_exit(code, ...)`: the scheduler asks to be unloaded. The model
+    /// keeps no fallback to the fair class yet, so the run reports it as it does
+    /// an error.
+    pub fn exit(&mut self, code: i64, msg: &str) {
+        self.s.fail(format!(
+            "scx_bpf_exit (SCX_EXIT_UNREG_BPF, code {code}): {msg}"
+        ));
     }
 }
 
@@ -778,6 +869,7 @@ impl Scx {
             dsq: None,
             queued: false,
             exiting: false,
+            sum_exec_runtime: 0,
         });
         if self.has(op::INIT_TASK) {
             if let Err(e) = self.call(cpu, kf::UNLOCKED, |o, k| o.init_task(k, p, fork)) {
@@ -914,6 +1006,7 @@ impl Scx {
     /// `update_curr_scx`: charge `delta` ns of running to the task's slice.
     pub fn update_curr(&mut self, p: Pid, delta: u64) {
         let t = self.core.task_mut(p);
+        t.sum_exec_runtime += delta;
         if t.slice != SCX_SLICE_INF {
             t.slice = t.slice.saturating_sub(delta);
         }
