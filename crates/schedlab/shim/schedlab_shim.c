@@ -51,6 +51,8 @@ struct schedlab_host {
 	void (*cpuperf_set)(void *ctx, s32 cpu, u32 perf);
 	void (*error)(void *ctx, const char *msg);
 	void (*exit)(void *ctx, s64 code, const char *msg);
+	void (*timer_start)(void *ctx, u32 id, u64 at_ns);
+	void (*timer_cancel)(void *ctx, u32 id);
 };
 
 extern struct sched_ext_ops *const __schedlab_scx_ops;
@@ -619,6 +621,92 @@ long __schedlab_task_storage_delete(void *def, struct task_struct *p)
 	return 0;
 }
 
+/* ---- BPF timers ---------------------------------------------------------------- */
+
+struct shim_timer {
+	struct bpf_timer *timer;
+	void *map;
+	int (*callback)(void *map, void *key, void *value);
+};
+
+#define MAX_TIMERS 256
+static struct shim_timer timers[MAX_TIMERS];
+static u32 nr_timers;
+
+static s32 timer_id(struct bpf_timer *t)
+{
+	for (u32 i = 0; i < nr_timers; i++)
+		if (timers[i].timer == t)
+			return (s32)i;
+	return -1;
+}
+
+long bpf_timer_init(struct bpf_timer *timer, void *map, u64 flags)
+{
+	(void)flags;
+	if (timer_id(timer) >= 0)
+		return -EBUSY;
+	if (nr_timers == MAX_TIMERS) {
+		scx_bpf_error("schedlab shim: more than %d BPF timers", MAX_TIMERS);
+		return -ENOMEM;
+	}
+	timers[nr_timers].timer = timer;
+	timers[nr_timers].map = map;
+	timers[nr_timers].callback = NULL;
+	nr_timers++;
+	return 0;
+}
+
+long bpf_timer_set_callback(struct bpf_timer *timer, void *callback_fn)
+{
+	s32 id = timer_id(timer);
+	if (id < 0)
+		return -EINVAL;
+	timers[id].callback = (int (*)(void *, void *, void *))callback_fn;
+	return 0;
+}
+
+long bpf_timer_start(struct bpf_timer *timer, u64 nsecs, u64 flags)
+{
+	s32 id = timer_id(timer);
+	if (id < 0 || !timers[id].callback)
+		return -EINVAL;
+	u64 at = flags & BPF_F_TIMER_ABS ? nsecs : H->now(H->ctx) + nsecs;
+	H->timer_start(H->ctx, (u32)id, at);
+	return 0;
+}
+
+long bpf_timer_cancel(struct bpf_timer *timer)
+{
+	s32 id = timer_id(timer);
+	if (id < 0)
+		return -EINVAL;
+	H->timer_cancel(H->ctx, (u32)id);
+	return 0;
+}
+
+/* A timer's expiry: its callback with the map, key and value of the element that
+ * holds it (an array element's index is its key; elsewhere the key reads 0). */
+SHIM_EXPORT void schedlab_shim_timer_fire(u32 id)
+{
+	if (id >= nr_timers || !timers[id].callback)
+		return;
+	struct shim_timer *t = &timers[id];
+	u32 key = 0;
+	void *value = t->timer;
+	for (int i = 0; i < nr_maps; i++) {
+		struct shim_map *m = &maps[i];
+		if (m->def != t->map || m->type != BPF_MAP_TYPE_ARRAY || !m->value_size)
+			continue;
+		size_t off = (size_t)((char *)t->timer - m->data);
+		if ((char *)t->timer >= m->data && off < (size_t)m->max_entries * m->value_size) {
+			key = (u32)(off / m->value_size);
+			value = m->data + (size_t)key * m->value_size;
+		}
+	}
+	t->callback(t->map, &key, value);
+}
+
 /* Everything this object allocated, released before schedlab unloads it. */
 SHIM_EXPORT void schedlab_shim_detach(void)
 {
@@ -629,5 +717,6 @@ SHIM_EXPORT void schedlab_shim_detach(void)
 		free(maps[i].blocks);
 	}
 	nr_maps = 0;
+	nr_timers = 0;
 	H = NULL;
 }

@@ -263,3 +263,70 @@ fn bpf_c_build_errors_name_the_file_line_and_what_the_shim_lacks() {
     ));
     assert!(e.contains("sets globals of a BPF C scheduler"), "{e}");
 }
+
+/// `three_hogs` under the BPF C scheduler `file` with `globals`.
+fn three_hogs_c(
+    file: &str,
+    globals: &[(String, schedlab::sched::ext::bpf::GlobalValue)],
+) -> (schedlab::experiment::RunResult, String) {
+    let mut w = W::new();
+    let p = w.prog("hog", vec![Op::Compute(c(50 * MS))]);
+    for n in ["a", "b", "c"] {
+        w.task(n, p, None);
+    }
+    let mut sc = scenario(no_idle(test_topology(1, 1, 2, 1)), w.build(), None);
+    let path = scx_file(file);
+    sc.tunables.ext_object =
+        Some(schedlab::sched::ext::bpf::compile(std::path::Path::new(&path), globals).unwrap());
+    sc.tunables.ext_scheduler = Some(path);
+    run_ftrace(&sc, 1)
+}
+
+#[test]
+fn a_bpf_timer_preempts_every_5_ms_and_nothing_else_does() {
+    use schedlab::sched::ext::bpf::GlobalValue;
+    // Infinite slices: without the timer a (pid 1) and b (pid 2) run their 50 ms
+    // to the end on CPUs 0 and 1, and c (3) starts when a exits.
+    let off = [("no_timer".to_string(), GlobalValue::Int(1))];
+    let (r, trace) = three_hogs_c("scx/timer_preempt.bpf.c", &off);
+    let rs = runs(&trace);
+    assert_eq!((rs[0].1, rs[0].2), (0, 1), "{rs:?}");
+    assert_eq!((rs[1].1, rs[1].2), (1, 2), "{rs:?}");
+    assert_eq!(rs[2].2, 3, "{rs:?}");
+    assert!(rs[2].0 >= 50 * MS, "{rs:?}");
+    assert_eq!(rs.len(), 3, "{rs:?}");
+    assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+    // With it: at 5 ms the timer (armed on CPU 0 by ops.init at t = 0) fires on
+    // CPU 0 and kicks both CPUs: CPU 0 preempts a at once and takes c, the queue's
+    // head; CPU 1 preempts b when the IPI lands and takes a. From then on each
+    // 5 ms period rotates the three through the two CPUs; the run still ends
+    // when the hogs do, though the timer re-arms itself for ever.
+    let (r, trace) = three_hogs_c("scx/timer_preempt.bpf.c", &[]);
+    let rs = runs(&trace);
+    assert_eq!((rs[2].0, rs[2].1, rs[2].2), (5 * MS, 0, 3), "{rs:?}");
+    assert_eq!((rs[3].1, rs[3].2), (1, 1), "{rs:?}");
+    assert!(rs[3].0 > 5 * MS && rs[3].0 < 5 * MS + 20_000, "{rs:?}");
+    // Every switch but the last (a's exit at ~75 ms hands CPU 0 to c) is a pair
+    // on the period: CPU 0 at once, CPU 1 an IPI later; 15 periods to 75 ms.
+    let (last, timed) = rs[2..].split_last().unwrap();
+    assert_eq!(timed.len(), 30, "{rs:?}");
+    for (k, w) in timed.chunks(2).enumerate() {
+        let period = (k as u64 + 1) * 5 * MS;
+        assert_eq!((w[0].0, w[0].1), (period, 0), "{rs:?}");
+        assert!(
+            w[1].1 == 1 && w[1].0 > period && w[1].0 < period + 20_000,
+            "{rs:?}"
+        );
+    }
+    assert!(last.0 > 75 * MS && last.0 < 80 * MS, "{rs:?}");
+    assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+    for t in &r.tasks {
+        assert!(t.runtime_ns >= 50 * MS, "{t:?}");
+    }
+    // The hogs need 150 ms of CPU on 2 CPUs: about 75 ms, ±1 period.
+    assert!(
+        r.sim_time_ns > 70 * MS && r.sim_time_ns < 85 * MS,
+        "{}",
+        r.sim_time_ns
+    );
+}

@@ -416,6 +416,20 @@ static __always_inline const struct cpumask *cast_mask(struct bpf_cpumask *mask)
 	return (const struct cpumask *)mask;
 }
 
+/* BPF timers: an hrtimer of the CPU that starts it; the callback gets the map,
+ * the key and the value of the element holding the timer. */
+struct bpf_timer {
+	u64 __opaque[2];
+} __attribute__((aligned(8)));
+enum {
+	BPF_F_TIMER_ABS = 1ULL << 0,
+	BPF_F_TIMER_CPU_PIN = 1ULL << 1,
+};
+long bpf_timer_init(struct bpf_timer *timer, void *map, u64 flags);
+long bpf_timer_set_callback(struct bpf_timer *timer, void *callback_fn);
+long bpf_timer_start(struct bpf_timer *timer, u64 nsecs, u64 flags);
+long bpf_timer_cancel(struct bpf_timer *timer);
+
 u64 bpf_ktime_get_ns(void);
 u64 bpf_ktime_get_boot_ns(void);
 u32 bpf_get_smp_processor_id(void);

@@ -491,6 +491,9 @@ pub struct Kernel<O> {
     pub(crate) stale_events: u64,
     /// Watchdog expiries in the event queue ([`Kernel::watchdog_events`]).
     watchdog_inflight: usize,
+    /// sched_ext BPF timer expiries in the event queue (counted with the
+    /// watchdog's: a periodic timer alone is no work left).
+    pub(crate) scx_timers_inflight: usize,
     /// The sched_ext class, when a scheduler is loaded (`[kernel] class = "ext"`):
     /// every task runs under it and the fair class is left empty (sched/ext/).
     pub(crate) scx: Option<Box<crate::sched::ext::Scx>>,
@@ -818,6 +821,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             idle_dev,
             stale_events: 0,
             watchdog_inflight: 0,
+            scx_timers_inflight: 0,
             scx: None,
             allowed: Affinities::new(CpuMask::new()),
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
@@ -1718,6 +1722,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             .iter()
             .map(|&(t, _)| t)
             .chain((rq.watchdog_next != 0).then_some(rq.watchdog_next))
+            .chain(self.scx.as_ref().and_then(|s| s.timer_next(cpu)))
             .min();
         let sleep_length_ns = next_timer.map_or(
             crate::sched::cpuidle::KTIME_MAX - now.min(crate::sched::cpuidle::KTIME_MAX),
@@ -2206,6 +2211,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     self.watchdog_inflight += 1; // pushed again for when it is awake
                 }
             }
+            Event::ScxTimer { cpu, id, gen } => {
+                self.scx_timers_inflight -= 1;
+                let cpu = cpu as usize;
+                if !self.scx.as_ref().is_some_and(|s| s.timer_live(id, gen)) {
+                    self.stale_events += 1;
+                    return None;
+                }
+                // The hrtimer interrupt wakes an idle CPU; the callback runs there.
+                if self.awake_for(cpu, ev, q) {
+                    self.scx_timer_fire(cpu, id, gen, q);
+                    self.idle_loop_continue(cpu);
+                } else {
+                    self.scx_timers_inflight += 1; // pushed again for when it is awake
+                }
+            }
             Event::PollEnd { cpu, gen } => {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].poll_gen != gen {
@@ -2290,7 +2310,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// How many of the queue's events are watchdog expiries: a queue holding
     /// nothing else has no work left (the kernel's own periodic timers never end).
     pub(crate) fn watchdog_events(&self) -> usize {
-        self.watchdog_inflight
+        self.watchdog_inflight + self.scx_timers_inflight
     }
 
     /// Whether `cpu` can handle `ev` now: an idle CPU first leaves its idle state

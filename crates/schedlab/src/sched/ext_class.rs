@@ -33,8 +33,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.scx = Some(Box::new(ext::Scx::new(ops, &core_of)));
     }
 
+    /// The class, its clock (`bpf_ktime_get_ns`) brought to now.
     fn scx(&mut self) -> &mut ext::Scx {
-        self.scx.as_mut().expect("sched_ext loaded")
+        let now = self.now;
+        let s = self.scx.as_mut().expect("sched_ext loaded");
+        s.core.now = now;
+        s
     }
 
     /// `scx_fork` + `scx_post_fork`: the new task joins the class
@@ -182,7 +186,40 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                         self.resched_curr(cpu, from, q);
                     }
                 }
+                Action::TimerArm { cpu, at, id, gen } => {
+                    self.scx_timers_inflight += 1;
+                    q.push(
+                        at,
+                        Event::ScxTimer {
+                            cpu: cpu as u32,
+                            id,
+                            gen,
+                        },
+                    );
+                }
             }
+        }
+    }
+
+    /// At the start of the run: carry out what the scheduler's `ops.init` asked
+    /// (it ran when the scheduler was loaded, on CPU 0).
+    pub(crate) fn scx_start(&mut self, q: &mut EventQueue<Event>) {
+        if self.scx.is_some() {
+            self.scx_actions(0, q);
+        }
+    }
+
+    /// A BPF timer's expiry on `cpu`: its callback, then what it asked for.
+    pub(crate) fn scx_timer_fire(
+        &mut self,
+        cpu: usize,
+        id: u32,
+        gen: u32,
+        q: &mut EventQueue<Event>,
+    ) {
+        self.update_curr_scx(cpu);
+        if self.scx().timer_fire(cpu, id, gen) {
+            self.scx_actions(cpu, q);
         }
     }
 

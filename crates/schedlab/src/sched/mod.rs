@@ -49,6 +49,8 @@ pub enum Event {
     IlbKick { cpu: u32 },
     /// The softlockup watchdog's per-CPU hrtimer (`watchdog_timer_fn`) fires.
     Watchdog { cpu: u32 },
+    /// A sched_ext scheduler's BPF timer `id` (arming `gen`) expires on `cpu`.
+    ScxTimer { cpu: u32, id: u32, gen: u32 },
     /// A software idle loop (`poll_idle`, powernv's `snooze_loop`) on `cpu` reaches
     /// its time limit.
     PollEnd { cpu: u32, gen: u32 },

@@ -434,6 +434,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             );
         }
         self.k.start_watchdogs(&mut self.q);
+        // What a sched_ext scheduler's ops.init asked for (a BPF timer started).
+        self.k.scx_start(&mut self.q);
         // Events the boot-time idle entry asked for (a kept tick, a polling limit).
         self.k.flush(&mut self.q);
         // Until nothing but the kernel's own periodic timers is left.

@@ -11,10 +11,10 @@
 //! table from the class at the points the kernel does.
 //!
 //! The object talks back through a table of `extern "C"` functions
-//! ([`HostFns`]) whose context is this module's [`Host`]: each forwards a kfunc to
+//! (`HostFns`) whose context is this module's `Host`: each forwards a kfunc to
 //! [`Kf`], so a C scheduler obeys the same ownership, dispatch-buffer and
 //! kfunc-context rules as the Rust ones. Tasks are handed to C as a `task_struct`
-//! view ([`CTask`]) per task, filled from the class's [`super::ScxTask`] before a
+//! view (`CTask`) per task, filled from the class's [`super::ScxTask`] before a
 //! callback or kfunc that names it and read back after (the three fields BPF may
 //! write: `scx.slice`, `scx.dsq_vtime`, `scx.disallow`). Each run loads its own
 //! copy of the object, so its globals and maps start zeroed and are never shared
@@ -217,10 +217,17 @@ pub fn compile(source: &Path, globals: &[(String, GlobalValue)]) -> Result<PathB
     let text = std::fs::read(source).map_err(|e| format!("{}: {e}", source.display()))?;
     let source = std::path::absolute(source).map_err(|e| format!("{}: {e}", source.display()))?;
     let clang = find_clang()?;
-    let version = Command::new(&clang)
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", clang.display()))?;
+    // The compiler in the key without running it: its resolved path, size and
+    // modification time (a cached object costs no subprocess).
+    let resolved = std::fs::canonicalize(&clang).unwrap_or_else(|_| clang.clone());
+    let meta =
+        std::fs::metadata(&resolved).map_err(|e| format!("cannot run {}: {e}", clang.display()))?;
+    let version = format!(
+        "{} {} {:?}",
+        resolved.display(),
+        meta.len(),
+        meta.modified().ok()
+    );
     let dir = cache_dir()?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let unit = wrapper(&source, globals);
@@ -246,7 +253,7 @@ pub fn compile(source: &Path, globals: &[(String, GlobalValue)]) -> Result<PathB
         h.update(name.as_bytes());
         h.update(t.as_bytes());
     }
-    h.update(&version.stdout);
+    h.update(version.as_bytes());
     h.update(CFLAGS.join(" ").as_bytes());
     let key: String = h.finalize()[..16]
         .iter()
@@ -465,6 +472,8 @@ struct HostFns {
     cpuperf_set: extern "C" fn(Ctx, i32, u32),
     error: extern "C" fn(Ctx, *const c_char),
     exit: extern "C" fn(Ctx, i64, *const c_char),
+    timer_start: extern "C" fn(Ctx, u32, u64),
+    timer_cancel: extern "C" fn(Ctx, u32),
 }
 
 /// schedlab's side of a loaded object: the kfunc context of the running op and
@@ -754,6 +763,13 @@ extern "C" fn h_exit(ctx: Ctx, code: i64, msg: *const c_char) {
     with_kf!(ctx, (), |_h, kf| kf.exit(code, &c_str(msg)))
 }
 
+extern "C" fn h_timer_start(ctx: Ctx, id: u32, at: u64) {
+    with_kf!(ctx, (), |_h, kf| kf.timer_start(id, at))
+}
+extern "C" fn h_timer_cancel(ctx: Ctx, id: u32) {
+    with_kf!(ctx, (), |_h, kf| kf.timer_cancel(id))
+}
+
 /// A loaded scheduler object: its ops table and schedlab's side of it.
 pub struct BpfScheduler {
     ops: COps,
@@ -763,6 +779,7 @@ pub struct BpfScheduler {
     /// Kept alive: C holds its address.
     _fns: Box<HostFns>,
     detach: unsafe extern "C" fn(),
+    timer_fire: unsafe extern "C" fn(u32),
     lib: Option<libloading::Library>,
 }
 
@@ -823,14 +840,17 @@ pub fn load(object: &Path, nr_cpus: usize) -> Result<BpfScheduler, String> {
     let lib = unsafe { libloading::Library::new(copy.path()) }.map_err(|e| err(&e))?;
     drop(copy);
     // SAFETY: symbols of the shim, with the signatures schedlab_shim.c gives them.
-    let (layout_fn, attach, detach) = unsafe {
+    let (layout_fn, attach, detach, timer_fire) = unsafe {
         let layout: libloading::Symbol<unsafe extern "C" fn(*mut u64)> =
             lib.get(b"schedlab_shim_layout\0").map_err(|e| err(&e))?;
         let attach: libloading::Symbol<unsafe extern "C" fn(*const HostFns) -> *const COps> =
             lib.get(b"schedlab_shim_attach\0").map_err(|e| err(&e))?;
         let detach: libloading::Symbol<unsafe extern "C" fn()> =
             lib.get(b"schedlab_shim_detach\0").map_err(|e| err(&e))?;
-        (*layout, *attach, *detach)
+        let fire: libloading::Symbol<unsafe extern "C" fn(u32)> = lib
+            .get(b"schedlab_shim_timer_fire\0")
+            .map_err(|e| err(&e))?;
+        (*layout, *attach, *detach, *fire)
     };
     let mut c_layout = [0u64; 16];
     // SAFETY: the shim writes 16 values.
@@ -875,6 +895,8 @@ pub fn load(object: &Path, nr_cpus: usize) -> Result<BpfScheduler, String> {
         cpuperf_set: h_cpuperf_set,
         error: h_error,
         exit: h_exit,
+        timer_start: h_timer_start,
+        timer_cancel: h_timer_cancel,
     });
     // SAFETY: `fns` outlives the object (dropped after `detach`).
     let ops_ptr = unsafe { attach(&*fns) };
@@ -920,6 +942,7 @@ pub fn load(object: &Path, nr_cpus: usize) -> Result<BpfScheduler, String> {
         host,
         _fns: fns,
         detach,
+        timer_fire,
         lib: Some(lib),
     })
 }
@@ -1082,5 +1105,10 @@ impl ScxOps for BpfScheduler {
     fn enable(&mut self, kf: &mut Kf, p: Pid) {
         let f = self.ops.enable.expect("implemented");
         self.call(kf, &[p], |_, t| unsafe { f(t[0]) })
+    }
+
+    fn timer(&mut self, kf: &mut Kf, id: u32) {
+        let f = self.timer_fire;
+        self.call(kf, &[], |_, _| unsafe { f(id) })
     }
 }

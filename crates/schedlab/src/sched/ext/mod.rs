@@ -183,6 +183,24 @@ pub enum Action {
     Resched { cpu: usize },
     /// `scx_bpf_kick_cpu(cpu, flags)` from `from` (an IPI unless `from == cpu`).
     Kick { from: usize, cpu: usize, flags: u64 },
+    /// `bpf_timer_start`: timer `id` (generation `gen`) expires on `cpu` at `at`.
+    TimerArm {
+        cpu: usize,
+        at: u64,
+        id: u32,
+        gen: u32,
+    },
+}
+
+/// A BPF timer of the scheduler (`struct bpf_timer`): an hrtimer of the CPU that
+/// started it, whose expiry runs the scheduler's callback there.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ScxTimer {
+    pub cpu: usize,
+    /// The armed expiry (`None`: not armed).
+    pub at: Option<u64>,
+    /// Bumped at every start and cancel: an expiry of an older arming is stale.
+    pub gen: u32,
 }
 
 /// One entry of the dispatch buffer (`struct scx_dsp_buf_ent`).
@@ -227,6 +245,8 @@ pub struct ScxCore {
     /// The CPU in `balance_one` (`SCX_RQ_IN_BALANCE`).
     in_balance: Option<usize>,
     pub actions: Vec<Action>,
+    /// The scheduler's BPF timers, by the id its object gave them.
+    pub timers: Vec<ScxTimer>,
     /// The first `scx_ops_error`: the scheduler is to be disabled.
     pub error: Option<String>,
 }
@@ -271,6 +291,9 @@ pub trait ScxOps: std::fmt::Debug {
     }
     fn exit_task(&mut self, _kf: &mut Kf, _p: Pid) {}
     fn enable(&mut self, _kf: &mut Kf, _p: Pid) {}
+    /// The callback of BPF timer `id` (not an op: it runs from the timer's
+    /// softirq, where no kfunc context mask is set).
+    fn timer(&mut self, _kf: &mut Kf, _id: u32) {}
 }
 
 /// The kfuncs, as the op running on `cpu` sees them.
@@ -514,6 +537,31 @@ impl Kf<'_> {
     /// Whether `p` is a task of the class (`bpf_task_from_pid` finds it).
     pub fn has_task(&self, p: Pid) -> bool {
         self.s.tasks.get(p as usize).is_some_and(Option::is_some)
+    }
+
+    /// `bpf_timer_start`: arm timer `id` on this CPU to expire at `at` (ns; not
+    /// before now), replacing an earlier arming.
+    pub fn timer_start(&mut self, id: u32, at: u64) {
+        let i = id as usize;
+        if self.s.timers.len() <= i {
+            self.s.timers.resize(i + 1, ScxTimer::default());
+        }
+        let at = at.max(self.s.now);
+        let cpu = self.cpu;
+        let t = &mut self.s.timers[i];
+        t.gen = t.gen.wrapping_add(1);
+        t.at = Some(at);
+        t.cpu = cpu;
+        let gen = t.gen;
+        self.s.actions.push(Action::TimerArm { cpu, at, id, gen });
+    }
+
+    /// `bpf_timer_cancel`: timer `id` no longer expires.
+    pub fn timer_cancel(&mut self, id: u32) {
+        if let Some(t) = self.s.timers.get_mut(id as usize) {
+            t.gen = t.gen.wrapping_add(1);
+            t.at = None;
+        }
     }
 
     /// `scx_bpf_exit(code, ...)`: the scheduler asks to be unloaded. The model
@@ -813,6 +861,7 @@ impl Scx {
                 mask: 0,
                 in_balance: None,
                 actions: Vec::new(),
+                timers: Vec::new(),
                 error: None,
             },
         };
@@ -843,6 +892,36 @@ impl Scx {
         let r = f(self.ops.as_mut(), &mut k);
         self.core.mask = saved;
         r
+    }
+
+    /// Timer `id` of generation `gen` expires on `cpu`: the scheduler's callback,
+    /// if that arming is still the timer's (false: stale).
+    pub fn timer_fire(&mut self, cpu: usize, id: u32, gen: u32) -> bool {
+        match self.core.timers.get_mut(id as usize) {
+            Some(t) if t.gen == gen && t.at.is_some() => t.at = None,
+            _ => return false,
+        }
+        self.call(cpu, 0, |o, k| o.timer(k, id));
+        true
+    }
+
+    /// Whether timer `id` is still armed with generation `gen`.
+    pub fn timer_live(&self, id: u32, gen: u32) -> bool {
+        self.core
+            .timers
+            .get(id as usize)
+            .is_some_and(|t| t.gen == gen && t.at.is_some())
+    }
+
+    /// The next expiry of a timer armed on `cpu` (for the idle governor's sleep
+    /// length: an hrtimer of that CPU).
+    pub fn timer_next(&self, cpu: usize) -> Option<u64> {
+        self.core
+            .timers
+            .iter()
+            .filter(|t| t.cpu == cpu)
+            .filter_map(|t| t.at)
+            .min()
     }
 
     /// The actions left by the last hooks, for the core to carry out.

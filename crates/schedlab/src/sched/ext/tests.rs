@@ -559,3 +559,80 @@ fn llc_vtime_queues_per_llc_and_steals_when_its_own_is_empty() {
         }]
     );
 }
+
+/// Starts timer 0 in `init` (1 ms on), and re-arms or cancels it from its callback
+/// as told; counts the callbacks and records the kfunc mask it ran under.
+#[derive(Debug, Default)]
+struct Timed {
+    fired: u32,
+    rearm: bool,
+    dispatch_refused: bool,
+}
+
+impl ScxOps for Timed {
+    fn name(&self) -> &str {
+        "timed"
+    }
+    fn implemented(&self) -> u32 {
+        op::INIT
+    }
+    fn init(&mut self, kf: &mut Kf) -> Result<(), i32> {
+        kf.timer_start(0, kf.now() + 1_000_000);
+        Ok(())
+    }
+    fn timer(&mut self, kf: &mut Kf, id: u32) {
+        assert_eq!(id, 0);
+        self.fired += 1;
+        // No kfunc context in a timer callback: a dispatch is refused.
+        self.dispatch_refused = kf.dispatch_nr_slots() == 0;
+        if self.rearm {
+            kf.timer_start(0, kf.now() + 1_000_000);
+        }
+    }
+}
+
+#[test]
+fn bpf_timers_fire_once_per_arming_and_a_rearm_or_cancel_makes_the_old_one_stale() {
+    let mut s = Scx::new(Box::<Timed>::default(), &[0, 1]);
+    // ops.init armed timer 0 on CPU 0 for 1 ms: generation 1.
+    let arm = s.take_actions();
+    assert_eq!(
+        arm,
+        vec![Action::TimerArm {
+            cpu: 0,
+            at: 1_000_000,
+            id: 0,
+            gen: 1
+        }]
+    );
+    assert_eq!(s.timer_next(0), Some(1_000_000));
+    assert_eq!(s.timer_next(1), None);
+    // A wrong generation is stale; the right one fires once, then is spent.
+    assert!(!s.timer_fire(0, 0, 2));
+    s.core.now = 1_000_000;
+    assert!(s.timer_fire(0, 0, 1));
+    assert!(!s.timer_fire(0, 0, 1));
+    assert!(
+        s.core.error.is_some(),
+        "the refused dispatch_nr_slots is an error"
+    );
+    s.core.error = None;
+    assert_eq!(s.timer_next(0), None);
+    // Re-armed from its callback: a new generation; cancelled: nothing live.
+    s.ops = Box::new(Timed {
+        rearm: true,
+        ..Default::default()
+    });
+    s.call(1, 0, |_, k| k.timer_start(0, 5_000_000));
+    let acts = s.take_actions();
+    assert_eq!(acts.len(), 1);
+    let Action::TimerArm { cpu, gen, .. } = acts[0] else {
+        panic!("{acts:?}")
+    };
+    assert_eq!((cpu, gen), (1, 2), "armed on the CPU that started it");
+    s.core.now = 5_000_000;
+    assert!(s.timer_fire(1, 0, 2));
+    assert!(s.timer_live(0, 3), "re-armed by its callback");
+    s.call(1, 0, |_, k| k.timer_cancel(0));
+    assert!(!s.timer_live(0, 3) && s.timer_next(1).is_none());
+}
