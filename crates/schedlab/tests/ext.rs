@@ -330,3 +330,50 @@ fn a_bpf_timer_preempts_every_5_ms_and_nothing_else_does() {
         r.sim_time_ns
     );
 }
+
+#[test]
+fn central_fifo_hands_out_every_task_from_cpu_0() {
+    // scenarios/scx/central_fifo.bpf.c on 2 CPUs, CPU 0 central, three 50 ms hogs.
+    let (r, trace) = three_hogs_c("scenarios/scx/central_fifo.bpf.c", &[]);
+    let rs = runs(&trace);
+    // t = 0: a, b, c (pids 1-3) wait on CPU 0 and in the queue [a, b, c]. CPU 0's
+    // dispatch claims idle CPU 1 and hands it a (migrated, kicked: running 2 µs
+    // later), then takes b itself.
+    assert_eq!(rs[0], (0, 0, 2), "{rs:?}");
+    assert_eq!(rs[1], (2000, 1, 1), "{rs:?}");
+    // 20 ms: b's slice ends; CPU 1 is busy, so CPU 0 takes c and b joins the queue.
+    assert_eq!(rs[2], (20 * MS, 0, 3), "{rs:?}");
+    // 24 ms: a's slice ends on CPU 1, whose dispatch finds nothing, raises its hand
+    // and kicks CPU 0 with PREEMPT; a is kept (nothing else was found) with a new
+    // slice. On the IPI CPU 0 hands b to CPU 1 (migrated at once) and, with the
+    // queue empty, keeps c. The IDLE kick does not preempt a busy CPU 1: b waits
+    // on its local DSQ until a's new slice ends at 44 ms.
+    let mig = |pid: u32| {
+        trace
+            .lines()
+            .filter(|l| l.contains("sched_migrate_task") && l.contains(&format!(" pid={pid} ")))
+            .map(|l| {
+                let ts = l.split(": ").next().unwrap().rsplit(' ').next().unwrap();
+                (ts.parse::<f64>().unwrap() * 1e9).round() as u64
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(mig(2), vec![24 * MS + 2000], "{trace}");
+    assert_eq!(rs[3], (44 * MS, 1, 2), "{rs:?}");
+    // 48 ms: c's refilled slice ends; CPU 0 takes the queue's head, a (back from
+    // CPU 1 at 44 ms), migrating it; at a's exit (50 ms run in all) c follows.
+    assert_eq!(rs[4], (48 * MS, 0, 1), "{rs:?}");
+    assert_eq!(mig(1), vec![0, 48 * MS], "{trace}");
+    assert_eq!((rs[5].1, rs[5].2), (0, 3), "{rs:?}");
+    assert!(rs[5].0 > 54 * MS && rs[5].0 < 54 * MS + 100_000, "{rs:?}");
+    assert_eq!(rs.len(), 6, "{rs:?}");
+    assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+    for t in &r.tasks {
+        assert!(t.runtime_ns >= 50 * MS, "{t:?}");
+    }
+    // On 40 CPUs a round needs more than the 32 dispatch slots: the rest of the
+    // hands wait for the central CPU's self-kick, under --check.
+    let f = scx_file("scenarios/scx/central_fifo.bpf.c");
+    let r = run_result(&scenario_of(&ext_scenario_text("xeon-e5-40", &f, "")));
+    assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+}
