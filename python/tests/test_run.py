@@ -288,3 +288,23 @@ def test_trace_dat_is_the_clis(tmp_path, schedlab_bin) -> None:
     assert p.returncode == 0, p.stderr
     assert ours.read_bytes()[:10] == b"\x17\x08\x44tracing"
     assert ours.read_bytes() == cli.read_bytes()
+
+
+def test_a_bpf_c_scheduler_runs_as_on_the_cli(schedlab_bin, tmp_path) -> None:
+    # A sched_ext scheduler from its C source (compiled with clang, docs/sched-ext.md):
+    # the same bytes as the CLI, and the same decisions as its built-in Rust twin.
+    scx = SCENARIOS / "scx-llc-vtime.toml"
+    sets = ["run.duration_ms=20"]
+    out = tmp_path / "r.json"
+    p = run_cli(schedlab_bin, ["run", scx, "--set", sets[0], "--json", out])
+    assert p.returncode == 0, p.stderr
+    r = schedlab.run(scx, set=sets)
+    assert strip_wall(r.to_json()) == strip_wall(out.read_text())
+    assert json.loads(r.to_json())["kernel"]["scheduler"] == "scx/llc_vtime.bpf.c"
+    twin = schedlab.run(scx.read_text().replace(
+        'scheduler = "scx/llc_vtime.bpf.c"', 'scheduler = "llc-vtime"').replace(
+        "[kernel.scheduler_globals]\nnr_llcs = \"nr_llcs\"\ncpu_llc = \"cpu_llc\"\n", ""),
+        set=sets)
+    assert r.scalars == twin.scalars
+    with pytest.raises(schedlab.InputError, match="not a fact of the machine"):
+        schedlab.run(scx, set=sets + ['kernel.scheduler_globals.nr_llcs="nr_sockets"'])
