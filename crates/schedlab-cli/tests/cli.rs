@@ -304,12 +304,20 @@ fn sweep_results_do_not_depend_on_jobs_or_on_being_killed() {
     let ra = read(&a);
     assert_eq!(ra.0.lines().count(), 8 * 3);
     same(&ra, &read(&b), "jobs 1 vs 2");
-    // Killed part-way (SIGKILL), then a torn line appended, then resumed.
+    // Killed part-way (SIGKILL) as soon as its first result is written (a fixed
+    // delay let a release build finish first), then a torn line appended, then
+    // resumed.
     let mut child = bin().args(sweep_args(&c, "1")).spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(400));
+    let partial = c.join("results.jsonl");
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(&partial).map_or(0, |t| t.lines().count()) == 0
+        && child.try_wait().unwrap().is_none()
+        && t0.elapsed() < std::time::Duration::from_secs(60)
+    {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
     let _ = child.kill();
     let _ = child.wait();
-    let partial = c.join("results.jsonl");
     let at_kill = std::fs::read_to_string(&partial).map_or(0, |t| t.lines().count());
     assert!(at_kill < 8 * 3, "the kill came after the sweep finished");
     if partial.exists() {

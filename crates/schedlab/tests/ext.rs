@@ -377,3 +377,41 @@ fn central_fifo_hands_out_every_task_from_cpu_0() {
     let r = run_result(&scenario_of(&ext_scenario_text("xeon-e5-40", &f, "")));
     assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
 }
+
+#[test]
+fn explain_shows_the_ops_and_kfuncs_of_an_ext_placement() {
+    use schedlab::experiment::explain::{explain, TaskSel};
+    // A scheduler with ops.select_cpu: the op, its kfuncs, its answer.
+    let sc = scenario_of(&ext_scenario_text("juno-r0", "simple", ""));
+    let e = explain(&sc, &TaskSel::parse("receiver"), 2_000_000)
+        .unwrap()
+        .unwrap();
+    let t = e.text();
+    assert!(t.contains("(ext)"), "{t}");
+    assert!(t.contains("ops.select_cpu of `simple`"), "{t}");
+    assert!(t.contains("scx_bpf_select_cpu_dfl(prev_cpu "), "{t}");
+    assert!(
+        t.contains(&format!("ops.select_cpu returned CPU {}", e.cpu)),
+        "{t}"
+    );
+    // Without one (a C scheduler with only ops.enqueue): the built-in default.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("enq.bpf.c");
+    std::fs::write(
+        &f,
+        "#include <scx/common.bpf.h>\n\
+         void BPF_STRUCT_OPS(e_enqueue, struct task_struct *p, u64 f)\n\
+         { scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, SCX_SLICE_DFL, f); }\n\
+         SCX_OPS_DEFINE(e_ops, .enqueue = (void *)e_enqueue, .name = \"e\");\n",
+    )
+    .unwrap();
+    let sc = scenario_of(&ext_scenario_text("juno-r0", &f.display().to_string(), ""));
+    let e = explain(&sc, &TaskSel::parse("receiver"), 2_000_000)
+        .unwrap()
+        .unwrap();
+    let t = e.text();
+    assert!(
+        t.contains("no ops.select_cpu: the built-in scx_select_cpu_dfl(prev_cpu "),
+        "{t}"
+    );
+}

@@ -138,6 +138,8 @@ pub struct Explanation {
     pub calls: Vec<ExplainedCall>,
     /// The top-level calls, in order (empty: no search ran).
     pub roots: Vec<usize>,
+    /// A sched_ext placement: the ops and kfuncs that made it, in order.
+    pub ext: Vec<String>,
 }
 
 /// How far around `at` events are kept (ns).
@@ -280,5 +282,13 @@ pub fn explain(
         reason,
         calls,
         roots: pending,
+        ext: sim
+            .k
+            .scx_explained
+            .iter()
+            .rev()
+            .find(|(at, p, _)| *at == t && *p == pid)
+            .map(|(_, _, lines)| lines.clone())
+            .unwrap_or_default(),
     }))
 }

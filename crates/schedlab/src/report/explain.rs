@@ -71,6 +71,17 @@ impl Explanation {
             self.cpu,
             self.reason
         );
+        if !self.ext.is_empty() {
+            for line in &self.ext {
+                let indent = if line.starts_with("ops.") || line.starts_with("no ops.") {
+                    "  "
+                } else {
+                    "    "
+                };
+                let _ = writeln!(s, "{indent}{line}");
+            }
+            return s;
+        }
         if self.calls.is_empty() {
             let _ = writeln!(s, "  no search ran ({})", self.reason);
             return s;

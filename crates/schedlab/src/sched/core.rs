@@ -521,6 +521,9 @@ pub struct Kernel<O> {
     /// buffered (`(searcher, target)`) and reported as `SchedEvent::Probe` before the
     /// next `FuncCall`.
     pub(crate) log_probes: bool,
+    /// With `log_probes`: each sched_ext placement's ops and kfuncs, as lines
+    /// (time, pid, lines), for `explain`.
+    pub(crate) scx_explained: Vec<(SimTime, Pid, Vec<String>)>,
     pub(crate) probe_buf: std::cell::RefCell<Vec<(usize, usize)>>,
     /// Counter logging for the Perfetto counter tracks ([`Kernel::set_log_counters`]):
     /// when on, each CPU's cfs_rq `(nr_running, util_avg)` is reported as
@@ -832,6 +835,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             sis_idle_cpus: CpuMask::new(),
             smtb,
             log_probes: false,
+            scx_explained: Vec::new(),
             probe_buf: std::cell::RefCell::new(Vec::new()),
             log_counters: false,
             counters_reported: Vec::new(),

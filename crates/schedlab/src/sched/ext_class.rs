@@ -57,9 +57,15 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         wake_flags: u32,
         this_cpu: usize,
     ) -> usize {
+        if self.log_probes {
+            self.scx().core.log = Some(Vec::new());
+        }
         let cpu = self
             .scx()
             .select_task_rq(pid, prev_cpu, wake_flags, this_cpu);
+        if let Some(lines) = self.scx().core.log.take() {
+            self.scx_explained.push((self.now, pid, lines));
+        }
         self.emit(SchedEvent::Placement {
             pid,
             kind: crate::sched::wake_kind_of(wake_flags),

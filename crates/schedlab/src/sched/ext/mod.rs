@@ -247,6 +247,8 @@ pub struct ScxCore {
     pub actions: Vec<Action>,
     /// The scheduler's BPF timers, by the id its object gave them.
     pub timers: Vec<ScxTimer>,
+    /// When `explain` asks: each op and kfunc of the decision, as a line.
+    pub log: Option<Vec<String>>,
     /// The first `scx_ops_error`: the scheduler is to be disabled.
     pub error: Option<String>,
 }
@@ -373,6 +375,12 @@ impl Kf<'_> {
         if !self.allowed(kf::ENQUEUE | kf::DISPATCH, "scx_bpf_dispatch") {
             return;
         }
+        self.s.note(|| {
+            format!(
+                "scx_bpf_dsq_insert(PID {p}, {}, slice {slice} ns, enq_flags {enq_flags:#x})",
+                dsq_name(dsq_id)
+            )
+        });
         self.s.dispatch_commit(p, dsq_id, slice, enq_flags);
     }
 
@@ -381,6 +389,12 @@ impl Kf<'_> {
         if !self.allowed(kf::ENQUEUE | kf::DISPATCH, "scx_bpf_dispatch_vtime") {
             return;
         }
+        self.s.note(|| {
+            format!(
+                "scx_bpf_dsq_insert_vtime(PID {p}, {}, slice {slice} ns, vtime {vtime}, enq_flags {enq_flags:#x})",
+                dsq_name(dsq_id)
+            )
+        });
         self.s.task_mut(p).dsq_vtime = vtime;
         self.s
             .dispatch_commit(p, dsq_id, slice, enq_flags | SCX_ENQ_DSQ_PRIQ);
@@ -420,15 +434,28 @@ impl Kf<'_> {
             return (prev_cpu, false);
         };
         let (c, found) = self.s.select_cpu_dfl(p, prev, wake_flags, self.cpu);
+        self.s.note(|| {
+            format!(
+                "scx_bpf_select_cpu_dfl(prev_cpu {prev}, wake_flags {wake_flags:#x}) = CPU {c}{}",
+                if found {
+                    ", idle (claimed)"
+                } else {
+                    ", no idle CPU"
+                }
+            )
+        });
         (c as i32, found)
     }
 
     /// `scx_bpf_test_and_clear_cpu_idle(cpu)`.
     pub fn test_and_clear_cpu_idle(&mut self, cpu: i32) -> bool {
-        match self.s.valid_cpu(cpu) {
+        let r = match self.s.valid_cpu(cpu) {
             Some(c) if self.s.builtin_idle => self.s.idle.test_and_clear(c),
             _ => false,
-        }
+        };
+        self.s
+            .note(|| format!("scx_bpf_test_and_clear_cpu_idle(CPU {cpu}) = {r}"));
+        r
     }
 
     /// `scx_bpf_pick_idle_cpu(cpus_allowed, flags)`: a claimed idle CPU or -EBUSY.
@@ -438,10 +465,14 @@ impl Kf<'_> {
             return -16;
         }
         let cpu = self.cpu;
-        self.s
+        let r = self
+            .s
             .idle
             .pick_idle(allowed, flags, cpu)
-            .map_or(-16, |c| c as i32)
+            .map_or(-16, |c| c as i32);
+        self.s
+            .note(|| format!("scx_bpf_pick_idle_cpu(flags {flags:#x}) = {r}"));
+        r
     }
 
     /// `scx_bpf_kick_cpu(cpu, flags)`.
@@ -455,6 +486,8 @@ impl Kf<'_> {
             return;
         }
         let from = self.cpu;
+        self.s
+            .note(|| format!("scx_bpf_kick_cpu(CPU {c}, flags {flags:#x})"));
         self.s.actions.push(Action::Kick {
             from,
             cpu: c,
@@ -574,7 +607,26 @@ impl Kf<'_> {
     }
 }
 
+/// A DSQ id as sched_ext names it.
+pub fn dsq_name(id: u64) -> String {
+    match id {
+        SCX_DSQ_LOCAL => "SCX_DSQ_LOCAL".into(),
+        SCX_DSQ_GLOBAL => "SCX_DSQ_GLOBAL".into(),
+        _ if id & SCX_DSQ_LOCAL_ON == SCX_DSQ_LOCAL_ON => {
+            format!("SCX_DSQ_LOCAL_ON | {}", id & SCX_DSQ_LOCAL_CPU_MASK)
+        }
+        _ => format!("DSQ {id}"),
+    }
+}
+
 impl ScxCore {
+    /// Record a line of the decision being explained (no cost otherwise).
+    fn note(&mut self, line: impl FnOnce() -> String) {
+        if let Some(l) = &mut self.log {
+            l.push(line());
+        }
+    }
+
     fn fail(&mut self, msg: String) {
         if self.error.is_none() {
             self.error = Some(msg);
@@ -862,6 +914,7 @@ impl Scx {
                 in_balance: None,
                 actions: Vec::new(),
                 timers: Vec::new(),
+                log: None,
                 error: None,
             },
         };
@@ -987,14 +1040,32 @@ impl Scx {
             return prev_cpu;
         }
         if self.has(op::SELECT_CPU) {
+            let name = self.ops.name().to_string();
+            self.core.note(|| {
+                format!(
+                    "ops.select_cpu of `{name}` (PID {p}, prev_cpu {prev_cpu}, wake_flags {wf:#x}) on CPU {this_cpu}:"
+                )
+            });
             self.core.direct = Some(p);
             let c = self.call(this_cpu, kf::ENQUEUE | kf::SELECT_CPU, |o, k| {
                 o.select_cpu(k, p, prev_cpu as i32, wf)
             });
             self.core.direct = None;
+            self.core
+                .note(|| format!("ops.select_cpu returned CPU {c}"));
             self.core.valid_cpu(c).unwrap_or(prev_cpu)
         } else {
             let (c, found) = self.core.select_cpu_dfl(p, prev_cpu, wf, this_cpu);
+            self.core.note(|| {
+                format!(
+                    "no ops.select_cpu: the built-in scx_select_cpu_dfl(prev_cpu {prev_cpu}, wake_flags {wf:#x}) = CPU {c}{}",
+                    if found {
+                        ", idle: a direct dispatch to its local DSQ"
+                    } else {
+                        ", no idle CPU"
+                    }
+                )
+            });
             if found {
                 let t = self.core.task_mut(p);
                 t.slice = SCX_SLICE_DFL;
