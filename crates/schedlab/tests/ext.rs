@@ -415,3 +415,33 @@ fn explain_shows_the_ops_and_kfuncs_of_an_ext_placement() {
         "{t}"
     );
 }
+
+#[test]
+fn the_watchdog_fails_a_scheduler_that_never_runs_a_runnable_task() {
+    use schedlab::sched::ext::bpf::{compile, GlobalValue};
+    // Three tasks that compute 3 s each on 2 CPUs; the scheduler parks c (pid 3)
+    // on a DSQ nobody consumes, with a 1 s timeout. Checks run every 500 ms: at
+    // 1.0 s c has waited exactly 1 s (not more), at 1.5 s it has: the stall.
+    let run = |starved: i64| {
+        let mut w = W::new();
+        let p = w.prog("hog", vec![Op::Compute(c(3000 * MS))]);
+        for n in ["a", "b", "c"] {
+            w.task(n, p, None);
+        }
+        let mut sc = scenario(no_idle(test_topology(1, 1, 2, 1)), w.build(), None);
+        let path = scx_file("scx/starver.bpf.c");
+        let g = [("starved_pid".to_string(), GlobalValue::Int(starved))];
+        sc.tunables.ext_object = Some(compile(std::path::Path::new(&path), &g).unwrap());
+        sc.tunables.ext_scheduler = Some(path);
+        schedlab::experiment::run(&sc, 1, 0, &Default::default())
+    };
+    let e = run(3).unwrap_err().to_string();
+    assert!(
+        e.contains("sched_ext scheduler error at t=1500000000 ns")
+            && e.contains("runnable task stall (PID 3 failed to run for 1.500s)"),
+        "{e}"
+    );
+    // Starving no task: the hogs share the CPUs through DSQ 0 and the run ends.
+    let r = run(99).unwrap().0;
+    assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+}

@@ -2230,6 +2230,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     self.scx_timers_inflight += 1; // pushed again for when it is awake
                 }
             }
+            Event::ScxWatchdog => {
+                // On an unbound workqueue: no CPU's idle state is modelled as
+                // disturbed. It re-arms itself while the class is loaded.
+                self.scx_timers_inflight -= 1;
+                self.scx_watchdog(q);
+            }
             Event::PollEnd { cpu, gen } => {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].poll_gen != gen {

@@ -212,7 +212,36 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     pub(crate) fn scx_start(&mut self, q: &mut EventQueue<Event>) {
         if self.scx.is_some() {
             self.scx_actions(0, q);
+            self.push_scx_watchdog(q);
         }
+    }
+
+    /// Whether an ext task is runnable but not running (the watchdog will judge
+    /// it); checked only when the queue holds nothing but periodic timers.
+    pub(crate) fn scx_task_waiting(&self) -> bool {
+        self.scx.as_ref().is_some_and(|s| {
+            s.core.error.is_none()
+                && s.core.tasks.iter().enumerate().any(|(p, t)| {
+                    t.as_ref()
+                        .is_some_and(|t| t.queued && s.core.curr[t.cpu] != Some(p as Pid))
+                })
+        })
+    }
+
+    /// Arm the sched_ext watchdog's next check, half a timeout from now.
+    fn push_scx_watchdog(&mut self, q: &mut EventQueue<Event>) {
+        let half = self.scx().core.watchdog_timeout / 2;
+        self.scx_timers_inflight += 1;
+        q.push(self.now + half, Event::ScxWatchdog);
+    }
+
+    /// `scx_watchdog_workfn`: look for a stalled runnable task, then re-arm.
+    pub(crate) fn scx_watchdog(&mut self, q: &mut EventQueue<Event>) {
+        if self.scx.is_none() {
+            return;
+        }
+        self.scx().check_stalls();
+        self.push_scx_watchdog(q);
     }
 
     /// A BPF timer's expiry on `cpu`: its callback, then what it asked for.

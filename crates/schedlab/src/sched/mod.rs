@@ -51,6 +51,8 @@ pub enum Event {
     Watchdog { cpu: u32 },
     /// A sched_ext scheduler's BPF timer `id` (arming `gen`) expires on `cpu`.
     ScxTimer { cpu: u32, id: u32, gen: u32 },
+    /// The sched_ext watchdog's work (`scx_watchdog_workfn`), every timeout / 2.
+    ScxWatchdog,
     /// A software idle loop (`poll_idle`, powernv's `snooze_loop`) on `cpu` reaches
     /// its time limit.
     PollEnd { cpu: u32, gen: u32 },

@@ -438,8 +438,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         self.k.scx_start(&mut self.q);
         // Events the boot-time idle entry asked for (a kept tick, a polling limit).
         self.k.flush(&mut self.q);
-        // Until nothing but the kernel's own periodic timers is left.
-        while self.q.len() > self.k.watchdog_events() {
+        // Until nothing but the kernel's own periodic timers is left (unless a
+        // sched_ext task waits to run: then its watchdog is work to come).
+        while self.q.len() > self.k.watchdog_events() || self.k.scx_task_waiting() {
             let Some((now, ev)) = self.q.pop() else {
                 break;
             };

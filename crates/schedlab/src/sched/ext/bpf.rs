@@ -987,6 +987,10 @@ impl ScxOps for BpfScheduler {
         self.ops.dispatch_max_batch as usize
     }
 
+    fn timeout_ms(&self) -> u32 {
+        self.ops.timeout_ms
+    }
+
     fn init(&mut self, kf: &mut Kf) -> Result<(), i32> {
         let Some(f) = self.ops.init else {
             return Ok(());

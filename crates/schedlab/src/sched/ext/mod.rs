@@ -83,6 +83,10 @@ pub const SCX_OPS_ENQ_LAST: u64 = 1 << 1;
 pub const SCX_OPS_ENQ_EXITING: u64 = 1 << 2;
 pub const SCX_OPS_SWITCH_PARTIAL: u64 = 1 << 3;
 
+/// `SCX_WATCHDOG_MAX_TIMEOUT` (30 s): the watchdog's timeout when `ops.timeout_ms`
+/// is 0, and the longest a scheduler may ask for.
+pub const SCX_WATCHDOG_MAX_TIMEOUT_NS: u64 = 30_000_000_000;
+
 /// `SCX_KICK_*`.
 pub const SCX_KICK_IDLE: u64 = 1 << 0;
 pub const SCX_KICK_PREEMPT: u64 = 1 << 1;
@@ -172,6 +176,9 @@ pub struct ScxTask {
     pub exiting: bool,
     /// `p->se.sum_exec_runtime` (ns run in the class), which schedulers read.
     pub sum_exec_runtime: u64,
+    /// `p->scx.runnable_at`: when it last became runnable or was put back after
+    /// running (the watchdog's clock).
+    pub runnable_at: u64,
 }
 
 /// Something the core carries out for the class.
@@ -249,6 +256,8 @@ pub struct ScxCore {
     pub timers: Vec<ScxTimer>,
     /// When `explain` asks: each op and kfunc of the decision, as a line.
     pub log: Option<Vec<String>>,
+    /// `scx_watchdog_timeout` (ns).
+    pub watchdog_timeout: u64,
     /// The first `scx_ops_error`: the scheduler is to be disabled.
     pub error: Option<String>,
 }
@@ -263,6 +272,10 @@ pub trait ScxOps: std::fmt::Debug {
     fn implemented(&self) -> u32;
     /// `ops.flags`.
     fn flags(&self) -> u64 {
+        0
+    }
+    /// `ops.timeout_ms` (0: the watchdog's default, 30 s).
+    fn timeout_ms(&self) -> u32 {
         0
     }
     /// `ops.dispatch_max_batch` (0: the default 32).
@@ -915,9 +928,20 @@ impl Scx {
                 actions: Vec::new(),
                 timers: Vec::new(),
                 log: None,
+                watchdog_timeout: SCX_WATCHDOG_MAX_TIMEOUT_NS,
                 error: None,
             },
         };
+        // validate_ops / scx_ops_enable: the watchdog's timeout.
+        let t = u64::from(s.ops.timeout_ms()) * 1_000_000;
+        if t > SCX_WATCHDOG_MAX_TIMEOUT_NS {
+            s.core.fail(format!(
+                "ops.timeout_ms {} exceeds the watchdog's maximum of 30000",
+                t / 1_000_000
+            ));
+        } else if t > 0 {
+            s.core.watchdog_timeout = t;
+        }
         if has & op::INIT != 0 {
             if let Err(e) = s.call(0, kf::UNLOCKED, |o, k| o.init(k)) {
                 s.core.fail(format!("ops.init() failed ({e})"));
@@ -945,6 +969,25 @@ impl Scx {
         let r = f(self.ops.as_mut(), &mut k);
         self.core.mask = saved;
         r
+    }
+
+    /// `scx_watchdog_workfn`: the first runnable task that has not run for longer
+    /// than the timeout fails the scheduler (`SCX_EXIT_ERROR_STALL`).
+    pub fn check_stalls(&mut self) {
+        let (now, limit) = (self.core.now, self.core.watchdog_timeout);
+        let stalled = self.core.tasks.iter().enumerate().find_map(|(p, t)| {
+            let t = t.as_ref()?;
+            let running = self.core.curr[t.cpu] == Some(p as Pid);
+            (t.queued && !running && now.saturating_sub(t.runnable_at) > limit)
+                .then_some((p, now - t.runnable_at))
+        });
+        if let Some((p, waited)) = stalled {
+            self.core.fail(format!(
+                "runnable task stall (PID {p} failed to run for {}.{:03}s)",
+                waited / 1_000_000_000,
+                waited / 1_000_000 % 1000
+            ));
+        }
     }
 
     /// Timer `id` of generation `gen` expires on `cpu`: the scheduler's callback,
@@ -1002,6 +1045,7 @@ impl Scx {
             queued: false,
             exiting: false,
             sum_exec_runtime: 0,
+            runnable_at: 0,
         });
         if self.has(op::INIT_TASK) {
             if let Err(e) = self.call(cpu, kf::UNLOCKED, |o, k| o.init_task(k, p, fork)) {
@@ -1081,7 +1125,10 @@ impl Scx {
     pub fn enqueue(&mut self, p: Pid, cpu: usize, enq_flags: u64, migrating: bool, sticky: bool) {
         self.core.task_mut(p).cpu = cpu;
         if !self.core.task(p).queued {
-            self.core.task_mut(p).queued = true;
+            let now = self.core.now;
+            let t = self.core.task_mut(p);
+            t.queued = true;
+            t.runnable_at = now;
             if !migrating && self.has(op::RUNNABLE) {
                 self.call(cpu, kf::REST, |o, k| o.runnable(k, p, enq_flags));
             }
@@ -1301,6 +1348,8 @@ impl Scx {
         if !self.core.queued(p) {
             return;
         }
+        // SCX_TASK_RESET_RUNNABLE_AT: waiting again from now.
+        self.core.task_mut(p).runnable_at = self.core.now;
         if self.has(op::STOPPING) {
             self.call(cpu, kf::REST, |o, k| o.stopping(k, p, true));
         }

@@ -636,3 +636,42 @@ fn bpf_timers_fire_once_per_arming_and_a_rearm_or_cancel_makes_the_old_one_stale
     s.call(1, 0, |_, k| k.timer_cancel(0));
     assert!(!s.timer_live(0, 3) && s.timer_next(1).is_none());
 }
+
+/// Asks for a watchdog timeout.
+#[derive(Debug)]
+struct Timeout(u32);
+
+impl ScxOps for Timeout {
+    fn name(&self) -> &str {
+        "timeout"
+    }
+    fn implemented(&self) -> u32 {
+        0
+    }
+    fn timeout_ms(&self) -> u32 {
+        self.0
+    }
+}
+
+#[test]
+fn the_watchdog_timeout_is_30_s_unless_asked_and_never_longer() {
+    let s = Scx::new(Box::new(Timeout(0)), &[0]);
+    assert_eq!(s.core.watchdog_timeout, 30_000_000_000);
+    let s = Scx::new(Box::new(Timeout(5000)), &[0]);
+    assert_eq!(s.core.watchdog_timeout, 5_000_000_000);
+    assert!(s.core.error.is_none());
+    let s = Scx::new(Box::new(Timeout(30_001)), &[0]);
+    assert!(s.core.error.as_deref().unwrap().contains("exceeds"));
+    // A task queued but not running for longer than the timeout is a stall; one
+    // exactly at it is not.
+    let mut s = Scx::new(Box::new(Timeout(1000)), &[0, 1]);
+    s.init_task(5, 1, 100, all(2), true);
+    s.enqueue(5, 1, 0, false, false);
+    s.core.now = 1_000_000_000;
+    s.check_stalls();
+    assert!(s.core.error.is_none());
+    s.core.now = 1_000_000_001;
+    s.check_stalls();
+    let e = s.core.error.clone().unwrap();
+    assert!(e.contains("PID 5 failed to run for 1.000s"), "{e}");
+}
