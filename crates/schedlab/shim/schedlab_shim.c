@@ -671,7 +671,9 @@ long bpf_timer_start(struct bpf_timer *timer, u64 nsecs, u64 flags)
 	s32 id = timer_id(timer);
 	if (id < 0 || !timers[id].callback)
 		return -EINVAL;
-	u64 at = flags & BPF_F_TIMER_ABS ? nsecs : H->now(H->ctx) + nsecs;
+	u64 now = H->now(H->ctx);
+	/* A relative expiry past the end of time saturates instead of wrapping. */
+	u64 at = flags & BPF_F_TIMER_ABS ? nsecs : nsecs > ~0ULL - now ? ~0ULL : now + nsecs;
 	H->timer_start(H->ctx, (u32)id, at);
 	return 0;
 }
