@@ -7,15 +7,21 @@ use common::*;
 use schedlab::machine::presets::test_topology;
 use schedlab::workload::program::Op;
 
-/// Three 50 ms CPU hogs started at t = 0 on 2 CPUs without idle states, under
-/// `sched` (`simple-fifo`: a global FIFO; `simple`: weighted vtime); the ftrace text.
-fn three_hogs(sched: &str) -> (schedlab::experiment::RunResult, String) {
+/// Three CPU hogs of `ms` ms each (a, b, c: pids 1-3) started at t = 0 on 2 CPUs
+/// without idle states.
+fn hogs(ms: u64) -> schedlab::experiment::Scenario {
     let mut w = W::new();
-    let p = w.prog("hog", vec![Op::Compute(c(50 * MS))]);
+    let p = w.prog("hog", vec![Op::Compute(c(ms * MS))]);
     for n in ["a", "b", "c"] {
         w.task(n, p, None);
     }
-    let mut sc = scenario(no_idle(test_topology(1, 1, 2, 1)), w.build(), None);
+    scenario(no_idle(test_topology(1, 1, 2, 1)), w.build(), None)
+}
+
+/// Three 50 ms CPU hogs started at t = 0 on 2 CPUs without idle states, under
+/// `sched` (`simple-fifo`: a global FIFO; `simple`: weighted vtime); the ftrace text.
+fn three_hogs(sched: &str) -> (schedlab::experiment::RunResult, String) {
+    let mut sc = hogs(50);
     sc.tunables.ext_scheduler = Some(sched.to_string());
     run_ftrace(&sc, 1)
 }
@@ -269,12 +275,7 @@ fn three_hogs_c(
     file: &str,
     globals: &[(String, schedlab::sched::ext::bpf::GlobalValue)],
 ) -> (schedlab::experiment::RunResult, String) {
-    let mut w = W::new();
-    let p = w.prog("hog", vec![Op::Compute(c(50 * MS))]);
-    for n in ["a", "b", "c"] {
-        w.task(n, p, None);
-    }
-    let mut sc = scenario(no_idle(test_topology(1, 1, 2, 1)), w.build(), None);
+    let mut sc = hogs(50);
     let path = scx_file(file);
     sc.tunables.ext_object =
         Some(schedlab::sched::ext::bpf::compile(std::path::Path::new(&path), globals).unwrap());
@@ -423,12 +424,7 @@ fn the_watchdog_fails_a_scheduler_that_never_runs_a_runnable_task() {
     // on a DSQ nobody consumes, with a 1 s timeout. Checks run every 500 ms: at
     // 1.0 s c has waited exactly 1 s (not more), at 1.5 s it has: the stall.
     let run = |starved: i64| {
-        let mut w = W::new();
-        let p = w.prog("hog", vec![Op::Compute(c(3000 * MS))]);
-        for n in ["a", "b", "c"] {
-            w.task(n, p, None);
-        }
-        let mut sc = scenario(no_idle(test_topology(1, 1, 2, 1)), w.build(), None);
+        let mut sc = hogs(3000);
         let path = scx_file("scx/starver.bpf.c");
         let g = [("starved_pid".to_string(), GlobalValue::Int(starved))];
         sc.tunables.ext_object = Some(compile(std::path::Path::new(&path), &g).unwrap());
