@@ -13,6 +13,15 @@
  */
 #include <scx/common.bpf.h>
 
+/*
+ * Written with the v6.12 kfunc names (scx_bpf_dispatch, scx_bpf_dispatch_vtime,
+ * scx_bpf_consume): the names of the kernel the oracle runs it on (v6.13 renamed them
+ * scx_bpf_dsq_insert[_vtime] and scx_bpf_dsq_move_to_local; schedlab's shim has both).
+ */
+
+/* The kernel's NR_CPUS is not visible to BPF: a bound of our own. */
+#define MAX_CPUS 1024
+
 char _license[] SEC("license") = "GPL";
 
 #define FALLBACK_DSQ 0
@@ -28,7 +37,7 @@ struct {
 
 /* Queued pids (a queue map cannot be asked its length), and who asked for work. */
 u64 nr_queued;
-bool wants[NR_CPUS];
+bool wants[MAX_CPUS];
 /* Statistics the user-space half would print. */
 u64 nr_handed, nr_fallback, nr_exited;
 
@@ -44,7 +53,7 @@ void BPF_STRUCT_OPS(cf_enqueue, struct task_struct *p, u64 enq_flags)
 
 	if (bpf_map_push_elem(&central_q, &pid, 0)) {
 		__sync_fetch_and_add(&nr_fallback, 1);
-		scx_bpf_dsq_insert(p, FALLBACK_DSQ, SCX_SLICE_DFL, enq_flags);
+		scx_bpf_dispatch(p, FALLBACK_DSQ, SCX_SLICE_DFL, enq_flags);
 		return;
 	}
 	__sync_fetch_and_add(&nr_queued, 1);
@@ -77,10 +86,10 @@ static bool hand_to(s32 cpu)
 		return false;
 	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
 		__sync_fetch_and_add(&nr_fallback, 1);
-		scx_bpf_dsq_insert(p, FALLBACK_DSQ, SCX_SLICE_DFL, 0);
+		scx_bpf_dispatch(p, FALLBACK_DSQ, SCX_SLICE_DFL, 0);
 	} else {
 		__sync_fetch_and_add(&nr_handed, 1);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, SCX_SLICE_DFL, 0);
+		scx_bpf_dispatch(p, SCX_DSQ_LOCAL_ON | cpu, SCX_SLICE_DFL, 0);
 	}
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return true;
@@ -90,7 +99,7 @@ void BPF_STRUCT_OPS(cf_dispatch, s32 cpu, struct task_struct *prev)
 {
 	s32 c;
 
-	if (scx_bpf_dsq_move_to_local(FALLBACK_DSQ))
+	if (scx_bpf_consume(FALLBACK_DSQ))
 		return;
 	if (cpu != central_cpu) {
 		wants[cpu] = true;
@@ -115,7 +124,7 @@ void BPF_STRUCT_OPS(cf_dispatch, s32 cpu, struct task_struct *prev)
 	/* Then work for the central CPU itself. */
 	struct task_struct *p = pop_task();
 	if (p)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, 0);
+		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, 0);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(cf_init)

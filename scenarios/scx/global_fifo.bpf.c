@@ -13,6 +13,12 @@
  */
 #include <scx/common.bpf.h>
 
+/*
+ * Written with the v6.12 kfunc names (scx_bpf_dispatch, scx_bpf_dispatch_vtime,
+ * scx_bpf_consume): the names of the kernel the oracle runs it on (v6.13 renamed them
+ * scx_bpf_dsq_insert[_vtime] and scx_bpf_dsq_move_to_local; schedlab's shim has both).
+ */
+
 char _license[] SEC("license") = "GPL";
 
 #define SHARED_DSQ 0
@@ -27,7 +33,7 @@ s32 BPF_STRUCT_OPS(fifo_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 
 	if (idle) {
 		__sync_fetch_and_add(&nr_direct, 1);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, 0);
+		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, 0);
 	}
 	return cpu;
 }
@@ -35,12 +41,12 @@ s32 BPF_STRUCT_OPS(fifo_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 void BPF_STRUCT_OPS(fifo_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	__sync_fetch_and_add(&nr_queued, 1);
-	scx_bpf_dsq_insert(p, SHARED_DSQ, SCX_SLICE_DFL, enq_flags);
+	scx_bpf_dispatch(p, SHARED_DSQ, SCX_SLICE_DFL, enq_flags);
 }
 
 void BPF_STRUCT_OPS(fifo_dispatch, s32 cpu, struct task_struct *prev)
 {
-	scx_bpf_dsq_move_to_local(SHARED_DSQ);
+	scx_bpf_consume(SHARED_DSQ);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(fifo_init)

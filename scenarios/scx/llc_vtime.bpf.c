@@ -16,12 +16,21 @@
  */
 #include <scx/common.bpf.h>
 
+/*
+ * Written with the v6.12 kfunc names (scx_bpf_dispatch, scx_bpf_dispatch_vtime,
+ * scx_bpf_consume): the names of the kernel the oracle runs it on (v6.13 renamed them
+ * scx_bpf_dsq_insert[_vtime] and scx_bpf_dsq_move_to_local; schedlab's shim has both).
+ */
+
+/* The kernel's NR_CPUS is not visible to BPF: a bound of our own. */
+#define MAX_CPUS 1024
+
 char _license[] SEC("license") = "GPL";
 
 #define MAX_LLCS 256
 
 const volatile u32 nr_llcs = 1;
-const volatile u32 cpu_llc[NR_CPUS];
+const volatile u32 cpu_llc[MAX_CPUS];
 
 /* Each LLC's clock: the highest vtime a task has started running with there. */
 static u64 llc_vtime_now[MAX_LLCS];
@@ -33,7 +42,7 @@ static inline bool vtime_before(u64 a, u64 b)
 
 static u32 llc_of(s32 cpu)
 {
-	u32 llc = cpu >= 0 && cpu < NR_CPUS ? cpu_llc[cpu] : 0;
+	u32 llc = cpu >= 0 && cpu < MAX_CPUS ? cpu_llc[cpu] : 0;
 	return llc < MAX_LLCS ? llc : 0;
 }
 
@@ -43,7 +52,7 @@ s32 BPF_STRUCT_OPS(llcv_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 	s32 cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
 
 	if (idle)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, 0);
+		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, 0);
 	return cpu;
 }
 
@@ -54,7 +63,7 @@ void BPF_STRUCT_OPS(llcv_enqueue, struct task_struct *p, u64 enq_flags)
 
 	if (vtime_before(vtime, llc_vtime_now[llc] - SCX_SLICE_DFL))
 		vtime = llc_vtime_now[llc] - SCX_SLICE_DFL;
-	scx_bpf_dsq_insert_vtime(p, llc, SCX_SLICE_DFL, vtime, enq_flags);
+	scx_bpf_dispatch_vtime(p, llc, SCX_SLICE_DFL, vtime, enq_flags);
 }
 
 void BPF_STRUCT_OPS(llcv_dispatch, s32 cpu, struct task_struct *prev)
@@ -62,7 +71,7 @@ void BPF_STRUCT_OPS(llcv_dispatch, s32 cpu, struct task_struct *prev)
 	u32 own = llc_of(cpu), i;
 
 	bpf_for(i, 0, nr_llcs) {
-		if (scx_bpf_dsq_move_to_local((own + i) % nr_llcs))
+		if (scx_bpf_consume((own + i) % nr_llcs))
 			return;
 	}
 }

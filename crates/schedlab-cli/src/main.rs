@@ -343,8 +343,10 @@ enum OracleVerb {
     /// simulate it on the imported guest machine, and compare the decisions.
     Run {
         scenario: PathBuf,
-        /// Kernels: `5.10` (Debian bullseye), `6.12` (bookworm-backports) or a
-        /// bzImage path; repeat or separate with commas.
+        /// Kernels: `5.10` (Debian bullseye), `6.12` (bookworm-backports), `6.12-scx`
+        /// (6.12 with sched_ext, for `class = "ext"` scenarios: the kit
+        /// tools/oracle-scx/build-kit.sh builds) or a bzImage path; repeat or
+        /// separate with commas.
         #[arg(long, value_delimiter = ',', default_values_t = ["5.10".to_string(), "6.12".to_string()])]
         kernel: Vec<String>,
         /// The guest topology instead of the scenario's machine, e.g. `1s4c2t`,

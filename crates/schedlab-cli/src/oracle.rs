@@ -10,7 +10,7 @@ use crate::Failure;
 use schedlab::error::InputError;
 use schedlab::experiment::oracle::{
     self as o,
-    guest::{self, GuestJob, GuestRequest, KernelChoice},
+    guest::{self, GuestRequest, KernelChoice},
     qemu::GuestTopology,
     suite, workload, Artifacts,
 };
@@ -173,21 +173,22 @@ pub(crate) fn run_cmd(
             topo.cpu_map
         );
     }
-    let w = workload::guest_workload(scenario, &sets)?;
+    // Checked before any boot: the scenario's workload has a real program.
+    workload::guest_workload(scenario, &sets)?;
     let job = job_name(scenario);
-    let mut jobs = Vec::new();
+    let mut calibrate = Vec::new();
     if !no_calibrate {
         // The guest calibration runs this very binary.
-        jobs.push(o::calibrate_job(&exe()?).map_err(Failure::Internal)?);
+        calibrate.push(o::calibrate_job(&exe()?).map_err(Failure::Internal)?);
     }
-    jobs.push(GuestJob {
-        name: job.clone(),
-        command: w.command.clone(),
-        files: w.files.clone(),
-    });
     let mut reports = Vec::new();
     for (k, choice) in kernels.iter().zip(choices) {
-        let mut req = GuestRequest::new(topo.clone(), choice, jobs.clone());
+        let mut jobs = calibrate.clone();
+        jobs.push(
+            o::scenario_job(&job, scenario, &sets, &choice)
+                .map_err(|e| InputError::new(format!("--kernel {k}: {e}")))?,
+        );
+        let mut req = GuestRequest::new(topo.clone(), choice, jobs);
         boot.apply(&mut req);
         let dir = out.join(format!("{job}-{k}").replace('/', "_"));
         if !quiet {

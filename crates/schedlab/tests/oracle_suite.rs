@@ -1,6 +1,7 @@
-//! The recorded oracle suite (`scenarios/oracle/suite.toml`): real 5.10 and 6.12
-//! kernels' runs in QEMU guests, committed as bundles, checked against the
-//! simulator without QEMU.
+//! The recorded oracle suites: real 5.10 and 6.12 kernels' runs in QEMU guests
+//! (`scenarios/oracle/suite.toml`), and the same sched_ext schedulers on a real
+//! 6.12 kernel built with sched_ext (`scenarios/oracle/scx/suite.toml`), committed
+//! as bundles, checked against the simulator without QEMU.
 //!
 //! Two things are asserted. Every recorded guest's sched-domain chains equal
 //! schedlab's on every CPU (the domain builder is right on these topologies). And
@@ -18,8 +19,23 @@ fn root() -> PathBuf {
 
 #[test]
 fn recorded_real_kernels_against_the_simulator() {
-    let s = Suite::load(&root().join("../../scenarios/oracle/suite.toml")).unwrap();
-    let data = root().join("tests/data/oracle");
+    check_suite("scenarios/oracle/suite.toml", "tests/data/oracle");
+}
+
+/// Each case's real run stayed under its scheduler from before the workload to its
+/// end (`compare_job` refuses one that did not), and its verdicts are the table's.
+#[test]
+fn recorded_sched_ext_schedulers_on_a_real_kernel_against_the_simulator() {
+    if schedlab::sched::ext::bpf::find_clang().is_err() {
+        eprintln!("skipped: the llc_vtime cases need clang");
+        return;
+    }
+    check_suite("scenarios/oracle/scx/suite.toml", "tests/data/oracle-scx");
+}
+
+fn check_suite(suite_file: &str, data_dir: &str) {
+    let s = Suite::load(&root().join("../..").join(suite_file)).unwrap();
+    let data = root().join(data_dir);
     let (checks, missing) = suite::check(&s, &data, None, None).unwrap();
     assert!(missing.is_empty(), "bundles not recorded: {missing:?}");
     assert_eq!(checks.len(), s.topologies.len() * s.kernels.len());

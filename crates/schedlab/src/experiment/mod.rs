@@ -305,6 +305,7 @@ fn kernel_section(
                     .map_err(|e| k.err("scheduler", e))?;
                 tunables.ext_scheduler = Some(name.to_string());
                 tunables.ext_object = Some(object);
+                tunables.ext_source = Some((path, globals));
             }
             (Some("ext"), Some(_)) if k.get("scheduler_globals").is_some() => return Err(k.err(
                 "scheduler_globals",

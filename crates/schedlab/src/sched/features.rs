@@ -232,6 +232,14 @@ pub struct Tunables {
     /// sched/ext/bpf.rs): a cache path, so not part of any output.
     #[serde(skip)]
     pub ext_object: Option<std::path::PathBuf>,
+    /// The BPF C scheduler's source, resolved, and the globals it is given
+    /// (`[kernel.scheduler_globals]`, machine facts resolved): what a real kernel's
+    /// loader needs to run the same scheduler (the oracle's guest).
+    #[serde(skip)]
+    pub ext_source: Option<(
+        std::path::PathBuf,
+        Vec<(String, crate::sched::ext::bpf::GlobalValue)>,
+    )>,
     /// `kernel.watchdog_thresh` (s; 0 turns the lockup detectors off): the
     /// softlockup watchdog's per-CPU hrtimer fires every `2 × thresh / 5` s.
     pub watchdog_thresh: u64,
@@ -261,6 +269,7 @@ impl Tunables {
             cpu_dma_latency_us: None,
             ext_scheduler: None,
             ext_object: None,
+            ext_source: None,
             watchdog_thresh: 10,
         };
         t.scale_for(nr_cpus);

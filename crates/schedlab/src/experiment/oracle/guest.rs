@@ -67,6 +67,9 @@ pub enum KernelChoice {
     V5_10,
     /// Debian bookworm-backports' newest `linux-image-6.12.*-amd64-unsigned`.
     V6_12,
+    /// The sched_ext kit's 6.12 kernel (`6.12-scx`; oracle/scx.rs): the kit's
+    /// directory.
+    Scx(PathBuf),
     /// A bzImage of one's own. Its virtio modules (`virtio`, `virtio_ring`,
     /// `virtio_pci`, `virtio_blk`, as `.ko`, `.ko.xz` or `.ko.zst`) are taken from a
     /// `lib/modules/<release>/` tree beside the image or one level up (the layout of
@@ -76,23 +79,24 @@ pub enum KernelChoice {
 }
 
 impl KernelChoice {
-    /// `5.10` | `6.12` | a path to a bzImage.
+    /// `5.10` | `6.12` | `6.12-scx` | a path to a bzImage.
     pub fn parse(s: &str) -> Result<KernelChoice, String> {
         match s.trim() {
             "5.10" => Ok(KernelChoice::V5_10),
             "6.12" => Ok(KernelChoice::V6_12),
+            super::scx::KIT_KERNEL => Ok(KernelChoice::Scx(super::scx::ScxKit::default_dir()?)),
             p if p.contains('/') || Path::new(p).exists() => {
                 let p = PathBuf::from(p);
                 if !p.is_file() {
                     return Err(format!(
-                        "kernel `{}`: no such file (expected `5.10`, `6.12` or a bzImage path)",
+                        "kernel `{}`: no such file (expected `5.10`, `6.12`, `6.12-scx` or a bzImage path)",
                         p.display()
                     ));
                 }
                 Ok(KernelChoice::Path(p))
             }
             other => Err(format!(
-                "kernel `{other}`: expected `5.10`, `6.12` or a path to a bzImage"
+                "kernel `{other}`: expected `5.10`, `6.12`, `6.12-scx` or a path to a bzImage"
             )),
         }
     }
@@ -102,7 +106,7 @@ impl KernelChoice {
         match self {
             KernelChoice::V5_10 => Some(("bullseye", is_510_pkg)),
             KernelChoice::V6_12 => Some(("bookworm-backports", is_612_pkg)),
-            KernelChoice::Path(_) => None,
+            KernelChoice::Scx(_) | KernelChoice::Path(_) => None,
         }
     }
 
@@ -110,6 +114,7 @@ impl KernelChoice {
         match self {
             KernelChoice::V5_10 => "5.10".into(),
             KernelChoice::V6_12 => "6.12".into(),
+            KernelChoice::Scx(_) => super::scx::KIT_KERNEL.into(),
             KernelChoice::Path(p) => p.display().to_string(),
         }
     }
@@ -575,8 +580,18 @@ fn unpacked_kernel(dir: &Path, pkg: &str) -> Result<Kernel, String> {
 /// network when an unpacked one exists).
 pub(crate) fn prepare_kernel(choice: &KernelChoice, cache: &Path) -> Result<Kernel, String> {
     let Some((suite, want)) = choice.suite() else {
-        let KernelChoice::Path(p) = choice else {
-            unreachable!()
+        let p = match choice {
+            KernelChoice::Scx(dir) => {
+                // The kit's kernel has virtio built in: no modules.
+                let kit = super::scx::ScxKit::open(dir)?;
+                return Ok(Kernel {
+                    bzimage: kit.bzimage,
+                    package: None,
+                    modules: Vec::new(),
+                });
+            }
+            KernelChoice::Path(p) => p,
+            _ => unreachable!("packaged kernels have a suite"),
         };
         let dir = p.parent().unwrap_or(Path::new("."));
         let mut modules = find_modules(dir);
@@ -1566,7 +1581,11 @@ linux-image-6.1.0-30-amd64-unsigned - Linux 6.1\n";
         assert_eq!(KernelChoice::parse(" 6.12").unwrap(), KernelChoice::V6_12);
         assert!(KernelChoice::parse("6.1")
             .unwrap_err()
-            .contains("expected `5.10`, `6.12` or a path"));
+            .contains("expected `5.10`, `6.12`, `6.12-scx` or a path"));
+        assert!(matches!(
+            KernelChoice::parse("6.12-scx").unwrap(),
+            KernelChoice::Scx(d) if d.ends_with("6.12-scx") || std::env::var_os("SCHEDLAB_SCX_KIT").is_some()
+        ));
         assert!(KernelChoice::parse("/nonexistent/bzImage")
             .unwrap_err()
             .contains("no such file"));

@@ -31,6 +31,9 @@
 //! Times are not compared as such: a guest's kernel paths cost far more guest time
 //! than on hardware, and its vCPUs share the host's two cores.
 //!
+//! [`scx`] runs a sched_ext scenario's BPF scheduler in the guest too (a kernel
+//! built with sched_ext, `--kernel 6.12-scx`), so both sides run the same policy.
+//!
 //! [`suite`] is the recorded validation suite: cases across topologies and both
 //! kernels, whose guest runs are committed (compressed) so that `cargo test`
 //! checks the simulator against real kernels without QEMU.
@@ -39,6 +42,7 @@ pub mod decisions;
 pub mod domains;
 pub mod guest;
 pub mod qemu;
+pub mod scx;
 pub mod suite;
 pub mod workload;
 
@@ -108,6 +112,12 @@ impl Artifacts {
         std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))
     }
 
+    /// A job's stdout (and stderr).
+    pub fn job_stdout(&self, job: &str) -> Result<String, String> {
+        let p = self.dir.join("jobs").join(job).join("stdout");
+        std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))
+    }
+
     /// The guest's machine as the simulator sees it, and where its costs come from:
     /// the calibration job's machine file when the run has one (topology imported
     /// in the guest, costs measured there), else the sysfs snapshot with the
@@ -136,6 +146,43 @@ impl Artifacts {
             &self.release,
         ))
     }
+}
+
+/// The guest job `name` of the scenario at `scenario` (after `sets`): its real
+/// program, and for a sched_ext scenario the scheduler loaded around it, built with
+/// the kit of `kernel` (which must then be the sched_ext kernel).
+pub fn scenario_job(
+    name: &str,
+    scenario: &Path,
+    sets: &[String],
+    kernel: &guest::KernelChoice,
+) -> Result<guest::GuestJob, String> {
+    let w = workload::guest_workload(scenario, sets).map_err(|e| e.to_string())?;
+    let mut job = guest::GuestJob {
+        name: name.to_string(),
+        command: w.command,
+        files: w.files,
+    };
+    let Some(sched) =
+        scx::GuestScheduler::of_scenario(scenario, sets).map_err(|e| e.to_string())?
+    else {
+        return Ok(job);
+    };
+    let guest::KernelChoice::Scx(kit) = kernel else {
+        return Err(format!(
+            "{}: a sched_ext scenario needs a kernel with sched_ext: `--kernel {}` (built by tools/oracle-scx/build-kit.sh)",
+            scenario.display(),
+            scx::KIT_KERNEL
+        ));
+    };
+    let kit = scx::ScxKit::open(kit)?;
+    let object = kit.compile(&sched.source(&kit))?;
+    let loader =
+        std::fs::read(&kit.loader).map_err(|e| format!("{}: {e}", kit.loader.display()))?;
+    job.command = scx::wrap_command(&job.command, &sched.loader_args());
+    job.files.push((scx::LOADER_FILE.into(), loader));
+    job.files.push((scx::OBJECT_FILE.into(), object));
+    Ok(job)
 }
 
 /// Where the simulated guest machine came from.
@@ -219,6 +266,12 @@ pub fn compare_job(
     let preset = art.preset()?;
     let (m, source) = art.machine()?;
     let w = workload::guest_workload(scenario, sets).map_err(|e| e.to_string())?;
+    if scx::GuestScheduler::of_scenario(scenario, sets)
+        .map_err(|e| e.to_string())?
+        .is_some()
+    {
+        scx::check_job_stdout(&art.job_stdout(job)?)?;
+    }
     let real_text = art.trace(job)?;
     let real = Decisions::from_text(
         &real_text,

@@ -129,16 +129,16 @@ impl Suite {
         &self,
         topo: &SuiteTopology,
         calibrate: Option<GuestJob>,
+        kernel: &KernelChoice,
     ) -> Result<Vec<GuestJob>, String> {
         let mut jobs: Vec<GuestJob> = calibrate.into_iter().collect();
         for c in &topo.cases {
-            let w = workload::guest_workload(&self.case_path(c), &topo.sets())
-                .map_err(|e| e.to_string())?;
-            jobs.push(GuestJob {
-                name: c.clone(),
-                command: w.command,
-                files: w.files,
-            });
+            jobs.push(super::scenario_job(
+                c,
+                &self.case_path(c),
+                &topo.sets(),
+                kernel,
+            )?);
         }
         Ok(jobs)
     }
@@ -219,7 +219,7 @@ pub fn record(
     adjust: &dyn Fn(&mut GuestRequest),
 ) -> Result<GuestMeta, String> {
     let choice = KernelChoice::parse(kernel)?;
-    let jobs = suite.guest_jobs(topo, Some(super::calibrate_job(exe)?))?;
+    let jobs = suite.guest_jobs(topo, Some(super::calibrate_job(exe)?), &choice)?;
     let mut req = GuestRequest::new(topo.guest.clone(), choice, jobs);
     adjust(&mut req);
     let work = std::env::temp_dir().join(format!(
@@ -508,7 +508,7 @@ mod tests {
             command: CALIBRATE_COMMAND.into(),
             files: Vec::new(),
         };
-        let jobs = s.guest_jobs(t, Some(cal)).unwrap();
+        let jobs = s.guest_jobs(t, Some(cal), &KernelChoice::V5_10).unwrap();
         assert_eq!(jobs[0].name, CALIBRATE_JOB);
         assert_eq!(jobs.len(), t.cases.len() + 1);
         assert_eq!(jobs[1].name, "hog-spread");
