@@ -181,20 +181,34 @@ fn the_shim_s_maps_helpers_and_cpumasks_hold_inside_a_running_scheduler() {
     ));
     let r = run_result(&ok);
     assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
-    // A wrong expectation fails the scheduler's own init check, and the run
-    // stops at t = 0 with the scheduler's message.
+    // A wrong expectation fails the scheduler's own init check at t = 0: the kernel
+    // disables it before any task ran under it, and the fair class runs the
+    // workload (under --check, so the fair invariants hold after the switch).
     let bad = scenario_of(&ext_scenario_text(
         "xeon-e5-40",
         &f,
         "[kernel.scheduler_globals]\nexpect_cpus = 39",
     ));
-    let e = schedlab::experiment::run(&bad, 1, 0, &Default::default()).unwrap_err();
-    let msg = e.to_string();
+    let opts = schedlab::experiment::RunOpts {
+        check: true,
+        ..Default::default()
+    };
+    let r = schedlab::experiment::run(&bad, 1, 0, &opts).unwrap().0;
+    let x = r
+        .kernel
+        .scheduler_exit
+        .as_ref()
+        .expect("the scheduler failed");
+    assert_eq!(x.t_ns, 0);
     assert!(
-        msg.contains("sched_ext scheduler error at t=0 ns")
-            && msg.contains("shim check failed: scx_bpf_nr_cpu_ids() == expect_cpus"),
-        "{msg}"
+        x.reason
+            .contains("shim check failed: scx_bpf_nr_cpu_ids() == expect_cpus"),
+        "{}",
+        x.reason
     );
+    assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+    assert_eq!(r.metrics.placement_reasons.get("ext"), None);
+    assert!(run_result(&ok).kernel.scheduler_exit.is_none());
 }
 
 #[test]
@@ -418,7 +432,7 @@ fn explain_shows_the_ops_and_kfuncs_of_an_ext_placement() {
 }
 
 #[test]
-fn the_watchdog_fails_a_scheduler_that_never_runs_a_runnable_task() {
+fn the_watchdog_disables_a_scheduler_that_never_runs_a_runnable_task_and_fair_takes_over() {
     use schedlab::sched::ext::bpf::{compile, GlobalValue};
     // Three tasks that compute 3 s each on 2 CPUs; the scheduler parks c (pid 3)
     // on a DSQ nobody consumes, with a 1 s timeout. Checks run every 500 ms: at
@@ -429,15 +443,84 @@ fn the_watchdog_fails_a_scheduler_that_never_runs_a_runnable_task() {
         let g = [("starved_pid".to_string(), GlobalValue::Int(starved))];
         sc.tunables.ext_object = Some(compile(std::path::Path::new(&path), &g).unwrap());
         sc.tunables.ext_scheduler = Some(path);
-        schedlab::experiment::run(&sc, 1, 0, &Default::default())
+        let opts = schedlab::experiment::RunOpts {
+            check: true,
+            ..Default::default()
+        };
+        schedlab::experiment::run(&sc, 1, 0, &opts)
     };
-    let e = run(3).unwrap_err().to_string();
+    let r = run(3).unwrap().0;
+    let x = r
+        .kernel
+        .scheduler_exit
+        .as_ref()
+        .expect("the watchdog fired");
+    assert_eq!(x.t_ns, 1_500_000_000);
     assert!(
-        e.contains("sched_ext scheduler error at t=1500000000 ns")
-            && e.contains("runnable task stall (PID 3 failed to run for 1.500s)"),
-        "{e}"
+        x.reason
+            .contains("runnable task stall (PID 3 failed to run for 1.500s)"),
+        "{}",
+        x.reason
     );
-    // Starving no task: the hogs share the CPUs through DSQ 0 and the run ends.
+    // The kernel then moves every task to the fair class: c finally runs. Until
+    // 1.5 s the scheduler kept all three on CPU 0 (its select_cpu returns prev_cpu
+    // and nothing kicks the idle CPU 1 to dispatch), so a and b had 0.75 s each and
+    // c nothing: 7.5 s of work remain on 2 CPUs, and the fair class, pulling c to
+    // the idle CPU at once, cannot end before 1.5 + 3.75 = 5.25 s; its balancing
+    // and the switches' costs add a little.
+    assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+    assert!(r.sim_time_ns >= 5_250_000_000, "{}", r.sim_time_ns);
+    assert!(r.sim_time_ns < 5_400_000_000, "{}", r.sim_time_ns);
+    let names: Vec<&str> = r.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    assert_eq!(r.tasks[2].migrations, 1, "c: pulled once, by the idle CPU");
+    for t in &r.tasks {
+        assert!(t.runtime_ns >= 3_000_000_000, "{} {}", t.name, t.runtime_ns);
+        assert!(t.exit_ns.is_some(), "{}", t.name);
+    }
+    // Starving no task: the three share CPU 0 through DSQ 0 (CPU 1 is never
+    // kicked) and the run ends under the scheduler.
     let r = run(99).unwrap().0;
     assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+    assert!(r.kernel.scheduler_exit.is_none());
+}
+
+#[test]
+fn a_task_that_pins_itself_is_never_consumed_by_a_cpu_outside_its_new_affinity() {
+    // Three 50 ms hogs on 2 CPUs under the global FIFO: each 20 ms slice ends on
+    // the shared DSQ and whichever CPU is free next takes the head. `a` first pins
+    // itself to CPU 0 (sched_setaffinity, `set_cpus_allowed_scx`): from then on only
+    // CPU 0 may consume it, although CPU 1 keeps taking the others.
+    let mut w = W::new();
+    let pin = w.spec.masks.len() as u32;
+    w.spec
+        .masks
+        .push(schedlab::machine::CpuMask::from_iter([0]));
+    let a = w.prog(
+        "a",
+        vec![Op::SetAffinity { mask: pin }, Op::Compute(c(50 * MS))],
+    );
+    let p = w.prog("hog", vec![Op::Compute(c(50 * MS))]);
+    w.task("a", a, None);
+    w.task("b", p, None);
+    w.task("c", p, None);
+    let mut sc = scenario(no_idle(test_topology(1, 1, 2, 1)), w.build(), None);
+    sc.tunables.ext_scheduler = Some("simple-fifo".to_string());
+    let (r, t) = run_ftrace(&sc, 1);
+    assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+    let pid_a = r.tasks.iter().find(|x| x.name == "a").unwrap().pid;
+    let on: Vec<usize> = runs(&t)
+        .into_iter()
+        .filter(|&(_, _, p)| p == pid_a)
+        .map(|(_, cpu, _)| cpu)
+        .collect();
+    assert!(on.len() >= 2, "a ran in {} pieces", on.len());
+    // Its first piece may be where it started; every later one is on CPU 0.
+    assert!(on[1..].iter().all(|&c| c == 0), "a ran on {on:?}");
+    let others: Vec<usize> = runs(&t)
+        .into_iter()
+        .filter(|&(_, _, p)| p != pid_a)
+        .map(|(_, cpu, _)| cpu)
+        .collect();
+    assert!(others.contains(&1), "CPU 1 ran the others: {others:?}");
 }

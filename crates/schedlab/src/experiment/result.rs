@@ -26,6 +26,18 @@ pub struct KernelInfo {
     /// absent for the fair class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<String>,
+    /// When the sched_ext scheduler failed: the kernel unloaded it at that time and
+    /// the fair class ran every task after it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler_exit: Option<SchedulerExit>,
+}
+
+/// A sched_ext scheduler's failure (`scx_ops_error`) and the fallback to the fair
+/// class that followed.
+#[derive(Clone, Debug, Serialize)]
+pub struct SchedulerExit {
+    pub t_ns: u64,
+    pub reason: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -220,6 +232,10 @@ impl RunResult {
                 preset: sc.kernel_preset.to_string(),
                 features: sc.features.resolved(),
                 scheduler: sc.tunables.ext_scheduler.clone(),
+                scheduler_exit: sim.k.scx_exit.as_ref().map(|(t, m)| SchedulerExit {
+                    t_ns: *t,
+                    reason: m.clone(),
+                }),
             },
             sim_time_ns: now,
             events: sim.events(),

@@ -85,6 +85,15 @@ fn run_head(s: &mut String, r: &RunResult, verbose: bool) {
         r.events as f64 / r.wall_seconds.max(1e-9) / 1e6,
         r.workload.stop_reason
     );
+    if let Some(x) = &r.kernel.scheduler_exit {
+        let _ = writeln!(
+            s,
+            "sched_ext: scheduler `{}` failed at {:.3} ms and was disabled: {}; the fair class ran every task after that",
+            r.kernel.scheduler.as_deref().unwrap_or("?"),
+            ms(x.t_ns),
+            x.reason
+        );
+    }
 }
 
 /// Wakeup latency and runqueue wait, in microseconds.

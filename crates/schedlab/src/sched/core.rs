@@ -497,6 +497,9 @@ pub struct Kernel<O> {
     /// The sched_ext class, when a scheduler is loaded (`[kernel] class = "ext"`):
     /// every task runs under it and the fair class is left empty (sched/ext/).
     pub(crate) scx: Option<Box<crate::sched::ext::Scx>>,
+    /// The sched_ext scheduler's exit, when it failed and the kernel fell back to the
+    /// fair class ([`Kernel::scx_disable`]): the time and the error.
+    pub(crate) scx_exit: Option<(SimTime, String)>,
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
     /// per-task state stays compact, and each distinct mask stored once).
     allowed: Affinities,
@@ -826,6 +829,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             watchdog_inflight: 0,
             scx_timers_inflight: 0,
             scx: None,
+            scx_exit: None,
             allowed: Affinities::new(CpuMask::new()),
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
             cpu_ids,
@@ -996,6 +1000,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         assert!(!allowed.is_empty(), "set_cpus_allowed: empty affinity");
         self.tasks[pid as usize].nr_cpus_allowed = allowed.weight() as u32;
         self.allowed.set(pid, &allowed);
+        if self.scx.is_some() {
+            self.scx_set_cpumask(pid, allowed);
+        }
         // SIM_: a delayed task left on a CPU it may no longer use leaves its queue now
         // (the kernel moves a queued task with the migration stopper instead).
         let cpu = self.tasks[pid as usize].cpu;

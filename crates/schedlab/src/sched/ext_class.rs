@@ -49,6 +49,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.scx().init_task(pid, cpu, w, cpus, true);
     }
 
+    /// `set_cpus_allowed_scx`: the class's copy of the affinity, and
+    /// `ops.set_cpumask` (what it asks for is carried out with the next actions).
+    pub(crate) fn scx_set_cpumask(&mut self, pid: Pid, mask: crate::machine::CpuMask) {
+        self.scx().set_cpumask(pid, mask);
+    }
+
     /// `select_task_rq_scx`, recorded as a placement with reason `ext`.
     pub(crate) fn select_task_rq_scx(
         &mut self,
@@ -209,8 +215,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// At the start of the run: carry out what the scheduler's `ops.init` asked
     /// (it ran when the scheduler was loaded, on CPU 0).
+    /// A scheduler whose `ops.init` failed is never enabled: the fair class runs
+    /// everything from the start.
     pub(crate) fn scx_start(&mut self, q: &mut EventQueue<Event>) {
         if self.scx.is_some() {
+            if self.scx_error().is_some() {
+                return self.scx_disable(q);
+            }
             self.scx_actions(0, q);
             self.push_scx_watchdog(q);
         }
@@ -306,5 +317,69 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// The scheduler's first error (`scx_ops_error`), if it has failed.
     pub(crate) fn scx_error(&self) -> Option<String> {
         self.scx.as_ref().and_then(|s| s.core.error.clone())
+    }
+
+    /// `scx_ops_disable_workfn` after an error: the scheduler is unloaded and every
+    /// task moves to the fair class, as `sched_deq_and_put_task` /
+    /// `sched_enq_and_set_task` do around the class change. A runnable task is
+    /// enqueued on the fair runqueue of the CPU it belongs to (`task_rq`, the rq
+    /// sched_ext accounted it on, whether it sat in a local, global or user DSQ),
+    /// not as a wakeup (`ENQUEUE_RESTORE`: v5.6 renormalises its vruntime against
+    /// that rq's `min_vruntime`, EEVDF places it with its lag); a running task
+    /// becomes its rq's current entity. Sleeping tasks change class when they wake.
+    /// Every CPU with work then reschedules (`check_class_changed` →
+    /// `switched_to_fair`), and from then on the fair class picks, wakes and
+    /// balances. In the kernel the disable work runs on a kthread shortly after the
+    /// error (while a bypass mode runs tasks in FIFO order); here it runs at the end
+    /// of the event that failed (docs/kernel-mapping.md §9).
+    pub(crate) fn scx_disable(&mut self, q: &mut EventQueue<Event>) {
+        let Some(msg) = self.scx_error() else {
+            return;
+        };
+        let now = self.now;
+        for cpu in 0..self.rqs.len() {
+            self.update_curr_scx(cpu);
+        }
+        let s = self
+            .scx
+            .take()
+            .expect("an error implies a loaded scheduler");
+        let mut runnable: Vec<(Pid, usize)> = s
+            .core
+            .tasks
+            .iter()
+            .enumerate()
+            .filter_map(|(p, t)| t.as_ref().filter(|t| t.queued).map(|t| (p as Pid, t.cpu)))
+            .collect();
+        runnable.sort_unstable();
+        drop(s);
+        // The ext class's counts go; the fair enqueues count the same tasks again.
+        for rq in &mut self.rqs {
+            rq.nr_running = 0;
+        }
+        for cpu in 0..self.rqs.len() {
+            self.sync_idle_bits(cpu);
+        }
+        for &(pid, cpu) in &runnable {
+            debug_assert_eq!(self.tasks[pid as usize].cpu, cpu);
+            self.rq_update_clock(cpu, now);
+            let running = self.rqs[cpu].curr == Some(pid);
+            if running {
+                // set_next_task_fair: the current entity is never in the timeline.
+                self.rqs[cpu].cfs.curr = Some(pid);
+            }
+            self.activate_task(cpu, pid, 0);
+            if running {
+                let se = &mut self.tasks[pid as usize].se;
+                se.exec_start = now;
+                se.prev_sum_exec_runtime = se.sum_exec_runtime;
+            }
+        }
+        self.scx_exit = Some((now, msg));
+        for cpu in 0..self.rqs.len() {
+            if self.rqs[cpu].nr_running > 0 {
+                self.resched_curr(cpu, cpu, q);
+            }
+        }
     }
 }

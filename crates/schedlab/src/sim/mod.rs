@@ -175,11 +175,6 @@ pub enum SimError {
         event: u64,
         msg: String,
     },
-    /// The sched_ext scheduler failed (`scx_ops_error`: an invalid kfunc call, a
-    /// stall, `scx_bpf_error()`): the kernel would unload it and move every task to
-    /// the fair class; schedlab stops the run there (docs/kernel-mapping.md §9).
-    #[error("sched_ext scheduler error at t={t_ns} ns: {msg} (the kernel would disable the scheduler and fall back to the fair class, which schedlab does not model yet)")]
-    Scheduler { t_ns: SimTime, msg: String },
     /// The simulator itself went wrong (an event queue fault): a bug, reported
     /// instead of a panic.
     #[error("internal error at t={t_ns} ns after event {event}: {msg} (a schedlab bug: please report it with the scenario)")]
@@ -462,8 +457,10 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     msg: msg.to_string(),
                 });
             }
-            if let Some(msg) = self.k.scx_error() {
-                return Err(SimError::Scheduler { t_ns: now, msg });
+            // A failed sched_ext scheduler is unloaded and the fair class takes
+            // every task, as the kernel does; the run goes on.
+            if self.k.scx.is_some() && self.k.scx_error().is_some() {
+                self.k.scx_disable(&mut self.q);
             }
             if self.check {
                 self.k

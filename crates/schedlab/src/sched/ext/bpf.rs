@@ -404,7 +404,7 @@ struct COps {
     yield_: Option<unsafe extern "C" fn(TaskPtr, TaskPtr) -> bool>,
     core_sched_before: *const c_void,
     set_weight: Option<unsafe extern "C" fn(TaskPtr, u32)>,
-    set_cpumask: *const c_void,
+    set_cpumask: Option<unsafe extern "C" fn(TaskPtr, *const CCpumask)>,
     update_idle: Option<unsafe extern "C" fn(i32, bool)>,
     cpu_acquire: *const c_void,
     cpu_release: *const c_void,
@@ -931,6 +931,7 @@ pub fn load(object: &Path, nr_cpus: usize) -> Result<BpfScheduler, String> {
         (ops.quiescent.is_some(), op::QUIESCENT),
         (ops.yield_.is_some(), op::YIELD),
         (ops.set_weight.is_some(), op::SET_WEIGHT),
+        (ops.set_cpumask.is_some(), op::SET_CPUMASK),
         (ops.update_idle.is_some(), op::UPDATE_IDLE),
         (ops.enable.is_some(), op::ENABLE),
         (ops.init.is_some(), op::INIT),
@@ -1067,6 +1068,12 @@ impl ScxOps for BpfScheduler {
     fn set_weight(&mut self, kf: &mut Kf, p: Pid, weight: u32) {
         let f = self.ops.set_weight.expect("implemented");
         self.call(kf, &[p], |_, t| unsafe { f(t[0], weight) })
+    }
+
+    fn set_cpumask(&mut self, kf: &mut Kf, p: Pid) {
+        let f = self.ops.set_cpumask.expect("implemented");
+        // SAFETY: the view was just filled (its `cpus_ptr` points into it).
+        self.call(kf, &[p], |_, t| unsafe { f(t[0], (*t[0]).cpus_ptr) })
     }
 
     fn update_idle(&mut self, kf: &mut Kf, cpu: i32, idle: bool) {

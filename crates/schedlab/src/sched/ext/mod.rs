@@ -110,6 +110,7 @@ pub mod op {
     pub const EXIT_TASK: u32 = 1 << 13;
     pub const ENABLE: u32 = 1 << 14;
     pub const INIT: u32 = 1 << 15;
+    pub const SET_CPUMASK: u32 = 1 << 16;
 }
 
 /// The kfunc context masks (`enum scx_kf_mask`): which kfuncs an op may call.
@@ -300,6 +301,8 @@ pub trait ScxOps: std::fmt::Debug {
         false
     }
     fn set_weight(&mut self, _kf: &mut Kf, _p: Pid, _weight: u32) {}
+    /// `ops.set_cpumask`: `p`'s affinity changed (the new mask is the task's).
+    fn set_cpumask(&mut self, _kf: &mut Kf, _p: Pid) {}
     fn update_idle(&mut self, _kf: &mut Kf, _cpu: i32, _idle: bool) {}
     fn init_task(&mut self, _kf: &mut Kf, _p: Pid, _fork: bool) -> Result<(), i32> {
         Ok(())
@@ -1224,6 +1227,20 @@ impl Scx {
             self.call(cpu, kf::REST, |o, k| o.yield_(k, p));
         } else {
             self.core.task_mut(p).slice = 0;
+        }
+    }
+
+    /// `set_cpus_allowed_scx`: the task's affinity is `cpus` now (the class keeps its
+    /// own copy of `p->cpus_ptr`, which every placement and consume reads), then
+    /// `ops.set_cpumask`.
+    pub fn set_cpumask(&mut self, p: Pid, cpus: CpuMask) {
+        let Some(t) = self.core.tasks.get_mut(p as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        t.cpus = cpus;
+        let cpu = t.cpu;
+        if self.has(op::SET_CPUMASK) {
+            self.call(cpu, kf::REST, |o, k| o.set_cpumask(k, p));
         }
     }
 
