@@ -524,3 +524,35 @@ fn a_task_that_pins_itself_is_never_consumed_by_a_cpu_outside_its_new_affinity()
         .collect();
     assert!(others.contains(&1), "CPU 1 ran the others: {others:?}");
 }
+
+#[test]
+fn the_fair_class_takes_over_mid_run_with_its_invariants_under_cfs_and_eevdf() {
+    // hackbench on big.LITTLE Juno under a scheduler that starves PID 5: at 1.5 s the
+    // watchdog disables it with tasks running, queued on local DSQs and waiting on
+    // the shared one; every event after that runs under --check with the fair
+    // class's own invariants (rbtree contents, nr_running, load sums), for v5.6 CFS
+    // and v6.12 EEVDF alike, and the benchmark completes.
+    let f = scx_file("scx/starver.bpf.c");
+    for preset in ["v5.6", "v6.12"] {
+        let text = ext_scenario_text("juno-r0", &f, "[kernel.scheduler_globals]\nstarved_pid = 5")
+            .replace("preset = \"v5.6\"", &format!("preset = \"{preset}\""));
+        let sc = scenario_of(&text);
+        let opts = schedlab::experiment::RunOpts {
+            check: true,
+            ..Default::default()
+        };
+        let r = schedlab::experiment::run(&sc, 1, 0, &opts).unwrap().0;
+        let x = r.kernel.scheduler_exit.as_ref().expect("the watchdog fired");
+        assert_eq!(x.t_ns, 1_500_000_000, "{preset}");
+        assert!(x.reason.contains("PID 5 failed to run"), "{preset}: {}", x.reason);
+        assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
+        let starved = r.tasks.iter().find(|t| t.pid == 5).unwrap();
+        assert!(starved.exit_ns.unwrap() > 1_500_000_000, "{preset}");
+        assert!(r.metrics.placement_reasons.get("ext").is_some(), "{preset}");
+        assert!(
+            r.metrics.placement_reasons.keys().any(|k| *k != "ext"),
+            "{preset}: the fair class placed wakeups after the switch: {:?}",
+            r.metrics.placement_reasons
+        );
+    }
+}
