@@ -16,6 +16,11 @@
  * would. Integers of 1, 2, 4 or 8 bytes and arrays of them are understood; a name
  * that is not a global, or a value that does not fit, is an error (exit 2).
  *
+ * Arrays declared with RESIZABLE_ARRAY (their own `.data.NAME` / `.bss.NAME`
+ * section) are per-CPU arrays in the kernel's examples, which their loaders resize
+ * to the number of possible CPUs before load (scx_central's cpu_gimme_task and
+ * cpu_started_at); scx_load does so for every one but the exit dump (`*_dump`).
+ *
  * After attach it prints "scx_load: enabled <ops name>" and sleeps until SIGINT or
  * SIGTERM, never waking on its own. Then, if /sys/kernel/sched_ext/state still reads
  * "enabled", it detaches and prints "scx_load: unloaded"; if the kernel disabled the
@@ -59,17 +64,14 @@ static const struct btf_type *skip_mods(const struct btf *btf, __u32 *id)
 	return t;
 }
 
-/* The internal map of section `sec` (libbpf names it "<obj prefix>.rodata" etc.). */
-static struct bpf_map *section_map(struct bpf_object *obj, const char *sec)
+/* The internal map of the section whose BTF DATASEC is type `id` (an internal map's
+ * value type is its section's DATASEC; names are truncated, ids are not). */
+static struct bpf_map *section_map(struct bpf_object *obj, __u32 id)
 {
 	struct bpf_map *map;
-	size_t n = strlen(sec);
 
 	bpf_object__for_each_map(map, obj) {
-		const char *name = bpf_map__name(map);
-		size_t m = strlen(name);
-
-		if (bpf_map__is_internal(map) && m >= n && !strcmp(name + m - n, sec))
+		if (bpf_map__is_internal(map) && bpf_map__btf_value_type_id(map) == id)
 			return map;
 	}
 	return NULL;
@@ -105,7 +107,7 @@ static int find_global(struct bpf_object *obj, const char *name, struct global *
 			tid = v->type;
 			ty = skip_mods(btf, &tid);
 			memset(g, 0, sizeof(*g));
-			g->map = section_map(obj, sec);
+			g->map = section_map(obj, i);
 			g->offset = vs->offset;
 			g->size = vs->size;
 			if (btf_is_array(ty)) {
@@ -193,6 +195,46 @@ static int set_global(struct bpf_object *obj, const char *arg)
 	return 0;
 }
 
+/* Resize every RESIZABLE_ARRAY but the exit dump to `n` elements. */
+static int resize_arrays(struct bpf_object *obj, int n)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	__u32 i, cnt = btf ? btf__type_cnt(btf) : 0;
+
+	for (i = 1; i < cnt; i++) {
+		const struct btf_type *t = btf__type_by_id(btf, i);
+		const struct btf_var_secinfo *vs;
+		const struct btf_type *v, *ty;
+		const char *sec, *name;
+		struct bpf_map *map;
+		__u32 tid, eid;
+
+		if (!btf_is_datasec(t) || btf_vlen(t) != 1)
+			continue;
+		sec = btf__name_by_offset(btf, t->name_off);
+		if (strncmp(sec, ".data.", 6) && strncmp(sec, ".bss.", 5))
+			continue;
+		vs = btf_var_secinfos(t);
+		v = btf__type_by_id(btf, vs->type);
+		name = btf__name_by_offset(btf, v->name_off);
+		if (strlen(name) >= 5 && !strcmp(name + strlen(name) - 5, "_dump"))
+			continue;
+		tid = v->type;
+		ty = skip_mods(btf, &tid);
+		if (!btf_is_array(ty))
+			continue;
+		eid = btf_array(ty)->type;
+		ty = skip_mods(btf, &eid);
+		map = section_map(obj, i);
+		if (!map || bpf_map__set_value_size(map, ty->size * n)) {
+			fprintf(stderr, "scx_load: cannot resize `%s` to %d elements\n", name, n);
+			return -1;
+		}
+		printf("scx_load: resized %s to %d elements\n", name, n);
+	}
+	return 0;
+}
+
 static void read_state(char *buf, size_t n)
 {
 	FILE *f = fopen("/sys/kernel/sched_ext/state", "r");
@@ -230,7 +272,7 @@ static void print_exit(struct bpf_object *obj)
 
 			if (strcmp(btf__name_by_offset(btf, v->name_off), "uei"))
 				continue;
-			g.map = section_map(obj, ".data");
+			g.map = section_map(obj, i);
 			base = g.map ? bpf_map__initial_value(g.map, &sz) : NULL;
 			if (!base || vs->offset + 16 + 128 + 1024 > sz)
 				return;
@@ -265,6 +307,8 @@ int main(int argc, char **argv)
 	for (i = 2; i < argc; i++)
 		if (set_global(obj, argv[i]))
 			return 2;
+	if (resize_arrays(obj, libbpf_num_possible_cpus()))
+		return 2;
 	bpf_object__for_each_map(map, obj)
 		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS)
 			ops = map;
