@@ -125,6 +125,14 @@ fn ext_scenario_text(preset: &str, scheduler: &str, globals: &str) -> String {
     )
 }
 
+/// Run options with `--check`: every event checks the classes' invariants.
+fn checked() -> schedlab::experiment::RunOpts {
+    schedlab::experiment::RunOpts {
+        check: true,
+        ..Default::default()
+    }
+}
+
 /// A file of the repository's `scenarios/scx/` or of these tests' `scx/`.
 fn scx_file(rel: &str) -> String {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -189,10 +197,7 @@ fn the_shim_s_maps_helpers_and_cpumasks_hold_inside_a_running_scheduler() {
         &f,
         "[kernel.scheduler_globals]\nexpect_cpus = 39",
     ));
-    let opts = schedlab::experiment::RunOpts {
-        check: true,
-        ..Default::default()
-    };
+    let opts = checked();
     let r = schedlab::experiment::run(&bad, 1, 0, &opts).unwrap().0;
     let x = r
         .kernel
@@ -443,10 +448,7 @@ fn the_watchdog_disables_a_scheduler_that_never_runs_a_runnable_task_and_fair_ta
         let g = [("starved_pid".to_string(), GlobalValue::Int(starved))];
         sc.tunables.ext_object = Some(compile(std::path::Path::new(&path), &g).unwrap());
         sc.tunables.ext_scheduler = Some(path);
-        let opts = schedlab::experiment::RunOpts {
-            check: true,
-            ..Default::default()
-        };
+        let opts = checked();
         schedlab::experiment::run(&sc, 1, 0, &opts)
     };
     let r = run(3).unwrap().0;
@@ -537,18 +539,23 @@ fn the_fair_class_takes_over_mid_run_with_its_invariants_under_cfs_and_eevdf() {
         let text = ext_scenario_text("juno-r0", &f, "[kernel.scheduler_globals]\nstarved_pid = 5")
             .replace("preset = \"v5.6\"", &format!("preset = \"{preset}\""));
         let sc = scenario_of(&text);
-        let opts = schedlab::experiment::RunOpts {
-            check: true,
-            ..Default::default()
-        };
+        let opts = checked();
         let r = schedlab::experiment::run(&sc, 1, 0, &opts).unwrap().0;
-        let x = r.kernel.scheduler_exit.as_ref().expect("the watchdog fired");
+        let x = r
+            .kernel
+            .scheduler_exit
+            .as_ref()
+            .expect("the watchdog fired");
         assert_eq!(x.t_ns, 1_500_000_000, "{preset}");
-        assert!(x.reason.contains("PID 5 failed to run"), "{preset}: {}", x.reason);
+        assert!(
+            x.reason.contains("PID 5 failed to run"),
+            "{preset}: {}",
+            x.reason
+        );
         assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
         let starved = r.tasks.iter().find(|t| t.pid == 5).unwrap();
         assert!(starved.exit_ns.unwrap() > 1_500_000_000, "{preset}");
-        assert!(r.metrics.placement_reasons.get("ext").is_some(), "{preset}");
+        assert!(r.metrics.placement_reasons.contains_key("ext"), "{preset}");
         assert!(
             r.metrics.placement_reasons.keys().any(|k| *k != "ext"),
             "{preset}: the fair class placed wakeups after the switch: {:?}",
