@@ -7,6 +7,9 @@
 #                 here: its tree and build stay outside this repository)
 # needs: clang-19 (Debian bookworm-backports), libelf-dev, zlib1g-dev, cargo, python3,
 #        /usr/bin/time; builds schedlab (release) and the peer (into $PEER_TARGET).
+# SCX_SIMPLE_C=<kernel tree>/tools/sched_ext/scx_simple.bpf.c adds a row: schedlab running
+#        the kernel's own scx_simple from its BPF C source on xeon-88 (docs/sched-ext.md),
+#        whose decisions must equal the built-in `simple`'s (the script compares the traces).
 set -euo pipefail
 SCX=${1:?usage: bench/peer.sh SCX_CHECKOUT [THREADS] [RUNS]}
 N=${2:-400}
@@ -42,14 +45,23 @@ PY
 EXT='preset = "v5.6"\nclass = "ext"\nscheduler = "simple"'
 sed "s|preset = \"xeon-88\"|file = \"$OUT/flat88.toml\"|; s|preset = \"v5.6\"|$EXT|" "rtapp-$N.toml" > flat-ext.toml
 sed "s|preset = \"v5.6\"|$EXT|" "rtapp-$N.toml" > x88-ext.toml
+SCS=(flat-ext x88-ext "rtapp-$N")
+if [ -n "${SCX_SIMPLE_C:-}" ]; then
+  sed "s|scheduler = \"simple\"|scheduler = \"$SCX_SIMPLE_C\"|" x88-ext.toml > x88-ext-c.toml
+  SCS+=(x88-ext-c)
+  "$SL" run x88-ext.toml -q --trace builtin.txt
+  "$SL" run x88-ext-c.toml -q --trace c.txt
+  cmp -s builtin.txt c.txt && echo "scx_simple.bpf.c: the same ftrace text as the built-in simple" \
+    || echo "scx_simple.bpf.c: DECISIONS DIFFER from the built-in simple (builtin.txt, c.txt)"
+fi
 for i in $(seq "$RUNS"); do
   /usr/bin/time -f "scx_simulator simple, flat 88:  %e s wall, %U s user, %M KB" \
     "$PEER" "rtapp-$N.json" -s simple --cpus 88 --smt 2 > /dev/null
-  for sc in flat-ext x88-ext "rtapp-$N"; do
+  for sc in "${SCS[@]}"; do
     /usr/bin/time -f "schedlab $sc: %e s wall, %U s user, %M KB" "$SL" run "$sc.toml" -q --json "$sc.result.json"
   done
 done
-for sc in flat-ext x88-ext "rtapp-$N"; do
+for sc in "${SCS[@]}"; do
   python3 -c "
 import json, sys
 d = json.load(open('$sc.result.json')); m = d['metrics']
