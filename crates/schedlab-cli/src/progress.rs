@@ -19,6 +19,9 @@ pub(crate) struct Progress {
     done: AtomicU64,
     events: AtomicU64,
     t0: Instant,
+    /// Held from a run's count to its line, so the lines of runs finishing together
+    /// on several threads come out in count order (the last says `total/total`).
+    order: std::sync::Mutex<()>,
 }
 
 impl Progress {
@@ -43,6 +46,7 @@ impl Progress {
             done: AtomicU64::new(0),
             events: AtomicU64::new(0),
             t0: Instant::now(),
+            order: std::sync::Mutex::new(()),
         }
     }
 
@@ -59,6 +63,7 @@ impl Progress {
         self.bar
             .set_message(format!(", {:.2} M events/s", ev as f64 / secs / 1e6));
         self.bar.inc(1);
+        let _order = self.order.lock().unwrap_or_else(|e| e.into_inner());
         let d = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         let tenth = |x: u64| x * 10 / self.total.max(1);
         if self.lines && tenth(d) > tenth(d - 1) {

@@ -282,6 +282,28 @@ fn kernel_section(
                     )
                 })?;
         }
+        if let Some(kt) = k.str("kthreads")? {
+            tunables.kthreads = match kt {
+                "none" => None,
+                name => Some(
+                    crate::workload::kthreads::profile(name)
+                        .ok_or_else(|| {
+                            k.err(
+                                "kthreads",
+                                format!(
+                                    "unknown kernel-thread profile `{name}` (known: none, {})",
+                                    crate::workload::kthreads::PROFILES
+                                        .iter()
+                                        .map(|p| p.name)
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                ),
+                            )
+                        })?
+                        .name,
+                ),
+            };
+        }
         let class = k.str("class")?;
         let sched = k.str("scheduler")?;
         match (class, sched) {
@@ -529,9 +551,15 @@ impl Scenario {
             kernel_section(&doc, &root, &machine, ov.features.as_deref())?;
         let WorkloadSection {
             kind,
-            workload,
+            mut workload,
             tool,
         } = workload_section(&doc, &root, &machine)?;
+        if let Some(p) = tunables
+            .kthreads
+            .and_then(crate::workload::kthreads::profile)
+        {
+            crate::workload::kthreads::add(&mut workload, &machine, p);
+        }
         let run = run_section(&doc, &root)?;
         let seed = ov.seed.unwrap_or(run.seed);
         let duration_ns = run.duration_ns.or(workload.duration_ns);

@@ -240,6 +240,9 @@ pub struct Tunables {
         std::path::PathBuf,
         Vec<(String, crate::sched::ext::bpf::GlobalValue)>,
     )>,
+    /// Kernel threads as background load (`[kernel] kthreads = "guest"`;
+    /// workload/kthreads.rs): the profile's name, `None` for none.
+    pub kthreads: Option<&'static str>,
     /// `kernel.watchdog_thresh` (s; 0 turns the lockup detectors off): the
     /// softlockup watchdog's per-CPU hrtimer fires every `2 × thresh / 5` s.
     pub watchdog_thresh: u64,
@@ -270,6 +273,7 @@ impl Tunables {
             ext_scheduler: None,
             ext_object: None,
             ext_source: None,
+            kthreads: None,
             watchdog_thresh: 10,
         };
         t.scale_for(nr_cpus);

@@ -12,6 +12,7 @@
 pub mod dist;
 pub mod generators;
 pub mod ipc;
+pub mod kthreads;
 pub mod program;
 pub mod replay;
 pub mod rtapp;
