@@ -10,6 +10,11 @@
 //! runs next. What the class asks back (a migration of a queued task, a
 //! reschedule of an idle CPU, a kick) is carried out here: a migration moves the
 //! task's rq accounting, a reschedule or kick of another CPU is an IPI.
+//!
+//! When the scheduler fails (an error, an exit, a stall the watchdog finds), the
+//! kernel disables it and hands every task back to the fair class
+//! (`scx_ops_disable_workfn`): [`Kernel::scx_disable`] does the same, after which
+//! the class is gone and the fair class picks, wakes and balances.
 
 use crate::engine::{EventQueue, Observer};
 use crate::sched::core::Kernel;
