@@ -11,10 +11,13 @@ python3 -m venv "$venv"
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
 python -m pip install -q --disable-pip-version-check -r python/requirements-test.txt
+# The CLI first: its build's dependency features cover the extension's, so maturin
+# then reuses the release `schedlab` library and compiles only the bindings (the
+# other order compiled the library twice: 3.5 min more in CI, measured 2026-11-28).
+cargo build --release --locked -q -p schedlab-cli
 rm -rf target/wheels
 maturin build --release --locked -o target/wheels
 python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps target/wheels/schedlab-*.whl
-cargo build --release --locked -q -p schedlab-cli
 export SCHEDLAB_BIN="$PWD/target/release/schedlab"
 export SCHEDLAB_PYTHON="$venv/bin/python"
 python -m pytest -q python/tests

@@ -35,6 +35,7 @@ const MS: u64 = 1_000_000;
 fn compute_forever(chunk_ns: u64) -> Program {
     Program {
         name: "hog".into(),
+        work_class: None,
         ops: vec![
             Op::Loop {
                 count: LoopCount::Forever,
@@ -66,6 +67,7 @@ fn spawner(n: u64) -> WorkloadSpec {
         programs: vec![
             Program {
                 name: "parent".into(),
+                work_class: None,
                 ops: vec![
                     Op::Loop {
                         count: LoopCount::Times(Dist::Const(n)),
@@ -370,6 +372,7 @@ proptest! {
         let mut w = spawner(hogs as u64);
         w.programs.push(Program {
             name: "sleeper".into(),
+            work_class: None,
             ops: vec![
                 Op::Loop { count: LoopCount::Forever, end: 3 },
                 Op::Compute(Dist::Const(300_000)),

@@ -474,6 +474,7 @@ fn eas_placements_and_overutilized_switching_in_a_run() {
     let hog = w.programs.len();
     w.programs.push(schedlab::workload::program::Program {
         name: "hog".into(),
+        work_class: None,
         ops: hog_ops(),
     });
     let mut t = w.tasks[0].clone();

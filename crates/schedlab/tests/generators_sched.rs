@@ -586,10 +586,12 @@ fn post_await_handshake() {
     spec.programs = vec![
         Program {
             name: "a".into(),
+            work_class: None,
             ops: side(0, 1, ca),
         },
         Program {
             name: "b".into(),
+            work_class: None,
             ops: side(1, 0, cb),
         },
     ];
@@ -659,6 +661,7 @@ fn list_splice_is_newest_first() {
     ]);
     spec.programs = vec![Program {
         name: "walker".into(),
+        work_class: None,
         ops,
     }];
     spec.tasks = vec![task_spec("walker", 0, None)];
@@ -693,6 +696,7 @@ fn while_loops_deadline_and_ticket() {
     spec.programs = vec![
         Program {
             name: "deadline".into(),
+            work_class: None,
             ops: body(
                 LoopCount::While {
                     deadline: Some((0, 10_000_000)),
@@ -703,6 +707,7 @@ fn while_loops_deadline_and_ticket() {
         },
         Program {
             name: "ticket".into(),
+            work_class: None,
             ops: body(
                 LoopCount::While {
                     deadline: None,
@@ -765,6 +770,7 @@ fn spin_lock_of_the_current_cpu() {
     spec.programs = vec![
         Program {
             name: "holder".into(),
+            work_class: None,
             ops: vec![
                 Op::SpinLock { l: percpu, slot: 4 },
                 Op::Store {
@@ -778,10 +784,12 @@ fn spin_lock_of_the_current_cpu() {
         },
         Program {
             name: "spinner".into(),
+            work_class: None,
             ops: taker(waited, 1),
         },
         Program {
             name: "other".into(),
+            work_class: None,
             ops: taker(free, 2),
         },
     ];

@@ -70,6 +70,7 @@ pub(crate) fn pingpong_workload(pairs: u32, work_us: u64, workers: u32) -> Workl
             Program::new("pong", side(false)),
             Program {
                 name: "worker".into(),
+                work_class: None,
                 ops: vec![
                     Op::Loop {
                         count: LoopCount::Forever,
@@ -114,6 +115,7 @@ pub(crate) fn compute_sleep_workload(tasks: u32, compute_us: u64, sleep_us: u64)
     let mut spec = WorkloadSpec {
         programs: vec![Program {
             name: "loop".into(),
+            work_class: None,
             ops: vec![
                 Op::Loop {
                     count: LoopCount::Forever,

@@ -82,6 +82,8 @@ struct RawTopology {
 struct RawKind {
     name: String,
     smt_throughput: Vec<u32>,
+    #[serde(default)]
+    work_per_clock: BTreeMap<String, u32>,
 }
 
 #[derive(Deserialize)]
@@ -252,6 +254,7 @@ impl Ctx<'_> {
             core_kinds.push(CoreKind {
                 name: rk.name.clone(),
                 smt_throughput: rk.smt_throughput.clone(),
+                work_per_clock: rk.work_per_clock.clone(),
             });
         }
         Ok((kind_names, core_kinds))
@@ -675,6 +678,14 @@ pub fn machine_to_toml(m: &Machine) -> String {
             q(&k.name),
             tp.join(", ")
         );
+        if !k.work_per_clock.is_empty() {
+            let w: Vec<String> = k
+                .work_per_clock
+                .iter()
+                .map(|(c, r)| format!("{} = {r}", q(c)))
+                .collect();
+            let _ = writeln!(o, "work_per_clock = {{ {} }}", w.join(", "));
+        }
     }
     for (i, t) in m.idle_tables.iter().enumerate() {
         let _ = writeln!(o, "\n[[idle_table]]\nname = \"idle{i}\"");
@@ -810,6 +821,30 @@ mod tests {
         assert!(text.contains("transition_latency_ns = 999"));
         let back = parse_machine_toml(&text, Path::new("x.toml")).unwrap();
         assert_same(&p, &back);
+    }
+
+    /// A class's capacity is its rate per clock scaled by the CPU's top frequency
+    /// over the reference (the biggest CPU's top OPP), and the file round-trips it.
+    #[test]
+    fn work_classes_scale_by_frequency_and_round_trip() {
+        let text = GOOD
+            .replace(
+                "name = \"little\"\nsmt_throughput = [1024]",
+                "name = \"little\"\nsmt_throughput = [1024]\nwork_per_clock = { int = 800 }",
+            )
+            .replace(
+                "name = \"big\"\nsmt_throughput = [1024]",
+                "name = \"big\"\nsmt_throughput = [1024]\nwork_per_clock = { int = 600 }",
+            );
+        let m = parse_machine_toml(&text, Path::new("x.toml")).unwrap();
+        // The reference: CPUs 2-3 (capacity 1024) at 2 GHz; CPUs 0-1 top at 1 GHz.
+        assert_eq!(m.ref_khz(), 2_000_000);
+        assert_eq!(m.work_classes(), vec!["int"]);
+        assert_eq!(m.work_capacity(0, "int"), Some(400)); // 800 × 1/2
+        assert_eq!(m.work_capacity(3, "int"), Some(600));
+        assert_eq!(m.work_capacity(3, "fp"), None);
+        let back = parse_machine_toml(&machine_to_toml(&m), Path::new("y.toml")).unwrap();
+        assert_eq!(back.core_kinds, m.core_kinds);
     }
 
     const GOOD: &str = r#"name = "tiny"
@@ -953,6 +988,10 @@ kind = 1
             ("smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"", "smt_throughput = [1024, 0]\n\n[[core_kind]]\nname = \"big\"", "entries in 1..=1024"),
             ("[topology]", "[cost]\nfork = 1000000001\n[topology]", "cost `fork` = 1000000001: a cost is at most 1000000000 ns"),
             ("[topology]", "node_reclaim_distance = 256\n[topology]", "a SLIT distance is at most 255"),
+            // Work classes: a rate on every kind in use, in 1..=4096.
+            ("name = \"big\"\nsmt_throughput = [1024]", "name = \"big\"\nsmt_throughput = [1024]\nwork_per_clock = { sysbench-cpu = 700 }", "work class `sysbench-cpu` has a rate on core kind `big` but not on `little`"),
+            ("name = \"little\"\nsmt_throughput = [1024]", "name = \"little\"\nsmt_throughput = [1024]\nwork_per_clock = { x = 0 }", "core kind `little`: work_per_clock.x = 0 outside 1..=4096"),
+            ("name = \"little\"\nsmt_throughput = [1024]", "name = \"little\"\nsmt_throughput = [1024]\nwork_per_clock = { x = 5000 }", "work_per_clock.x = 5000 outside 1..=4096"),
             // Idle state kinds and coupling.
             ("target_residency_us = 1\n", "target_residency_us = 1\nkind = \"mwait\"\n", "idle state `WFI`: unknown kind `mwait` (known: hardware, poll, snooze)"),
             ("target_residency_us = 1\n", "target_residency_us = 1\n[[idle_table.state]]\nname = \"POLL\"\nexit_latency_us = 0\ntarget_residency_us = 0\nkind = \"poll\"\n", "idle state `POLL`: kind `poll` must be the table's first state"),

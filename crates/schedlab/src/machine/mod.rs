@@ -62,6 +62,16 @@ pub struct CoreKind {
     /// busy: `smt_throughput[0]` is 1024 (alone on the core); e.g. `[1024, 640]` means
     /// two busy SMT2 siblings each run at 62.5 % (the core at 125 %).
     pub smt_throughput: Vec<u32>,
+    /// Work classes this micro-architecture runs at a rate of their own, not the one
+    /// its capacity implies: per class, the reference cycles it retires per clock,
+    /// on the 1024 scale (1024 = one reference cycle a clock). A generator counts a
+    /// program's work in reference cycles at the machine's reference frequency
+    /// ([`Machine::ref_khz`]); a CPU running a task of class `c` then works at
+    /// `work_per_clock[c] × its highest frequency / ref_khz` instead of at
+    /// `capacity_orig`. The scheduler never sees it: `capacity_orig` (DMIPS-based, as
+    /// the device tree's `capacity-dmips-mhz`) stays what placement and PELT use.
+    /// Empty: every program runs at capacity.
+    pub work_per_clock: std::collections::BTreeMap<String, u32>,
 }
 
 /// A cpuidle state (`/sys/devices/system/cpu/cpuN/cpuidle/stateK`).
@@ -608,6 +618,48 @@ fn check_idle_tables(idle_tables: &[Vec<IdleState>]) -> Result<(), String> {
     Ok(())
 }
 
+/// Frequency assumed for the reference CPU when the machine has no OPP table (kHz).
+pub const DEFAULT_REF_KHZ: u64 = 2_000_000;
+
+/// Work classes: rates in 1..=4096, and a class named by one core kind in use
+/// named by every kind in use (a task of that class must have a rate wherever it runs).
+fn check_work_classes(p: &MachineParts) -> Result<(), String> {
+    let classes: std::collections::BTreeSet<&String> = p
+        .core_kinds
+        .iter()
+        .flat_map(|k| k.work_per_clock.keys())
+        .collect();
+    if classes.len() > 255 {
+        return Err(format!("{} work classes: at most 255", classes.len()));
+    }
+    let mut used: Vec<usize> = p.cpus.iter().map(|c| c.kind).collect();
+    used.sort_unstable();
+    used.dedup();
+    for &k in &used {
+        let kind = &p.core_kinds[k];
+        for (class, &r) in &kind.work_per_clock {
+            if r == 0 || r > 4096 {
+                return Err(format!(
+                    "core kind `{}`: work_per_clock.{class} = {r} outside 1..=4096",
+                    kind.name
+                ));
+            }
+            if let Some(o) = used
+                .iter()
+                .map(|&o| &p.core_kinds[o])
+                .find(|o| !o.work_per_clock.contains_key(class))
+            {
+                return Err(format!(
+                    "work class `{class}` has a rate on core kind `{}` but not on `{}`: \
+                     give it one on every kind",
+                    kind.name, o.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Machine {
     /// Validate `p` and index it. Errors say what is inconsistent.
     pub fn new(p: MachineParts) -> Result<Machine, String> {
@@ -636,6 +688,7 @@ impl Machine {
         }
         check_freq_domains(&p)?;
         check_idle_tables(&p.idle_tables)?;
+        check_work_classes(&p)?;
         Ok(Machine { parts: p, masks: m })
     }
 
@@ -695,6 +748,41 @@ impl Machine {
     #[inline]
     pub fn idle_states(&self, cpu: usize) -> &[IdleState] {
         &self.idle_tables[self.cpus[cpu].idle_table]
+    }
+    /// The reference frequency (kHz) a generator counts work at: the highest OPP of
+    /// the biggest CPU (the one whose capacity is the 1024 reference), or
+    /// [`DEFAULT_REF_KHZ`] when the machine gives no frequency.
+    pub fn ref_khz(&self) -> u64 {
+        self.cpus
+            .iter()
+            .max_by_key(|c| c.capacity_orig)
+            .and_then(|c| self.freq_domains.get(c.freq_domain))
+            .map(|d| u64::from(d.max_freq_khz()))
+            .filter(|&k| k > 0)
+            .unwrap_or(DEFAULT_REF_KHZ)
+    }
+    /// The work classes with a rate of their own on this machine, sorted.
+    pub fn work_classes(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .core_kinds
+            .iter()
+            .flat_map(|k| k.work_per_clock.keys().map(String::as_str))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+    /// The capacity (1024 scale, may exceed it) at which `cpu` runs work of `class`
+    /// at its highest frequency: [`CoreKind::work_per_clock`] scaled by the CPU's
+    /// highest frequency over [`Machine::ref_khz`]. `None`: no rate of its own (the
+    /// work runs at `capacity_orig`).
+    pub fn work_capacity(&self, cpu: usize, class: &str) -> Option<u64> {
+        let c = &self.cpus[cpu];
+        let r = *self.core_kinds[c.kind].work_per_clock.get(class)?;
+        let fmax = u64::from(self.freq_domains[c.freq_domain].max_freq_khz());
+        let fref = self.ref_khz();
+        let fmax = if fmax == 0 { fref } else { fmax };
+        Some((u64::from(r) * fmax / fref).max(1))
     }
     /// Per-thread throughput (1024 scale) of `cpu` when `busy` threads of its core run.
     #[inline]

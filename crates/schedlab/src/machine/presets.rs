@@ -312,6 +312,7 @@ fn kind(name: &str, smt: usize) -> CoreKind {
     CoreKind {
         name: name.to_string(),
         smt_throughput: default_smt_throughput(smt),
+        work_per_clock: Default::default(),
     }
 }
 
@@ -798,6 +799,8 @@ struct ArmCluster {
     /// The cluster's own idle power by its shallowest CPU state (empty: not
     /// modelled); with it, every OPP's `cluster_power_mw`.
     cluster_idle_mw: Vec<f64>,
+    /// The core kind's [`CoreKind::work_per_clock`].
+    work_per_clock: &'static [(&'static str, u32)],
 }
 
 fn arm_soc(name: &str, description: &str, clusters: Vec<ArmCluster>, cost: CostTable) -> Machine {
@@ -828,7 +831,17 @@ fn arm_soc(name: &str, description: &str, clusters: Vec<ArmCluster>, cost: CostT
             .collect(),
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
-        core_kinds: clusters.iter().map(|c| kind(c.kind, 1)).collect(),
+        core_kinds: clusters
+            .iter()
+            .map(|c| CoreKind {
+                work_per_clock: c
+                    .work_per_clock
+                    .iter()
+                    .map(|&(class, r)| (class.to_string(), r))
+                    .collect(),
+                ..kind(c.kind, 1)
+            })
+            .collect(),
         idle_tables: clusters.iter().map(|c| c.idle.clone()).collect(),
         freq_domains: clusters
             .iter()
@@ -897,6 +910,14 @@ fn opps_dpc(dpc: u64, table: &[(u32, u32)]) -> Vec<Opp> {
 //   Per-CPU idle power from §5: A53 6/0/0, A57 15/0/0.
 // - LLC = cluster L2 (A57 2 MB, A53 1 MB); no L3. Frequency domain = cluster.
 // - transition latency: SCPI firmware DVFS; ~500 µs is an estimate.
+// - Work class `sysbench-cpu` (sysbench's prime test, bound by the integer divider):
+//   reference cycles per clock A53 624, A57 724 (1024 = one reference cycle of the
+//   generator's 905 122 per event a clock), i.e. A57:A53 1.50 at their top OPPs
+//   where the capacities say 2.30. Fitted on seed 004's baseline ("tip") single run
+//   only: the task that never left its A53 (1.7463 s for 1 000 events at 850 MHz:
+//   1.484 M cycles an event) and the first to finish (1.2608 s), taken to move to an
+//   A57 when the pinned hogs end at 250 of its events (1.164 ms an event at
+//   1100 MHz: 1.280 M cycles). docs/calibration.md §7; the misfit arm is the check.
 fn juno_r0() -> Machine {
     arm_soc(
         "juno-r0",
@@ -919,6 +940,7 @@ fn juno_r0() -> Machine {
                 ],
                 llc: 0,
                 cluster_idle_mw: vec![56.0, 56.0, 17.0],
+                work_per_clock: &[("sysbench-cpu", 624)],
             },
             ArmCluster {
                 cpus: &[1, 2],
@@ -936,6 +958,7 @@ fn juno_r0() -> Machine {
                 ],
                 llc: 1,
                 cluster_idle_mw: vec![65.0, 65.0, 24.0],
+                work_per_clock: &[("sysbench-cpu", 724)],
             },
         ],
         cost_arm_big(),
@@ -954,6 +977,12 @@ fn juno_r0() -> Machine {
 //   950 / 1500, cluster-sleep-1 800+2900 = 3700 / 3500 (residency below latency is
 //   what the DT says). WFI 1/1 µs. Idle power unknown (0).
 // - LLC = cluster L2 (A53_L2, A73_L2 in the DT).
+// - Work class `sysbench-cpu`: reference cycles per clock A53 669, A73 653 (A73:A53
+//   1.65 at the lowest OPPs seed 004 ran at, 1.38 at the top ones, where the
+//   capacities say 2.22), fitted as on juno-r0 on seed 004's tip single run: the task
+//   that stayed on its A53 (2.5976 s at 533 MHz: 1.385 M cycles an event) and the
+//   first to finish (1.7280 s: 1.573 ms an event on an A73 at 903 MHz, 1.420 M
+//   cycles). docs/calibration.md §7.
 fn hikey960() -> Machine {
     arm_soc(
         "hikey960",
@@ -973,6 +1002,7 @@ fn hikey960() -> Machine {
                 ],
                 llc: 0,
                 cluster_idle_mw: Vec::new(),
+                work_per_clock: &[("sysbench-cpu", 669)],
             },
             ArmCluster {
                 cpus: &[4, 5, 6, 7],
@@ -987,6 +1017,7 @@ fn hikey960() -> Machine {
                 ],
                 llc: 1,
                 cluster_idle_mw: Vec::new(),
+                work_per_clock: &[("sysbench-cpu", 653)],
             },
         ],
         cost_arm_big(),
@@ -1048,6 +1079,7 @@ fn pixel6() -> Machine {
                 idle: vec![idle("WFI", 1, 1, 0.0), idle("c2", 230, 2000, 0.0)],
                 llc: 0,
                 cluster_idle_mw: Vec::new(),
+                work_per_clock: &[],
             },
             ArmCluster {
                 cpus: &[4, 5],
@@ -1058,6 +1090,7 @@ fn pixel6() -> Machine {
                 idle: vec![idle("WFI", 1, 1, 0.0), idle("c2", 340, 2500, 0.0)],
                 llc: 0,
                 cluster_idle_mw: Vec::new(),
+                work_per_clock: &[],
             },
             ArmCluster {
                 cpus: &[6, 7],
@@ -1068,6 +1101,7 @@ fn pixel6() -> Machine {
                 idle: vec![idle("WFI", 1, 1, 0.0), idle("c2", 455, 3500, 0.0)],
                 llc: 0,
                 cluster_idle_mw: Vec::new(),
+                work_per_clock: &[],
             },
         ],
         cost,

@@ -508,7 +508,8 @@ fn core_kinds(capacity: &[u32], smt: &[CpuMask]) -> (Vec<usize>, Vec<CoreKind>) 
     let mut core_kinds = vec![
         CoreKind {
             name: String::new(),
-            smt_throughput: vec![]
+            smt_throughput: vec![],
+            work_per_clock: Default::default(),
         };
         nr_kinds
     ];
@@ -517,6 +518,7 @@ fn core_kinds(capacity: &[u32], smt: &[CpuMask]) -> (Vec<usize>, Vec<CoreKind>) 
         core_kinds[k] = CoreKind {
             name: format!("cap{cap}-smt{w}"),
             smt_throughput: default_smt_throughput(w),
+            work_per_clock: Default::default(),
         };
     }
     (kind, core_kinds)

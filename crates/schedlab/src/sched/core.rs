@@ -113,6 +113,9 @@ pub struct Task {
     pub exiting: bool,
     /// Cache refill work to charge at the next switch-in (after a migration).
     pub refill_work: u64,
+    /// Index of the task's work class in [`Kernel::work_classes`] plus one (0: none,
+    /// its work runs at the CPU's capacity).
+    pub work_class: u8,
     pub seg: Segment,
     pub timer_gen: u32,
     pub timer_cpu: usize,
@@ -295,6 +298,7 @@ impl Task {
             wake_pending: false,
             exiting: false,
             refill_work: 0,
+            work_class: 0,
             seg: Segment::None,
             timer_gen: 0,
             timer_cpu: cpu,
@@ -356,7 +360,13 @@ pub struct Rq {
     pub freq_scale: u64,
     // --- simulator execution state ---
     pub kernel_work: u64,
+    /// Execution rate of kernel work and of a task without a work class (1024 = one
+    /// reference ns of work per ns).
     pub rate: u64,
+    /// Execution rate of the current task's own work: `rate`, or for a task of a
+    /// work class the machine rates separately, that class's
+    /// ([`crate::machine::CoreKind::work_per_clock`]).
+    pub task_rate: u64,
     pub seg_start: SimTime,
     pub seg_gen: u32,
     pub tick_gen: u32,
@@ -428,6 +438,7 @@ impl Rq {
             freq_scale: 1024,
             kernel_work: 0,
             rate: 1024,
+            task_rate: 1024,
             seg_start: 0,
             seg_gen: 0,
             tick_gen: 0,
@@ -478,6 +489,9 @@ pub struct Kernel<O> {
     core_busy: Vec<u32>,
     /// SMT siblings of each CPU, itself included.
     sibs: Vec<Box<[u32]>>,
+    /// The machine's work classes ([`Machine::work_classes`]) and, per class, each
+    /// CPU's capacity for it ([`Machine::work_capacity`]).
+    work_classes: Vec<(String, Vec<u64>)>,
     /// Per coupling level ([`IdleState::CORE`], [`IdleState::CLUSTER`]) and CPU, the
     /// first CPU of its core (SMT siblings) or cluster (`cpu_clustergroup_mask`),
     /// which indexes `coupled_down`.
@@ -789,6 +803,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let sibs = (0..m.nr_cpus())
             .map(|c| m.smt_mask(c).iter().map(|s| s as u32).collect())
             .collect();
+        let work_classes = m
+            .work_classes()
+            .into_iter()
+            .map(|c| {
+                let caps = (0..m.nr_cpus())
+                    .map(|cpu| m.work_capacity(cpu, c).unwrap_or(1024))
+                    .collect();
+                (c.to_string(), caps)
+            })
+            .collect();
         let coupled_first = [
             (0..m.nr_cpus())
                 .map(|c| m.smt_mask(c).first().unwrap_or(c) as u32)
@@ -822,6 +846,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             dirty: Vec::new(),
             core_busy: vec![0; nr_cores],
             sibs,
+            work_classes,
             coupled_first,
             coupled_down,
             idle_dev,
@@ -950,12 +975,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.rqs[cpu].kernel_work > 0
     }
 
-    /// The current task of `cpu` runs `ns` reference nanoseconds of work (scaled
-    /// by the CPU's capacity and frequency as it runs); 0 only lets pending kernel
-    /// work finish first.
+    /// The current task of `cpu` runs `work` reference nanoseconds of its own work
+    /// and then `cost` of a system call's kernel code in one segment, scaled by the
+    /// CPU's capacity and frequency as it runs; 0 and 0 only let pending kernel work
+    /// finish first. The call's cost runs at the CPU's capacity whatever the task's
+    /// work class: in a segment that runs at the class's rate it counts for
+    /// `cost × task_rate / rate`.
     #[inline]
-    pub(crate) fn run_work(&mut self, cpu: usize, ns: u64, q: &mut EventQueue<Event>) {
-        self.set_segment(cpu, Segment::Work(ns << WORK_SHIFT), q);
+    pub(crate) fn run_work(&mut self, cpu: usize, work: u64, cost: u64, q: &mut EventQueue<Event>) {
+        let rq = &self.rqs[cpu];
+        let cost = if rq.task_rate == rq.rate {
+            cost
+        } else {
+            (u128::from(cost) * u128::from(rq.task_rate) / u128::from(rq.rate)) as u64
+        };
+        self.set_segment(cpu, Segment::Work((work + cost) << WORK_SHIFT), q);
     }
 
     /// The current task of `cpu` busy-waits until wall time `until`, whatever the
@@ -1950,10 +1984,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if dt == 0 {
             return;
         }
-        let mut done = dt * rq.rate;
-        let k = rq.kernel_work.min(done);
-        rq.kernel_work -= k;
-        done -= k;
+        let done = if rq.task_rate == rq.rate {
+            let done = dt * rq.rate;
+            let k = rq.kernel_work.min(done);
+            rq.kernel_work -= k;
+            done - k
+        } else {
+            // Kernel work first at the CPU's rate, the rest at the task's own.
+            let kt = rq.kernel_work.div_ceil(rq.rate);
+            if dt <= kt {
+                rq.kernel_work = rq.kernel_work.saturating_sub(dt * rq.rate);
+                0
+            } else {
+                rq.kernel_work = 0;
+                (dt - kt) * rq.task_rate
+            }
+        };
         if let Segment::Work(w) = &mut self.tasks[pid as usize].seg {
             *w = w.saturating_sub(done);
         }
@@ -1966,6 +2012,28 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let rq = &mut self.rqs[cpu];
         let r = rq.cpu_capacity_orig * rq.freq_scale / 1024 * smt / 1024;
         rq.rate = r.max(1);
+        let class = rq.curr.map_or(0, |p| self.tasks[p as usize].work_class);
+        rq.task_rate = match class {
+            0 => rq.rate,
+            c => {
+                let cap = self.work_classes[c as usize - 1].1[cpu];
+                (cap * rq.freq_scale / 1024 * smt / 1024).max(1)
+            }
+        };
+    }
+
+    /// Give `pid` the work class `class`: from then on its work runs at the rate the
+    /// machine gives that class ([`crate::machine::CoreKind::work_per_clock`]); a
+    /// class the machine does not rate leaves it at the CPU's capacity. Returns
+    /// whether the machine rates the class.
+    pub fn set_work_class(&mut self, pid: Pid, class: &str) -> bool {
+        let idx = self
+            .work_classes
+            .iter()
+            .position(|(c, _)| c == class)
+            .map_or(0, |i| i as u8 + 1);
+        self.tasks[pid as usize].work_class = idx;
+        idx != 0
     }
 
     /// Change what sets `cpu`'s execution rate (`f` edits the rq, e.g. its
@@ -2077,6 +2145,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     return;
                 }
                 kdone
+            }
+            Segment::Work(w) if rq.task_rate != rate => {
+                now + rq.kernel_work.div_ceil(rate) + w.div_ceil(rq.task_rate)
             }
             Segment::Work(w) => now + (rq.kernel_work + w).div_ceil(rate),
             Segment::Spin(until) => until.max(kdone),

@@ -1227,6 +1227,7 @@ mod tests {
             core_kinds: vec![CoreKind {
                 name: "k".into(),
                 smt_throughput: vec![1024; 8],
+                work_per_clock: Default::default(),
             }],
             idle_tables: vec![vec![]],
             freq_domains: vec![FreqDomain {

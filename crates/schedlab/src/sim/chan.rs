@@ -43,7 +43,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         }
         st.remote_paid = true;
         let ns = self.noisy(ns);
-        self.k.run_work(cpu, ns, &mut self.q);
+        self.k.run_work(cpu, 0, ns, &mut self.q);
         true
     }
 

@@ -22,18 +22,19 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         match op {
             Op::Compute(d) => {
                 if st.phase == 0 {
-                    let mut w = d.sample(&mut st.rng);
+                    let w = d.sample(&mut st.rng);
+                    let mut cost = 0;
                     st.phase = 1;
                     // Run the next op's system-call cost in the same segment: nothing
                     // can observe the boundary between the two, and it saves an event.
                     if let Some(next) = ops.get(st.pc + 1) {
                         if let Some(c) = self.op_cost(next, inst) {
-                            w += self.noisy(c);
+                            cost = self.noisy(c);
                             st.prepaid = true;
                         }
                     }
-                    if w > 0 || self.k.kernel_work_pending(cpu) {
-                        self.k.run_work(cpu, w, &mut self.q);
+                    if w + cost > 0 || self.k.kernel_work_pending(cpu) {
+                        self.k.run_work(cpu, w, cost, &mut self.q);
                         return true;
                     }
                 }
@@ -54,7 +55,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Sleep(d) => {
                 if st.phase == 0 && self.k.kernel_work_pending(cpu) {
                     // Finish the pending kernel work (a wakeup just issued) first.
-                    self.k.run_work(cpu, 0, &mut self.q);
+                    self.k.run_work(cpu, 0, 0, &mut self.q);
                     return true;
                 }
                 if st.phase == 0 {

@@ -526,6 +526,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         if self.st.len() <= i {
             self.st.resize_with(i + 1, || None);
         }
+        if let Some(c) = &self.spec.programs[prog].work_class {
+            self.k.set_work_class(pid, c);
+        }
         let rng = self.streams.stream(self.stream_name(&stream));
         self.st[i] = Some(Box::new(ProgState {
             prog,
@@ -639,7 +642,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         if *st_phase == 0 {
             *st_phase = 1;
             if ns > 0 || self.k.kernel_work_pending(cpu) {
-                self.k.run_work(cpu, ns, &mut self.q);
+                self.k.run_work(cpu, 0, ns, &mut self.q);
                 return true;
             }
         }

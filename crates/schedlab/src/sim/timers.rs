@@ -35,7 +35,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 pay!(self, cpu, op, st);
                 if self.k.kernel_work_pending(cpu) {
                     // Finish the pending kernel work (a wakeup just issued) first.
-                    self.k.run_work(cpu, 0, &mut self.q);
+                    self.k.run_work(cpu, 0, 0, &mut self.q);
                     return true;
                 }
                 let i = t.resolve(inst);

@@ -314,6 +314,11 @@ pub const NO_METRIC: u32 = u32::MAX;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
     pub name: String,
+    /// The work class of its computation (e.g. `sysbench-cpu`): on a machine whose
+    /// core kinds give that class a per-clock rate ([`crate::machine::CoreKind::work_per_clock`])
+    /// the task's work runs at that rate instead of at the CPU's capacity. `None`:
+    /// at capacity, as the scheduler assumes.
+    pub work_class: Option<String>,
     pub ops: Vec<Op>,
 }
 
@@ -322,6 +327,7 @@ impl Program {
     pub fn new(name: impl Into<String>, ops: Vec<Op>) -> Program {
         Program {
             name: name.into(),
+            work_class: None,
             ops,
         }
     }

@@ -570,6 +570,7 @@ impl Ctx<'_> {
                 self.ops(a, ctx_name, &mut ops)?;
                 self.spec.programs.push(Program {
                     name: name.to_string(),
+                    work_class: None,
                     ops,
                 });
                 Ok(self.spec.programs.len() - 1)
@@ -605,6 +606,7 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
             cx.prog_names.insert(n.clone(), i);
             cx.spec.programs.push(Program {
                 name: n.clone(),
+                work_class: None,
                 ops: Vec::new(),
             });
         }
@@ -694,6 +696,19 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
             .get("program")
             .ok_or_else(|| t.err("program", "every task group needs a `program`"))?;
         let prog = cx.program(pnode, &name, &format!("workload.task[{gi}].program"))?;
+        if let Some(class) = t.str("work_class")? {
+            let p = &mut cx.spec.programs[prog];
+            match &p.work_class {
+                Some(c) if c != class => return Err(t.err(
+                    "work_class",
+                    format!(
+                        "program `{}` already has work class `{c}`: a program's work has one class",
+                        p.name
+                    ),
+                )),
+                _ => p.work_class = Some(class.to_string()),
+            }
+        }
         t.finish()?;
         let process = threads.then_some(gi as u32);
         for i in 0..count {

@@ -86,6 +86,7 @@ impl W {
     pub fn prog(&mut self, name: &str, ops: Vec<Op>) -> usize {
         self.spec.programs.push(Program {
             name: name.into(),
+            work_class: None,
             ops,
         });
         self.spec.programs.len() - 1

@@ -122,6 +122,7 @@ pub fn spec(o: &AdrestiaOpts) -> WorkloadSpec {
     let mut off = 0;
     spec.programs.push(Program {
         name: "adrestia".into(),
+        work_class: None,
         ops: Vec::new(),
     });
     for &(n, rounds, periodic, name) in &tests {
@@ -129,6 +130,7 @@ pub fn spec(o: &AdrestiaOpts) -> WorkloadSpec {
         let worker = spec.programs.len();
         spec.programs.push(Program {
             name: "adrestia-worker".into(),
+            work_class: None,
             ops: vec![
                 Op::Loop {
                     count: LoopCount::Times(Dist::Const(rounds)),

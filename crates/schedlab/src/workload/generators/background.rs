@@ -178,6 +178,7 @@ pub fn append(spec: &mut WorkloadSpec, bg: &Background, m: &Machine) {
     let prog = spec.programs.len();
     spec.programs.push(Program {
         name: "spinner".into(),
+        work_class: None,
         ops: vec![
             Op::Loop {
                 count: LoopCount::Forever,

@@ -165,6 +165,7 @@ pub(crate) fn messaging_spec(o: &MessagingOpts) -> WorkloadSpec {
         };
         spec.programs.push(Program {
             name: "receiver".into(),
+            work_class: None,
             ops: vec![
                 Op::Write {
                     ch: ready,

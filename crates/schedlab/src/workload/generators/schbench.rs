@@ -242,6 +242,7 @@ fn build(m: u32, t: u32, runtime_s: u32, v: Version, nr_cpus: usize) -> Workload
     main.push(Op::Exit);
     spec.programs.push(Program {
         name: "schbench".into(),
+        work_class: None,
         ops: main,
     });
     for mi in 0..m {
@@ -320,6 +321,7 @@ fn message_thread(sh: Shape, mi: u32) -> Program {
     };
     Program {
         name: format!("msg{mi}"),
+        work_class: None,
         ops: p,
     }
 }
@@ -413,6 +415,7 @@ fn worker(sh: Shape, mt: Metrics, mi: u32) -> Program {
     };
     Program {
         name: format!("worker{mi}"),
+        work_class: None,
         ops: w,
     }
 }

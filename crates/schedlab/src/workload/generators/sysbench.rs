@@ -51,12 +51,15 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
+/// The work class of `cpu` workers ([`crate::machine::CoreKind::work_per_clock`]):
+/// the prime test's trial divisions are bound by the integer divider, whose speed
+/// per clock differs between micro-architectures far less than their DMIPS do.
+pub const CPU_WORK_CLASS: &str = "sysbench-cpu";
+
 /// Reference cycles per trial division step of the prime test (estimate).
 pub const CYCLES_PER_TRIAL: u64 = 6;
 /// Reference cycles per candidate number (square root, loop; estimate).
 pub const CYCLES_PER_CANDIDATE: u64 = 20;
-/// Frequency assumed for the reference CPU when the machine has no OPP table (kHz).
-pub const DEFAULT_REF_KHZ: u64 = 2_000_000;
 
 /// Total time of group `g` (ns): `total_time.g{g}`.
 pub(crate) fn total_metric(g: usize) -> String {
@@ -102,17 +105,6 @@ pub fn prime_steps(max: u64) -> (u64, u64) {
         }
     }
     (steps, max.saturating_sub(2))
-}
-
-/// Reference frequency of machine `m` (kHz): the highest OPP of its biggest CPU.
-pub(crate) fn ref_khz(m: &Machine) -> u64 {
-    m.cpus
-        .iter()
-        .max_by_key(|c| c.capacity_orig)
-        .and_then(|c| m.freq_domains.get(c.freq_domain))
-        .map(|d| u64::from(d.max_freq_khz()))
-        .filter(|&k| k > 0)
-        .unwrap_or(DEFAULT_REF_KHZ)
 }
 
 /// Reference work of one `cpu` event (ns) for `max_prime` at `khz`.
@@ -163,6 +155,7 @@ pub fn spec(groups: &[Group]) -> WorkloadSpec {
         main.push(Op::Exit);
         spec.programs.push(Program {
             name: "sysbench".into(),
+            work_class: None,
             ops: main,
         });
         let mutex_base = spec.mutexes;
@@ -225,6 +218,7 @@ pub fn spec(groups: &[Group]) -> WorkloadSpec {
             }
             spec.programs.push(Program {
                 name: "sysbench-worker".into(),
+                work_class: matches!(gr.test, Test::Cpu { .. }).then(|| CPU_WORK_CLASS.into()),
                 ops: w,
             });
         }
@@ -368,7 +362,7 @@ pub fn parse(kind: &str, w: &TableReader<'_>, m: &Machine) -> Result<Generated, 
     } else {
         let p = w.uint("cpu_max_prime", 3, 10_000_000)?.unwrap_or(10_000);
         Test::Cpu {
-            work_ns: prime_work_ns(p, ref_khz(m)),
+            work_ns: prime_work_ns(p, m.ref_khz()),
         }
     };
     let mut groups = Vec::new();

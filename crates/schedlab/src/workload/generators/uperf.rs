@@ -155,6 +155,7 @@ pub fn spec(o: &UperfOpts, m: &Machine) -> WorkloadSpec {
     };
     s.programs.push(Program {
         name: "uperf-master".into(),
+        work_class: None,
         ops: strand(
             0,
             [Op::Read { ch: down, bytes }, Op::Count { metric: mr }],
@@ -163,6 +164,7 @@ pub fn spec(o: &UperfOpts, m: &Machine) -> WorkloadSpec {
     });
     s.programs.push(Program {
         name: "uperf-slave".into(),
+        work_class: None,
         ops: strand(
             1,
             [Op::Write { ch: down, bytes }, Op::Count { metric: sw }],

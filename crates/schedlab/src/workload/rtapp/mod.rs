@@ -1035,6 +1035,7 @@ impl Builder<'_> {
         }
         Program {
             name: tname.to_string(),
+            work_class: None,
             ops,
         }
     }
@@ -1359,6 +1360,7 @@ pub fn build(f: &RtAppFile, m: &Machine) -> (WorkloadSpec, Vec<ThreadMetrics>) {
         b.fork_prog.insert(t.name.clone(), i);
         b.spec.programs.push(Program {
             name: t.name.clone(),
+            work_class: None,
             ops: Vec::new(),
         });
     }
@@ -1416,6 +1418,7 @@ pub fn build(f: &RtAppFile, m: &Machine) -> (WorkloadSpec, Vec<ThreadMetrics>) {
     main_ops.push(Op::Exit);
     b.spec.programs.push(Program {
         name: MAIN_TASK.to_string(),
+        work_class: None,
         ops: main_ops,
     });
     b.spec.tasks[0].prog = b.spec.programs.len() - 1;
