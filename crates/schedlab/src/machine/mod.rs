@@ -8,10 +8,13 @@
 //! turns into `{frequency, capacity, power, cost}` performance states.
 //!
 //! [`Machine`] holds exactly that, as an explicit value (only the sysfs importer
-//! touches the host). It adds two things the kernel does not know but a simulator
+//! touches the host). It adds three things the kernel does not know but a simulator
 //! needs: how much throughput each SMT hardware thread keeps when 1..N siblings of its
-//! core are busy ([`CoreKind::smt_throughput`]), and what the simulated kernel's own
-//! work costs on this machine ([`CostTable`]).
+//! core are busy ([`CoreKind::smt_throughput`]); how fast each micro-architecture runs
+//! a program whose speed does not follow its Dhrystone-based capacity
+//! ([`CoreKind::work_per_clock`]: a divide-bound loop gains far less on a big core
+//! than `capacity-dmips-mhz` says); and what the simulated kernel's own work costs on
+//! this machine ([`CostTable`]).
 //!
 //! Units follow the kernel: capacities on the 1024 scale, frequencies in kHz, power in
 //! mW, latencies in ns (sysfs prints µs; importers convert).

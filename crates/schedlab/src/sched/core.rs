@@ -113,8 +113,9 @@ pub struct Task {
     pub exiting: bool,
     /// Cache refill work to charge at the next switch-in (after a migration).
     pub refill_work: u64,
-    /// Index of the task's work class in [`Kernel::work_classes`] plus one (0: none,
-    /// its work runs at the CPU's capacity).
+    /// Index of the task's work class among the machine's
+    /// ([`Machine::work_classes`]) plus one (0: none, its work runs at the CPU's
+    /// capacity).
     pub work_class: u8,
     pub seg: Segment,
     pub timer_gen: u32,

@@ -699,13 +699,15 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
         if let Some(class) = t.str("work_class")? {
             let p = &mut cx.spec.programs[prog];
             match &p.work_class {
-                Some(c) if c != class => return Err(t.err(
-                    "work_class",
-                    format!(
+                Some(c) if c != class => {
+                    return Err(t.err(
+                        "work_class",
+                        format!(
                         "program `{}` already has work class `{c}`: a program's work has one class",
                         p.name
                     ),
-                )),
+                    ))
+                }
                 _ => p.work_class = Some(class.to_string()),
             }
         }
