@@ -125,6 +125,14 @@ pub struct Task {
     pub(crate) group_node: ListNode,
 }
 
+/// A system call's `cost` (reference ns at the CPU's `rate`) as work of a segment
+/// that runs at `task_rate`: the same time at the other rate.
+#[cold]
+#[inline(never)]
+fn classed_cost(cost: u64, task_rate: u64, rate: u64) -> u64 {
+    (u128::from(cost) * u128::from(task_rate) / u128::from(rate)) as u64
+}
+
 /// The tasks' affinity masks, each distinct mask stored once: a task holds the
 /// index of its mask. Tasks mostly share a handful of masks (all CPUs, a node, a
 /// pinned CPU), so 100 000 tasks cost 4 bytes each instead of a 136-byte mask each.
@@ -988,7 +996,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let cost = if rq.task_rate == rq.rate {
             cost
         } else {
-            (u128::from(cost) * u128::from(rq.task_rate) / u128::from(rq.rate)) as u64
+            classed_cost(cost, rq.task_rate, rq.rate)
         };
         self.set_segment(cpu, Segment::Work((work + cost) << WORK_SHIFT), q);
     }
@@ -1977,6 +1985,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     // ------------------------------------------------------------------
 
     /// Account the progress of `cpu`'s kernel work and current segment up to `now`.
+    #[inline]
     fn sync_progress(&mut self, cpu: usize, now: SimTime) {
         let rq = &mut self.rqs[cpu];
         let Some(pid) = rq.curr else { return };
@@ -1991,18 +2000,27 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             rq.kernel_work -= k;
             done - k
         } else {
-            // Kernel work first at the CPU's rate, the rest at the task's own.
-            let kt = rq.kernel_work.div_ceil(rq.rate);
-            if dt <= kt {
-                rq.kernel_work = rq.kernel_work.saturating_sub(dt * rq.rate);
-                0
-            } else {
-                rq.kernel_work = 0;
-                (dt - kt) * rq.task_rate
-            }
+            Self::classed_progress(rq, dt)
         };
         if let Segment::Work(w) = &mut self.tasks[pid as usize].seg {
             *w = w.saturating_sub(done);
+        }
+    }
+
+    /// [`Kernel::sync_progress`] for a task whose work class runs at a rate of its
+    /// own: the pending kernel work first at the CPU's rate, then the task's work at
+    /// its own for the rest of `dt`. Returns the task's work done. Out of line: most
+    /// runs never take it, and the common path stays small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn classed_progress(rq: &mut Rq, dt: u64) -> u64 {
+        let kt = rq.kernel_work.div_ceil(rq.rate);
+        if dt <= kt {
+            rq.kernel_work = rq.kernel_work.saturating_sub(dt * rq.rate);
+            0
+        } else {
+            rq.kernel_work = 0;
+            (dt - kt) * rq.task_rate
         }
     }
 
@@ -2147,10 +2165,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
                 kdone
             }
-            Segment::Work(w) if rq.task_rate != rate => {
-                now + rq.kernel_work.div_ceil(rate) + w.div_ceil(rq.task_rate)
-            }
-            Segment::Work(w) => now + (rq.kernel_work + w).div_ceil(rate),
+            Segment::Work(w) if rq.task_rate == rate => now + (rq.kernel_work + w).div_ceil(rate),
+            Segment::Work(w) => now + rq.kernel_work.div_ceil(rate) + w.div_ceil(rq.task_rate),
             Segment::Spin(until) => until.max(kdone),
         };
         q.push(
@@ -2163,6 +2179,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// Give the current task of `cpu` a new segment (its program's next demand).
+    #[inline]
     pub(crate) fn set_segment(&mut self, cpu: usize, seg: Segment, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("set_segment on an idle CPU");
         self.sync_progress(cpu, self.now);
