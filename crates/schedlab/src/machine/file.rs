@@ -847,6 +847,24 @@ mod tests {
         assert_eq!(back.core_kinds, m.core_kinds);
     }
 
+    /// A task's class is a byte: a machine of 256 classes is refused by name.
+    #[test]
+    fn more_than_255_work_classes_are_refused() {
+        let classes: Vec<String> = (0..256).map(|i| format!("c{i} = 1")).collect();
+        let table = format!("work_per_clock = {{ {} }}", classes.join(", "));
+        let text = GOOD
+            .replace(
+                "name = \"little\"\nsmt_throughput = [1024]",
+                &format!("name = \"little\"\nsmt_throughput = [1024]\n{table}"),
+            )
+            .replace(
+                "name = \"big\"\nsmt_throughput = [1024]",
+                &format!("name = \"big\"\nsmt_throughput = [1024]\n{table}"),
+            );
+        let e = err_of(&text);
+        assert!(e.msg.contains("256 work classes: at most 255"), "{e}");
+    }
+
     const GOOD: &str = r#"name = "tiny"
 arch = "arm64"
 

@@ -777,7 +777,8 @@ impl Machine {
     }
     /// The capacity (1024 scale, may exceed it) at which `cpu` runs work of `class`
     /// at its highest frequency: [`CoreKind::work_per_clock`] scaled by the CPU's
-    /// highest frequency over [`Machine::ref_khz`]. `None`: no rate of its own (the
+    /// highest frequency over [`Machine::ref_khz`], at most 4096 (so that a rate
+    /// times any simulated time fits in 64 bits). `None`: no rate of its own (the
     /// work runs at `capacity_orig`).
     pub fn work_capacity(&self, cpu: usize, class: &str) -> Option<u64> {
         let c = &self.cpus[cpu];
@@ -785,7 +786,7 @@ impl Machine {
         let fmax = u64::from(self.freq_domains[c.freq_domain].max_freq_khz());
         let fref = self.ref_khz();
         let fmax = if fmax == 0 { fref } else { fmax };
-        Some((u64::from(r) * fmax / fref).max(1))
+        Some((u64::from(r) * fmax / fref).clamp(1, 4096))
     }
     /// Per-thread throughput (1024 scale) of `cpu` when `busy` threads of its core run.
     #[inline]
