@@ -10,5 +10,8 @@ python3 -m venv "$venv"
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
 python -m pip install -q --disable-pip-version-check -r python/trace_readers/requirements.txt
-cargo build --release --locked -q -p schedlab-cli
+# `--workspace`, as tools/python-test.sh builds it: the same feature resolution, so
+# this reuses that release build instead of compiling the library again (`-p
+# schedlab-cli` did: 3 min in CI, measured 2026-11-28).
+cargo build --release --locked -q --workspace
 SCHEDLAB_BIN="$PWD/target/release/schedlab" python -m pytest -q -p no:cacheprovider python/trace_readers
