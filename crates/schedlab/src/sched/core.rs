@@ -2043,16 +2043,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// Give `pid` the work class `class`: from then on its work runs at the rate the
     /// machine gives that class ([`crate::machine::CoreKind::work_per_clock`]); a
-    /// class the machine does not rate leaves it at the CPU's capacity. Returns
-    /// whether the machine rates the class.
-    pub fn set_work_class(&mut self, pid: Pid, class: &str) -> bool {
-        let idx = self
+    /// class the machine does not rate leaves it at the CPU's capacity. Set before
+    /// the task first runs (its rate is derived at switch-in).
+    pub fn set_work_class(&mut self, pid: Pid, class: &str) {
+        self.tasks[pid as usize].work_class = self
             .work_classes
             .iter()
             .position(|(c, _)| c == class)
             .map_or(0, |i| i as u8 + 1);
-        self.tasks[pid as usize].work_class = idx;
-        idx != 0
     }
 
     /// Change what sets `cpu`'s execution rate (`f` edits the rq, e.g. its
