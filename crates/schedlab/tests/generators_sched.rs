@@ -879,3 +879,39 @@ program = [
     .unwrap_err();
     assert!(e.contains("t.toml:13") && e.contains("w[r9]"), "{e}");
 }
+
+#[test]
+fn loops_nest_deeper_than_the_inline_stack() {
+    // A task's open loops live inline up to two levels and spill beyond: four
+    // levels of 2 × 3 × 4 × 5 iterations run each body exactly as often, and a
+    // loop after them starts from an empty stack.
+    let body = r#"kind = "tasks"
+[[workload.task]]
+name = "t"
+count = 2
+program = [
+  { op = "loop", count = 2, body = [
+      { op = "count", metric = "l1" },
+      { op = "loop", count = 3, body = [
+          { op = "count", metric = "l2" },
+          { op = "loop", count = 4, body = [
+              { op = "count", metric = "l3" },
+              { op = "loop", count = 5, body = [
+                  { op = "compute", work = "1us" },
+                  { op = "count", metric = "l4" },
+              ] },
+          ] },
+      ] },
+  ] },
+  { op = "loop", count = 7, body = [
+      { op = "count", metric = "after" },
+  ] },
+]
+"#;
+    let sc = scenario("juno-r0", body).unwrap();
+    let mut s = experiment::build(&sc, 1, 0, &opts());
+    assert_eq!(s.run(None).unwrap(), StopReason::Completed);
+    for (m, n) in [("l1", 2), ("l2", 6), ("l3", 24), ("l4", 120), ("after", 7)] {
+        assert_eq!(hist(&sc, &s, m).count(), 2 * n, "{m}");
+    }
+}

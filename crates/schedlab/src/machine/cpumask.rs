@@ -167,33 +167,56 @@ impl CpuMask {
     }
 
     /// `cpumask_and`.
+    ///
+    /// Each of these builds the result from zero over the words that can hold a
+    /// bit, rather than copying `self` whole: the copy of 130 bytes was a call to
+    /// `memcpy` at every wakeup's idle scan, 2 % of the instructions of a run.
+    #[inline]
     pub fn and(&self, other: &CpuMask) -> CpuMask {
-        let mut m = *self;
-        m.hi = self.hi.min(other.hi);
-        for w in m.hi as usize..self.hi as usize {
-            m.bits[w] = 0;
-        }
-        for (a, b) in m.bits[..m.hi as usize].iter_mut().zip(other.bits.iter()) {
-            *a &= *b;
+        let hi = self.hi.min(other.hi);
+        let mut m = CpuMask {
+            bits: [0; WORDS],
+            hi,
+        };
+        for (w, (a, b)) in m.bits[..hi as usize]
+            .iter_mut()
+            .zip(self.bits.iter().zip(other.bits.iter()))
+        {
+            *w = a & b;
         }
         m
     }
 
     /// `cpumask_or`.
+    #[inline]
     pub fn or(&self, other: &CpuMask) -> CpuMask {
-        let mut m = *self;
-        m.hi = self.hi.max(other.hi);
-        for (a, b) in m.bits[..m.hi as usize].iter_mut().zip(other.bits.iter()) {
-            *a |= *b;
+        let hi = self.hi.max(other.hi);
+        let mut m = CpuMask {
+            bits: [0; WORDS],
+            hi,
+        };
+        for (w, (a, b)) in m.bits[..hi as usize]
+            .iter_mut()
+            .zip(self.bits.iter().zip(other.bits.iter()))
+        {
+            *w = a | b;
         }
         m
     }
 
     /// `cpumask_andnot`: CPUs of `self` not in `other`.
+    #[inline]
     pub(crate) fn andnot(&self, other: &CpuMask) -> CpuMask {
-        let mut m = *self;
-        for (a, b) in m.bits[..m.hi as usize].iter_mut().zip(other.bits.iter()) {
-            *a &= !*b;
+        let hi = self.hi;
+        let mut m = CpuMask {
+            bits: [0; WORDS],
+            hi,
+        };
+        for (w, (a, b)) in m.bits[..hi as usize]
+            .iter_mut()
+            .zip(self.bits.iter().zip(other.bits.iter()))
+        {
+            *w = a & !b;
         }
         m
     }
@@ -434,6 +457,11 @@ mod tests {
             proptest::prop_assert_eq!(v(ma.and(&mb)), a.intersection(&b).copied().collect::<Vec<_>>());
             proptest::prop_assert_eq!(v(ma.or(&mb)), a.union(&b).copied().collect::<Vec<_>>());
             proptest::prop_assert_eq!(v(ma.andnot(&mb)), a.difference(&b).copied().collect::<Vec<_>>());
+            // Whole-mask equality too: no bit is left set beyond the bound `hi`.
+            let set = |s: std::collections::BTreeSet<&usize>| s.into_iter().copied().collect::<CpuMask>();
+            proptest::prop_assert!(ma.and(&mb) == set(a.intersection(&b).collect()));
+            proptest::prop_assert!(ma.or(&mb) == set(a.union(&b).collect()));
+            proptest::prop_assert!(ma.andnot(&mb) == set(a.difference(&b).collect()));
             proptest::prop_assert_eq!(ma.intersects(&mb), a.intersection(&b).next().is_some());
             proptest::prop_assert_eq!(ma.is_subset(&mb), a.is_subset(&b));
             proptest::prop_assert_eq!(ma.weight(), a.len());

@@ -107,7 +107,10 @@ struct ProgState {
     /// The current channel call already ran its `pipe_remote` / `unix_remote`.
     remote_paid: bool,
     got: u32,
-    loops: Vec<(usize, u64)>,
+    /// The open loops, innermost last: (the `Loop` op's index, iterations left).
+    /// Two levels live inside the state itself, so a loop's end reads no other
+    /// line (most programs nest one or two).
+    loops: smallvec::SmallVec<[(usize, u64); 2]>,
     marks: [SimTime; NR_REGS],
     /// Items taken by the last `Splice`, walked newest first by `LoopCount::Each`.
     batch: Vec<u64>,
@@ -540,7 +543,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             prepaid: false,
             remote_paid: false,
             got: 0,
-            loops: Vec::new(),
+            loops: smallvec::SmallVec::new(),
             marks: [0; NR_REGS],
             batch: Vec::new(),
             rng,
