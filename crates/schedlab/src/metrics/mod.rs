@@ -234,7 +234,7 @@ impl Collector {
 impl Observer<SchedEvent> for Collector {
     /// A `FuncCall`, the most frequent event (up to five per wakeup), takes a short
     /// path the caller can inline: it only adds to its function's counters (the
-    /// energy model ignores it). Every other event goes to [`Collector::follow`].
+    /// energy model ignores it). Every other event goes to `Collector::follow`.
     #[inline]
     fn observe(&mut self, now: SimTime, ev: &SchedEvent) {
         if let SchedEvent::FuncCall {
