@@ -50,7 +50,7 @@ use crate::stats::LatencyHist;
 use crate::workload::ipc::{
     Barrier, ChanKind, ChanParams, Channel, CondVar, FutexTable, Mutex, Outcome, Wake,
 };
-use crate::workload::program::{Op, WorkloadSpec, NR_REGS};
+use crate::workload::program::{ObjRef, Op, WorkloadSpec, NR_REGS};
 
 /// Ends the current op: the program moves on to its next op (a macro so that the
 /// `return` leaves the op's function).
@@ -232,6 +232,9 @@ pub struct Sim<O> {
     chans: Vec<Channel>,
     /// Channel kind per channel index (for costs).
     chan_kind: Vec<ChanKind>,
+    /// The kind of every channel when they are all of one kind (a benchmark's
+    /// channels are all pipes, or all sockets): a call's cost then needs no index.
+    one_chan_kind: Option<ChanKind>,
     /// `SIM_` the CPU of each channel's last write or read call ([`NO_CPU`] before
     /// the first), for `pipe_remote` / `unix_remote` (see [`Sim::remote_chan_cost`]).
     chan_cpu: Vec<u32>,
@@ -328,6 +331,10 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             st: Vec::new(),
             chan_cpu: vec![NO_CPU; chans.len()],
             chans,
+            one_chan_kind: match chan_kind.split_first() {
+                Some((&k, rest)) if rest.iter().all(|&r| r == k) => Some(k),
+                _ => None,
+            },
             chan_kind,
             futex,
             futex_addr,
@@ -660,31 +667,34 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         if self.k.has_segment(pid) || self.k.kernel_work_pending(cpu) {
             return Ok(());
         }
+        // The task's interpreter state is out of its slot for the whole step (no op
+        // reads its own task's slot; a child's exit writes its parent's).
+        let mut st = self.st[pid as usize]
+            .take()
+            .expect("running task without a program");
         let mut budget = 1_000_000u32;
-        loop {
+        let r = loop {
             budget -= 1;
             if budget == 0 {
-                return Err(SimError::NoProgress {
+                break Err(SimError::NoProgress {
                     task: self.k.task(pid).name.clone(),
                     t_ns: self.k.now(),
                 });
             }
-            let mut st = self.st[pid as usize]
-                .take()
-                .expect("running task without a program");
             let done = self.exec_op(cpu, pid, &mut st);
             if let Some(e) = self.fail.take() {
-                return Err(e);
+                break Err(e);
             }
-            self.st[pid as usize] = Some(st);
             // Kernel work an op charged to this CPU (the waker-side cost of a wakeup, a
             // futex wake) runs before whatever the program does next: every op that
             // can block first sets a segment (its own cost, possibly zero), which the
             // CPU only starts after its pending kernel work.
             if done {
-                return Ok(());
+                break Ok(());
             }
-        }
+        };
+        self.st[pid as usize] = Some(st);
+        r
     }
 
     /// Record a program error; the run stops with it.
@@ -707,17 +717,27 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         (ns as f64 * (1.0 + self.noise * u)).round().max(0.0) as u64
     }
 
+    /// The kind of the channel `ch` names for instance `inst`, as the call's cost
+    /// reads it.
+    #[inline]
+    fn chan_kind_of(&self, ch: &ObjRef, inst: u32) -> ChanKind {
+        match self.one_chan_kind {
+            Some(k) => k,
+            None => self.chan_kind[ch.resolve(inst)],
+        }
+    }
+
     /// The system-call cost an op runs before its effect (`None`: the op has none, or
     /// does something else first).
     fn op_cost(&self, op: &Op, inst: u32) -> Option<u64> {
         let c = self.k.cost();
         Some(match *op {
-            Op::Write { ch, .. } => match self.chan_kind[ch.resolve(inst)] {
+            Op::Write { ch, .. } => match self.chan_kind_of(&ch, inst) {
                 ChanKind::Pipe => c.pipe_write,
                 ChanKind::UnixStream => c.unix_write,
                 ChanKind::TcpLoopback => c.tcp_write_8k,
             },
-            Op::Read { ch, .. } => match self.chan_kind[ch.resolve(inst)] {
+            Op::Read { ch, .. } => match self.chan_kind_of(&ch, inst) {
                 ChanKind::Pipe => c.pipe_read,
                 ChanKind::UnixStream => c.unix_read,
                 ChanKind::TcpLoopback => c.tcp_read_8k,
