@@ -1,25 +1,47 @@
 #!/usr/bin/env bash
 # Cost per simulated event at two task counts (issue 19's "100 k vs 1 k tasks" target):
-# for each scenario, the minimum user time of three runs at a short and a long
+# for each scenario, the minimum user time of RUNS runs at a short and a long
 # duration, differenced, over the difference in events, so set-up cancels out.
 #
 #   python3 bench/rtapp_gen.py --machine synthetic-1024 1000 100000
 #   bash bench/event_cost.sh target/release/schedlab bench/out/tasks-1000.toml bench/out/tasks-100000.toml
+#
+# BIN may name several binaries joined by ':' (before:after). Their runs then
+# alternate, so that a busy host's drift falls on both alike, and each prints its own
+# figures and, with two scenarios, the ratio of the second to the first.
+# RUNS (default 3), SHORT_MS (20) and LONG_MS (300) set the method.
 set -euo pipefail
-bin=$1; shift
-short=${SHORT_MS:-20}; long=${LONG_MS:-300}
-user_min() { # SCENARIO MS: the least user seconds of three runs
-    local best=""
-    for _ in 1 2 3; do
-        local u
-        u=$( { /usr/bin/time -f "%U" "$bin" run "$1" -q --set run.duration_ms="$2" >/dev/null; } 2>&1 | tail -1)
-        best=$(python3 -c "print(min(float('$u'), float('${best:-inf}')))")
-    done
-    echo "$best"
+IFS=: read -r -a bins <<< "$1"; shift
+runs=${RUNS:-3}; short=${SHORT_MS:-20}; long=${LONG_MS:-300}
+declare -A best
+user_s() { # BIN SCENARIO MS: user seconds of one run
+    { /usr/bin/time -f "%U" "$1" run "$2" -q --set run.duration_ms="$3" >/dev/null; } 2>&1 | tail -1
 }
-events() { "$bin" run "$1" --set run.duration_ms="$2" | grep -oE 'in [0-9]+ events' | grep -oE '[0-9]+'; }
 for sc in "$@"; do
-    us=$(user_min "$sc" "$short"); ul=$(user_min "$sc" "$long")
-    es=$(events "$sc" "$short"); el=$(events "$sc" "$long")
-    python3 -c "print('$sc: %.1f ns/event (%s s at $long ms, %s s at $short ms, %d events between)' % (($ul - $us) * 1e9 / ($el - $es), '$ul', '$us', $el - $es))"
+    for ms in "$short" "$long"; do
+        for _ in $(seq "$runs"); do
+            for b in "${bins[@]}"; do
+                u=$(user_s "$b" "$sc" "$ms")
+                k="$b|$sc|$ms"
+                best[$k]=$(python3 -c "print(min(float('$u'), float('${best[$k]:-inf}')))")
+            done
+        done
+    done
+done
+# Events are the same for every binary that keeps the outputs byte-identical; each
+# binary's own are counted all the same.
+events() { "$1" run "$2" --set run.duration_ms="$3" | grep -oE 'in [0-9]+ events' | grep -oE '[0-9]+'; }
+for b in "${bins[@]}"; do
+    [ "${#bins[@]}" -gt 1 ] && echo "$b:"
+    costs=()
+    for sc in "$@"; do
+        us=${best["$b|$sc|$short"]}; ul=${best["$b|$sc|$long"]}
+        es=$(events "$b" "$sc" "$short"); el=$(events "$b" "$sc" "$long")
+        c=$(python3 -c "print('%.1f' % (($ul - $us) * 1e9 / ($el - $es)))")
+        costs+=("$c")
+        echo "$sc: $c ns/event ($ul s at $long ms, $us s at $short ms, $((el - es)) events between)"
+    done
+    if [ "$#" -eq 2 ]; then
+        python3 -c "print('ratio %.2f' % (${costs[1]} / ${costs[0]}))"
+    fi
 done
