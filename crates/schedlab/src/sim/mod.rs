@@ -728,7 +728,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     }
 
     /// The system-call cost an op runs before its effect (`None`: the op has none, or
-    /// does something else first).
+    /// does something else first). Inlined: at most call sites the op's kind is
+    /// known, and the match folds to one field of the cost table.
+    #[inline(always)]
     fn op_cost(&self, op: &Op, inst: u32) -> Option<u64> {
         let c = self.k.cost();
         Some(match *op {

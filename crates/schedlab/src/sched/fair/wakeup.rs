@@ -138,28 +138,29 @@ pub(crate) fn sd_flag_of(kind: WakeKind) -> u32 {
 
 impl<O: Observer<SchedEvent>> Kernel<O> {
     /// Record one probe of `cpu`'s state by a search running on `this_cpu`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn probe(&self, pr: &mut Probes, this_cpu: usize, cpu: usize) {
         pr.probed += 1;
         pr.cost_ns += self.probe_cost(this_cpu, cpu);
         if self.log_probes {
-            self.probe_buf.borrow_mut().push((this_cpu, cpu));
+            self.log_probe(this_cpu, cpu);
         }
     }
 
-    #[inline]
+    /// Keep one probe for the probe log (`--probes`), out of the probe's own path.
+    #[cold]
+    #[inline(never)]
+    fn log_probe(&self, this_cpu: usize, cpu: usize) {
+        self.probe_buf.borrow_mut().push((this_cpu, cpu));
+    }
+
+    /// A `FuncCall` event for one call of a placement function (after its logged
+    /// probes, when probes are logged). Inlined at every call: up to five run per
+    /// wakeup, and the probe log is out of line.
+    #[inline(always)]
     pub(crate) fn emit_func(&mut self, func: Func, cpu: usize, pr: Probes) {
         if self.log_probes {
-            let buf = std::mem::take(&mut *self.probe_buf.borrow_mut());
-            for (c, target) in buf {
-                let ev = SchedEvent::Probe {
-                    cpu: c,
-                    target,
-                    idle: self.idle_or_sched_idle(target),
-                    nr_running: self.rqs[target].nr_running,
-                };
-                self.emit(ev);
-            }
+            self.emit_probes();
         }
         self.emit(SchedEvent::FuncCall {
             func,
@@ -168,6 +169,22 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             cost_ns: pr.cost_ns,
             skipped: pr.skipped,
         });
+    }
+
+    /// The logged probes of the call being reported, in order (`--probes`).
+    #[cold]
+    #[inline(never)]
+    fn emit_probes(&mut self) {
+        let buf = std::mem::take(&mut *self.probe_buf.borrow_mut());
+        for (c, target) in buf {
+            let ev = SchedEvent::Probe {
+                cpu: c,
+                target,
+                idle: self.idle_or_sched_idle(target),
+                nr_running: self.rqs[target].nr_running,
+            };
+            self.emit(ev);
+        }
     }
 
     /// `cpu_load(rq)` (v5.6): the root cfs_rq's `load_avg`, blocked load included.
