@@ -327,7 +327,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let mut cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
         // Seed 000: the per-CPU `select_idle_mask`, which outlives the core scan.
         let keep_mask = self.feat.has(SchedFeat::IDLE_CPU_MASK);
-        let mut not_busy = cpus;
+        let mut not_busy = keep_mask.then_some(cpus);
         // `for_each_cpu_wrap` reads the live mask, from which each visited core's
         // siblings are cleared. Bits are only ever removed, so walking a snapshot in
         // the same order and skipping CPUs no longer in the live mask visits exactly
@@ -344,7 +344,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.probe(&mut pr, this_cpu, s);
                 if !self.available_idle_cpu(s) {
                     idle = false;
-                    not_busy.clear(s);
+                    if let Some(m) = &mut not_busy {
+                        m.clear(s);
+                    }
                 }
             }
             if idle {
@@ -356,7 +358,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             self.set_idle_cores(target, false);
         }
         self.emit_func(Func::SelectIdleCore, this_cpu, pr);
-        let seen = (keep_mask && found.is_none()).then_some(not_busy);
+        let seen = not_busy.filter(|_| found.is_none());
         (found, pr, seen)
     }
 
