@@ -2130,8 +2130,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     }
 
     /// Re-arm every CPU whose segment changed at this instant. The run loop calls this
-    /// after each event and after each round of program steps.
+    /// after each event and after each round of program steps, often with nothing to
+    /// do: that test is inlined, the work is not.
+    #[inline]
     pub(crate) fn flush(&mut self, q: &mut EventQueue<Event>) {
+        if !self.dirty.is_empty() {
+            self.flush_dirty(q);
+        }
+    }
+
+    #[inline(never)]
+    fn flush_dirty(&mut self, q: &mut EventQueue<Event>) {
         while let Some(cpu) = self.dirty.pop() {
             let cpu = cpu as usize;
             self.rqs[cpu].dirty = false;
