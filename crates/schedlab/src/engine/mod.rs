@@ -29,6 +29,7 @@
 //! workload draws the same numbers whatever the scheduler does, and turning on a
 //! policy feature that consumes randomness cannot shift the workload's draws.
 
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 

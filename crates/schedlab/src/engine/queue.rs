@@ -283,6 +283,29 @@ impl<E> EventQueue<E> {
         }
     }
 
+    /// A cheap guess at the next event to pop, with its time, for prefetching
+    /// (engine/prefetch.rs): the front of `cur`, else the first event of the lowest
+    /// bucket. Whenever its time is the earliest pending time ([`peek_time`]), it
+    /// is exactly the event the next [`pop`] returns: the lowest bucket holds every
+    /// event at that time, in push order. `None` when the queue is empty.
+    ///
+    /// [`peek_time`]: Self::peek_time
+    /// [`pop`]: Self::pop
+    #[inline(always)]
+    pub(crate) fn next_hint(&self) -> Option<(SimTime, &E)> {
+        if let Some((t, e)) = self.cur.front() {
+            return Some((*t, e));
+        }
+        if self.levels == 0 {
+            return None;
+        }
+        let (level, digit) = self.lowest();
+        self.buckets[(level * RADIX + digit) & (SLOTS - 1)]
+            .items
+            .first()
+            .map(|(t, e)| (*t, e))
+    }
+
     /// Remove and return the earliest event, advancing `now` to its time.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<(SimTime, E)> {
@@ -518,6 +541,13 @@ mod tests {
                         id += 1;
                     }
                     Op::Pop => {
+                        // The prefetch hint: a pending event, and the next one
+                        // whenever its time is the earliest.
+                        let hint = q.next_hint().map(|(t, &id)| (t, id));
+                        prop_assert_eq!(hint.is_some(), !oracle.is_empty());
+                        if let Some((t, id)) = hint {
+                            prop_assert!(oracle.iter().any(|&(ot, _, oid)| (ot, oid) == (t, id)));
+                        }
                         let want = oracle
                             .iter()
                             .enumerate()
@@ -526,6 +556,11 @@ mod tests {
                             .map(|i| oracle.remove(i));
                         let got = q.pop();
                         prop_assert_eq!(got, want.map(|(t, _, id)| (t, id)));
+                        if let (Some(h), Some(g)) = (hint, got) {
+                            if h.0 == g.0 {
+                                prop_assert_eq!(h, g);
+                            }
+                        }
                         if let Some((t, _, _)) = want {
                             now = t;
                         }

@@ -215,6 +215,32 @@ pub fn case(name: &str, scale: f64) -> Option<Scenario> {
 mod tests {
     use super::*;
 
+    /// Prefetch hints (engine/prefetch.rs) only ask for cache lines: the same
+    /// run with them on every event and with none makes the same decisions, event
+    /// for event.
+    #[test]
+    fn prefetch_hints_change_no_decision() {
+        let sc = case("small", 0.2).expect("small");
+        let opts = crate::experiment::RunOpts {
+            trace: true,
+            ..Default::default()
+        };
+        let run = |min_tasks: usize| {
+            let mut sim = crate::experiment::build(&sc, 1, 0, &opts);
+            sim.set_prefetch_min_tasks(min_tasks);
+            sim.run(sc.duration_ns).expect("the bench case runs");
+            let trace = sim.k.obs.trace.take().expect("a decision trace").text;
+            (sim.stats().events, sim.stats().stale, trace)
+        };
+        let (on, off) = (run(0), run(usize::MAX));
+        assert!(
+            on.0 > 10_000 && on.2.lines().count() > 1_000,
+            "{:?}",
+            (on.0, on.1)
+        );
+        assert_eq!(on, off);
+    }
+
     #[test]
     fn every_case_builds_and_the_crowds_have_their_tasks() {
         for name in CASES {

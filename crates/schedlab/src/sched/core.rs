@@ -43,6 +43,7 @@
 //! CPU and `prev_cpu` of the fork balance, or the first allowed CPU when the task's
 //! affinity excludes CPU 0.
 
+use crate::engine::prefetch::prefetch;
 use crate::engine::{EventQueue, Observer, SimTime};
 use crate::machine::{CostTable, CpuMask, IdleState, Machine, SharedLevel};
 use crate::sched::fair::entity::{CfsRq, FairParams, LoadWeight, SchedEntity};
@@ -2223,6 +2224,39 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     // ------------------------------------------------------------------
     // Event handling
     // ------------------------------------------------------------------
+
+    /// Prefetch (engine/prefetch.rs) what handling `ev` reads first: a segment
+    /// end's runqueue, a timer's task.
+    #[inline(always)]
+    pub(crate) fn prefetch_for(&self, ev: &Event) {
+        match *ev {
+            Event::SegDone { cpu, .. } => {
+                if let Some(rq) = self.rqs.get(cpu as usize) {
+                    prefetch(rq);
+                }
+            }
+            Event::Timer { pid, .. } => self.prefetch_task(pid),
+            _ => {}
+        }
+    }
+
+    /// Prefetch task `pid`'s `Task` (if it exists).
+    #[inline(always)]
+    pub(crate) fn prefetch_task(&self, pid: Pid) {
+        if let Some(t) = self.tasks.get(pid as usize) {
+            prefetch(t);
+        }
+    }
+
+    /// The tasks whose programs a segment end on `cpu` will likely step: the
+    /// current one, and the leftmost queued entity, which `pick_next_task_fair`
+    /// takes when the current one blocks (unless a buddy wins; an entity that is a
+    /// group, not a task, makes the guess wrong, never harmful).
+    #[inline(always)]
+    pub(crate) fn segment_end_tasks(&self, cpu: usize) -> [Option<Pid>; 2] {
+        let rq = &self.rqs[cpu];
+        [rq.curr, rq.cfs.first()]
+    }
 
     /// Handle one kernel event at time `now`. Workload events are returned to the
     /// caller untouched (`Some(ev)`).

@@ -43,6 +43,7 @@
 //! catches tasks spinning for good on a spin lock whose holder is blocked for good.
 
 use crate::abi::{Pid, WF_SYNC};
+use crate::engine::prefetch::{prefetch, PREFETCH_MIN_TASKS};
 use crate::engine::{EventQueue, Observer, RngStream, RngStreams, SimTime};
 use crate::sched::core::{Kernel, TaskState};
 use crate::sched::{Event, SchedEvent};
@@ -266,6 +267,9 @@ pub struct Sim<O> {
     next_daemon_check: SimTime,
     /// Queue length past which cancelled events are purged (`Kernel::purge_cancelled`).
     purge_at: usize,
+    /// Prefetch hints from this many tasks on ([`PREFETCH_MIN_TASKS`]; tests set it
+    /// to show that the hints change nothing).
+    prefetch_min_tasks: usize,
     stopped: Option<StopReason>,
     /// A program error found while executing an op.
     fail: Option<SimError>,
@@ -348,6 +352,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             stop_at: None,
             next_daemon_check: 0,
             purge_at: 0, // the first purge sets it
+            prefetch_min_tasks: PREFETCH_MIN_TASKS,
             leader_of,
             leader_pid: std::collections::HashMap::new(),
             stopped: None,
@@ -383,6 +388,12 @@ impl<O: Observer<SchedEvent>> Sim<O> {
     /// Verify the scheduler's invariants after every event (`--check`).
     pub fn set_check(&mut self, on: bool) {
         self.check = on;
+    }
+
+    /// Prefetch hints from `n` tasks on (engine/prefetch.rs; 0: always, `usize::MAX`:
+    /// never). They change no result, only the speed.
+    pub fn set_prefetch_min_tasks(&mut self, n: usize) {
+        self.prefetch_min_tasks = n;
     }
 
     /// `SIM_` run-to-run cost noise (see the field).
@@ -449,6 +460,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             let Some((now, ev)) = self.q.pop() else {
                 break;
             };
+            if self.k.tasks().len() >= self.prefetch_min_tasks {
+                self.prefetch_ahead(&ev);
+            }
             if let Some(Event::Workload { id, arg }) = self.k.handle(now, ev, &mut self.q) {
                 match id {
                     EV_START_TASK => self.start_task(arg as usize),
@@ -510,6 +524,24 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             blocked: blocked.len(),
             detail,
         })
+    }
+
+    /// Prefetch hints (engine/prefetch.rs) while `ev` is about to be handled: what
+    /// the next event reads first, and for a segment end the tasks it will likely
+    /// step, with their interpreter states.
+    #[inline(always)]
+    fn prefetch_ahead(&self, ev: &Event) {
+        if let Some((_, next)) = self.q.next_hint() {
+            self.k.prefetch_for(next);
+        }
+        if let Event::SegDone { cpu, .. } = *ev {
+            for pid in self.k.segment_end_tasks(cpu as usize).into_iter().flatten() {
+                self.k.prefetch_task(pid);
+                if let Some(Some(st)) = self.st.get(pid as usize) {
+                    prefetch(&**st);
+                }
+            }
+        }
     }
 
     fn all_started(&self) -> bool {
