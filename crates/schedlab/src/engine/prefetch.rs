@@ -8,7 +8,7 @@
 //! (`prefetch()`, `prefetchw()` in `include/linux/prefetch.h`, used where a list
 //! walk knows its next node early); the simulator knows, before it handles an
 //! event, what that event and the next one will read first:
-//! * the next event in the queue ([`EventQueue::next_hint`]): a segment end reads its
+//! * the next event in the queue (`EventQueue::next_hint`): a segment end reads its
 //!   CPU's runqueue, a timer its task;
 //! * a segment end on a CPU steps the current task's program and, when that task
 //!   blocks, the leftmost queued task's (what `pick_next_task_fair` takes unless a
@@ -20,19 +20,20 @@
 //! with and without it).
 //!
 //! **Only where it pays.** The hints cost instructions (about 5 % more per event on
-//! `bench` medium), so small runs, whose state stays in the caches, lose by them.
-//! They run only when the run has at least [`PREFETCH_MIN_TASKS`] tasks
-//! (docs/PERFORMANCE.md, "Issue 19, session 19", has the measured points).
+//! `bench` medium), so small runs, whose state stays in the caches, lose by them
+//! (+5 % time per event at 2 000 tasks). They run only when the run has at least
+//! [`PREFETCH_MIN_TASKS`] tasks, the first measured point where they pay on the
+//! development host (−2.5 % at 4 000, −7 % at 10 000, −5 % at 100 000; the table is
+//! in docs/PERFORMANCE.md, "Issue 19, session 19"). Where it falls on another host
+//! depends on its caches; results never do.
 //!
 //! **The one `unsafe`.** `_mm_prefetch` is an intrinsic behind a `target_feature`
 //! (SSE, which every x86-64 CPU has), hence `unsafe` to call; it reads nothing and
 //! cannot fault on any address. Other architectures get no prefetch.
-//!
-//! [`EventQueue::next_hint`]: super::EventQueue::next_hint
 
 /// Runs with fewer tasks than this get no prefetch hints (their per-task state fits
 /// the caches, where a hint is only extra instructions).
-pub const PREFETCH_MIN_TASKS: usize = 8192;
+pub const PREFETCH_MIN_TASKS: usize = 4096;
 
 /// A cache line, in bytes (x86-64 and most AArch64 parts).
 const LINE: usize = 64;
