@@ -24,6 +24,10 @@
 //! still do so (a simulator bug), the queue records the fault instead of panicking
 //! and the run ends with an internal error (see `EventQueue::fault`).
 //!
+//! **Prefetch hints** ([`prefetch`]) let a run of thousands of tasks ask for the
+//! next objects' cache lines before it reads them; a hint changes no value, so no
+//! result depends on it.
+//!
 //! **Randomness** comes from named streams ([`RngStreams`]): each stream is a PCG
 //! generator seeded from `(seed, replication, stream name)` by a fixed hash, so a
 //! workload draws the same numbers whatever the scheduler does, and turning on a

@@ -27,7 +27,7 @@
 //! in docs/PERFORMANCE.md, "Issue 19, session 19"). Where it falls on another host
 //! depends on its caches; results never do.
 //!
-//! **The one `unsafe`.** `_mm_prefetch` is an intrinsic behind a `target_feature`
+//! **Its `unsafe`.** `_mm_prefetch` is an intrinsic behind a `target_feature`
 //! (SSE, which every x86-64 CPU has), hence `unsafe` to call; it reads nothing and
 //! cannot fault on any address. Other architectures get no prefetch.
 
@@ -42,7 +42,7 @@ const LINE: usize = 64;
 /// address (a constant count, so the calls unroll; an object that straddles one
 /// more line leaves its tail to the hardware's adjacent-line prefetch).
 #[inline(always)]
-pub fn prefetch<T>(obj: &T) {
+pub(crate) fn prefetch<T>(obj: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         let start = obj as *const T as *const i8;
