@@ -2240,12 +2240,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
-    /// Prefetch task `pid`'s `Task` (if it exists).
+    /// Prefetch task `pid`'s `Task` (if it exists) and what the observer keeps for
+    /// it.
     #[inline(always)]
     pub(crate) fn prefetch_task(&self, pid: Pid) {
         if let Some(t) = self.tasks.get(pid as usize) {
             prefetch(t);
         }
+        self.obs.prefetch_task(pid);
     }
 
     /// The tasks whose programs a segment end on `cpu` will likely step: the
