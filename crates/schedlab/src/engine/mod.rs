@@ -86,11 +86,6 @@ pub const MAX_TASKS: usize = 1 << 18;
 /// (the scheduler reports `sched::SchedEvent`); metrics and trace writers implement it.
 pub trait Observer<E> {
     fn observe(&mut self, now: SimTime, ev: &E);
-    /// A hint from the run loop (engine/prefetch.rs): an event of task `pid` is
-    /// coming, so an observer that keeps per-task state may prefetch it. It must
-    /// change nothing; the default does nothing.
-    #[inline(always)]
-    fn prefetch_task(&self, _pid: u32) {}
 }
 
 /// An observer that ignores everything.

@@ -12,10 +12,7 @@
 //!   CPU's runqueue, a timer its task;
 //! * a segment end on a CPU steps the current task's program and, when that task
 //!   blocks, the leftmost queued task's (what `pick_next_task_fair` takes unless a
-//!   buddy wins): both tasks' `Task` and interpreter state;
-//! * with each `Task`, what the observer keeps for that task
-//!   ([`Observer::prefetch_task`](super::Observer::prefetch_task): the metrics'
-//!   wakeup and runqueue-wait stamps, read at its next wakeup or switch).
+//!   buddy wins): both tasks' `Task` and interpreter state.
 //!
 //! A prefetch is a hint to the memory system: it changes no value, cannot fault,
 //! and a wrong guess only wastes a fetch. So it cannot change a result: every

@@ -389,12 +389,6 @@ impl EventLog {
 }
 
 impl Observer<SchedEvent> for Observers {
-    #[inline(always)]
-    fn prefetch_task(&self, pid: u32) {
-        if let Some(t) = self.collector.tasks.get(pid as usize) {
-            crate::engine::prefetch::prefetch(t);
-        }
-    }
     #[inline]
     fn observe(&mut self, now: SimTime, ev: &SchedEvent) {
         self.collector.observe(now, ev);

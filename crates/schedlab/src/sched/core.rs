@@ -2240,14 +2240,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
-    /// Prefetch task `pid`'s `Task` (if it exists) and what the observer keeps for
-    /// it.
+    /// Prefetch task `pid`'s `Task` (if it exists).
     #[inline(always)]
     pub(crate) fn prefetch_task(&self, pid: Pid) {
         if let Some(t) = self.tasks.get(pid as usize) {
             prefetch(t);
         }
-        self.obs.prefetch_task(pid);
     }
 
     /// The tasks whose programs a segment end on `cpu` will likely step: the
