@@ -637,11 +637,20 @@ pub fn avg_scan_cost_update(avg: u64, time: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::cpumask_next_wrap;
+    use super::{cpumask_next_wrap, few_ones};
     use crate::machine::CpuMask;
     use proptest::prelude::*;
 
     proptest! {
+        /// The bit-by-bit count of the probe charge agrees with `count_ones` on
+        /// any word (sparse or not).
+        #[test]
+        fn few_ones_is_a_popcount(x in any::<u64>(), sparse in 0u32..64) {
+            prop_assert_eq!(few_ones(x), x.count_ones());
+            let y = (1u64 << sparse) | (x & 0b1011);
+            prop_assert_eq!(few_ones(y), y.count_ones());
+        }
+
         /// The scans walk `CpuMask::iter_wrap` over a snapshot and skip CPUs cleared
         /// from the live mask meanwhile; this must visit exactly what the kernel's
         /// `cpumask_next_wrap` on the live mask visits. Each visited CPU clears a
