@@ -527,7 +527,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let c = &self.m.cost;
             // One full popcount (without POPCNT in the base x86-64 target each is a
             // dozen instructions): the SMT siblings are a few bits, counted one by
-            // one, and a scan from inside the LLC has no remote CPUs at all.
+            // one, and a wakeup issued inside the scanned LLC has no remote CPUs.
             let n = set.count_ones();
             let n_smt = few_ones(smt);
             let n_far = if far == 0 { 0 } else { far.count_ones() };
