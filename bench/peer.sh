@@ -22,8 +22,13 @@ PEER_TARGET=${PEER_TARGET:-$OUT/peer-target}
   CARGO_TARGET_DIR="$PEER_TARGET" cargo build --release --quiet)
 PEER=$(find "$PEER_TARGET/release" -maxdepth 1 -type f -name 'scxsim' | head -1)
 [ -x "$PEER" ] || { echo "no scxsim binary under $PEER_TARGET/release" >&2; exit 2; }
-(cd "$ROOT" && cargo build --release --quiet)
-SL="$ROOT/target/release/schedlab"
+# SCHEDLAB_BIN=target/fast/schedlab (tools/build-fast.sh) measures the LTO + PGO build.
+if [ -n "${SCHEDLAB_BIN:-}" ]; then
+  SL=$(realpath "$SCHEDLAB_BIN")
+else
+  (cd "$ROOT" && cargo build --release --quiet)
+  SL="$ROOT/target/release/schedlab"
+fi
 cd "$OUT"
 python3 "$ROOT/bench/rtapp_gen.py" --out "$OUT" --machine xeon-88 "$N" > /dev/null
 # flat-88: xeon-88 as one node and one LLC, both SMT threads at full speed, no idle
