@@ -267,7 +267,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             pr.add(p);
             return r.or(fallback).unwrap_or((target, reason::AFFINE_FALLBACK));
         }
-        let (i, p, seen) = self.select_idle_core_mask(pid, sd, target, this_cpu);
+        // Filled in place: returned by value with the result, the 130-byte mask was
+        // copied out at every call, seed 000 or not.
+        let mut seen = None;
+        let (i, p) = self.select_idle_core_mask(pid, sd, target, this_cpu, &mut seen);
         pr.add(p);
         if let Some(i) = i {
             return (i, reason::IDLE_CORE);
@@ -299,35 +302,36 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         target: usize,
         this_cpu: usize,
     ) -> (Option<usize>, Probes) {
-        let (found, pr, _) = self.select_idle_core_mask(pid, sd, target, this_cpu);
-        (found, pr)
+        self.select_idle_core_mask(pid, sd, target, this_cpu, &mut None)
     }
 
-    /// [`Kernel::select_idle_core`], also returning, with `IDLE_CPU_MASK` (seed
-    /// 000) and after a fruitless scan, the scan's mask: `span(sd) ∩ p.allowed`
-    /// without every CPU it found not `available_idle`, for `select_idle_cpu`.
+    /// [`Kernel::select_idle_core`], also leaving in `seen`, with `IDLE_CPU_MASK`
+    /// (seed 000) and after a fruitless scan, the scan's mask: `span(sd) ∩
+    /// p.allowed` without every CPU it found not `available_idle`, for
+    /// `select_idle_cpu` (else `None`).
     fn select_idle_core_mask(
         &mut self,
         pid: Pid,
         sd: usize,
         target: usize,
         this_cpu: usize,
-    ) -> (Option<usize>, Probes, Option<CpuMask>) {
+        seen: &mut Option<CpuMask>,
+    ) -> (Option<usize>, Probes) {
         let mut pr = Probes::default();
         // Without SMT the `sched_smt_present` static branch jumps over the whole
         // function: nothing to count. Without the idle-core hint it is a call that
         // reads the hint and returns.
         if !self.sched_smt_present() {
-            return (None, pr, None);
+            return (None, pr);
         }
         if !self.test_idle_cores(target, false) {
             self.emit_func(Func::SelectIdleCore, this_cpu, pr);
-            return (None, pr, None);
+            return (None, pr);
         }
         let mut cpus = self.topo.domains[sd].span.and(self.cpus_allowed(pid));
         // Seed 000: the per-CPU `select_idle_mask`, which outlives the core scan.
         let keep_mask = self.feat.has(SchedFeat::IDLE_CPU_MASK);
-        let mut not_busy = keep_mask.then_some(cpus);
+        *seen = keep_mask.then_some(cpus);
         // `for_each_cpu_wrap` reads the live mask, from which each visited core's
         // siblings are cleared. Bits are only ever removed, so walking a snapshot in
         // the same order and skipping CPUs no longer in the live mask visits exactly
@@ -344,7 +348,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.probe(&mut pr, this_cpu, s);
                 if !self.available_idle_cpu(s) {
                     idle = false;
-                    if let Some(m) = &mut not_busy {
+                    if let Some(m) = seen {
                         m.clear(s);
                     }
                 }
@@ -358,8 +362,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             self.set_idle_cores(target, false);
         }
         self.emit_func(Func::SelectIdleCore, this_cpu, pr);
-        let seen = not_busy.filter(|_| found.is_none());
-        (found, pr, seen)
+        if found.is_some() {
+            *seen = None;
+        }
+        (found, pr)
     }
 
     /// `select_idle_cpu(p, sd, target)` (kernel/sched/fair.c, v5.6): a scan of
