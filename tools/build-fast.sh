@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The fastest schedlab binary: the `fast` profile (release + fat LTO) with
-# profile-guided optimisation (PGO). Same outputs as the release build, byte for byte
-# (docs/PERFORMANCE.md, "Built with LTO and PGO"); fewer instructions per event.
+# The fastest schedlab binary: the `fast` profile (release + fat LTO, no unwinding;
+# Cargo.toml says why) with profile-guided optimisation (PGO). Same outputs as the
+# release build, byte for byte; 20 % fewer instructions per event on `bench` medium
+# (docs/PERFORMANCE.md, "Issue 19, session 21").
 #
 # usage: tools/build-fast.sh            -> target/fast/schedlab
-#        tools/build-fast.sh --no-pgo   -> LTO only (one build, no llvm-tools needed)
+#        tools/build-fast.sh --no-pgo   -> the profile alone (one build, no llvm-tools needed)
 #        tools/build-fast.sh --train BIN
 #                                       -> run the training set with BIN only (CI runs
 #                                          it with the release binary so the set cannot rot)
@@ -50,7 +51,7 @@ case "${1:-}" in
     ;;
 --no-pgo)
     cargo build --profile fast --locked -p schedlab-cli
-    echo "built target/fast/schedlab (LTO, no PGO)"
+    echo "built target/fast/schedlab (fast profile, no PGO)"
     exit 0
     ;;
 "") ;;
