@@ -4,11 +4,18 @@
 # release build, byte for byte; 20 % fewer instructions per event on `bench` medium
 # (docs/PERFORMANCE.md, "Issue 19, session 21").
 #
-# usage: tools/build-fast.sh            -> target/fast/schedlab
+# usage: tools/build-fast.sh            -> target/fast/schedlab, for this machine's CPU
+#        tools/build-fast.sh --portable -> the same for any CPU of the target (and for valgrind)
 #        tools/build-fast.sh --no-pgo   -> the profile alone (one build, no llvm-tools needed)
 #        tools/build-fast.sh --train BIN
 #                                       -> run the training set with BIN only (CI runs
 #                                          it with the release binary so the set cannot rot)
+#
+# Like its profile data, the binary is built for the machine that builds it:
+# `-C target-cpu=native` unless RUSTFLAGS names a target CPU or `--portable` is given
+# (PERFORMANCE.md: 3-4 % less wall time, the same outputs). Such a binary may die with
+# SIGILL on another CPU, and valgrind cannot run one that uses AVX-512: measure
+# instructions with a `--portable` build or RUSTFLAGS="-C target-cpu=x86-64-v3".
 #
 # PGO is three steps: an instrumented build (target/pgo-gen) that writes counters of
 # every branch and call as it runs; the training set below, which runs the workloads
@@ -42,24 +49,48 @@ train() {
     "$bin" bench --scale 0.2 >/dev/null
 }
 
-case "${1:-}" in
---train)
-    bin=${2:?usage: tools/build-fast.sh --train BIN}
-    train "$bin"
-    echo "training set: every run succeeded with $bin"
-    exit 0
-    ;;
---no-pgo)
-    cargo build --profile fast --locked -p schedlab-cli
-    echo "built target/fast/schedlab (fast profile, no PGO)"
-    exit 0
-    ;;
-"") ;;
-*)
-    echo "usage: tools/build-fast.sh [--no-pgo | --train BIN]" >&2
+usage() {
+    echo "usage: tools/build-fast.sh [--portable] [--no-pgo] | --train BIN" >&2
     exit 2
+}
+portable=0
+pgo=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --train)
+        bin=${2:-}
+        [ -n "$bin" ] || usage
+        train "$bin"
+        echo "training set: every run succeeded with $bin"
+        exit 0
+        ;;
+    --portable) portable=1 ;;
+    --no-pgo) pgo=0 ;;
+    *) usage ;;
+    esac
+    shift
+done
+
+# RUSTFLAGS from the environment go into every build below; a target CPU is added
+# unless they name one.
+FLAGS=${RUSTFLAGS:-}
+case "$FLAGS" in
+*target-cpu*) cpu="as RUSTFLAGS say" ;;
+*)
+    if [ "$portable" = 1 ]; then
+        cpu="the target's baseline (portable)"
+    else
+        FLAGS="$FLAGS -C target-cpu=native"
+        cpu="this machine's CPU (target-cpu=native)"
+    fi
     ;;
 esac
+
+if [ "$pgo" = 0 ]; then
+    RUSTFLAGS="$FLAGS" cargo build --profile fast --locked -p schedlab-cli
+    echo "built target/fast/schedlab (fast profile, no PGO; CPU: $cpu)"
+    exit 0
+fi
 
 if command -v rustup >/dev/null 2>&1; then
     rustup component add llvm-tools >/dev/null 2>&1 || true
@@ -74,10 +105,8 @@ fi
 DATA="$ROOT/target/pgo-data"
 rm -rf "$DATA"
 mkdir -p "$DATA"
-# RUSTFLAGS from the environment (a `-C target-cpu=...`) go into both builds, which
-# differ only in the profile flag. The instrumented build has its own target directory
-# so that the final one does not rebuild from scratch next time.
-FLAGS=${RUSTFLAGS:-}
+# Both builds get the same flags but the profile one. The instrumented build has its
+# own target directory so that the final one does not rebuild from scratch next time.
 RUSTFLAGS="$FLAGS -Cprofile-generate=$DATA" \
     cargo build --profile fast --locked -p schedlab-cli --target-dir target/pgo-gen
 echo "== training (instrumented binary)"
@@ -85,4 +114,4 @@ train target/pgo-gen/fast/schedlab
 "$PROFDATA" merge -o "$DATA/merged.profdata" "$DATA"
 RUSTFLAGS="$FLAGS -Cprofile-use=$DATA/merged.profdata" \
     cargo build --profile fast --locked -p schedlab-cli
-echo "built target/fast/schedlab (LTO + PGO)"
+echo "built target/fast/schedlab (LTO + PGO; CPU: $cpu)"
