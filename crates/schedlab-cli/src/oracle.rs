@@ -71,6 +71,12 @@ fn sections(reports: &[KernelReport]) -> Vec<OracleSection<'_>> {
 
 const REPORT_INTRO: &str = "Real kernels in QEMU (TCG) guests against the simulation of the same workload on the imported guest machine with its calibrated costs. Decisions are compared, not times: guest time is stretched by emulation (docs/validation.md, part 2).";
 
+/// The QEMU oracle's host tools, checked before any boot: a missing one is this
+/// host's setup, an input error (exit 2) naming the install command.
+fn host_tools() -> Result<(), Failure> {
+    guest::check_tools().map_err(|m| Failure::Input(InputError::new(m)))
+}
+
 fn exe() -> Result<PathBuf, Failure> {
     std::env::current_exe()
         .map_err(|e| Failure::Internal(format!("cannot find the schedlab binary: {e}")))
@@ -173,8 +179,14 @@ pub(crate) fn run_cmd(
             topo.cpu_map
         );
     }
-    // Checked before any boot: the scenario's workload has a real program.
+    // Checked before any boot: the scenario's workload has a real program, and
+    // this host has the tools to boot a guest.
     workload::guest_workload(scenario, &sets)?;
+    host_tools()?;
+    for c in &choices {
+        guest::check_kernel_source(c, boot.cache.as_deref())
+            .map_err(|m| Failure::Input(InputError::new(m)))?;
+    }
     let job = job_name(scenario);
     let mut calibrate = Vec::new();
     if !no_calibrate {
@@ -295,6 +307,15 @@ pub(crate) fn suite_cmd(
     }
     let mut failed: Vec<String> = Vec::new();
     if record {
+        host_tools()?;
+        for k in &s.kernels {
+            if only_kernel.as_ref().is_none_or(|x| x == k) {
+                let c = KernelChoice::parse(k)
+                    .map_err(|m| InputError::new(format!("--kernel {k}: {m}")))?;
+                guest::check_kernel_source(&c, boot.cache.as_deref())
+                    .map_err(|m| Failure::Input(InputError::new(m)))?;
+            }
+        }
         for topo in &s.topologies {
             if only_topology.as_ref().is_some_and(|t| t != &topo.name) {
                 continue;

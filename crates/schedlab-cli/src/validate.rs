@@ -96,6 +96,35 @@ pub(crate) fn run(a: Args, quiet: bool) -> Result<(), Failure> {
             ))
         })?
         .name;
+    // The real benchmarks: none at all is this host's setup (exit 2, with the
+    // command that installs them); a few missing skip their rows.
+    let missing = v::missing_tools();
+    let need = |ps: &[(&str, &str)]| {
+        let mut pkgs: Vec<&str> = ps.iter().map(|p| p.1).collect();
+        pkgs.dedup();
+        let tools: Vec<String> = ps.iter().map(|p| format!("`{}` ({})", p.0, p.1)).collect();
+        format!(
+            "{}: install with `apt-get install {}` (Debian packages)",
+            tools.join(", "),
+            pkgs.join(" ")
+        )
+    };
+    if ["hackbench", "perf", "sysbench"]
+        .iter()
+        .all(|t| missing.iter().any(|m| m.0 == *t))
+    {
+        return Err(InputError::new(format!(
+            "validate host runs real benchmarks this host lacks: {}",
+            need(&missing)
+        ))
+        .into());
+    }
+    if !missing.is_empty() && !quiet {
+        eprintln!(
+            "validate host: their rows are skipped, missing {}",
+            need(&missing)
+        );
+    }
     let machine = schedlab::machine::sysfs::import_host()?;
     // The measured-costs machine: this host's topology with the file's (or a fresh
     // calibration's) cost table.

@@ -220,3 +220,57 @@ fn refusals_before_any_boot_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("1s4c2t"));
 }
+
+/// Issue 39: a host without the oracle's tools (here: an empty PATH) is told what
+/// to install, as an input error (`error:`, exit 2), not an internal one; so is
+/// `validate host` without any of its real benchmarks.
+#[test]
+fn missing_host_tools_are_the_hosts_setup_exit_2() {
+    let empty = tmp("empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_schedlab"))
+            .current_dir(root())
+            .env("PATH", &empty)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &[
+            "oracle",
+            "run",
+            "scenarios/oracle/hog-spread.toml",
+            "--kernel",
+            "5.10",
+        ][..],
+        &[
+            "oracle",
+            "suite",
+            "--record",
+            "--topology",
+            "1s4c2t",
+            "--kernel",
+            "5.10",
+        ][..],
+    ] {
+        let o = run(args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.starts_with("error: the QEMU oracle needs"), "{e}");
+        assert!(
+            e.contains("`qemu-system-x86_64` (Debian package qemu-system-x86)"),
+            "{e}"
+        );
+        assert!(e.contains("sh tools/oracle-deps.sh"), "{e}");
+        assert!(!e.contains("internal error"), "{e}");
+    }
+    let o = run(&["validate", "host", "--quick", "--runs", "1"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("apt-get install rt-tests linux-perf sysbench"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&empty);
+}

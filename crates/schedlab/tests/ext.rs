@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use schedlab::machine::presets::test_topology;
-use schedlab::workload::program::Op;
+use schedlab::workload::program::{AffinityTarget, Op};
 
 /// Three CPU hogs of `ms` ms each (a, b, c: pids 1-3) started at t = 0 on 2 CPUs
 /// without idle states.
@@ -500,7 +500,13 @@ fn a_task_that_pins_itself_is_never_consumed_by_a_cpu_outside_its_new_affinity()
         .push(schedlab::machine::CpuMask::from_iter([0]));
     let a = w.prog(
         "a",
-        vec![Op::SetAffinity { mask: pin }, Op::Compute(c(50 * MS))],
+        vec![
+            Op::SetAffinity {
+                mask: pin,
+                target: AffinityTarget::Current,
+            },
+            Op::Compute(c(50 * MS)),
+        ],
     );
     let p = w.prog("hog", vec![Op::Compute(c(50 * MS))]);
     w.task("a", a, None);

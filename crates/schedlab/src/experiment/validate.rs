@@ -124,6 +124,16 @@ pub(crate) fn package_of(program: &str) -> &'static str {
     }
 }
 
+/// The benchmark programs `validate host` runs that this host lacks, with their
+/// Debian packages (a row of a missing one is skipped).
+pub fn missing_tools() -> Vec<(&'static str, &'static str)> {
+    ["hackbench", "perf", "sysbench", "taskset"]
+        .into_iter()
+        .filter(|p| crate::experiment::oracle::guest::which(p).is_none())
+        .map(|p| (p, package_of(p)))
+        .collect()
+}
+
 /// Which real tool's output a row parses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

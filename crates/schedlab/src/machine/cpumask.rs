@@ -28,6 +28,36 @@ pub struct CpuMask {
     hi: u16,
 }
 
+/// `distribute_cpu_mask_prev`, the per-CPU cursor of `cpumask_any_and_distribute`
+/// (lib/cpumask.c, v5.9+): a CPU's picks go round the intersection from the CPU after
+/// its previous pick, wrapping, and the cursor moves to the pick (every cursor starts
+/// at 0, so a CPU's first pick skips CPU 0). There is one per machine: every caller
+/// on a CPU (an affinity change's destination, sched_ext's "any CPU" picks) moves the
+/// same cursor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DistributeCursor {
+    prev: Vec<usize>,
+}
+
+impl DistributeCursor {
+    /// Every cursor of an `nr_cpus`-CPU machine at CPU 0 (boot).
+    pub fn new(nr_cpus: usize) -> Self {
+        DistributeCursor {
+            prev: vec![0; nr_cpus],
+        }
+    }
+
+    /// `cpumask_any_and_distribute(a, b)` called on `this_cpu`: `None` when the
+    /// masks do not intersect (the cursor stays).
+    pub fn any_and(&mut self, a: &CpuMask, b: &CpuMask, this_cpu: usize) -> Option<usize> {
+        let n = self.prev.len();
+        let start = (self.prev[this_cpu] + 1) % n.max(1);
+        let next = a.and(b).iter_wrap(start).next()?;
+        self.prev[this_cpu] = next;
+        Some(next)
+    }
+}
+
 impl PartialEq for CpuMask {
     fn eq(&self, o: &Self) -> bool {
         self.bits == o.bits

@@ -24,7 +24,7 @@ pub mod file;
 pub mod presets;
 pub mod sysfs;
 
-pub use cpumask::{CpuMask, MAX_CPUS};
+pub use cpumask::{CpuMask, DistributeCursor, MAX_CPUS};
 
 /// Instruction-set family; selects the arch topology table and (in v5.6) whether
 /// frequency invariance exists (x86 gained it in v5.7).

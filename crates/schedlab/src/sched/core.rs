@@ -531,6 +531,9 @@ pub struct Kernel<O> {
     /// `p->cpus_mask` of every task, by pid (kept apart from [`Task`] so the hot
     /// per-task state stays compact, and each distinct mask stored once).
     allowed: Affinities,
+    /// Affinity changes in flight: stops queued for tasks left on a CPU their mask
+    /// excludes, `p->wake_cpu` overrides, the distribute cursors (sched/affinity.rs).
+    pub(crate) aff: crate::sched::affinity::AffinityState,
     /// Load-balancing state: root domain, nohz, per-rq balance fields (fair/balance.rs).
     pub(crate) lb: crate::sched::fair::balance::LbState,
     /// Per-CPU `(core, llc)` ids, a compact copy of [`Machine::cpus`] for
@@ -870,6 +873,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             scx: None,
             scx_exit: None,
             allowed: Affinities::new(CpuMask::new()),
+            aff: crate::sched::affinity::AffinityState::new(nr_cpus_lb),
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
             cpu_ids,
             core_cpus,
@@ -1040,9 +1044,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.allowed.of(pid)
     }
 
-    /// Replace the affinity mask of `pid` (the mask half of `sched_setaffinity`; the
-    /// caller moves a task whose CPU is no longer allowed). `mask` must intersect the
-    /// machine's CPUs.
+    /// Replace the affinity mask of `pid` (`set_cpus_allowed_common` and sched_ext's
+    /// `set_cpus_allowed_scx`: the mask half of `sched_setaffinity`, which then moves
+    /// a task whose CPU is no longer allowed, sched/affinity.rs). `mask` must
+    /// intersect the machine's CPUs.
     pub(crate) fn set_cpus_allowed(&mut self, pid: Pid, mask: &CpuMask) {
         let allowed = mask.and(self.m.all_cpus());
         assert!(!allowed.is_empty(), "set_cpus_allowed: empty affinity");
@@ -1050,17 +1055,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.allowed.set(pid, &allowed);
         if self.scx.is_some() {
             self.scx_set_cpumask(pid, allowed);
-        }
-        // SIM_: a delayed task left on a CPU it may no longer use leaves its queue now
-        // (the kernel moves a queued task with the migration stopper instead).
-        let cpu = self.tasks[pid as usize].cpu;
-        if self.tasks[pid as usize].se.sched_delayed && !allowed.test(cpu) {
-            self.rq_update_clock(cpu, self.now);
-            self.deactivate_task(
-                cpu,
-                pid,
-                crate::sched::fair::DEQUEUE_SLEEP | crate::sched::fair::DEQUEUE_DELAYED,
-            );
         }
     }
 
@@ -1348,7 +1342,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             self.ttwu_runnable(pid, wake_flags, waker_cpu, q);
             return true;
         }
-        let cpu = self.select_task_rq(pid, prev_cpu, wake_flags, waker_cpu, q);
+        // select_task_rq(p, p->wake_cpu): task_cpu, unless the migration stopper
+        // pointed a sleeping task at its new CPUs (sched/affinity.rs).
+        let wake_cpu = self.aff.take_wake_cpu(pid, prev_cpu);
+        let cpu = self.select_task_rq(pid, wake_cpu, wake_flags, waker_cpu, q);
         if cpu != prev_cpu {
             wake_flags |= WF_MIGRATED;
             self.set_task_cpu(pid, cpu, true);
@@ -1460,8 +1457,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
-    /// `sched_ttwu_pending`: the wakeup IPI arrived on `cpu`.
-    fn ttwu_pending(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+    /// `sched_ttwu_pending`: the wakeup IPI arrived on `cpu` (or the migration
+    /// stopper flushes the CPU's pending wakeups).
+    pub(crate) fn ttwu_pending(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let mut list = std::mem::take(&mut self.rqs[cpu].wake_list);
         self.sync_idle_bits(cpu);
         for &(pid, flags) in &list {
@@ -1592,6 +1590,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             SharedLevel::Package => self.m.cost.migrate_package,
             SharedLevel::Numa => self.m.cost.migrate_numa,
         };
+        self.aff.forget_wake_cpu(pid);
         let t = &mut self.tasks[pid as usize];
         t.cpu = new_cpu;
         t.refill_work += refill << WORK_SHIFT;
@@ -2399,6 +2398,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             Event::ActiveBalance { .. } | Event::IlbKick { .. } => {
                 self.handle_balance_event(ev, q);
             }
+            Event::MigrationStop { cpu, pid } => {
+                if self.awake_for(cpu as usize, ev, q) {
+                    self.migration_cpu_stop(cpu as usize, pid, true, q);
+                }
+            }
             Event::Workload { .. } => return Some(ev),
         }
         None
@@ -2688,7 +2692,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     t.pid, t.name, t.state, seen[t.pid as usize]
                 ));
             }
-            if runnable && !self.allowed.of(t.pid).test(t.cpu) {
+            // Outside its mask only while the stopper that moves it is on its way.
+            if (runnable || t.se.sched_delayed)
+                && !self.allowed.of(t.pid).test(t.cpu)
+                && !self.aff.migration_pending(t.pid)
+            {
                 return Err(format!(
                     "pid {} on cpu{} outside its affinity {}",
                     t.pid,

@@ -35,7 +35,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
         };
         let core_of: Vec<usize> = self.m.cpus.iter().map(|c| c.core).collect();
-        self.scx = Some(Box::new(ext::Scx::new(ops, &core_of)));
+        let mut s = ext::Scx::new(ops, &core_of);
+        // One distribute cursor per machine: the class picks with the kernel's.
+        s.core.idle.cursor = self.aff.cursor.clone();
+        self.scx = Some(Box::new(s));
     }
 
     /// The class, its clock (`bpf_ktime_get_ns`) brought to now.
@@ -99,10 +102,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.rqs[cpu].nr_running += 1;
         self.tasks[pid as usize].se.on_rq = true;
         self.sync_idle_bits(cpu);
-        self.scx().enqueue(pid, cpu, f, false, false);
+        // task_on_rq_migrating: an affinity change moving a queued task.
+        let migrating = self.lb.migrating == Some(pid);
+        self.scx().enqueue(pid, cpu, f, migrating, false);
     }
 
-    /// `dequeue_task_scx` for a sleep or an exit.
+    /// `dequeue_task_scx` for a sleep, an exit, or a migration (an affinity change).
     pub(crate) fn dequeue_task_scx(&mut self, cpu: usize, pid: Pid, flags: u32) {
         let current = self.rqs[cpu].curr == Some(pid);
         if current {
@@ -113,7 +118,8 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         } else {
             0
         };
-        self.scx().dequeue(pid, f, current, false);
+        let migrating = self.lb.migrating == Some(pid);
+        self.scx().dequeue(pid, f, current, migrating);
         self.rqs[cpu].nr_running -= 1;
         self.tasks[pid as usize].se.on_rq = false;
         self.sync_idle_bits(cpu);
@@ -309,7 +315,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     t.pid, t.name, t.state
                 ));
             }
-            if runnable && !self.cpus_allowed(t.pid).test(t.cpu) {
+            if runnable
+                && !self.cpus_allowed(t.pid).test(t.cpu)
+                && !self.aff.migration_pending(t.pid)
+            {
                 return Err(format!(
                     "pid {} on cpu{} outside its affinity",
                     t.pid, t.cpu
@@ -357,6 +366,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             .filter_map(|(p, t)| t.as_ref().filter(|t| t.queued).map(|t| (p as Pid, t.cpu)))
             .collect();
         runnable.sort_unstable();
+        self.aff.cursor = s.core.idle.cursor.clone();
         drop(s);
         // The ext class's counts go; the fair enqueues count the same tasks again.
         for rq in &mut self.rqs {

@@ -78,6 +78,7 @@ sched_features! {
     ASYM_FITS_CAPACITY = false, "v5.10", "SIM_ switch for a kernel version (with SELECT_IDLE_CAPACITY): v5.10's asym_fits_capacity (Vincent Guittot, \"Prefer prev cpu in asymmetric wakeup path\"): on a sched_asym_cpucapacity system select_idle_sibling first takes an idle target, prev or recent_used_cpu the task fits (capacity_of with the 1280/1024 margin), and only then scans sd_asym_cpucapacity with select_idle_capacity.";
     IDLEST_AVG_LOAD = false, "v5.8", "SIM_ switch for a kernel fix: update_sg_wakeup_stats computes avg_load for fully_busy and overloaded groups (the groups find_idlest_group compares by load), not for has_spare ones as v5.6's inverted test did (Tao Zhou, \"Fix condition of avg_load calculation\").";
     IMB_NUMA_NR = false, "v5.18 (v6.12 form)", "SIM_ switch for a kernel version: the allowed NUMA imbalance scales with the LLCs (Mel Gorman): each SD_NUMA domain's imb_numa_nr comes from the LLC span at build time; calculate_imbalance (has_spare) zeroes an imbalance of at most 2 while the local group would run at most imb_numa_nr tasks, before halving; find_idlest_group (has_spare, NUMA) stays local on the same test with the idle-CPU difference and imb_numa_nr capped by the allowed CPUs of the local group, instead of v5.6's 'stay while the local node has an idle CPU'.";
+    ANY_AND_DISTRIBUTE = false, "v5.9", "SIM_ switch for a kernel version: a task that an affinity change moves off its CPU goes to cpumask_any_and_distribute(cpu_active_mask, new_mask), the next allowed CPU after the calling CPU's previous pick (Paul Turner, \"sched/core: Distribute tasks within affinity masks\"), instead of v5.6's cpumask_any_and, the first allowed CPU (sched/affinity.rs).";
     EEVDF = false, "v6.6", "SIM_ switch for a kernel version, not a features.h bit: the fair class picks and places by Earliest Eligible Virtual Deadline First as in v6.6 (Peter Zijlstra): lag-preserving placement, eligibility against the weighted average vruntime, earliest-deadline pick, wakeup preemption by the pick rule, slice end at the deadline; no sleeper credit, START_DEBIT, buddies but NEXT_BUDDY, or tick/wakeup granularities (fair/eevdf.rs).";
     PLACE_LAG = true, "v6.6", "EEVDF only: place_entity keeps the lag an entity had at dequeue (scaled by (W+w)/W); NO_PLACE_LAG places every entity at the average vruntime.";
     PLACE_DEADLINE_INITIAL = true, "v6.6", "EEVDF only: ENQUEUE_INITIAL placements get half a slice to their first deadline (in v6.6 only task_fork_fair's provisional placement passes it).";
@@ -445,9 +446,14 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
     },
     KernelPreset {
         name: "v5.10",
-        description: "v5.6 + v5.7 asymmetric-capacity wakeups (SELECT_IDLE_CAPACITY) with v5.10's prev-first fit checks (ASYM_FITS_CAPACITY), v5.8's find_idlest_group avg_load fix (IDLEST_AVG_LOAD), v5.10 imbalance_pct 117 / busy_factor 16; the v5.6 sd_flag domain walk (LEGACY_SD_FLAG), SIS_PROP, no SIS_AVG_CPU. Not modelled: v5.7 runnable_avg in group classification, v5.10's relaxed detach_tasks load test (docs/kernel-mapping.md §9)",
+        description: "v5.6 + v5.7 asymmetric-capacity wakeups (SELECT_IDLE_CAPACITY) with v5.10's prev-first fit checks (ASYM_FITS_CAPACITY), v5.8's find_idlest_group avg_load fix (IDLEST_AVG_LOAD), v5.9's distributed affinity-change destinations (ANY_AND_DISTRIBUTE), v5.10 imbalance_pct 117 / busy_factor 16; the v5.6 sd_flag domain walk (LEGACY_SD_FLAG), SIS_PROP, no SIS_AVG_CPU. Not modelled: v5.7 runnable_avg in group classification, v5.10's relaxed detach_tasks load test (docs/kernel-mapping.md §9)",
         base: None,
-        changes: &["SELECT_IDLE_CAPACITY", "ASYM_FITS_CAPACITY", "IDLEST_AVG_LOAD"],
+        changes: &[
+            "SELECT_IDLE_CAPACITY",
+            "ASYM_FITS_CAPACITY",
+            "IDLEST_AVG_LOAD",
+            "ANY_AND_DISTRIBUTE",
+        ],
         topology: topo_v5_10,
     },
     KernelPreset {

@@ -6,6 +6,7 @@
 //! tracking arithmetic; [`features`] holds `SchedFeat` and the tunables. What
 //! happens is reported to an [`Observer`](crate::engine::Observer) of [`SchedEvent`]s.
 
+pub(crate) mod affinity;
 pub mod core;
 pub mod cpufreq;
 pub mod cpuidle;
@@ -45,6 +46,9 @@ pub enum Event {
     Timer { pid: Pid, gen: u32 },
     /// The active-balance stopper runs on `cpu` (the busiest CPU), after the IPI.
     ActiveBalance { cpu: u32 },
+    /// The migration stopper runs on `cpu` for `pid`, left on a CPU its new
+    /// affinity excludes (`migration_cpu_stop`, sched/affinity.rs).
+    MigrationStop { cpu: u32, pid: Pid },
     /// The nohz idle-balance kick IPI reaches `cpu` (`kick_ilb`).
     IlbKick { cpu: u32 },
     /// The softlockup watchdog's per-CPU hrtimer (`watchdog_timer_fn`) fires.
@@ -236,5 +240,17 @@ impl SchedEvent {
             } => Some((p, prev_state)),
             _ => None,
         }
+    }
+}
+
+/// An observer that keeps every event, for the kernel's hand-computed tests.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct Rec(pub Vec<SchedEvent>);
+
+#[cfg(test)]
+impl crate::engine::Observer<SchedEvent> for Rec {
+    fn observe(&mut self, _now: crate::engine::SimTime, ev: &SchedEvent) {
+        self.0.push(*ev);
     }
 }

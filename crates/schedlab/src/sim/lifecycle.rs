@@ -4,14 +4,15 @@
 //! A fork creates the child through the kernel's `sched_fork` / `wake_up_new_task`
 //! (placement with `WF_FORK`); an exit wakes a parent blocked in `wait()` (a process
 //! through `__wake_up_parent`, a sync wakeup; a thread's joiner through the futex in
-//! its tid word, a plain one). Changing the affinity of a running task off its CPU
-//! re-places it through `select_task_rq`.
+//! its tid word, a plain one). `sched_setaffinity` names its target (the caller,
+//! its last child, a task of the workload) and leaves the moving to the kernel
+//! (sched/affinity.rs), which may block the caller until the migration stopper ran.
 
 use super::{task_limit_msg, ProgState, Sim, StreamName};
 use crate::abi::{Pid, WF_SYNC};
 use crate::engine::Observer;
 use crate::sched::SchedEvent;
-use crate::workload::program::Op;
+use crate::workload::program::{AffinityTarget, Op};
 
 impl<O: Observer<SchedEvent>> Sim<O> {
     /// Execute (part of) one of the task lifecycle ops. Returns true when the step is over.
@@ -36,6 +37,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     .k
                     .create_task(&name, Some(pid), thread, nice, policy, cpus);
                 st.nfork += 1;
+                st.last_child = Some(child);
                 st.children_alive += 1;
                 let stream = format!("{}/{}", self.stream_name(&st.stream), st.nfork);
                 let stream = StreamName::Forked(stream.into_boxed_str());
@@ -55,7 +57,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 let child =
                     self.k
                         .create_task(&spec.name, Some(pid), true, spec.nice, spec.policy, cpus);
+                self.spec_pid[i] = Some(child);
                 st.nfork += 1;
+                st.last_child = Some(child);
                 st.children_alive += 1;
                 let daemon = self.spec.daemons.contains(&i);
                 self.new_state(
@@ -106,26 +110,24 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 self.k.exit_current(cpu, &mut self.q);
                 true
             }
-            Op::SetAffinity { mask } => {
+            Op::SetAffinity { mask, target } => {
                 if st.phase == 2 {
+                    // Woken by the stopper's completion.
                     next!(st)
                 }
+                let target = self.affinity_target(pid, target, st);
                 let m = self.spec.masks[mask as usize];
-                if *self.k.cpus_allowed(pid) == m {
+                if target.is_some_and(|t| *self.k.cpus_allowed(t) == m) {
                     next!(st)
                 }
                 pay!(self, cpu, op, st);
-                self.k.set_cpus_allowed(pid, &m);
-                if m.test(cpu) {
-                    next!(st)
+                // ESRCH: the call costs, nothing changes.
+                let Some(t) = target else { next!(st) };
+                if self.k.sched_setaffinity(cpu, t, &m, &mut self.q) {
+                    st.phase = 2;
+                    return true;
                 }
-                // Off an allowed CPU: the task leaves this CPU and is placed again
-                // through select_task_rq (SIM_: the kernel's migration_cpu_stop moves
-                // it to the first allowed CPU without a wakeup).
-                st.phase = 2;
-                self.k.block_current(cpu, &mut self.q);
-                self.k.try_to_wake_up(pid, 0, cpu, &mut self.q);
-                true
+                next!(st)
             }
             Op::SetUclamp { min, max } => {
                 if st.uclamp == (min, max) {
@@ -137,5 +139,18 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             _ => unreachable!("not a task lifecycle op: {op:?}"),
         }
+    }
+
+    /// The pid `sched_setaffinity` names, if that task exists and has not exited.
+    fn affinity_target(&self, pid: Pid, target: AffinityTarget, st: &ProgState) -> Option<Pid> {
+        let t = match target {
+            AffinityTarget::Current => Some(pid),
+            AffinityTarget::LastChild => st.last_child,
+            AffinityTarget::Task(r) => {
+                let cpu = self.k.task(pid).cpu;
+                self.spec_pid[r.resolve_at(st.instance, &st.marks, cpu)]
+            }
+        }?;
+        (self.k.task(t).state != crate::sched::core::TaskState::Dead).then_some(t)
     }
 }

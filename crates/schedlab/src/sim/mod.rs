@@ -118,6 +118,8 @@ struct ProgState {
     rng: RngStream,
     stream: StreamName,
     nfork: u32,
+    /// The last child `Op::Fork` / `Op::Spawn` created (`AffinityTarget::LastChild`).
+    last_child: Option<Pid>,
     children_alive: u32,
     zombies: u32,
     waiting_child: bool,
@@ -278,6 +280,8 @@ pub struct Sim<O> {
     leader_of: Vec<Option<usize>>,
     /// The leaders' pids, once found.
     leader_pid: std::collections::HashMap<usize, Pid>,
+    /// Per task of the spec: its pid once started (`AffinityTarget::Task`).
+    spec_pid: Vec<Option<Pid>>,
 }
 
 impl<O: Observer<SchedEvent>> Sim<O> {
@@ -319,6 +323,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 .collect(),
         };
         let noise_rng = streams.stream("noise");
+        let nr_spec_tasks = spec.tasks.len();
         let mut k = k;
         k.reserve_tasks(spec.tasks.len());
         Sim {
@@ -355,6 +360,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             prefetch_min_tasks: PREFETCH_MIN_TASKS,
             leader_of,
             leader_pid: std::collections::HashMap::new(),
+            spec_pid: vec![None; nr_spec_tasks],
             stopped: None,
             fail: None,
         }
@@ -588,6 +594,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             rng,
             stream,
             nfork: 0,
+            last_child: None,
             children_alive: 0,
             zombies: 0,
             waiting_child: false,
@@ -622,6 +629,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         let pid = self
             .k
             .create_task(&spec.name, None, false, spec.nice, spec.policy, cpus);
+        self.spec_pid[i] = Some(pid);
         if let Some(tg) = tgid {
             self.k.set_tgid(pid, tg);
         }

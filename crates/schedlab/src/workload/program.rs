@@ -208,9 +208,14 @@ pub enum Op {
         absolute: bool,
         metrics: u32,
     },
-    /// `sched_setaffinity` to [`WorkloadSpec::masks`]`[mask]` (free when unchanged).
+    /// `sched_setaffinity(target, masks[mask])` ([`WorkloadSpec::masks`]): free
+    /// when the target's mask is already that one; a target that has not started
+    /// or has exited (`ESRCH`) costs the call and changes nothing. The caller
+    /// blocks while the migration stopper moves a target that is running off its
+    /// now excluded CPU (sched/affinity.rs).
     SetAffinity {
         mask: u32,
+        target: AffinityTarget,
     },
     /// A uclamp request (`sched_setattr`), recorded only: the kernel has no uclamp.
     SetUclamp {
@@ -305,6 +310,19 @@ pub enum Op {
     SpinUnlock {
         l: ObjRef,
     },
+}
+
+/// Whose affinity an [`Op::SetAffinity`] sets: `sched_setaffinity`'s `pid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AffinityTarget {
+    /// The calling task (`pid` 0).
+    Current,
+    /// The caller's most recently forked or spawned child (the pid `fork()`
+    /// returned), as a benchmark's parent pins its workers.
+    LastChild,
+    /// A task of [`WorkloadSpec::tasks`] (a group's tasks are consecutive there),
+    /// chosen by the caller's instance like an object (`taskset -p PID`).
+    Task(ObjRef),
 }
 
 /// "Record nothing" for ops with an optional metric index (`Op::Timer`).
@@ -524,8 +542,18 @@ impl WorkloadSpec {
                     {
                         return Err(format!("program `{}`: timer metrics undeclared", p.name));
                     }
-                    Op::SetAffinity { mask } if *mask as usize >= self.masks.len() => {
+                    Op::SetAffinity { mask, .. } if *mask as usize >= self.masks.len() => {
                         return Err(format!("program `{}` uses an unknown cpu mask", p.name));
+                    }
+                    Op::SetAffinity {
+                        target: AffinityTarget::Task(t),
+                        ..
+                    } if t.count == 0 || (t.base + t.count) as usize > self.tasks.len() => {
+                        return Err(format!(
+                            "program `{}` sets the affinity of a task beyond the {} declared",
+                            p.name,
+                            self.tasks.len()
+                        ));
                     }
                     Op::Spawn { task } if !spawned.contains(&(*task as usize)) => {
                         return Err(format!(

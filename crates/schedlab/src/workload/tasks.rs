@@ -36,7 +36,8 @@ use crate::machine::CpuMask;
 use crate::workload::dist::{parse_dist, Dist, Unit};
 use crate::workload::ipc::ChanKind;
 use crate::workload::program::{
-    ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, NR_REGS,
+    AffinityTarget, ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec,
+    NR_REGS,
 };
 use std::collections::BTreeMap;
 
@@ -71,6 +72,9 @@ struct Objects {
     words: BTreeMap<String, (u32, u32)>,
     lists: BTreeMap<String, (u32, u32)>,
     spinlocks: BTreeMap<String, (u32, u32)>,
+    /// Task groups: (first index in `WorkloadSpec::tasks`, count), for
+    /// `set_affinity`'s `task`; a name declared twice maps to `None`.
+    groups: BTreeMap<String, Option<(u32, u32)>>,
 }
 
 struct Ctx<'a> {
@@ -78,6 +82,7 @@ struct Ctx<'a> {
     objs: Objects,
     prog_names: BTreeMap<String, usize>,
     spec: WorkloadSpec,
+    nr_cpus: usize,
 }
 
 fn parse_ref(s: &str, arrays: &BTreeMap<String, (u32, u32)>, what: &str) -> Result<ObjRef, String> {
@@ -363,6 +368,7 @@ impl Ctx<'_> {
                     thread: op == "spawn",
                 }
             }
+            "set_affinity" => self.set_affinity(t)?,
             "wait" | "join" => Op::WaitChild,
             "exit" => Op::Exit,
             "yield" => Op::Yield,
@@ -388,6 +394,54 @@ impl Ctx<'_> {
             }
             _ => self.shared_op(t, op)?,
         })
+    }
+
+    /// `set_affinity`: `cpus` (a cpulist of this machine's CPUs) for `task`:
+    /// `"self"` (the default), `"child"` (the last child forked or spawned), or a
+    /// task group reference (`"name"`, `"name[K]"`, `"name[i]"`, ...; a group
+    /// called `self` or `child` is named with an index: `"child[0]"`).
+    fn set_affinity(&mut self, t: &TableReader<'_>) -> Result<Op, InputError> {
+        let s = t
+            .str("cpus")?
+            .ok_or_else(|| t.err("cpus", "`set_affinity` needs `cpus` (a cpulist)"))?;
+        let m = CpuMask::parse_cpulist(s).map_err(|e| t.err("cpus", format!("`cpus`: {e}")))?;
+        let nr_cpus = self.nr_cpus;
+        if m.is_empty() || m.iter().any(|c| c >= nr_cpus) {
+            return Err(t.err(
+                "cpus",
+                format!("`cpus = \"{s}\"` must name CPUs of this {nr_cpus}-CPU machine"),
+            ));
+        }
+        let target = match t.str("task")?.unwrap_or("self") {
+            "self" => AffinityTarget::Current,
+            "child" => AffinityTarget::LastChild,
+            r => {
+                let name = r.split_once('[').map_or(r, |(n, _)| n);
+                if let Some(None) = self.objs.groups.get(name) {
+                    return Err(t.err(
+                        "task",
+                        format!("task group `{name}` is declared twice: `{r}` cannot tell which"),
+                    ));
+                }
+                let groups: BTreeMap<String, (u32, u32)> = self
+                    .objs
+                    .groups
+                    .iter()
+                    .filter_map(|(k, v)| v.map(|v| (k.clone(), v)))
+                    .collect();
+                let r = parse_ref(r, &groups, "task group")
+                    .map_err(|m| t.err("task", format!("{m} (or `self`, `child`)")))?;
+                AffinityTarget::Task(r)
+            }
+        };
+        let mask = match self.spec.masks.iter().position(|x| *x == m) {
+            Some(i) => i,
+            None => {
+                self.spec.masks.push(m);
+                self.spec.masks.len() - 1
+            }
+        } as u32;
+        Ok(Op::SetAffinity { mask, target })
     }
 
     /// `bytes` of a `write` / `read` (default 100): a fixed size from 1 B to 1 GiB.
@@ -593,11 +647,30 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
         objs: Objects::default(),
         prog_names: BTreeMap::new(),
         spec: WorkloadSpec::default(),
+        nr_cpus,
     };
     for key in [
         "channel", "futex", "mutex", "barrier", "condvar", "word", "list", "spinlock",
     ] {
         cx.declare(w, key)?;
+    }
+    // The task groups' names and sizes first: a program may name a group's tasks
+    // (`set_affinity`'s `task`) before the group is declared.
+    if let Some(tasks) = w.array("task")? {
+        let mut base = 0u64;
+        for (gi, item) in tasks.iter().enumerate() {
+            let t = TableReader::new(doc, item, &format!("workload.task[{gi}]"))?;
+            let count = t.uint("count", 1, MAX_TASKS as u64)?.unwrap_or(1);
+            if let Some(name) = t.str("name")? {
+                let v = (base <= u64::from(u32::MAX)).then_some((base as u32, count as u32));
+                cx.objs
+                    .groups
+                    .entry(name.to_string())
+                    .and_modify(|e| *e = None)
+                    .or_insert(v);
+            }
+            base += count;
+        }
     }
     if let Some(progs) = w.table("programs")? {
         // Reserve names first so programs can fork each other.

@@ -292,11 +292,12 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("ldd", "libc-bin"),
 ];
 
-/// The path of `tool` on `PATH` (and the sbin directories).
+/// The path of `tool` on `PATH`, or in the sbin directories a user's `PATH` may
+/// lack.
 pub fn which(tool: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .chain(["/usr/sbin", "/sbin"].map(PathBuf::from))
         .map(|d| d.join(tool))
         .find(|p| p.is_file())
 }
@@ -326,8 +327,10 @@ fn is_static_elf(bytes: &[u8]) -> bool {
 }
 
 /// Every host tool the runner needs, or an error naming the Debian packages that
-/// provide the missing ones (`tools/oracle-deps.sh` installs them all).
-pub(crate) fn check_tools() -> Result<(), String> {
+/// provide the missing ones and the command that installs them all
+/// (`tools/oracle-deps.sh`). A missing tool is the user's environment: the
+/// commands report it as an input error (exit 2) before any boot.
+pub fn check_tools() -> Result<(), String> {
     let mut missing: Vec<String> = Vec::new();
     for (tool, pkg) in TOOLS {
         match which(tool) {
@@ -350,7 +353,7 @@ pub(crate) fn check_tools() -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "the QEMU oracle needs {} (install all with tools/oracle-deps.sh)",
+            "the QEMU oracle needs {} on this host: install them all with `sh tools/oracle-deps.sh` (Debian or Ubuntu)",
             missing.join(", ")
         ))
     }
@@ -395,18 +398,71 @@ pub(crate) fn default_cache_dir() -> Result<PathBuf, String> {
         })
 }
 
+/// The host's apt source files, in the order apt reads them: every deb822
+/// `sources.list.d/*.sources` and one-line `sources.list.d/*.list` (sorted by name),
+/// then `sources.list`.
+fn apt_source_files(etc_apt: &Path) -> Vec<PathBuf> {
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(etc_apt.join("sources.list.d"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "sources" || x == "list"))
+                .collect()
+        })
+        .unwrap_or_default();
+    parts.sort();
+    parts.push(etc_apt.join("sources.list"));
+    parts
+}
+
 /// The Debian mirror of the host's own apt sources (`$SCHEDLAB_ORACLE_MIRROR`
-/// overrides; default `http://deb.debian.org/debian`).
-pub(crate) fn debian_mirror() -> String {
+/// overrides): the first main-archive URI of its source files. None there is an
+/// error naming the files read: the oracle knows no mirror of its own.
+pub(crate) fn debian_mirror() -> Result<String, String> {
     if let Ok(m) = std::env::var("SCHEDLAB_ORACLE_MIRROR") {
         if !m.is_empty() {
-            return m;
+            return Ok(m);
         }
     }
-    let deb822 =
-        std::fs::read_to_string("/etc/apt/sources.list.d/debian.sources").unwrap_or_default();
-    let one_line = std::fs::read_to_string("/etc/apt/sources.list").unwrap_or_default();
-    mirror_from_sources(&deb822, &one_line).unwrap_or_else(|| "http://deb.debian.org/debian".into())
+    mirror_of_host(Path::new("/etc/apt"))
+}
+
+/// [`debian_mirror`] from the apt configuration directory `etc_apt`.
+fn mirror_of_host(etc_apt: &Path) -> Result<String, String> {
+    let files = apt_source_files(etc_apt);
+    let mut read = Vec::new();
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        read.push(f.display().to_string());
+        let deb822 = f.extension().is_some_and(|x| x == "sources");
+        let found = if deb822 {
+            mirror_from_sources(&text, "")
+        } else {
+            mirror_from_sources("", &text)
+        };
+        if let Some(m) = found {
+            return Ok(m);
+        }
+    }
+    Err(format!(
+        "no Debian mirror in this host's apt sources ({}): the QEMU oracle fetches its \
+         kernels from the host's own mirror; add one to the apt sources or set \
+         SCHEDLAB_ORACLE_MIRROR",
+        if read.is_empty() {
+            format!(
+                "none of {} could be read",
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            format!("read {}", read.join(", "))
+        }
+    ))
 }
 
 /// The first URI ending in `/debian` of a deb822 sources file, else of a one-line
@@ -575,6 +631,37 @@ fn unpacked_kernel(dir: &Path, pkg: &str) -> Result<Kernel, String> {
     })
 }
 
+/// The newest complete unpacked kernel package in `kernels` that `want` accepts.
+fn cached_package(kernels: &Path, want: fn(&str) -> bool) -> Option<String> {
+    std::fs::read_dir(kernels)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().join(".complete").exists())
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .filter(|n| want(n))
+                .max_by_key(|n| version_key(n))
+        })
+        .ok()
+        .flatten()
+}
+
+/// Before any boot: where `choice`'s kernel would come from is there. A packaged
+/// kernel not in the cache (`cache_dir`, or `default_cache_dir`) needs the host's
+/// Debian mirror; a missing one, like a missing host tool, is this host's setup.
+pub fn check_kernel_source(choice: &KernelChoice, cache_dir: Option<&Path>) -> Result<(), String> {
+    let Some((_, want)) = choice.suite() else {
+        return Ok(());
+    };
+    let cache = match cache_dir {
+        Some(c) => c.to_path_buf(),
+        None => default_cache_dir()?,
+    };
+    if cached_package(&cache.join("kernels"), want).is_some() {
+        return Ok(());
+    }
+    debian_mirror().map(drop)
+}
+
 /// The kernel of `choice`: a bzImage path as is, or the Debian package, fetched and
 /// unpacked into `cache/kernels/<package>/` the first time and reused after (no
 /// network when an unpacked one exists).
@@ -605,23 +692,12 @@ pub(crate) fn prepare_kernel(choice: &KernelChoice, cache: &Path) -> Result<Kern
         });
     };
     let kernels = cache.join("kernels");
-    // Reuse: the newest complete unpacked package of this choice.
-    let cached = std::fs::read_dir(&kernels)
-        .map(|rd| {
-            rd.flatten()
-                .filter(|e| e.path().join(".complete").exists())
-                .filter_map(|e| e.file_name().to_str().map(str::to_string))
-                .filter(|n| want(n))
-                .max_by_key(|n| version_key(n))
-        })
-        .ok()
-        .flatten();
-    if let Some(pkg) = cached {
+    if let Some(pkg) = cached_package(&kernels, want) {
         return unpacked_kernel(&kernels.join(&pkg), &pkg);
     }
     let apt = AptConfig {
         dir: cache.join("apt").join(suite),
-        mirror: debian_mirror(),
+        mirror: debian_mirror()?,
         suite: suite.into(),
     };
     apt.prepare()?;
@@ -1511,12 +1587,12 @@ mod tests {
     fn apt_private_configuration() {
         let apt = AptConfig {
             dir: PathBuf::from("/c/apt/bullseye"),
-            mirror: "http://deb.debian.org/debian".into(),
+            mirror: "http://mirror.example/debian".into(),
             suite: "bullseye".into(),
         };
         assert_eq!(
             apt.sources_list(),
-            "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bullseye main\n"
+            "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://mirror.example/debian bullseye main\n"
         );
         let o = apt.options();
         assert_eq!(
@@ -1536,17 +1612,49 @@ mod tests {
 
     #[test]
     fn mirror_from_the_hosts_sources() {
-        let deb822 = "Types: deb\n# http://snapshot.debian.org/archive/debian/2025\nURIs: http://mirror.example/debian/\nSuites: bookworm\n\nTypes: deb\nURIs: http://deb.debian.org/debian-security\n";
+        let deb822 = "Types: deb\n# http://archive.example/debian/2025\nURIs: http://mirror.example/debian/\nSuites: bookworm\n\nTypes: deb\nURIs: http://mirror.example/debian-security\n";
         assert_eq!(
             mirror_from_sources(deb822, "").as_deref(),
             Some("http://mirror.example/debian")
         );
-        let one = "# comment\ndeb http://security.debian.org/debian-security bookworm-security main\ndeb [arch=amd64] http://ftp.fr.debian.org/debian bookworm main\n";
+        let one = "# comment\ndeb http://security.example/debian-security bookworm-security main\ndeb [arch=amd64] http://other.example/debian bookworm main\n";
         assert_eq!(
             mirror_from_sources("", one).as_deref(),
-            Some("http://ftp.fr.debian.org/debian")
+            Some("http://other.example/debian")
         );
         assert_eq!(mirror_from_sources("", ""), None);
+        // The host's files in apt's order: sources.list.d (sorted) first.
+        let etc = tempfile::tempdir().unwrap();
+        let d = etc.path().join("sources.list.d");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(etc.path().join("sources.list"), one).unwrap();
+        assert_eq!(
+            mirror_of_host(etc.path()).unwrap(),
+            "http://other.example/debian"
+        );
+        std::fs::write(d.join("b.sources"), deb822).unwrap();
+        std::fs::write(
+            d.join("a.list"),
+            "deb http://security.example/debian-security x main\n",
+        )
+        .unwrap();
+        assert_eq!(
+            mirror_of_host(etc.path()).unwrap(),
+            "http://mirror.example/debian"
+        );
+        // None: the error names every file read.
+        let bare = tempfile::tempdir().unwrap();
+        std::fs::write(bare.path().join("sources.list"), "# nothing\n").unwrap();
+        let e = mirror_of_host(bare.path()).unwrap_err();
+        assert!(
+            e.contains("no Debian mirror")
+                && e.contains("sources.list")
+                && e.contains("SCHEDLAB_ORACLE_MIRROR"),
+            "{e}"
+        );
+        let none = tempfile::tempdir().unwrap();
+        let e = mirror_of_host(none.path()).unwrap_err();
+        assert!(e.contains("none of") && e.contains("could be read"), "{e}");
     }
 
     #[test]

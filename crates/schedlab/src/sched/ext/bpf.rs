@@ -104,8 +104,8 @@ pub fn find_clang() -> Result<PathBuf, String> {
         }
     }
     Err(
-        "a BPF C scheduler needs clang to build it natively and none was found \
-         (install Debian's `clang` package, or set SCHEDLAB_CLANG)"
+        "a BPF C scheduler needs clang to build it natively and none was found on PATH \
+         (install it with `apt-get install clang`, Debian's package, or set SCHEDLAB_CLANG)"
             .into(),
     )
 }

@@ -16,7 +16,7 @@
 //! per calling CPU, wrapping, which then moves there (so a CPU's first pick skips
 //! CPU 0).
 
-use crate::machine::CpuMask;
+use crate::machine::{CpuMask, DistributeCursor};
 
 /// `SCX_PICK_IDLE_CORE`.
 pub const SCX_PICK_IDLE_CORE: u64 = 1;
@@ -32,8 +32,9 @@ pub struct IdleTracker {
     siblings: Vec<CpuMask>,
     /// `sched_smt_active()`: some core has more than one thread.
     smt_active: bool,
-    /// `distribute_cpu_mask_prev` of every CPU.
-    cursor: Vec<usize>,
+    /// `distribute_cpu_mask_prev` of every CPU: the kernel's, lent to the class
+    /// while it is loaded ([`crate::sched::core::Kernel`] keeps it otherwise).
+    pub(crate) cursor: DistributeCursor,
 }
 
 impl IdleTracker {
@@ -51,7 +52,7 @@ impl IdleTracker {
             smt: all,
             siblings,
             smt_active,
-            cursor: vec![0; n],
+            cursor: DistributeCursor::new(n),
         }
     }
 
@@ -105,11 +106,7 @@ impl IdleTracker {
         b: &CpuMask,
         this_cpu: usize,
     ) -> Option<usize> {
-        let n = self.cursor.len();
-        let start = (self.cursor[this_cpu] + 1) % n.max(1);
-        let next = a.and(b).iter_wrap(start).next()?;
-        self.cursor[this_cpu] = next;
-        Some(next)
+        self.cursor.any_and(a, b, this_cpu)
     }
 
     /// `scx_pick_idle_cpu(allowed, flags)` called on `this_cpu`: a claimed idle CPU,

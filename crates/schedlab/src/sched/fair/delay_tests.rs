@@ -16,20 +16,13 @@
 //! wall time). `t0` = 1 ms; `v0` = the vruntime both tasks are placed at.
 
 use super::*;
-use crate::engine::{EventQueue, SimTime};
+use crate::engine::EventQueue;
 use crate::machine::{presets, CpuMask};
 use crate::sched::core::TaskState;
 use crate::sched::features::{KernelPreset, Tunables};
 use crate::sched::{Event, Func};
 
-#[derive(Default)]
-struct Rec(Vec<SchedEvent>);
-
-impl Observer<SchedEvent> for Rec {
-    fn observe(&mut self, _now: SimTime, ev: &SchedEvent) {
-        self.0.push(*ev);
-    }
-}
+use crate::sched::Rec;
 
 const MS: u64 = 1_000_000;
 const T0: u64 = MS;

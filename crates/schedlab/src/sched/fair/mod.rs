@@ -310,7 +310,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
 
     /// `enqueue_task_fair` → `enqueue_entity` (flat hierarchy).
     fn enqueue_task_fair(&mut self, cpu: usize, pid: Pid, flags: u32) {
-        if self.feat.has(SchedFeat::UTIL_EST) {
+        // A delayed task enqueued here is migrating (sched/affinity.rs): its
+        // util_est left the old queue when it was delayed and does not come back
+        // until its wakeup (`requeue_delayed_entity`).
+        if self.feat.has(SchedFeat::UTIL_EST) && !self.tasks[pid as usize].se.sched_delayed {
             let sa = self.tasks[pid as usize].se.avg;
             pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
         }

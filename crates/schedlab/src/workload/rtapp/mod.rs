@@ -67,8 +67,10 @@
 //!   threads (`fork`) skip the start barrier, as in rt-app.
 //! * `suspend X` / `resume X` use the condvar and mutex named X (rt-app's parser
 //!   takes the value as the name; by convention it is the suspended thread's).
-//! * A per-phase `cpus` change that leaves the current CPU re-places the thread
-//!   through `select_task_rq` (see `Op::SetAffinity`).
+//! * A per-phase `cpus` change that excludes the current CPU moves the thread as
+//!   the kernel does (sched/affinity.rs): it blocks for the migration stopper, and
+//!   wakes placed from the destination CPU of its new mask. rt-app only sets a
+//!   thread's own affinity: one thread cannot set another's.
 //! * Duplicate keys are errors, except repeated event keys inside a phase, which
 //!   are kept in order (rt-app's `workgen` renames them).
 //! * All events stop when the duration expires (the run ends); rt-app's final
@@ -83,7 +85,7 @@ use crate::machine::{CpuMask, Machine};
 use crate::workload::dist::Dist;
 use crate::workload::generators::{Generated, Tool, ToolInput, ToolResult};
 use crate::workload::program::{
-    IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, NO_METRIC,
+    AffinityTarget, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, NO_METRIC,
 };
 use json::{JNode, JVal};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -1130,7 +1132,10 @@ impl Builder<'_> {
         cx.ops.push(Op::Syscall); // placeholder for the phase loop
         if let Some(m) = affinity {
             let mk = self.mask(m);
-            cx.ops.push(Op::SetAffinity { mask: mk });
+            cx.ops.push(Op::SetAffinity {
+                mask: mk,
+                target: AffinityTarget::Current,
+            });
         }
         if has_util && (p.util_min.is_some() || p.util_max.is_some()) {
             cx.ops.push(Op::SetUclamp {
@@ -1686,7 +1691,10 @@ mod tests {
         let want_masks: Vec<CpuMask> = (0..6).map(CpuMask::of).collect();
         assert_eq!(spec.masks, want_masks);
         let t4999 = &spec.programs[spec.tasks[n].prog];
-        assert!(t4999.ops.contains(&Op::SetAffinity { mask: 4999 % 6 }));
+        assert!(t4999.ops.contains(&Op::SetAffinity {
+            mask: 4999 % 6,
+            target: AffinityTarget::Current
+        }));
         // A repeated task name far down the object is found, at its second use.
         let text = many_threads(n).replace(r#""t4998": "#, r#""t4997": "#);
         let e = parse_file(&text, Path::new("t.json"), &juno()).unwrap_err();
