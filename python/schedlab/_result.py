@@ -182,7 +182,9 @@ class Comparison:
     - ``runs``: tidy DataFrame, one row per (arm, seed, metric): arm (``"a"``/``"b"``),
       spec, seed, metric, value;
     - ``table``: one row per metric: metric, better, mean_kind, a, b (the centres:
-      amean, or hmean for rates), delta_pct, a_std, b_std, wilcoxon_p, mann_whitney_p;
+      amean, or hmean for rates), delta_pct, a_std, b_std, wilcoxon_p, mann_whitney_p,
+      and the paired change with its 95 % interval: change_pct, change_lo, change_hi,
+      effect (``up``/``down``/``null``/``unclear``);
     - ``data``: the ``compare --json`` object, parsed; ``text``: the CLI's tables;
       ``to_json()``: the exact ``schedlab compare --json`` text.
     """

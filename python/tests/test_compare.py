@@ -32,7 +32,12 @@ def test_runs_frame_shape(cmp) -> None:
 def test_table_centres_are_means_of_runs(cmp) -> None:
     table = cmp.table
     assert list(table.columns) == ["metric", "better", "mean_kind", "a", "b", "delta_pct",
-                                   "a_std", "b_std", "wilcoxon_p", "mann_whitney_p"]
+                                   "a_std", "b_std", "wilcoxon_p", "mann_whitney_p",
+                                   "change_pct", "change_lo", "change_hi", "effect"]
+    assert set(table["effect"]) <= {"up", "down", "null", "unclear"}
+    bounded = table[table["change_lo"] > float("-inf")]
+    assert (bounded["change_lo"] <= bounded["change_pct"]).all()
+    assert (bounded["change_pct"] <= bounded["change_hi"]).all()
     runs = cmp.runs
     amean = table[table["mean_kind"] == "amean"]
     assert len(amean) > 0

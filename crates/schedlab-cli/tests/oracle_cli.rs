@@ -265,6 +265,22 @@ fn missing_host_tools_are_the_hosts_setup_exit_2() {
         assert!(e.contains("sh tools/oracle-deps.sh"), "{e}");
         assert!(!e.contains("internal error"), "{e}");
     }
+    // The sched_ext kit not built: the same, naming the script that builds it.
+    let o = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .current_dir(root())
+        .env("SCHEDLAB_SCX_KIT", tmp("no-kit"))
+        .args([
+            "oracle",
+            "run",
+            "scenarios/oracle/hog-spread.toml",
+            "--kernel",
+            "6.12-scx",
+        ])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("tools/oracle-scx/build-kit.sh"), "{e}");
     let o = run(&["validate", "host", "--quick", "--runs", "1"]);
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{e}");

@@ -18,6 +18,9 @@
 //!
 //! p-values are two-sided. Exact small-sample distributions are not computed: with
 //! fewer than ~10 pairs the normal approximation is rough, and `compare` says so.
+//! The verdicts themselves rest on intervals, not p-values: [`verdict`] gives each
+//! effect a 95 % interval from its own noise (Hodges–Lehmann over paired runs,
+//! Welch over reported means and spreads) and grades two sides' effects.
 //!
 //! Within one run, latencies are recorded into [`LatencyHist`], an HDR histogram
 //! (3 significant digits, 1 ns to 1 h, as schbench and rt-app keep theirs) with an
@@ -27,6 +30,8 @@
 //! numbers. It lives here, on the ground floor, because the workloads' own metrics
 //! (schbench's percentiles, rt-app's slack) and the kernel-side metrics (wakeup
 //! latency, runqueue wait) both record into it.
+
+pub mod verdict;
 
 use hdrhistogram::Histogram;
 use statrs::distribution::{ContinuousCDF, Normal};

@@ -17,10 +17,16 @@
 //! says so, and the paired Wilcoxon signed-rank and unpaired Mann-Whitney U tests
 //! ([`crate::stats`]). Rates (ops/s, events/s, throughput) are summarised by their
 //! harmonic mean (`hmean`), everything else by the arithmetic mean (`amean`), as
-//! mmtests does.
+//! mmtests does. The verdict on a metric is its *effect*: the paired relative change
+//! of each seed's pair, with its Hodges–Lehmann estimate and 95 % interval
+//! ([`crate::stats::verdict`]). B differs only where that interval excludes 0 and
+//! the change is at least [`EFFECT_FLOOR_PCT`]; an interval inside ±that floor is a
+//! null (no change that matters); anything else is unclear: the runs are too few,
+//! or too noisy, to see a change of that size.
 
 use crate::error::InputError;
 use crate::experiment::{relabel, run, Overrides, RunOpts, RunResult, Scenario, Source};
+use crate::stats::verdict::{effect, paired_change_pct, Effect, Interval};
 use crate::stats::{hmean, mann_whitney_u, wilcoxon_signed_rank, Describe, TestResult};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -174,6 +180,10 @@ pub struct MetricRow {
     pub delta_pct: f64,
     pub wilcoxon: Option<TestResult>,
     pub mann_whitney: Option<TestResult>,
+    /// The paired relative change `100 (b_i / a_i − 1)` over the seeds: its
+    /// Hodges–Lehmann estimate and 95 % interval (`stats::verdict`); `None` when a
+    /// baseline run is 0.
+    pub change_pct: Option<Interval>,
 }
 
 impl MetricRow {
@@ -204,10 +214,16 @@ impl MetricRow {
     }
 }
 
-/// A finished comparison.
-/// The significance level of the verdicts: a difference counts when its paired
-/// test (Wilcoxon signed-rank; Mann-Whitney U without pairs) gives p below this.
+/// The significance level of the tests printed beside each metric (Wilcoxon
+/// signed-rank; Mann-Whitney U without pairs). The verdicts do not rest on them but
+/// on the paired change's interval ([`MetricRow::effect`]).
 pub const ALPHA: f64 = 0.05;
+
+/// The smallest relative change (%) that counts as an effect, in `compare` and in
+/// `reproduce` alike (pre-registered in docs/reproduction.md): a change is an
+/// effect only when its 95 % interval excludes 0 and its estimate is at least this
+/// large, and a null when its whole interval lies within ±this.
+pub const EFFECT_FLOOR_PCT: f64 = 1.0;
 
 /// The benchmark tools' headline numbers, in order of preference: the number each
 /// tool's users quote first (hackbench's `Time:`, sysbench's events per second,
@@ -274,6 +290,17 @@ impl MetricRow {
     /// Whether the difference is significant at [`ALPHA`].
     pub fn significant(&self) -> bool {
         self.p().is_some_and(|p| p < ALPHA)
+    }
+
+    /// What the paired change's interval says, with [`EFFECT_FLOOR_PCT`] as the
+    /// smallest change that matters: an effect (up or down), a null, or unclear.
+    /// Identical runs in both arms are a null; no interval (a zero baseline) is
+    /// unclear.
+    pub fn effect(&self) -> Effect {
+        match &self.change_pct {
+            Some(iv) => effect(iv, EFFECT_FLOOR_PCT),
+            None => Effect::Unclear,
+        }
     }
 
     /// Whether B improves on A (by the metric's direction); `None` without a
@@ -483,6 +510,7 @@ pub(crate) fn comparison_of(
             b_centre: cb,
             wilcoxon: wilcoxon_signed_rank(&xa, &xb),
             mann_whitney: mann_whitney_u(&xa, &xb),
+            change_pct: paired_change_pct(&xa, &xb),
         });
     }
     Comparison {

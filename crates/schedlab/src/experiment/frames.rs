@@ -199,6 +199,13 @@ pub fn compare_table(c: &Comparison) -> RecordBatch {
         .floats("b_std", r.iter().map(|x| Some(x.b.std)))
         .floats("wilcoxon_p", r.iter().map(|x| p(&x.wilcoxon)))
         .floats("mann_whitney_p", r.iter().map(|x| p(&x.mann_whitney)))
+        .floats(
+            "change_pct",
+            r.iter().map(|x| x.change_pct.map(|iv| iv.est)),
+        )
+        .floats("change_lo", r.iter().map(|x| x.change_pct.map(|iv| iv.lo)))
+        .floats("change_hi", r.iter().map(|x| x.change_pct.map(|iv| iv.hi)))
+        .strs("effect", r.iter().map(|x| x.effect().word()))
         .batch()
 }
 

@@ -14,20 +14,26 @@
 //! experiments, judges the rows and fills the cells, and [`crate::report`] prints
 //! the text and HTML.
 //!
-//! The verdict compares *directions* first: the simulated effect is
-//! "better", "worse" or "same" (the paired Wilcoxon signed-rank test at p < 0.05
-//! decides whether there is an effect at all, so at least six runs are needed to
-//! call one); the reported effect is "same" when its Δ is under 1 % (the seeds give
-//! no test, and seed 002 calls −0.55 % "hard to say much"), else better or worse by
-//! the metric's direction. A direction that agrees is not yet a reproduction: the
-//! row *matches* only when the effect's size is right too (the simulated Δ within
-//! [`SIZE_TOLERANCE`]× of the reported one, when both show an effect) and the
-//! baseline is near the seed's (the simulated A within [`BASELINE_TOLERANCE`]× of the
-//! reported A, in tables whose units and run lengths compare); otherwise it is
-//! `direction` (right way, wrong size or far from the seed's baseline), and
-//! `MISMATCH` when the directions differ. Absolute values are printed either way,
-//! but a model is calibrated from anchors (`docs/calibration.md`), never tuned to a
-//! row of these tables.
+//! **The verdict knows each side's noise.** Each side of a row gets a relative
+//! change with a 95 % interval from its own noise ([`crate::stats::verdict`]): the
+//! simulation from its paired runs (Hodges–Lehmann over the per-pair changes), the
+//! seed from its reported means, spreads and run counts (Welch), which the table
+//! files hold as data (`reported_std`, `reported_cv_pct`, `reported_max`,
+//! `reported_runs`), with stated defaults where a seed gives none
+//! ([`DEFAULT_CV_PCT`](super::seed_tables::DEFAULT_CV_PCT),
+//! [`DEFAULT_RUNS`](super::seed_tables::DEFAULT_RUNS)). On either side a change is
+//! an *effect* only where its interval excludes 0 and it is at least
+//! [`EFFECT_FLOOR_PCT`]; a *null* where its whole
+//! interval lies within ±that floor; else *unclear*. Grades: `match` (the same
+//! effect, the size within [`SIZE_TOLERANCE`]× and, in tables whose units and run
+//! lengths compare, the baseline within [`BASELINE_TOLERANCE`]×), `direction` (the
+//! same effect, another size or baseline), `agree (null)`, `inconclusive` (a side
+//! cannot tell), and `MISMATCH (missed | invented | opposite)`. Every row is also
+//! graded as if the simulator's two arms were identical (a null of width 0): the
+//! *identical-arms control*, a simulator that does nothing, which must score no
+//! match on a row where the seed shows an effect. The counts over those rows come
+//! first. Absolute values are printed either way, but a model is calibrated from
+//! anchors (`docs/calibration.md`), never tuned to a row of these tables.
 //!
 //! Arms, per seed: 000 `NO_IDLE_CPU_MASK` → `IDLE_CPU_MASK`; 001 `NO_BREAK_EVEN` →
 //! `BREAK_EVEN`; 002 `LEGACY_SD_FLAG` (v5.6's combined walk) → `NO_LEGACY_SD_FLAG`;
@@ -45,12 +51,13 @@
 //! runs; it is what the test suite runs, asserting the direction of each seed's
 //! headline effect (see [`Headline`]).
 
-use super::compare::{self, ArmSpec, Better, Comparison, MetricRow};
+use super::compare::{self, ArmSpec, Better, Comparison, MetricRow, EFFECT_FLOOR_PCT};
 use super::seed_tables::{plan, Exp, Layout, RowSpec, TableSpec};
 use super::{run, RunOpts, Scenario};
 use crate::config::Doc;
 use crate::error::InputError;
-use crate::report::text::{delta_pct, num, opt_num, p_bare, Num};
+use crate::report::text::{delta_pct, num, opt_num, Num};
+use crate::stats::verdict::{effect, grade, welch_change_pct, Effect, Grade, Interval};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -90,12 +97,6 @@ pub const SEEDS: [u8; 5] = [0, 1, 2, 3, 4];
 /// Relative noise given to runs of scenarios that do not set their own.
 pub const DEFAULT_NOISE: f64 = 0.05;
 
-/// A reported Δ smaller than this (in %) counts as "no change".
-pub const REPORTED_SAME_PCT: f64 = 1.0;
-
-/// Significance level of the simulated effect (paired Wilcoxon).
-pub const ALPHA: f64 = 0.05;
-
 /// A matching direction is a full match only when simulated Δ / reported Δ lies in
 /// [1/x, x]. A factor of two is deliberately loose: the model is calibrated from
 /// anchors, not fitted to these rows, so "the same size" can only mean the same
@@ -120,13 +121,16 @@ pub(crate) fn seed_scenario(
     Scenario::from_doc(doc, &arm.overrides(sets))
 }
 
-/// Direction of an effect.
+/// What a side's change means for the metric: an effect that is better or worse
+/// by the metric's direction (`changed` when it has none), no change, or unclear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dir {
     Better,
     Worse,
+    Changed,
     Same,
+    Unclear,
 }
 
 impl Dir {
@@ -134,18 +138,19 @@ impl Dir {
         match self {
             Dir::Better => "better",
             Dir::Worse => "worse",
+            Dir::Changed => "changed",
             Dir::Same => "same",
+            Dir::Unclear => "unclear",
         }
     }
 
-    fn of(delta_pct: f64, better: Better, effect: bool) -> Dir {
-        if !effect || delta_pct == 0.0 || !delta_pct.is_finite() {
-            return Dir::Same;
-        }
-        match (better, delta_pct < 0.0) {
-            (Better::Lower, true) | (Better::Higher, false) => Dir::Better,
-            (Better::Lower, false) | (Better::Higher, true) => Dir::Worse,
-            (Better::Unknown, _) => Dir::Same,
+    fn of(e: Effect, better: Better) -> Dir {
+        match (e, better) {
+            (Effect::Null, _) => Dir::Same,
+            (Effect::Unclear, _) => Dir::Unclear,
+            (_, Better::Unknown) => Dir::Changed,
+            (Effect::Down, Better::Lower) | (Effect::Up, Better::Higher) => Dir::Better,
+            (Effect::Down, Better::Higher) | (Effect::Up, Better::Lower) => Dir::Worse,
         }
     }
 }
@@ -160,12 +165,23 @@ pub struct RowResult {
     pub sim_std: Option<(f64, f64)>,
     pub sim_delta_pct: Option<f64>,
     pub wilcoxon_p: Option<f64>,
+    /// The simulated paired change (%) with its 95 % interval.
+    pub sim_change: Option<Interval>,
     pub reported: (Option<f64>, Option<f64>),
     pub reported_delta_pct: Option<f64>,
+    /// The reported change (%) with its 95 % interval (Welch, from the seed's
+    /// spreads and run counts or the stated defaults).
+    pub reported_change: Option<Interval>,
+    /// Which stated defaults stood in for the seed (`runs`, `spread`).
+    pub reported_defaults: Vec<&'static str>,
     pub sim_dir: Option<Dir>,
     pub reported_dir: Option<Dir>,
-    /// `match` (direction, size and baseline agree), `direction` (direction only),
-    /// `MISMATCH` or `n/a`.
+    /// The grade ([`Grade`]); `None` when the model has no such number.
+    pub grade: Option<Grade>,
+    /// The grade a simulator whose two arms are identical would get.
+    pub control: Option<Grade>,
+    /// The grade's word (`match`, `direction`, `agree (null)`, `inconclusive`,
+    /// `MISMATCH (missed)`, ...) or `n/a`.
     pub verdict: String,
     /// Simulated Δ / reported Δ, when both are non-zero.
     pub size_ratio: Option<f64>,
@@ -229,28 +245,17 @@ fn within(x: f64, tol: f64) -> bool {
     x.is_finite() && x > 0.0 && (1.0 / tol..=tol).contains(&x)
 }
 
-/// The verdict of a row: `MISMATCH` when the directions differ; for agreeing
-/// directions, `match` unless the size (both directions an effect) or the baseline
-/// (when judged) is off by more than its tolerance, which `off` names.
-fn grade(
-    sim: Dir,
-    reported: Dir,
-    size_ratio: Option<f64>,
-    baseline_ratio: Option<f64>,
-) -> (&'static str, Vec<String>) {
-    if sim != reported {
-        return ("MISMATCH", vec![]);
-    }
+/// Why two same-signed effects are not a full match: the size (simulated over
+/// reported change) or the baseline beyond their tolerances.
+fn off_reasons(size_ratio: Option<f64>, baseline_ratio: Option<f64>) -> Vec<String> {
     let mut off = vec![];
-    if let (Dir::Better | Dir::Worse, Some(x)) = (sim, size_ratio) {
-        if !within(x, SIZE_TOLERANCE) {
-            off.push(format!("size beyond x{SIZE_TOLERANCE}"));
-        }
+    if size_ratio.is_some_and(|x| !within(x, SIZE_TOLERANCE)) {
+        off.push(format!("size beyond x{SIZE_TOLERANCE}"));
     }
     if baseline_ratio.is_some_and(|x| !within(x, BASELINE_TOLERANCE)) {
         off.push(format!("baseline beyond x{BASELINE_TOLERANCE}"));
     }
-    (if off.is_empty() { "match" } else { "direction" }, off)
+    off
 }
 
 /// Judge one row from the comparison's metric row (if any).
@@ -261,7 +266,16 @@ fn judge(spec: &RowSpec, m: Option<&MetricRow>, norm: Option<f64>) -> RowResult 
         (Some(a), Some(b)) if a != 0.0 => Some((b - a) / a * 100.0),
         _ => None,
     };
-    let reported_dir = reported_delta.map(|d| Dir::of(d, better, d.abs() >= REPORTED_SAME_PCT));
+    let sides = spec.reported_sides();
+    let reported_change = sides
+        .as_ref()
+        .and_then(|(a, b, _)| welch_change_pct(*a, *b));
+    let reported_defaults = sides.map(|s| s.2).unwrap_or_default();
+    let reported_effect = reported_change.map(|iv| effect(&iv, EFFECT_FLOOR_PCT));
+    let reported_dir = reported_effect.map(|e| Dir::of(e, better));
+    // The identical-arms control: a change of exactly 0.
+    let control =
+        reported_effect.map(|r| grade(effect(&Interval::point(0.0), EFFECT_FLOOR_PCT), r, false));
     let Some(m) = m else {
         return RowResult {
             label: spec.label.clone(),
@@ -270,10 +284,15 @@ fn judge(spec: &RowSpec, m: Option<&MetricRow>, norm: Option<f64>) -> RowResult 
             sim_std: None,
             sim_delta_pct: None,
             wilcoxon_p: None,
+            sim_change: None,
             reported: spec.reported,
             reported_delta_pct: reported_delta,
+            reported_change,
+            reported_defaults,
             sim_dir: None,
             reported_dir,
+            grade: None,
+            control,
             verdict: "n/a".into(),
             size_ratio: None,
             baseline_ratio: None,
@@ -282,21 +301,24 @@ fn judge(spec: &RowSpec, m: Option<&MetricRow>, norm: Option<f64>) -> RowResult 
     };
     // Normalised rows (seed 003's TPC-C) divide by the baseline mean.
     let scale = norm.map(|n| 1.0 / n).unwrap_or(spec.scale);
-    let identical = m.a.std == 0.0 && m.b.std == 0.0 && m.a_centre == m.b_centre;
     let p = m.wilcoxon.as_ref().map(|t| t.p);
-    let effect = !identical && p.is_some_and(|p| p < ALPHA);
-    let sim_dir = Dir::of(m.delta_pct, better, effect);
-    let size_ratio = match reported_delta {
-        Some(r) if r != 0.0 && m.delta_pct.is_finite() => Some(m.delta_pct / r),
+    let sim_effect = m.effect();
+    let sim_dir = Dir::of(sim_effect, better);
+    let sim_est = m.change_pct.map_or(m.delta_pct, |iv| iv.est);
+    let size_ratio = match reported_change {
+        Some(r) if r.est != 0.0 && sim_est.is_finite() => Some(sim_est / r.est),
         _ => None,
     };
     let baseline_ratio = match spec.reported.0 {
         Some(r) if spec.absolute && norm.is_none() && r != 0.0 => Some(m.a_centre * scale / r),
         _ => None,
     };
-    let (verdict, off) = match reported_dir {
-        Some(r) => grade(sim_dir, r, size_ratio, baseline_ratio),
-        None => ("n/a", vec![]),
+    let off = off_reasons(size_ratio, baseline_ratio);
+    let g = reported_effect.map(|r| grade(sim_effect, r, off.is_empty()));
+    let off = if g == Some(Grade::Direction) {
+        off
+    } else {
+        vec![]
     };
     RowResult {
         label: spec.label.clone(),
@@ -305,11 +327,16 @@ fn judge(spec: &RowSpec, m: Option<&MetricRow>, norm: Option<f64>) -> RowResult 
         sim_std: Some((m.a.std * scale, m.b.std * scale)),
         sim_delta_pct: Some(m.delta_pct),
         wilcoxon_p: p,
+        sim_change: m.change_pct,
         reported: spec.reported,
         reported_delta_pct: reported_delta,
+        reported_change,
+        reported_defaults,
         sim_dir: Some(sim_dir),
         reported_dir,
-        verdict: verdict.into(),
+        grade: g,
+        control,
+        verdict: g.map_or("n/a", Grade::word).into(),
         size_ratio,
         baseline_ratio,
         off,
@@ -320,7 +347,9 @@ fn verdict_cell(r: &RowResult) -> String {
     match (r.sim_dir, r.reported_dir) {
         (Some(s), Some(p)) => {
             let mut v = format!("{} (sim {}, seed {})", r.verdict, s.word(), p.word());
-            if let Some(x) = r.size_ratio {
+            if let (Some(x), Grade::Match | Grade::Direction) =
+                (r.size_ratio, r.grade.unwrap_or(Grade::Inconclusive))
+            {
                 let _ = write!(v, ", size x{:.2}", x + 0.0);
             }
             if let Some(x) = r.baseline_ratio {
@@ -328,6 +357,9 @@ fn verdict_cell(r: &RowResult) -> String {
             }
             if !r.off.is_empty() {
                 let _ = write!(v, "; {}", r.off.join(", "));
+            }
+            if !r.reported_defaults.is_empty() {
+                let _ = write!(v, "; seed's {} assumed", r.reported_defaults.join(" and "));
             }
             v
         }
@@ -339,18 +371,45 @@ fn split(x: Option<(f64, f64)>) -> (Option<f64>, Option<f64>) {
     x.map_or((None, None), |(a, b)| (Some(a), Some(b)))
 }
 
-/// The effect columns of a row: Δ, p, the reported pair (patch first when
-/// `patch_first`, as seed 001 prints it), the reported Δ and the verdict.
-fn effect_cells(r: &RowResult, patch_first: bool) -> [String; 6] {
+/// A change's 95 % interval as a cell: `[-5.1, +2.0]`, `unbounded`, or `-`.
+fn interval_cell(iv: Option<Interval>) -> String {
+    match iv {
+        Some(iv) if iv.lo.is_finite() && iv.hi.is_finite() => {
+            format!("[{:+.1}, {:+.1}]", iv.lo + 0.0, iv.hi + 0.0)
+        }
+        Some(_) => "unbounded".into(),
+        None => "-".into(),
+    }
+}
+
+/// The effect columns of a row: the simulated Δ and its interval, the reported
+/// pair (patch first when `patch_first`, as seed 001 prints it), the reported Δ
+/// and its interval, and the verdict.
+fn effect_cells(r: &RowResult, patch_first: bool) -> [String; 7] {
     let (ra, rb) = r.reported;
     let (x, y) = if patch_first { (rb, ra) } else { (ra, rb) };
     [
-        delta_pct(r.sim_delta_pct),
-        p_bare(r.wilcoxon_p),
+        delta_pct(r.sim_change.map(|iv| iv.est).or(r.sim_delta_pct)),
+        interval_cell(r.sim_change),
         opt_num(x),
         opt_num(y),
         delta_pct(r.reported_delta_pct),
+        interval_cell(r.reported_change),
         verdict_cell(r),
+    ]
+}
+
+/// The effect columns' headers after the simulated values, with the seed's names
+/// for its two reported columns.
+fn effect_columns(reported: [&str; 2]) -> Vec<String> {
+    vec![
+        "Δ".into(),
+        "95 % CI".into(),
+        format!("reported {}", reported[0]),
+        format!("reported {}", reported[1]),
+        "reported Δ".into(),
+        "reported 95 % CI".into(),
+        "verdict".into(),
     ]
 }
 
@@ -360,19 +419,8 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
     let mut cells = vec![];
     match t.layout {
         Layout::MeanStd => {
-            columns = strings(&[
-                "",
-                "Baseline",
-                "stddev",
-                "Patch",
-                "stddev",
-                "Δ",
-                "p",
-                "reported Baseline",
-                "reported Patch",
-                "reported Δ",
-                "verdict",
-            ]);
+            columns = strings(&["", "Baseline", "stddev", "Patch", "stddev"]);
+            columns.extend(effect_columns(["Baseline", "Patch"]));
             for r in &rows {
                 let (sa, sb) = split(r.sim);
                 let (da, db) = split(r.sim_std);
@@ -389,17 +437,8 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
         }
         Layout::PatchFirst => {
             let head = t.title.split('|').next().unwrap_or("").trim().to_string();
-            columns = strings(&[
-                head.as_str(),
-                "With",
-                "Without",
-                "Δ",
-                "p",
-                "reported With",
-                "reported Without",
-                "reported Δ",
-                "verdict",
-            ]);
+            columns = strings(&[head.as_str(), "With", "Without"]);
+            columns.extend(effect_columns(["With", "Without"]));
             for r in &rows {
                 let (sa, sb) = split(r.sim);
                 let mut c = vec![r.label.clone(), opt_num(sb), opt_num(sa)];
@@ -453,13 +492,22 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
         }
     }
     if t.layout == Layout::Distribution {
-        columns.push("verdict (mean)".into());
+        columns.extend(strings(&[
+            "Δ (paired)",
+            "95 % CI",
+            "reported 95 % CI",
+            "verdict (mean)",
+        ]));
         for (i, c) in cells.iter_mut().enumerate() {
-            c.push(if i == 0 {
-                rows.first().map(verdict_cell).unwrap_or_default()
-            } else {
-                String::new()
-            });
+            match rows.first().filter(|_| i == 0) {
+                Some(r) => c.extend([
+                    delta_pct(r.sim_change.map(|iv| iv.est)),
+                    interval_cell(r.sim_change),
+                    interval_cell(r.reported_change),
+                    verdict_cell(r),
+                ]),
+                None => c.extend(std::iter::repeat_n(String::new(), 4)),
+            }
         }
     }
     TableResult {
@@ -742,17 +790,19 @@ fn energy_headlines(done: &Done, headlines: &mut Vec<Headline>) {
         ("001-h-fork", "forkbench"),
     ] {
         if let Some(m) = find(done, key, "energy_j") {
-            let p = m.wilcoxon.as_ref().map(|t| t.p).unwrap_or(1.0);
             headlines.push(Headline {
                 seed: 1,
                 claim: format!("{what} energy on hikey960 not higher with BREAK_EVEN beyond noise"),
-                // "Beyond noise": significant and at least 1 %.
-                holds: m.delta_pct < REPORTED_SAME_PCT || p >= ALPHA,
+                // "Beyond noise": an effect by the paired change's interval (off 0,
+                // at least EFFECT_FLOOR_PCT) that is an increase.
+                holds: m.effect() != Effect::Up,
                 detail: format!(
-                    "energy_j: A {} -> B {} ({}, Wilcoxon p={p:.4})",
+                    "energy_j: A {} -> B {} (paired change {} {}: {})",
                     num(m.a_centre, Num::Seed),
                     num(m.b_centre, Num::Seed),
-                    delta_pct(Some(m.delta_pct))
+                    delta_pct(m.change_pct.map(|iv| iv.est)),
+                    interval_cell(m.change_pct),
+                    m.effect().word()
                 ),
             });
         }
@@ -881,6 +931,7 @@ fn strings(names: &[&str]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::seed_tables::Spread;
     use crate::stats::{Describe, TestResult};
 
     fn metric_row(a: &[f64], b: &[f64], p: f64) -> MetricRow {
@@ -896,9 +947,21 @@ mod tests {
             b: db,
             wilcoxon: Some(TestResult { statistic: 0.0, p }),
             mann_whitney: None,
+            change_pct: crate::stats::verdict::paired_change_pct(a, b),
         }
     }
 
+    /// Eight pairs: A at `a`, B at `a × (1 + change/100)` for each change of
+    /// `changes` in turn.
+    fn pairs(a: f64, changes: &[f64]) -> MetricRow {
+        let xa = vec![a; 8];
+        let xb: Vec<f64> = (0..8)
+            .map(|i| a * (1.0 + changes[i % changes.len()] / 100.0))
+            .collect();
+        metric_row(&xa, &xb, 0.01)
+    }
+
+    /// A row whose seed reports `r` with standard deviations `std` over 8 runs.
     fn row(label: &str, exp: &str, metric: Option<&str>, scale: f64, r: (f64, f64)) -> RowSpec {
         RowSpec {
             label: label.into(),
@@ -906,98 +969,132 @@ mod tests {
             metric: metric.map(str::to_string),
             scale,
             reported: (Some(r.0), Some(r.1)),
+            spread: Spread::Std(0.1, 0.1),
+            runs: Some(8),
             absolute: true,
             full_only: false,
         }
     }
 
     #[test]
-    fn directions_follow_the_metric_and_the_test() {
-        assert_eq!(Dir::of(-3.0, Better::Lower, true), Dir::Better);
-        assert_eq!(Dir::of(-3.0, Better::Higher, true), Dir::Worse);
-        assert_eq!(Dir::of(3.0, Better::Higher, true), Dir::Better);
-        assert_eq!(Dir::of(3.0, Better::Lower, true), Dir::Worse);
-        assert_eq!(Dir::of(3.0, Better::Lower, false), Dir::Same);
-        assert_eq!(Dir::of(0.0, Better::Lower, true), Dir::Same);
-        assert_eq!(Dir::of(f64::NAN, Better::Lower, true), Dir::Same);
-        assert_eq!(Dir::of(5.0, Better::Unknown, true), Dir::Same);
+    fn directions_follow_the_metric_and_the_effect() {
+        assert_eq!(Dir::of(Effect::Down, Better::Lower), Dir::Better);
+        assert_eq!(Dir::of(Effect::Down, Better::Higher), Dir::Worse);
+        assert_eq!(Dir::of(Effect::Up, Better::Higher), Dir::Better);
+        assert_eq!(Dir::of(Effect::Up, Better::Lower), Dir::Worse);
+        assert_eq!(Dir::of(Effect::Up, Better::Unknown), Dir::Changed);
+        assert_eq!(Dir::of(Effect::Null, Better::Lower), Dir::Same);
+        assert_eq!(Dir::of(Effect::Unclear, Better::Lower), Dir::Unclear);
     }
 
     #[test]
-    fn a_row_is_judged_by_direction_and_sized_by_the_ratio() {
-        // Reported 2.0 -> 1.8: -10 %, lower is better: "better".
+    fn each_side_gets_an_interval_from_its_own_noise() {
+        // Reported 2.0 -> 1.8 (-10 %), std 0.1 over 8 runs each: se 0.05, Welch
+        // df 14, t 2.1448: -10 % ± 5.36 % -> an effect, better (lower).
         let spec = row("x", "e", Some("tool.time_s"), 1.0, (2.0, 1.8));
-        // Simulated 1.0 -> 0.95 (-5 %), significant.
-        let m = metric_row(&[1.0, 1.0, 1.0], &[0.95, 0.95, 0.95], 0.01);
-        let r = judge(&spec, Some(&m), None);
-        assert_eq!(r.verdict, "match");
-        assert_eq!(
-            (r.sim_dir, r.reported_dir),
-            (Some(Dir::Better), Some(Dir::Better))
-        );
-        assert!((r.reported_delta_pct.unwrap() + 10.0).abs() < 1e-9);
-        assert!((r.size_ratio.unwrap() - 0.5).abs() < 1e-9);
-        // The same simulated effect, not significant: "same" -> mismatch.
-        let m = metric_row(&[1.0, 1.0, 1.0], &[0.95, 0.95, 0.95], 0.2);
-        assert_eq!(judge(&spec, Some(&m), None).verdict, "MISMATCH");
-        // A reported change under 1 % is "same": 2.0 -> 1.99 (-0.5 %).
-        let spec = row("x", "e", Some("tool.time_s"), 1.0, (2.0, 1.99));
-        let r = judge(&spec, Some(&m), None);
-        assert_eq!(
-            (r.reported_dir, r.verdict.as_str()),
-            (Some(Dir::Same), "match")
-        );
-        // No simulated metric: n/a.
         let r = judge(&spec, None, None);
-        assert_eq!((r.verdict.as_str(), r.sim), ("n/a", None));
+        let iv = r.reported_change.unwrap();
+        assert!(
+            (iv.est + 10.0).abs() < 1e-9 && (iv.hi + 4.638).abs() < 1e-2,
+            "{iv:?}"
+        );
+        assert_eq!(r.reported_dir, Some(Dir::Better));
+        assert_eq!((r.verdict.as_str(), r.grade), ("n/a", None));
+        // No spread and no count: the stated defaults (5 % of each mean, 5 runs):
+        // 2.0 -> 1.9 (-5 %) is then within the noise.
+        let bare = RowSpec {
+            spread: Spread::None,
+            runs: None,
+            ..row("x", "e", Some("tool.time_s"), 1.0, (2.0, 1.9))
+        };
+        let r = judge(&bare, None, None);
+        assert_eq!(r.reported_dir, Some(Dir::Unclear));
+        assert_eq!(r.reported_defaults, vec!["runs", "spread"]);
+        // %stdev (seed 003) and a maximum of 10 runs (seed 004) as spreads.
+        let cv = RowSpec {
+            spread: Spread::CvPct(10.0, 5.0),
+            ..row("x", "e", None, 1.0, (2.0, 1.8))
+        };
+        let (a, b, d) = cv.reported_sides().unwrap();
+        assert!((a.std - 0.2).abs() < 1e-12 && (b.std - 0.09).abs() < 1e-12 && d.is_empty());
+        let max = RowSpec {
+            spread: Spread::Max(1.7469, 1.6192),
+            runs: Some(10),
+            ..row("x", "e", None, 1.0, (1.7465, 1.6016))
+        };
+        let (a, b, _) = max.reported_sides().unwrap();
+        assert!((a.std - 0.0004 / 1.5388).abs() < 1e-5, "{a:?}");
+        assert!((b.std - 0.0176 / 1.5388).abs() < 1e-4, "{b:?}");
     }
 
     #[test]
-    fn a_matching_direction_is_a_match_only_at_the_right_size_and_baseline() {
-        // Reported 2.0 -> 1.8 (-10 %). Simulated 1.0 -> 0.95 (-5 %): size x0.50,
-        // baseline x0.50, both on the edge of x2: a match.
+    fn grades_by_hand_for_each_pair_of_effects() {
         let spec = row("x", "e", Some("tool.time_s"), 1.0, (2.0, 1.8));
-        let m = metric_row(&[1.0, 1.0, 1.0], &[0.95, 0.95, 0.95], 0.01);
-        let r = judge(&spec, Some(&m), None);
-        assert_eq!((r.verdict.as_str(), r.off.len()), ("match", 0));
-        assert!((r.baseline_ratio.unwrap() - 0.5).abs() < 1e-9);
-        // -1 % simulated: size x0.10, the direction only.
-        let m = metric_row(&[1.0, 1.0, 1.0], &[0.99, 0.99, 0.99], 0.01);
-        let r = judge(&spec, Some(&m), None);
-        assert_eq!(r.verdict, "direction");
-        assert_eq!(r.off, vec!["size beyond x2".to_string()]);
-        assert!(verdict_cell(&r).starts_with("direction (sim better, seed better), size x0.10"));
-        // Right size, baseline 4x the seed's: the direction only.
-        let m = metric_row(&[8.0, 8.0, 8.0], &[7.2, 7.2, 7.2], 0.01);
-        let r = judge(&spec, Some(&m), None);
-        assert_eq!(r.verdict, "direction");
+        // Simulated -5 % in every pair: an effect of the same sign, size x0.50 and
+        // baseline x0.50 on the edge of x2: a match. The identical-arms control
+        // missed it.
+        let r = judge(&spec, Some(&pairs(1.0, &[-5.0])), None);
+        assert_eq!(
+            (r.grade, r.control),
+            (Some(Grade::Match), Some(Grade::Missed))
+        );
+        assert_eq!(r.verdict, "match");
+        assert!((r.size_ratio.unwrap() - 0.5).abs() < 1e-9);
+        assert!(verdict_cell(&r).starts_with("match (sim better, seed better), size x0.50"));
+        // Pairs of -5 % and +5 %: the interval spans 0: inconclusive, not a match.
+        let r = judge(&spec, Some(&pairs(1.0, &[-5.0, 5.0])), None);
+        assert_eq!(
+            (r.grade, r.sim_dir),
+            (Some(Grade::Inconclusive), Some(Dir::Unclear))
+        );
+        // Within ±0.5 %: a simulated null against the seed's effect: missed.
+        let r = judge(&spec, Some(&pairs(1.0, &[-0.5, 0.3, 0.0])), None);
+        assert_eq!(r.grade, Some(Grade::Missed));
+        assert_eq!(r.verdict, "MISMATCH (missed)");
+        // +10 %: opposite.
+        let r = judge(&spec, Some(&pairs(1.0, &[10.0])), None);
+        assert_eq!(r.grade, Some(Grade::Opposite));
+        // -1.2 %: the right way, size x0.12: the direction only, and why.
+        let r = judge(&spec, Some(&pairs(1.0, &[-1.2])), None);
+        assert_eq!(
+            (r.grade, r.off.clone()),
+            (Some(Grade::Direction), vec!["size beyond x2".to_string()])
+        );
+        // The right size from a baseline 4x the seed's: the direction only ...
+        let r = judge(&spec, Some(&pairs(8.0, &[-10.0])), None);
         assert_eq!(r.off, vec!["baseline beyond x2".to_string()]);
         // ... unless the table's absolute values do not compare (other units).
         let other_units = RowSpec {
             absolute: false,
             ..spec.clone()
         };
-        let r = judge(&other_units, Some(&m), None);
-        assert_eq!((r.verdict.as_str(), r.baseline_ratio), ("match", None));
-        // Both off at once; a scaled row's baseline is compared after scaling.
-        let m = metric_row(&[0.4, 0.4, 0.4], &[0.2, 0.2, 0.2], 0.01);
-        let r = judge(&spec, Some(&m), None);
-        assert_eq!(r.off.len(), 2, "{:?}", r.off);
-        let scaled = row("x", "e", Some("tool.time_s"), 5.0, (2.0, 1.8));
-        let r = judge(&scaled, Some(&m), None);
-        assert_eq!(r.off, vec!["size beyond x2".to_string()]);
-        // Both "same": no size to judge, only the baseline.
-        let same = row("x", "e", Some("tool.time_s"), 1.0, (2.0, 1.99));
-        let m = metric_row(&[1.0, 1.0, 1.0], &[1.2, 1.2, 1.2], 0.5);
-        assert_eq!(judge(&same, Some(&m), None).verdict, "match");
-        let m = metric_row(&[0.1, 0.1, 0.1], &[0.12, 0.12, 0.12], 0.5);
-        assert_eq!(judge(&same, Some(&m), None).verdict, "direction");
-        // Opposite directions stay a mismatch whatever the sizes.
-        let m = metric_row(&[2.0, 2.0, 2.0], &[2.2, 2.2, 2.2], 0.01);
-        let r = judge(&spec, Some(&m), None);
-        assert_eq!((r.verdict.as_str(), r.off.len()), ("MISMATCH", 0));
+        let r = judge(&other_units, Some(&pairs(8.0, &[-10.0])), None);
+        assert_eq!((r.grade, r.baseline_ratio), (Some(Grade::Match), None));
+        // A seed null (2.0 -> 1.999, std 0.001 over 100 runs): a simulated effect
+        // is invented, a simulated null agrees, and so does the control.
+        let null = RowSpec {
+            spread: Spread::Std(0.001, 0.001),
+            runs: Some(100),
+            ..row("x", "e", Some("tool.time_s"), 1.0, (2.0, 1.999))
+        };
+        let r = judge(&null, Some(&pairs(1.0, &[-5.0])), None);
+        assert_eq!(
+            (r.grade, r.reported_dir),
+            (Some(Grade::Invented), Some(Dir::Same))
+        );
+        let r = judge(&null, Some(&pairs(1.0, &[0.2, -0.2])), None);
+        assert_eq!(
+            (r.grade, r.control),
+            (Some(Grade::AgreeNull), Some(Grade::AgreeNull))
+        );
+        // Identical runs in both arms: a null of width 0, as the control.
+        let r = judge(&spec, Some(&pairs(1.0, &[0.0])), None);
+        assert_eq!(r.grade, r.control);
+        // No simulated metric: n/a.
+        let r = judge(&spec, None, None);
+        assert_eq!((r.verdict.as_str(), r.sim), ("n/a", None));
         // Normalised rows have no baseline to compare.
-        let r = judge(&spec, Some(&m), Some(2.0));
+        let r = judge(&spec, Some(&pairs(1.0, &[10.0])), Some(2.0));
         assert_eq!(r.baseline_ratio, None);
     }
 

@@ -89,12 +89,81 @@ pub struct RowSpec {
     pub scale: f64,
     /// Reported (baseline, patch).
     pub reported: (Option<f64>, Option<f64>),
+    /// The reported runs' spread, as the seed prints it.
+    pub spread: Spread,
+    /// How many runs each reported mean is over (`reported_runs`, on the row or its
+    /// table); `None` when the seed does not say.
+    pub runs: Option<u32>,
     /// The simulated and reported absolute values are in the same units and for
     /// the same run length, so the baseline distance is judged; `absolute = false`
     /// (on the row, or on its table for every row) where they are not: other
     /// units, a shortened benchmark.
     pub absolute: bool,
     pub(crate) full_only: bool,
+}
+
+/// How a seed states the spread of its reported means (baseline, patch).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Spread {
+    /// `reported_std`: the runs' standard deviations (seeds 000, 002).
+    Std(f64, f64),
+    /// `reported_cv_pct`: the standard deviations in % of the means (seed 003's
+    /// `%stdev`).
+    CvPct(f64, f64),
+    /// `reported_max`: the largest run beside the mean (seed 004's "avg, max"); the
+    /// standard deviation is estimated as `(max − mean) / E[max − mean]` of that many
+    /// normal runs (1.539 for 10).
+    Max(f64, f64),
+    /// Not reported (seed 001): [`DEFAULT_CV_PCT`] stands for it.
+    None,
+}
+
+/// The standard deviation, in % of the mean, assumed for a reported mean whose
+/// spread the seed does not give (pre-registered in docs/reproduction.md).
+pub const DEFAULT_CV_PCT: f64 = 5.0;
+
+/// The run count assumed for a reported mean whose count the seed does not give
+/// (pre-registered in docs/reproduction.md): few, so an unknown count never makes
+/// a reported effect look surer than the seed's data can be.
+pub const DEFAULT_RUNS: u32 = 5;
+
+impl RowSpec {
+    /// The reported baseline and patch as means with spreads and run counts, and
+    /// which stated defaults stood in for what the seed does not give.
+    pub fn reported_sides(
+        &self,
+    ) -> Option<(
+        crate::stats::verdict::Reported,
+        crate::stats::verdict::Reported,
+        Vec<&'static str>,
+    )> {
+        use crate::stats::verdict::{expected_max_over_mean, Reported};
+        let (Some(a), Some(b)) = self.reported else {
+            return None;
+        };
+        let mut defaults = vec![];
+        let runs = self.runs.unwrap_or_else(|| {
+            defaults.push("runs");
+            DEFAULT_RUNS
+        });
+        let (sa, sb) = match self.spread {
+            Spread::Std(x, y) => (x, y),
+            Spread::CvPct(x, y) => (x / 100.0 * a.abs(), y / 100.0 * b.abs()),
+            Spread::Max(x, y) => {
+                let k = expected_max_over_mean(runs);
+                ((x - a).abs() / k, (y - b).abs() / k)
+            }
+            Spread::None => {
+                defaults.push("spread");
+                (
+                    DEFAULT_CV_PCT / 100.0 * a.abs(),
+                    DEFAULT_CV_PCT / 100.0 * b.abs(),
+                )
+            }
+        };
+        let side = |mean, std| Reported { mean, std, runs };
+        Some((side(a, sa), side(b, sb), defaults))
+    }
 }
 
 /// One seed table.
@@ -224,11 +293,43 @@ fn experiment(t: &TableReader<'_>, arms: &[String]) -> Result<ExpSpec, InputErro
     })
 }
 
+/// A `[baseline, patch]` pair of numbers at `key`, if given.
+fn pair(t: &TableReader<'_>, key: &'static str) -> Result<Option<(f64, f64)>, InputError> {
+    match numbers(t, key)? {
+        None => Ok(None),
+        Some(v) => match v[..] {
+            [a, b] if a.is_finite() && b.is_finite() && a >= 0.0 && b >= 0.0 => Ok(Some((a, b))),
+            _ => Err(t.err(
+                key,
+                format!("`{key}` must be [baseline, patch], two numbers ≥ 0"),
+            )),
+        },
+    }
+}
+
+/// The row's spread: at most one of `reported_std`, `reported_cv_pct`,
+/// `reported_max`.
+fn spread(t: &TableReader<'_>) -> Result<Spread, InputError> {
+    let std = pair(t, "reported_std")?.map(|(a, b)| Spread::Std(a, b));
+    let cv = pair(t, "reported_cv_pct")?.map(|(a, b)| Spread::CvPct(a, b));
+    let max = pair(t, "reported_max")?.map(|(a, b)| Spread::Max(a, b));
+    let given: Vec<Spread> = [std, cv, max].into_iter().flatten().collect();
+    match given[..] {
+        [] => Ok(Spread::None),
+        [s] => Ok(s),
+        _ => Err(t.err(
+            "reported_std",
+            "give one of `reported_std`, `reported_cv_pct`, `reported_max`",
+        )),
+    }
+}
+
 fn row(
     t: &TableReader<'_>,
     exps: &[ExpSpec],
     quick_table: bool,
     absolute: bool,
+    table_runs: Option<u32>,
 ) -> Result<RowSpec, InputError> {
     let label = required(t, "label", t.str("label")?)?.to_string();
     let exp = required(t, "experiment", t.str("experiment")?)?.to_string();
@@ -261,6 +362,11 @@ fn row(
             scale.unwrap_or(1.0)
         },
         reported: (Some(a), Some(b)),
+        spread: spread(t)?,
+        runs: t
+            .uint("reported_runs", 2, u64::from(u32::MAX))?
+            .map(|n| n as u32)
+            .or(table_runs),
         absolute: t.bool("absolute")?.unwrap_or(absolute) && !normalise,
         full_only,
     })
@@ -282,7 +388,10 @@ fn table(t: &TableReader<'_>, seed: u8, exps: &[ExpSpec]) -> Result<TableSpec, I
         })?;
     let full_only = t.bool("full_only")?.unwrap_or(false);
     let absolute = t.bool("absolute")?.unwrap_or(true);
-    let rows = each(t, "rows", |r| row(r, exps, !full_only, absolute))?;
+    let runs = t
+        .uint("reported_runs", 2, u64::from(u32::MAX))?
+        .map(|n| n as u32);
+    let rows = each(t, "rows", |r| row(r, exps, !full_only, absolute, runs))?;
     if rows.is_empty() {
         return Err(t.err("rows", format!("`{}` has no rows", t.name)));
     }

@@ -330,10 +330,10 @@ impl CompareReport {
     }
 
     fn summary(&self, o: &mut String) {
-        o.push_str("<section id=\"summary\"><h2>Summary</h2>\n<p class=\"note\">Centre: amean, or hmean for rates (mmtests). Δ = (B − A) / A. Green: B better by the metric's direction, red: worse, both only where the difference is significant (p &lt; 0.05, in bold); the rest is neutral. The primary metric first, then by group.</p>\n<table><tr><th class=\"l\">metric</th><th class=\"l\">group</th><th class=\"l\">direction</th><th>centre</th><th>A</th><th>B</th><th>Δ</th><th>wilcoxon (paired)</th><th>mann-whitney</th></tr>\n");
+        o.push_str("<section id=\"summary\"><h2>Summary</h2>\n<p class=\"note\">Centre: amean, or hmean for rates (mmtests). Δ = (B − A) / A. Green: B better by the metric's direction, red: worse, both only where the paired change is an effect (its 95 % interval excludes 0 and it is at least 1 %, in bold); the rest is neutral. The rank tests are shown for reference. The primary metric first, then by group.</p>\n<table><tr><th class=\"l\">metric</th><th class=\"l\">group</th><th class=\"l\">direction</th><th>centre</th><th>A</th><th>B</th><th>Δ</th><th>wilcoxon (paired)</th><th>mann-whitney</th></tr>\n");
         for i in self.cmp.report_order() {
             let r = &self.cmp.rows[i];
-            let cls = match (r.significant(), r.b_better()) {
+            let cls = match (r.effect().is_effect(), r.b_better()) {
                 (true, Some(true)) => " class=\"better\"",
                 (true, Some(false)) => " class=\"worse\"",
                 _ => "",
@@ -378,12 +378,10 @@ impl CompareReport {
                     pct(a, b)
                 );
             }
-            let verdict = super::summary::row_verdict(r);
             let _ = writeln!(
                 o,
-                "</table><div class=\"note\">wilcoxon (paired) {}  mann-whitney {}{verdict}</div></div>",
-                p_value(&r.wilcoxon),
-                p_value(&r.mann_whitney)
+                "</table><div class=\"note\">{}</div></div>",
+                esc(&super::summary::row_note(r))
             );
         }
         o.push_str("</div></section>\n");
@@ -783,7 +781,7 @@ impl Reproduction {
         // This page leaves `'` unescaped (its bytes predate the other pages).
         let esc = |x: &str| escape(x, false);
         let mut s = String::from(
-            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>schedlab reproduce</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}td:first-child,td:last-child{text-align:left}.MISMATCH{background:#fdd}.match{background:#dfd}.direction{background:#ffd}</style>\n</head><body>\n",
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>schedlab reproduce</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}td:first-child,td:last-child{text-align:left}.MISMATCH{background:#fdd}.match{background:#dfd}.direction{background:#ffd}.agree{background:#efe}.inconclusive{background:#eee}</style>\n</head><body>\n",
         );
         let _ = writeln!(
             s,

@@ -16,6 +16,7 @@ use crate::experiment::compare::{ArmSpec, Better, Comparison};
 use crate::experiment::reproduce::{Headline, Reproduction};
 use crate::experiment::seed_tables::{seed_title, SeedTables};
 use crate::experiment::RunResult;
+use crate::stats::verdict::Grade;
 use std::fmt::Write as _;
 
 fn us(ns: u64) -> f64 {
@@ -256,43 +257,64 @@ impl Comparison {
     }
 }
 
-/// The verdict line a comparison opens with: the primary metric's difference
-/// and its significance, and how many other metrics differ significantly.
+/// A paired change's 95 % interval as text: `[-5.1, -3.3] %`, or why there is none.
+pub(crate) fn interval_text(iv: &crate::stats::verdict::Interval) -> String {
+    if iv.lo.is_finite() && iv.hi.is_finite() {
+        format!("[{:+.1}, {:+.1}] %", iv.lo + 0.0, iv.hi + 0.0)
+    } else {
+        "(no 95 % interval: fewer than 6 paired runs)".to_string()
+    }
+}
+
+/// The verdict line a comparison opens with: the primary metric's paired change
+/// with its 95 % interval and what it shows (an effect, a null, or too few runs to
+/// tell), and how many other metrics show an effect.
 pub(crate) fn verdict(c: &Comparison) -> String {
+    use crate::experiment::compare::EFFECT_FLOOR_PCT as FLOOR;
+    use crate::stats::verdict::Effect;
     let Some(p) = c.primary() else {
         return "verdict: no metrics".into();
     };
     let r = &c.rows[p];
     let n = c.seeds.len();
-    let p_text = r.p().map_or("p = -".to_string(), |p| format!("p = {p:.3}"));
-    let head = if !r.significant() {
-        format!(
-            "no significant difference on {} (Δ {:+.1} %, {p_text}, {n} paired runs)",
-            r.name, r.delta_pct
-        )
-    } else {
-        let how = match r.b_better() {
-            Some(true) => "better",
-            Some(false) => "worse",
-            None => "different",
-        };
-        format!(
-            "B is {how} on {}: {:+.1} % ({}; {p_text}, {n} paired runs)",
-            r.name,
+    let (est, ci) = match &r.change_pct {
+        Some(iv) => (iv.est, interval_text(iv)),
+        None => (
             r.delta_pct,
-            direction(r.better)
-        )
+            "(no interval: a baseline run is 0)".to_string(),
+        ),
+    };
+    let head = match r.effect() {
+        Effect::Up | Effect::Down => {
+            let how = match r.b_better() {
+                Some(true) => "better",
+                Some(false) => "worse",
+                None => "different",
+            };
+            format!(
+                "B is {how} on {}: {est:+.1} % {ci} ({}; {n} paired runs)",
+                r.name,
+                direction(r.better)
+            )
+        }
+        Effect::Null => format!(
+            "no change of {FLOOR} % or more on {}: {est:+.1} % {ci} ({n} paired runs)",
+            r.name
+        ),
+        Effect::Unclear => format!(
+            "cannot tell on {}: {est:+.1} % {ci}: {n} paired runs cannot show a change of {FLOOR} % or its absence (underpowered)",
+            r.name
+        ),
     };
     let others = c.rows.len() - 1;
-    let sig = c
+    let changed = c
         .rows
         .iter()
         .enumerate()
-        .filter(|(i, r)| *i != p && r.significant())
+        .filter(|(i, r)| *i != p && r.effect().is_effect())
         .count();
     format!(
-        "verdict: {head}; {sig} of {others} other metrics differ significantly (p < {})",
-        crate::experiment::compare::ALPHA
+        "verdict: {head}; {changed} of {others} other metrics change by {FLOOR} % or more (95 % interval of the paired change off 0)"
     )
 }
 
@@ -313,15 +335,32 @@ pub(crate) fn same_seeds_warning(c: &Comparison) -> Option<String> {
     })
 }
 
-/// A metric's verdict after its p-values: ` (B better)` / ` (B worse)` only when
-/// the difference is significant.
+/// A metric's verdict after its paired change's interval: ` (B better)` / ` (B
+/// worse)` for an effect, ` (no change)` for a null, ` (cannot tell)` otherwise.
 pub(crate) fn row_verdict(r: &crate::experiment::compare::MetricRow) -> &'static str {
-    match (r.significant(), r.b_better()) {
-        (true, Some(true)) => " (B better)",
-        (true, Some(false)) => " (B worse)",
-        (true, None) => " (differs)",
-        (false, _) => " (no significant difference)",
+    use crate::stats::verdict::Effect;
+    match (r.effect(), r.b_better()) {
+        (Effect::Up | Effect::Down, Some(true)) => " (B better)",
+        (Effect::Up | Effect::Down, Some(false)) => " (B worse)",
+        (Effect::Up | Effect::Down, None) => " (differs)",
+        (Effect::Null, _) => " (no change)",
+        (Effect::Unclear, _) => " (cannot tell)",
     }
+}
+
+/// The line under a metric's table: its paired change with the interval, and the
+/// rank tests.
+pub(crate) fn row_note(r: &crate::experiment::compare::MetricRow) -> String {
+    let change = match &r.change_pct {
+        Some(iv) => format!("paired change {:+.1} % {}", iv.est + 0.0, interval_text(iv)),
+        None => "paired change -".to_string(),
+    };
+    format!(
+        "{change}{}; wilcoxon (paired) {}  mann-whitney {}",
+        row_verdict(r),
+        p_value(&r.wilcoxon),
+        p_value(&r.mann_whitney)
+    )
 }
 
 /// What `schedlab compare` prints: the verdict, the arms, then one table per
@@ -358,7 +397,6 @@ pub(crate) fn comparison_text(c: &Comparison) -> String {
             let _ = writeln!(s, "\n== {}", g.name());
             group = Some(g);
         }
-        let verdict = row_verdict(r);
         let _ = writeln!(s, "\n{} ({})", r.name, direction(r.better));
         let _ = writeln!(
             s,
@@ -376,12 +414,7 @@ pub(crate) fn comparison_text(c: &Comparison) -> String {
                 pct(a, b)
             );
         }
-        let _ = writeln!(
-            s,
-            "wilcoxon (paired) {}  mann-whitney {}{verdict}",
-            p_value(&r.wilcoxon),
-            p_value(&r.mann_whitney)
-        );
+        let _ = writeln!(s, "{}", row_note(r));
     }
     s
 }
@@ -434,27 +467,75 @@ pub(crate) fn reproduction_text(r: &Reproduction) -> String {
     s
 }
 
-/// The line a reproduction opens and closes with: how many judged rows match
-/// (direction, size and baseline), match in direction only, or mismatch, and how
-/// many headline checks hold.
-pub(crate) fn reproduction_verdict(r: &Reproduction) -> String {
-    let judged: Vec<&str> = r
-        .tables
+/// Grade counts as text: `3 match, 1 direction, 0 inconclusive, 2 MISMATCH (1
+/// missed, 1 opposite)`, over the grades `of` that occur in `rows`.
+fn grade_counts(grades: &[Grade], of: &[Grade]) -> String {
+    let n = |g: Grade| grades.iter().filter(|x| **x == g).count();
+    let mut parts: Vec<String> = of
         .iter()
-        .flat_map(|t| &t.rows)
-        .map(|r| r.verdict.as_str())
-        .filter(|v| *v != "n/a")
+        .filter(|g| !g.is_mismatch())
+        .map(|&g| format!("{} {}", n(g), g.word()))
         .collect();
-    let count = |v: &str| judged.iter().filter(|x| **x == v).count();
+    let mism: Vec<String> = of
+        .iter()
+        .filter(|g| g.is_mismatch() && n(**g) > 0)
+        .map(|&g| {
+            format!(
+                "{} {}",
+                n(g),
+                &g.word()["MISMATCH (".len()..g.word().len() - 1]
+            )
+        })
+        .collect();
+    let total: usize = of.iter().filter(|g| g.is_mismatch()).map(|&g| n(g)).sum();
+    if of.iter().any(|g| g.is_mismatch()) {
+        parts.push(if mism.is_empty() {
+            format!("{total} MISMATCH")
+        } else {
+            format!("{total} MISMATCH ({})", mism.join(", "))
+        });
+    }
+    parts.join(", ")
+}
+
+/// The line a reproduction opens and closes with: the grades over the rows where
+/// the seed shows an effect, beside the identical-arms control's; then over the
+/// rows where the seed shows no change; how many rows the seed's own data cannot
+/// decide; and how many headline checks hold.
+pub(crate) fn reproduction_verdict(r: &Reproduction) -> String {
+    use crate::experiment::reproduce::Dir;
+    let rows: Vec<_> = r.tables.iter().flat_map(|t| &t.rows).collect();
+    let by = |pred: &dyn Fn(Dir) -> bool| -> (Vec<Grade>, Vec<Grade>) {
+        let sel: Vec<_> = rows
+            .iter()
+            .filter(|x| x.reported_dir.is_some_and(pred) && x.grade.is_some())
+            .collect();
+        (
+            sel.iter().filter_map(|x| x.grade).collect(),
+            sel.iter().filter_map(|x| x.control).collect(),
+        )
+    };
+    let (eff, eff_ctl) = by(&|d| matches!(d, Dir::Better | Dir::Worse | Dir::Changed));
+    let (null, null_ctl) = by(&|d| d == Dir::Same);
+    let (unclear, _) = by(&|d| d == Dir::Unclear);
+    let on_effect = [
+        Grade::Match,
+        Grade::Direction,
+        Grade::Inconclusive,
+        Grade::Missed,
+        Grade::Opposite,
+    ];
+    let on_null = [Grade::AgreeNull, Grade::Inconclusive, Grade::Invented];
     let holds = r.headlines.iter().filter(|h| h.holds).count();
     format!(
-        "verdict: {} of {} rows with both a simulated and a reported effect match (direction, size within x{} and baseline within x{}); {} more match in direction only; {} MISMATCH. {} of {} headline checks hold.",
-        count("match"),
-        judged.len(),
-        crate::experiment::reproduce::SIZE_TOLERANCE,
-        crate::experiment::reproduce::BASELINE_TOLERANCE,
-        count("direction"),
-        count("MISMATCH"),
+        "verdict: over the {} rows where the seed shows an effect: {} (the identical-arms control: {}); over the {} rows where the seed shows no change: {} (control: {}); {} rows where the seed's own data cannot tell are inconclusive. {} of {} headline checks hold.",
+        eff.len(),
+        grade_counts(&eff, &on_effect),
+        grade_counts(&eff_ctl, &on_effect),
+        null.len(),
+        grade_counts(&null, &on_null),
+        grade_counts(&null_ctl, &on_null),
+        unclear.len(),
         holds,
         r.headlines.len()
     )
@@ -504,6 +585,7 @@ fn single_runs(s: &mut String, seed: u8, runs: &[(String, String, Vec<f64>)]) {
 mod tests {
     use super::*;
     use crate::experiment::compare::{classify, MetricRow};
+    use crate::stats::verdict::Interval;
     use crate::stats::{Describe, TestResult};
 
     fn row(name: &str, delta_pct: f64, p: Option<f64>) -> MetricRow {
@@ -520,6 +602,23 @@ mod tests {
             delta_pct,
             wilcoxon: p.map(|p| TestResult { statistic: 0.0, p }),
             mann_whitney: None,
+            // A significant row's interval excludes 0 (Δ × [0.5, 1.5]); any other
+            // spans 0 and Δ, 5 % beyond each.
+            change_pct: Some(match p {
+                Some(p) if p < 0.05 => {
+                    let (x, y) = (0.5 * delta_pct, 1.5 * delta_pct);
+                    Interval {
+                        est: delta_pct,
+                        lo: x.min(y),
+                        hi: x.max(y),
+                    }
+                }
+                _ => Interval {
+                    est: delta_pct,
+                    lo: delta_pct.min(0.0) - 5.0,
+                    hi: delta_pct.max(0.0) + 5.0,
+                },
+            }),
         }
     }
 
@@ -547,7 +646,7 @@ mod tests {
         assert_eq!(c.primary(), Some(3));
         assert_eq!(
             verdict(&c),
-            "verdict: B is better on tool.time_s: -4.2 % (lower is better; p = 0.003, 20 paired runs); 2 of 4 other metrics differ significantly (p < 0.05)"
+            "verdict: B is better on tool.time_s: -4.2 % [-6.3, -2.1] % (lower is better; 20 paired runs); 2 of 4 other metrics change by 1 % or more (95 % interval of the paired change off 0)"
         );
         // Primary first, then workload, latency, placement, cost.
         let names: Vec<&str> = c
@@ -567,10 +666,15 @@ mod tests {
         );
         let text = comparison_text(&c);
         assert!(text.starts_with("verdict: B is better on tool.time_s"));
-        // Not significant: neutral, whatever the sign.
-        assert!(text.contains("p=0.2000  mann-whitney p=- (no significant difference)"));
+        // An interval across 0: neutral, whatever the sign.
         assert!(
-            text.contains("p=0.0100  mann-whitney p=- (differs)"),
+            text.contains("paired change -10.0 % [-15.0, +5.0] % (cannot tell); wilcoxon (paired) p=0.2000  mann-whitney p=-"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "paired change +3.0 % [+1.5, +4.5] % (differs); wilcoxon (paired) p=0.0100"
+            ),
             "{text}"
         );
     }
@@ -590,7 +694,28 @@ mod tests {
         let c = cmp(vec![row("tool.time_s", 0.4, Some(0.97))]);
         assert_eq!(
             verdict(&c),
-            "verdict: no significant difference on tool.time_s (Δ +0.4 %, p = 0.970, 20 paired runs); 0 of 0 other metrics differ significantly (p < 0.05)"
+            "verdict: cannot tell on tool.time_s: +0.4 % [-5.0, +5.4] %: 20 paired runs cannot show a change of 1 % or its absence (underpowered); 0 of 0 other metrics change by 1 % or more (95 % interval of the paired change off 0)"
+        );
+        // An interval within ±1 %: a null, said as such.
+        let mut c = cmp(vec![row("tool.time_s", 0.2, None)]);
+        c.rows[0].change_pct = Some(Interval {
+            est: 0.2,
+            lo: -0.3,
+            hi: 0.7,
+        });
+        assert_eq!(
+            verdict(&c),
+            "verdict: no change of 1 % or more on tool.time_s: +0.2 % [-0.3, +0.7] % (20 paired runs); 0 of 0 other metrics change by 1 % or more (95 % interval of the paired change off 0)"
+        );
+        assert!(comparison_text(&c).contains("(no change); wilcoxon"));
+        // Fewer than 6 runs: no interval, and the verdict says so.
+        c.rows[0].change_pct = Some(Interval::unbounded(0.2));
+        assert!(
+            verdict(&c).contains(
+                "+0.2 % (no 95 % interval: fewer than 6 paired runs): 20 paired runs cannot show"
+            ),
+            "{}",
+            verdict(&c)
         );
         // Without a tool number, the mean wakeup latency leads.
         let c = cmp(vec![

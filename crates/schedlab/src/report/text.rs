@@ -136,11 +136,6 @@ pub(crate) fn p_value(t: &Option<TestResult>) -> String {
     }
 }
 
-/// A bare p-value with four decimals, `-` when absent.
-pub(crate) fn p_bare(p: Option<f64>) -> String {
-    p.map(|p| format!("{p:.4}")).unwrap_or_else(|| "-".into())
-}
-
 /// Fixed-width rendering of one table (Markdown-compatible pipes): the first and
 /// last columns left-aligned, the others right-aligned.
 pub(crate) fn render_table(columns: &[String], cells: &[Vec<String>]) -> String {
@@ -213,7 +208,6 @@ mod tests {
         assert_eq!(pct(0.0, 3.0), "-");
         assert_eq!(delta_pct(Some(-1.234)), "-1.23%");
         assert_eq!(delta_pct(None), "-");
-        assert_eq!(p_bare(Some(0.5)), "0.5000");
     }
 
     #[test]

@@ -647,10 +647,18 @@ fn cached_package(kernels: &Path, want: fn(&str) -> bool) -> Option<String> {
 
 /// Before any boot: where `choice`'s kernel would come from is there. A packaged
 /// kernel not in the cache (`cache_dir`, or `default_cache_dir`) needs the host's
-/// Debian mirror; a missing one, like a missing host tool, is this host's setup.
+/// Debian mirror; the sched_ext kit must be built; a bzImage must exist. A missing
+/// one, like a missing host tool, is this host's setup.
 pub fn check_kernel_source(choice: &KernelChoice, cache_dir: Option<&Path>) -> Result<(), String> {
     let Some((_, want)) = choice.suite() else {
-        return Ok(());
+        return match choice {
+            // The sched_ext kit, every part of it (its error says how to build it).
+            KernelChoice::Scx(dir) => super::scx::ScxKit::open(dir).map(drop),
+            KernelChoice::Path(p) if !p.is_file() => {
+                Err(format!("no kernel image at {}", p.display()))
+            }
+            _ => Ok(()),
+        };
     };
     let cache = match cache_dir {
         Some(c) => c.to_path_buf(),
