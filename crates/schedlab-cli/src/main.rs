@@ -362,6 +362,10 @@ enum OracleVerb {
         /// Skip the guest calibration (simulate with default x86 costs).
         #[arg(long)]
         no_calibrate: bool,
+        /// Real runs of the workload in each boot, after one warm-up run: the
+        /// comparison over runs needs several to know the real kernel's own spread.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=50))]
+        repeat: u32,
         /// Also write every number as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -949,6 +953,7 @@ fn oracle_cmd(verb: OracleVerb) -> Result<(), Failure> {
             sets,
             out,
             no_calibrate,
+            repeat,
             json,
             report,
             boot,
@@ -960,6 +965,7 @@ fn oracle_cmd(verb: OracleVerb) -> Result<(), Failure> {
             sets,
             &out,
             no_calibrate,
+            repeat,
             oracle::Outputs { json, report },
             &boot.args(),
             quiet,

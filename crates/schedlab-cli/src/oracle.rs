@@ -109,8 +109,12 @@ fn print_kernel(r: &KernelReport, quiet: bool) {
     );
     println!("-- sched domains (real vs schedlab)");
     print!("{}", r.domains.text());
-    println!("-- decisions (real vs simulated)");
+    println!("-- decisions (the first real run vs the first simulated run, fixed bands)");
     print!("{}", r.outcome.comparison.text());
+    println!(
+        "-- decisions over runs (every real run vs every simulated seed, 95 % intervals; docs/validation.md)"
+    );
+    print!("{}", r.outcome.runs.text(r.outcome.control.as_ref()));
     println!();
 }
 
@@ -145,6 +149,7 @@ pub(crate) fn run_cmd(
     sets: Vec<String>,
     out: &Path,
     no_calibrate: bool,
+    repeat: u32,
     outputs: Outputs,
     boot: &BootArgs,
     quiet: bool,
@@ -201,6 +206,7 @@ pub(crate) fn run_cmd(
                 .map_err(|e| InputError::new(format!("--kernel {k}: {e}")))?,
         );
         let mut req = GuestRequest::new(topo.clone(), choice, jobs);
+        req.repetitions = repeat;
         boot.apply(&mut req);
         let dir = out.join(format!("{job}-{k}").replace('/', "_"));
         if !quiet {
@@ -243,7 +249,8 @@ fn compare_dir(
 ) -> Result<KernelReport, Failure> {
     let art = Artifacts::open(dir).map_err(InputError::new)?;
     let domains = art.domains().map_err(Failure::Internal)?;
-    let outcome = o::compare_job(&art, job, scenario, sets).map_err(Failure::Internal)?;
+    let outcome = o::compare_job(&art, job, scenario, sets, &o::RunsCfg::default())
+        .map_err(Failure::Internal)?;
     Ok(KernelReport {
         // A kept run is named by its release when no `--kernel` word is at hand.
         kernel: kernel.unwrap_or(&art.release).to_string(),
@@ -373,16 +380,19 @@ pub(crate) fn suite_cmd(
         print!("{}", suite::headline_markdown(&checks));
         println!();
         print!("{}", suite::by_statistic_markdown(&checks));
+        println!();
+        print!("{}", suite::runs_markdown(&checks));
         for m in &missing {
             println!("not recorded: {m}");
         }
     }
     if let Some(p) = markdown {
         let text = format!(
-            "{}\n{}\n{}",
+            "{}\n{}\n{}\n{}",
             suite::summary_markdown(&checks),
             suite::headline_markdown(&checks),
-            suite::by_statistic_markdown(&checks)
+            suite::by_statistic_markdown(&checks),
+            suite::runs_markdown(&checks)
         );
         experiment::write_atomic(&p, text.as_bytes())
             .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;

@@ -13,6 +13,8 @@ use super::html::{esc, footer, head};
 use super::text::{num, Num};
 use crate::experiment::oracle::decisions::{Comparison, Verdict};
 use crate::experiment::oracle::domains::{CpuChains, DomainComparison};
+use crate::experiment::oracle::verdicts::{RunComparison, RunVerdict};
+use crate::stats::verdict::Interval;
 use std::fmt::Write as _;
 
 impl Comparison {
@@ -57,6 +59,70 @@ impl Comparison {
             self.count(Verdict::Close),
             self.count(Verdict::Differ),
             self.count(Verdict::NoData)
+        );
+        s
+    }
+}
+
+impl RunComparison {
+    /// Fixed-width table of the comparison over runs: statistic, each side's value
+    /// and runs (events), the difference with its 95 % interval (sim − real, or
+    /// `ln(sim/real)` for counts, rates and times), the verdict and, with a
+    /// `control`, what the deliberately wrong model got (a statistic it does not
+    /// make differ is `non-discriminating`); then the totals.
+    pub fn text(&self, control: Option<&RunComparison>) -> String {
+        let opt = |x: Option<f64>| x.map_or("-".to_string(), |x| num(x, Num::Stat));
+        let iv = |x: &Option<Interval>| match x {
+            Some(i) if i.lo.is_finite() && i.hi.is_finite() => {
+                format!(
+                    "{:+.3} [{:+.3}, {:+.3}]",
+                    i.est + 0.0,
+                    i.lo + 0.0,
+                    i.hi + 0.0
+                )
+            }
+            Some(i) => format!("{:+.3} [unbounded]", i.est + 0.0),
+            None => "-".into(),
+        };
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:<34} {:>12} {:>12} {:>11} {:>11} {:>30} {:<13} control",
+            "statistic", "real", "sim", "real runs/n", "sim runs/n", "diff [95 % CI]", "verdict",
+        );
+        for (i, r) in self.rows.iter().enumerate() {
+            let c = control.and_then(|c| c.rows.get(i)).map(|c| {
+                if c.verdict == RunVerdict::Differs {
+                    "differs".to_string()
+                } else {
+                    format!("{} (non-discriminating)", c.verdict.name())
+                }
+            });
+            let _ = writeln!(
+                s,
+                "{:<34} {:>12} {:>12} {:>11} {:>11} {:>30} {:<13} {}",
+                r.statistic,
+                opt(r.real),
+                opt(r.sim),
+                format!("{}/{}", r.real_runs, r.real_n),
+                format!("{}/{}", r.sim_runs, r.sim_n),
+                iv(&r.diff),
+                r.verdict.name(),
+                c.unwrap_or_default()
+            );
+        }
+        let _ = writeln!(
+            s,
+            "consistent {}  differs {}  underpowered {}  n/a {}{}",
+            self.count(RunVerdict::Consistent),
+            self.count(RunVerdict::Differs),
+            self.count(RunVerdict::Underpowered),
+            self.count(RunVerdict::NoData),
+            control.map_or(String::new(), |c| format!(
+                "; the control differs on {} of {} statistics",
+                c.count(RunVerdict::Differs),
+                c.rows.len() - c.count(RunVerdict::NoData)
+            ))
         );
         s
     }

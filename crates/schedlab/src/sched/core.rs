@@ -534,6 +534,9 @@ pub struct Kernel<O> {
     /// Affinity changes in flight: stops queued for tasks left on a CPU their mask
     /// excludes, `p->wake_cpu` overrides, the distribute cursors (sched/affinity.rs).
     pub(crate) aff: crate::sched::affinity::AffinityState,
+    /// `SIM_` RANDOM_PLACEMENT's random stream (a negative control), when the
+    /// feature is on ([`Kernel::set_random_placement`]).
+    pub(crate) random_placement: Option<crate::engine::RngStream>,
     /// Load-balancing state: root domain, nohz, per-rq balance fields (fair/balance.rs).
     pub(crate) lb: crate::sched::fair::balance::LbState,
     /// Per-CPU `(core, llc)` ids, a compact copy of [`Machine::cpus`] for
@@ -874,6 +877,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             scx_exit: None,
             allowed: Affinities::new(CpuMask::new()),
             aff: crate::sched::affinity::AffinityState::new(nr_cpus_lb),
+            random_placement: None,
             lb: crate::sched::fair::balance::LbState::new(nr_cpus_lb, hz_lb),
             cpu_ids,
             core_cpus,
@@ -1055,6 +1059,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.allowed.set(pid, &allowed);
         if self.scx.is_some() {
             self.scx_set_cpumask(pid, allowed);
+        }
+    }
+
+    /// Give RANDOM_PLACEMENT (when on) its random stream: the run's own, so that
+    /// seeds differ and a seed repeats.
+    pub(crate) fn set_random_placement(&mut self, rng: crate::engine::RngStream) {
+        if self.feat.has(SchedFeat::RANDOM_PLACEMENT) {
+            self.random_placement = Some(rng);
         }
     }
 
@@ -1537,7 +1549,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     ) -> usize {
         let t = &self.tasks[pid as usize];
         let kind = crate::sched::wake_kind_of(wake_flags);
-        let cpu = if t.nr_cpus_allowed > 1 && self.scx.is_some() {
+        let cpu = if t.nr_cpus_allowed > 1 && self.random_placement.is_some() {
+            self.random_allowed_cpu(pid, prev_cpu, kind)
+        } else if t.nr_cpus_allowed > 1 && self.scx.is_some() {
             self.select_task_rq_scx(pid, prev_cpu, wake_flags, this_cpu)
         } else if t.nr_cpus_allowed > 1 {
             self.select_task_rq_fair(pid, prev_cpu, wake_flags, this_cpu, q)
@@ -1561,6 +1575,34 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         } else {
             self.select_fallback_rq(pid, prev_cpu)
         }
+    }
+
+    /// `SIM_` RANDOM_PLACEMENT (a negative control): a uniformly random CPU of the
+    /// task's affinity, recorded as a placement with reason `random`.
+    #[cold]
+    #[inline(never)]
+    fn random_allowed_cpu(
+        &mut self,
+        pid: Pid,
+        prev_cpu: usize,
+        kind: crate::sched::WakeKind,
+    ) -> usize {
+        let allowed = *self.allowed.of(pid);
+        let n = allowed.weight() as u64;
+        let i = self
+            .random_placement
+            .as_mut()
+            .expect("random placement on")
+            .below(n) as usize;
+        let cpu = allowed.iter().nth(i).expect("i < weight");
+        self.emit(SchedEvent::Placement {
+            pid,
+            kind,
+            prev_cpu,
+            cpu,
+            reason: "random",
+        });
+        cpu
     }
 
     /// `select_fallback_rq`: an allowed CPU on prev's node, else any allowed CPU.

@@ -325,6 +325,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         let noise_rng = streams.stream("noise");
         let nr_spec_tasks = spec.tasks.len();
         let mut k = k;
+        k.set_random_placement(streams.stream("random_placement"));
         k.reserve_tasks(spec.tasks.len());
         Sim {
             k,

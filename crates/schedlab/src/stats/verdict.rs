@@ -283,6 +283,31 @@ pub struct Reported {
     pub runs: u32,
 }
 
+/// Welch's [`CONFIDENCE`] interval around `est` from the variances of two
+/// independent estimates and their degrees of freedom (Welch–Satterthwaite; a side
+/// without variance adds no term), widened by `scale`: a point when both variances
+/// are 0, unbounded when either is infinite (a side with one run).
+fn welch(est: f64, (va, da): (f64, f64), (vb, db): (f64, f64), scale: f64) -> Interval {
+    let v = va + vb;
+    if !v.is_finite() {
+        return Interval::unbounded(est);
+    }
+    if v == 0.0 {
+        return Interval::point(est);
+    }
+    let term = |x: f64, d: f64| if x > 0.0 { x * x / d } else { 0.0 };
+    let df = v * v / (term(va, da) + term(vb, db));
+    let t = StudentsT::new(0.0, 1.0, df)
+        .expect("positive degrees of freedom")
+        .inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
+    let hw = t * v.sqrt() * scale;
+    Interval {
+        est,
+        lo: est - hw,
+        hi: est + hw,
+    }
+}
+
 /// The relative change of `b`'s mean over `a`'s in %, with Welch's [`CONFIDENCE`]
 /// interval for the difference of the means (taken relative to `a`'s mean as if it
 /// were exact). `None` when `a`'s mean is 0 or a side has under two runs.
@@ -290,27 +315,10 @@ pub fn welch_change_pct(a: Reported, b: Reported) -> Option<Interval> {
     if a.mean == 0.0 || a.runs < 2 || b.runs < 2 {
         return None;
     }
-    let (va, vb) = (
-        a.std * a.std / f64::from(a.runs),
-        b.std * b.std / f64::from(b.runs),
-    );
+    let side = |r: Reported| (r.std * r.std / f64::from(r.runs), f64::from(r.runs - 1));
     let scale = 100.0 / a.mean.abs();
     let est = (b.mean - a.mean) * scale;
-    let se = (va + vb).sqrt();
-    if se == 0.0 {
-        return Some(Interval::point(est));
-    }
-    // Welch–Satterthwaite degrees of freedom.
-    let df =
-        (va + vb).powi(2) / (va * va / f64::from(a.runs - 1) + vb * vb / f64::from(b.runs - 1));
-    let t = StudentsT::new(0.0, 1.0, df)
-        .expect("positive degrees of freedom")
-        .inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
-    Some(Interval {
-        est,
-        lo: est - t * se * scale,
-        hi: est + t * se * scale,
-    })
+    Some(welch(est, side(a), side(b), scale))
 }
 
 /// `E[max of n standard normal draws − their mean]`: how far the largest of `n`
@@ -330,6 +338,110 @@ pub fn expected_max_over_mean(n: u32) -> f64 {
         })
         .sum::<f64>()
         * h
+}
+
+/// The 97.5 % quantile of the standard normal (the half-width factor of a 95 %
+/// interval).
+fn z975() -> f64 {
+    Normal::new(0.0, 1.0)
+        .expect("standard normal")
+        .inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0)
+}
+
+/// One side's pooled fraction of events over runs (`(k_i, n_i)`: events of the
+/// class, events in all, per run) with its variance, widened by the overdispersion
+/// the runs show between them: `φ = max(1, X² / (R − 1))` with Pearson's `X²` of
+/// the runs against the pooled fraction (a quasi-binomial model). `None` without
+/// events; `φ` is infinite (the spread unknown) with a single run.
+fn pooled_fraction(runs: &[(u64, u64)]) -> Option<(f64, f64)> {
+    let n: u64 = runs.iter().map(|r| r.1).sum();
+    if n == 0 {
+        return None;
+    }
+    let k: u64 = runs.iter().map(|r| r.0).sum();
+    let p = k as f64 / n as f64;
+    let used: Vec<&(u64, u64)> = runs.iter().filter(|r| r.1 > 0).collect();
+    // The variance's p kept off 0 and 1, so that a class never seen still has a
+    // width (a Wilson-like half count).
+    let pv = (k as f64 + 0.5) / (n as f64 + 1.0);
+    let phi = if used.len() < 2 {
+        f64::INFINITY
+    } else {
+        let x2: f64 = used
+            .iter()
+            .map(|&&(ki, ni)| {
+                let e = ni as f64 * pv;
+                (ki as f64 - e).powi(2) / (e * (1.0 - pv))
+            })
+            .sum();
+        (x2 / (used.len() - 1) as f64).max(1.0)
+    };
+    Some((p, phi * pv * (1.0 - pv) / n as f64))
+}
+
+/// The difference of two sides' pooled event fractions (`side − reference`), with a
+/// [`CONFIDENCE`] interval from both sides' overdispersed binomial variances
+/// (`pooled_fraction`). `None` when a side has no events; unbounded when a side
+/// has a single run (its between-run spread is unknown).
+pub fn fraction_difference(reference: &[(u64, u64)], side: &[(u64, u64)]) -> Option<Interval> {
+    let (pr, vr) = pooled_fraction(reference)?;
+    let (ps, vs) = pooled_fraction(side)?;
+    let est = ps - pr;
+    let hw = z975() * (vr + vs).sqrt();
+    Some(if hw.is_finite() {
+        Interval {
+            est,
+            lo: est - hw,
+            hi: est + hw,
+        }
+    } else {
+        Interval::unbounded(est)
+    })
+}
+
+/// Mean and the variance of the mean of per-run values (`None` without values;
+/// an infinite variance with one).
+fn mean_and_var(x: &[f64]) -> Option<(f64, f64, f64)> {
+    let n = x.len();
+    if n == 0 {
+        return None;
+    }
+    let m = x.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return Some((m, f64::INFINITY, 0.0));
+    }
+    let var = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some((m, var / n as f64, (n - 1) as f64))
+}
+
+/// Welch's [`CONFIDENCE`] interval for the difference of the means of per-run
+/// values (`side − reference`). `None` when a side has no values; unbounded when a
+/// side has one (its spread unknown).
+pub fn mean_difference(reference: &[f64], side: &[f64]) -> Option<Interval> {
+    let (mr, vr, dr) = mean_and_var(reference)?;
+    let (ms, vs, ds) = mean_and_var(side)?;
+    Some(welch(ms - mr, (vr, dr), (vs, ds), 1.0))
+}
+
+/// The log-ratio of the means of per-run values, `ln(mean(side) / mean(reference))`,
+/// with a [`CONFIDENCE`] interval by the delta method (the variance of a log mean
+/// is that of the mean over the mean squared; Welch's degrees of freedom). Counts
+/// pass `offset = 0.5` so that a side that saw none still has a ratio. `None` when a
+/// side has no values or a mean (plus offset) that is not positive; unbounded when
+/// a side has one value.
+pub fn log_ratio(reference: &[f64], side: &[f64], offset: f64) -> Option<Interval> {
+    let (mr, vr, dr) = mean_and_var(reference)?;
+    let (ms, vs, ds) = mean_and_var(side)?;
+    let (mr, ms) = (mr + offset, ms + offset);
+    if mr <= 0.0 || ms <= 0.0 {
+        return None;
+    }
+    Some(welch(
+        (ms / mr).ln(),
+        (vr / (mr * mr), dr),
+        (vs / (ms * ms), ds),
+        1.0,
+    ))
 }
 
 #[cfg(test)]
@@ -437,6 +549,62 @@ mod tests {
             assert_eq!(grade(e, Unclear, true), Grade::Inconclusive);
         }
         assert!(Grade::Missed.is_mismatch() && !Grade::Inconclusive.is_mismatch());
+    }
+
+    #[test]
+    fn pooled_fractions_widen_with_the_spread_between_runs() {
+        // Two sides of 5 runs × 100 events. Reference: 30 in each run (p = 0.3, no
+        // spread beyond binomial: φ = 1); side: 50 in each (p = 0.5).
+        let r = [(30, 100); 5];
+        let s = [(50, 100); 5];
+        let iv = fraction_difference(&r, &s).unwrap();
+        assert!((iv.est - 0.2).abs() < 1e-12);
+        // Binomial widths only: pv = 150.5/501 and 250.5/501.
+        let v = |k: f64| {
+            let p = (k + 0.5) / 501.0;
+            p * (1.0 - p) / 500.0
+        };
+        let hw = 1.959964 * (v(150.0) + v(250.0)).sqrt();
+        assert!((iv.hi - iv.est - hw).abs() < 1e-6, "{iv:?} {hw}");
+        // The same totals spread unevenly over the runs (10, 50, 30, 20, 40): φ > 1,
+        // a wider interval around the same estimate.
+        let uneven = [(10, 100), (50, 100), (30, 100), (20, 100), (40, 100)];
+        let w = fraction_difference(&uneven, &s).unwrap();
+        assert!((w.est - 0.2).abs() < 1e-12 && w.half_width() > 1.5 * iv.half_width());
+        // One run: the spread is unknown.
+        let one = fraction_difference(&[(30, 100)], &s).unwrap();
+        assert!(one.lo.is_infinite());
+        assert_eq!(fraction_difference(&[(0, 0)], &s), None);
+    }
+
+    #[test]
+    fn mean_differences_and_log_ratios_by_hand() {
+        // Means 10 and 12, each over 4 runs with sample variance 2/3 ± ...:
+        // x = 9, 10, 10, 11 (var 2/3), y = 11, 12, 12, 13: se² = 1/6 + 1/6, df = 6,
+        // t = 2.4469: 2 ± 1.4127.
+        let x = [9.0, 10.0, 10.0, 11.0];
+        let y = [11.0, 12.0, 12.0, 13.0];
+        let iv = mean_difference(&x, &y).unwrap();
+        assert!((iv.est - 2.0).abs() < 1e-12);
+        assert!(
+            (iv.hi - 2.0 - 2.4469 * (1.0f64 / 3.0).sqrt()).abs() < 1e-3,
+            "{iv:?}"
+        );
+        assert!(mean_difference(&[1.0], &y).unwrap().lo.is_infinite());
+        assert_eq!(mean_difference(&[], &y), None);
+        // Log-ratio: ln(12/10), the same relative spreads.
+        let lr = log_ratio(&x, &y, 0.0).unwrap();
+        assert!(
+            (lr.est - 1.2f64.ln()).abs() < 1e-12 && lr.lo > 0.0,
+            "{lr:?}"
+        );
+        // Counts of zero on one side: the offset keeps a ratio.
+        let z = log_ratio(&[0.0, 0.0, 0.0], &[4.0, 5.0, 6.0], 0.5).unwrap();
+        assert!((z.est - (5.5f64 / 0.5).ln()).abs() < 1e-12);
+        assert_eq!(log_ratio(&[0.0, 0.0], &[1.0, 2.0], 0.0), None);
+        // No spread on either side: a point.
+        let p = log_ratio(&[2.0, 2.0], &[4.0, 4.0], 0.0).unwrap();
+        assert_eq!((p.lo, p.hi), (2f64.ln(), 2f64.ln()));
     }
 
     #[test]

@@ -195,6 +195,12 @@ pub struct GuestRequest {
     pub job_timeout: Duration,
     /// Kernel and apt cache; `None`: `default_cache_dir`.
     pub cache_dir: Option<PathBuf>,
+    /// Runs of every job but the calibration, interleaved (all jobs once, then all
+    /// again): the first run's results are the job's, repetition `r` ≥ 2 goes to
+    /// `jobs/<name>.r<r>`. Before them one untraced-for-keeps warm-up run of the
+    /// first such job (its results dropped): the first traced run of a boot can
+    /// differ from the rest.
+    pub repetitions: u32,
     pub accel_threads: AccelThreads,
     /// Boots tried before giving up (≥ 1).
     pub attempts: u32,
@@ -218,6 +224,7 @@ impl GuestRequest {
             boot_timeout: Duration::from_secs(300),
             job_timeout: Duration::from_secs(300),
             cache_dir: None,
+            repetitions: 1,
             accel_threads: AccelThreads::Multi,
             attempts: 3,
             max_vcpus: DEFAULT_MAX_VCPUS,
@@ -850,10 +857,39 @@ fn check_jobs(jobs: &[GuestJob]) -> Result<(), String> {
     Ok(())
 }
 
+/// The result directory of a boot's warm-up run (dropped before the results are
+/// written).
+pub const WARMUP_JOB: &str = "warmup";
+
+/// The runs of a boot in order: `(job, results)` with `results` `None` for the
+/// job's own directory. The calibration runs once, first; then, when there is
+/// another job, a warm-up run of the first one (results [`WARMUP_JOB`]); then every
+/// other job once, and again for each repetition (`<name>.r<r>`).
+pub(crate) fn job_runs(jobs: &[GuestJob], repetitions: u32) -> Vec<(String, Option<String>)> {
+    let cal = super::CALIBRATE_JOB;
+    let mut out: Vec<(String, Option<String>)> = jobs
+        .iter()
+        .filter(|j| j.name == cal)
+        .map(|j| (j.name.clone(), None))
+        .collect();
+    let work: Vec<&GuestJob> = jobs.iter().filter(|j| j.name != cal).collect();
+    if let Some(first) = work.first() {
+        out.push((first.name.clone(), Some(WARMUP_JOB.to_string())));
+    }
+    for r in 1..=repetitions.max(1) {
+        for j in &work {
+            let res = (r > 1).then(|| super::repetition_name(&j.name, r));
+            out.push((j.name.clone(), res));
+        }
+    }
+    out
+}
+
 /// The guest's `/init`: a busybox shell script.
 pub(crate) fn init_script(
     modules: &[String],
     jobs: &[GuestJob],
+    repetitions: u32,
     buffer_kb: u32,
     job_timeout_s: u64,
 ) -> String {
@@ -913,10 +949,11 @@ for f in /sys/kernel/debug/sched/features /sys/kernel/debug/sched_features; do [
 cat /proc/schedstat > $O/schedstat
 i=0; while [ ! -b /dev/vda ] && [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done
 [ -b /dev/vda ] || echo "SCHEDLAB-ORACLE: no /dev/vda"
+# run_job FILES [RESULTS]: the job in /jobs/FILES, its results in jobs/RESULTS.
 run_job() {{
-  J=$O/jobs/$1
+  J=$O/jobs/${{2:-$1}}
   mkdir -p $J
-  echo "SCHEDLAB-ORACLE: job $1"
+  echo "SCHEDLAB-ORACLE: job ${{2:-$1}}"
   echo 0 > $T/tracing_on
   echo > $T/set_event
   echo {buffer_kb} > $T/buffer_size_kb
@@ -945,8 +982,14 @@ run_job() {{
 }}
 "#
     ));
-    for j in jobs {
-        s.push_str(&format!("run_job {}\n", j.name));
+    for run in job_runs(jobs, repetitions) {
+        match run {
+            (job, None) => s.push_str(&format!("run_job {job}\n")),
+            (job, Some(out)) if out == WARMUP_JOB => s.push_str(&format!(
+                "run_job {job} {WARMUP_JOB}\nrm -rf $O/jobs/{WARMUP_JOB}\n"
+            )),
+            (job, Some(out)) => s.push_str(&format!("run_job {job} {out}\n")),
+        }
     }
     s.push_str(&format!(
         r#"cd /
@@ -1087,6 +1130,7 @@ fn build_initramfs(req: &GuestRequest, kernel: &Kernel, work: &Path) -> Result<P
         init_script(
             &names,
             &req.jobs,
+            req.repetitions,
             req.buffer_kb,
             req.job_timeout.as_secs().max(1),
         )
@@ -1431,15 +1475,20 @@ fn run_in(
     std::fs::copy(&console, tmp_out.join("console.log"))
         .map_err(|e| format!("cannot copy the console log: {e}"))?;
     let mut jobs = Vec::new();
-    for j in &req.jobs {
-        let d = tmp_out.join("jobs").join(&j.name);
+    let results: Vec<String> = job_runs(&req.jobs, req.repetitions)
+        .into_iter()
+        .filter(|(_, out)| out.as_deref() != Some(WARMUP_JOB))
+        .map(|(job, out)| out.unwrap_or(job))
+        .collect();
+    for name in &results {
+        let d = tmp_out.join("jobs").join(name);
         let up: Vec<f64> = read_trim(&d.join("uptime"))
             .split_whitespace()
             .filter_map(|v| v.parse().ok())
             .collect();
         let (dropped_events, overrun) = parse_dropped(&read_trim(&d.join("dropped")));
         jobs.push(JobMeta {
-            name: j.name.clone(),
+            name: name.clone(),
             seconds: if up.len() == 2 {
                 up[1] - up[0]
             } else {
@@ -1514,7 +1563,7 @@ mod tests {
     #[test]
     fn init_script_steps_in_order() {
         let mods = vec!["00-virtio.ko".to_string(), "01-virtio_blk.ko".to_string()];
-        let s = init_script(&mods, &[job("first"), job("second")], 32768, 120);
+        let s = init_script(&mods, &[job("first"), job("second")], 1, 32768, 120);
         assert!(s.starts_with("#!/bin/busybox sh\n"));
         in_order(
             &s,
@@ -1557,14 +1606,44 @@ mod tests {
                 "cat $T/trace > $J/trace.txt",
                 "$c/stats",
                 "> $J/dropped",
-                // Then the jobs, in the request's order, and the way out.
-                "run_job first\nrun_job second\n",
+                // Then a warm-up run of the first job, dropped; the jobs, in the
+                // request's order; and the way out.
+                "run_job first warmup\nrm -rf $O/jobs/warmup\nrun_job first\nrun_job second\n",
                 "tar cf /dev/vda out",
                 DONE_MARKER,
                 "poweroff -f",
             ],
         );
-        assert_eq!(s.matches("run_job first").count(), 1);
+        assert_eq!(s.matches("run_job first").count(), 2);
+    }
+
+    #[test]
+    fn repetitions_interleave_after_the_calibration_and_one_warm_up() {
+        let runs = job_runs(&[job("calibrate"), job("a"), job("b")], 3);
+        let names: Vec<String> = runs
+            .iter()
+            .map(|(j, o)| format!("{j}>{}", o.clone().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "calibrate>",
+                "a>warmup",
+                "a>",
+                "b>",
+                "a>a.r2",
+                "b>b.r2",
+                "a>a.r3",
+                "b>b.r3"
+            ]
+        );
+        // Only the calibration: no warm-up.
+        assert_eq!(job_runs(&[job("calibrate")], 5).len(), 1);
+        let s = init_script(&[], &[job("a")], 2, 1024, 60);
+        assert!(
+            s.contains("run_job a warmup\nrm -rf $O/jobs/warmup\nrun_job a\nrun_job a a.r2\n"),
+            "{s}"
+        );
     }
 
     #[test]

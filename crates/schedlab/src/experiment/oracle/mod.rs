@@ -44,6 +44,7 @@ pub mod guest;
 pub mod qemu;
 pub mod scx;
 pub mod suite;
+pub mod verdicts;
 pub mod workload;
 
 use super::{Overrides, RunOpts, Scenario};
@@ -54,6 +55,12 @@ use domains::{DomainComparison, DomainDump};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use workload::GuestWorkload;
+
+/// The result directory of repetition `r` (≥ 2) of job `job` (the first run is the
+/// job's own).
+pub fn repetition_name(job: &str, r: u32) -> String {
+    format!("{job}.r{r}")
+}
 
 /// The guest job that measures the guest's primitive costs, when a run has one.
 pub const CALIBRATE_JOB: &str = "calibrate";
@@ -110,6 +117,20 @@ impl Artifacts {
     pub fn trace(&self, job: &str) -> Result<String, String> {
         let p = self.dir.join("jobs").join(job).join("trace.txt");
         std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))
+    }
+
+    /// The runs of `job` in this guest run: the job itself, then its repetitions
+    /// `job.r2`, `job.r3`, ... (those recorded).
+    pub fn repetitions(&self, job: &str) -> Vec<String> {
+        let mut out = vec![job.to_string()];
+        for r in 2.. {
+            let name = repetition_name(job, r);
+            if !self.dir.join("jobs").join(&name).join("trace.txt").exists() {
+                break;
+            }
+            out.push(name);
+        }
+        out
     }
 
     /// A job's stdout (and stderr).
@@ -252,8 +273,42 @@ pub struct CaseOutcome {
     pub machine: String,
     pub real: Decisions,
     pub sim: Decisions,
+    /// The first real run against the first simulated run, by the fixed bands of
+    /// [`decisions::Thresholds`] (the single-run comparison).
     pub comparison: Comparison,
+    /// Every real run (the job's repetitions) against every simulated seed, each
+    /// statistic with an interval from both sides' spread ([`verdicts`]).
+    pub runs: verdicts::RunComparison,
+    /// The real runs against the deliberately wrong model's seeds: the statistics
+    /// it does not make *differ* cannot tell a wrong model from the right one.
+    pub control: Option<verdicts::RunComparison>,
 }
+
+/// How a case is simulated for the comparison over runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunsCfg {
+    /// Simulated seeds (`run.seed`, `run.seed + 1`, ...).
+    pub sim_seeds: u32,
+    /// `run.noise` of the simulated runs when the scenario sets none.
+    pub noise: f64,
+    /// The negative control's overrides (`--set`s), if any.
+    pub control: Option<Vec<String>>,
+}
+
+impl Default for RunsCfg {
+    /// 5 seeds with 5 % noise; the default control, random placement.
+    fn default() -> Self {
+        RunsCfg {
+            sim_seeds: 5,
+            noise: 0.05,
+            control: Some(vec![DEFAULT_CONTROL.to_string()]),
+        }
+    }
+}
+
+/// The deliberately wrong model a case is checked against unless it names its
+/// own: every fork and wakeup on a random allowed CPU.
+pub const DEFAULT_CONTROL: &str = "kernel.features=RANDOM_PLACEMENT";
 
 /// Compare job `job` of a guest run with the simulation of `scenario` (with `sets`
 /// overrides) on the guest's machine under the guest kernel's preset.
@@ -262,6 +317,7 @@ pub fn compare_job(
     job: &str,
     scenario: &Path,
     sets: &[String],
+    cfg: &RunsCfg,
 ) -> Result<CaseOutcome, String> {
     let preset = art.preset()?;
     let (m, source) = art.machine()?;
@@ -281,7 +337,7 @@ pub fn compare_job(
             ..Default::default()
         },
     );
-    let sim_text = simulate(scenario, sets, &source, preset)?;
+    let sim_text = simulate(scenario, sets, &source, preset, None)?;
     // Both sides count the same tasks: when the tool's first task is not one of the
     // workload's (rt-app's main thread, which the simulator models too), the
     // simulated trace is filtered as the real one is.
@@ -295,6 +351,35 @@ pub fn compare_job(
     };
     let sim = Decisions::from_text(&sim_text, &m, &sim_opts);
     let comparison = decisions::compare(&real, &sim);
+    // Over runs: every repetition of the job against every seed, and against the
+    // control's seeds.
+    let mut reals = vec![real.clone()];
+    for rep in art.repetitions(job).into_iter().skip(1) {
+        let text = art.trace(&rep)?;
+        reals.push(Decisions::from_text(
+            &text,
+            &m,
+            &DecisionOpts {
+                filter: real_filter(&w),
+                ..Default::default()
+            },
+        ));
+    }
+    let seeds = |extra: &[String]| -> Result<Vec<Decisions>, String> {
+        (0..cfg.sim_seeds.max(1))
+            .map(|i| {
+                let mut all = sets.to_vec();
+                all.extend_from_slice(extra);
+                let text = simulate(scenario, &all, &source, preset, Some((i, cfg.noise)))?;
+                Ok(Decisions::from_text(&text, &m, &sim_opts))
+            })
+            .collect()
+    };
+    let runs = verdicts::compare_runs(&reals, &seeds(&[])?);
+    let control = match &cfg.control {
+        Some(c) => Some(verdicts::compare_runs(&reals, &seeds(c)?)),
+        None => None,
+    };
     Ok(CaseOutcome {
         case: job.to_string(),
         kernel_release: art.release.clone(),
@@ -303,16 +388,22 @@ pub fn compare_job(
         real,
         sim,
         comparison,
+        runs,
+        control,
     })
 }
 
-/// The simulated ftrace text of `scenario` on the guest machine.
+/// The simulated ftrace text of `scenario` on the guest machine; `seed`: the
+/// `i`-th seed after the scenario's, with its noise when the scenario sets none.
 fn simulate(
     scenario: &Path,
     sets: &[String],
     source: &MachineSource,
     preset: &str,
+    seed: Option<(u32, f64)>,
 ) -> Result<String, String> {
+    // The guest's machine after the case's own overrides (a suite topology's
+    // `machine.file`): it is what the simulation must run on.
     let mut all = sets.to_vec();
     all.extend(source.sets());
     all.push(format!("kernel.preset={preset}"));
@@ -329,7 +420,15 @@ fn simulate(
         ftrace: true,
         ..Default::default()
     };
-    let (_, text) = super::run(&sc, sc.seed, 0, &opts).map_err(|e| e.to_string())?;
+    let mut sc = sc;
+    let mut run_seed = sc.seed;
+    if let Some((i, noise)) = seed {
+        run_seed = sc.seed.wrapping_add(u64::from(i));
+        if sc.noise == 0.0 {
+            sc.noise = noise;
+        }
+    }
+    let (_, text) = super::run(&sc, run_seed, 0, &opts).map_err(|e| e.to_string())?;
     Ok(text.unwrap_or_default())
 }
 

@@ -34,6 +34,16 @@ use std::path::{Path, PathBuf};
 #[serde(deny_unknown_fields)]
 struct SuiteFile {
     kernels: Vec<String>,
+    /// Real runs of every case per boot (default 1).
+    repetitions: Option<u32>,
+    /// Simulated seeds per case (default 5).
+    sim_seeds: Option<u32>,
+    /// `run.noise` of the simulated runs when a case sets none (default 0.05).
+    noise: Option<f64>,
+    /// Per case: the `--set`s of its deliberately wrong model (default: random
+    /// placement, [`super::DEFAULT_CONTROL`]).
+    #[serde(default)]
+    controls: std::collections::BTreeMap<String, Vec<String>>,
     topology: Vec<TopologyFile>,
 }
 
@@ -51,6 +61,13 @@ pub struct Suite {
     pub dir: PathBuf,
     pub kernels: Vec<String>,
     pub topologies: Vec<SuiteTopology>,
+    /// Real runs of every case per boot.
+    pub repetitions: u32,
+    /// Simulated seeds per case and their noise.
+    pub sim_seeds: u32,
+    pub noise: f64,
+    /// Per case: its control's overrides, where not the default.
+    pub controls: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// One topology and its cases.
@@ -112,11 +129,48 @@ impl Suite {
             }
             topologies.push(topo);
         }
+        let repetitions = f.repetitions.unwrap_or(1);
+        if !(1..=50).contains(&repetitions) {
+            return Err(err(format!(
+                "repetitions = {repetitions}: must be 1 ..= 50"
+            )));
+        }
+        let sim_seeds = f.sim_seeds.unwrap_or(5);
+        if !(1..=100).contains(&sim_seeds) {
+            return Err(err(format!("sim_seeds = {sim_seeds}: must be 1 ..= 100")));
+        }
+        let noise = f.noise.unwrap_or(0.05);
+        if !(0.0..1.0).contains(&noise) {
+            return Err(err(format!("noise = {noise}: must be in [0, 1)")));
+        }
+        for c in f.controls.keys() {
+            if !topologies.iter().any(|t| t.cases.contains(c)) {
+                return Err(err(format!("controls: `{c}` is no case of the suite")));
+            }
+        }
         Ok(Suite {
             dir,
             kernels: f.kernels,
             topologies,
+            repetitions,
+            sim_seeds,
+            noise,
+            controls: f.controls,
         })
+    }
+
+    /// How case `case` is simulated for the comparison over runs.
+    pub fn runs_cfg(&self, case: &str) -> super::RunsCfg {
+        super::RunsCfg {
+            sim_seeds: self.sim_seeds,
+            noise: self.noise,
+            control: Some(
+                self.controls
+                    .get(case)
+                    .cloned()
+                    .unwrap_or_else(|| vec![super::DEFAULT_CONTROL.to_string()]),
+            ),
+        }
     }
 
     pub(crate) fn case_path(&self, case: &str) -> PathBuf {
@@ -221,6 +275,7 @@ pub fn record(
     let choice = KernelChoice::parse(kernel)?;
     let jobs = suite.guest_jobs(topo, Some(super::calibrate_job(exe)?), &choice)?;
     let mut req = GuestRequest::new(topo.guest.clone(), choice, jobs);
+    req.repetitions = suite.repetitions;
     adjust(&mut req);
     let work = std::env::temp_dir().join(format!(
         "schedlab-oracle-record-{}-{}-{kernel}",
@@ -295,7 +350,7 @@ fn check_bundle(
     let domains = art.domains()?;
     let mut cases = Vec::new();
     for c in &topo.cases {
-        let o = super::compare_job(&art, c, &suite.case_path(c), &[])
+        let o = super::compare_job(&art, c, &suite.case_path(c), &[], &suite.runs_cfg(c))
             .map_err(|e| format!("{}: case {c}: {e}", bundle.display()))?;
         cases.push(o);
     }
@@ -321,17 +376,109 @@ pub fn verdict_lines(checks: &[BootCheck]) -> String {
         let _ = writeln!(s, "{} {} domains {d}", b.topology, b.kernel);
         for c in &b.cases {
             for r in &c.comparison.rows {
+                let over = |x: Option<&super::verdicts::RunComparison>| {
+                    x.and_then(|x| x.row(&r.statistic))
+                        .map_or("-", |x| x.verdict.name())
+                };
                 let _ = writeln!(
                     s,
-                    "{} {} {} {} {}",
+                    "{} {} {} {} {} | runs {} control {}",
                     b.topology,
                     b.kernel,
                     c.case,
                     r.statistic,
-                    r.verdict.name()
+                    r.verdict.name(),
+                    over(Some(&c.runs)),
+                    over(c.control.as_ref())
                 );
             }
         }
+    }
+    s
+}
+
+/// The comparison over runs, as a Markdown table: one row per topology, kernel and
+/// case with its real and simulated runs, its verdict counts over every
+/// statistic, and over the [`HEADLINE`] statistics those the control makes
+/// differ (*discriminating*) and, of those, the consistent ones; then the totals per
+/// kernel: the share of powered headline statistics (consistent or differs) that
+/// are consistent, and the share of headline statistics the control makes differ.
+pub fn runs_markdown(checks: &[BootCheck]) -> String {
+    use super::verdicts::RunVerdict as V;
+    let mut s = String::from(
+        "| topology | kernel | case | real runs | sim runs | consistent | differs | underpowered | n/a | headline: powered | consistent | control differs |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mut totals: std::collections::BTreeMap<String, [usize; 4]> = Default::default();
+    for b in checks {
+        for c in &b.cases {
+            let r = &c.runs;
+            let runs = |f: &dyn Fn(&super::verdicts::RunRow) -> usize| {
+                r.rows.iter().map(f).max().unwrap_or(0)
+            };
+            let (rr, sr) = (runs(&|x| x.real_runs), runs(&|x| x.sim_runs));
+            let mut h = [0usize; 4]; // headline: with data, powered, consistent, control differs
+            for st in HEADLINE {
+                let Some(row) = r.row(st) else { continue };
+                if row.verdict == V::NoData {
+                    continue;
+                }
+                h[0] += 1;
+                if matches!(row.verdict, V::Consistent | V::Differs) {
+                    h[1] += 1;
+                }
+                if row.verdict == V::Consistent {
+                    h[2] += 1;
+                }
+                if c.control
+                    .as_ref()
+                    .and_then(|x| x.row(st))
+                    .is_some_and(|x| x.verdict == V::Differs)
+                {
+                    h[3] += 1;
+                }
+            }
+            let t = totals.entry(b.kernel.clone()).or_default();
+            for (a, x) in t.iter_mut().zip(h) {
+                *a += x;
+            }
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {rr} | {sr} | {} | {} | {} | {} | {} of {} | {} | {} of {} |",
+                b.topology,
+                b.kernel,
+                c.case,
+                r.count(V::Consistent),
+                r.count(V::Differs),
+                r.count(V::Underpowered),
+                r.count(V::NoData),
+                h[1],
+                h[0],
+                h[2],
+                h[3],
+                h[0],
+            );
+        }
+    }
+    s.push('\n');
+    let pct = |a: usize, b: usize| {
+        if b == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.0} %", 100.0 * a as f64 / b as f64)
+        }
+    };
+    for (k, t) in &totals {
+        let _ = writeln!(
+            s,
+            "{k}: {} of {} headline statistics with data are powered; {} of them consistent ({}); the control differs on {} of {} ({}).",
+            t[1],
+            t[0],
+            t[2],
+            pct(t[2], t[1]),
+            t[3],
+            t[0],
+            pct(t[3], t[0])
+        );
     }
     s
 }
