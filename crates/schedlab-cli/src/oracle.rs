@@ -114,7 +114,7 @@ fn print_kernel(r: &KernelReport, quiet: bool) {
     println!(
         "-- decisions over runs (every real run vs every simulated seed, 95 % intervals; docs/validation.md)"
     );
-    print!("{}", r.outcome.runs.text(r.outcome.control.as_ref()));
+    print!("{}", r.outcome.runs.text(&r.outcome.control));
     println!();
 }
 

@@ -587,5 +587,22 @@ mod tests {
             err("[[table]]\ntitle = \"t\"\nlayout = \"mean-std\"\n"),
             "t/009.toml:6: `table[0]` needs `setup`"
         );
+        // The reported spread: one form, two numbers ≥ 0; runs at least 2.
+        let spread_row = |extra: &str| {
+            format!(
+                "{table}layout = \"mean-std\"\nrows = [{{ label = \"r\", experiment = \"e\", reported = [1.0, 2.0], {extra} }}]\n"
+            )
+        };
+        assert_eq!(
+            err(&spread_row("reported_std = [0.1, 0.2], reported_runs = 8")),
+            ""
+        );
+        assert!(err(&spread_row(
+            "reported_std = [0.1, 0.2], reported_cv_pct = [1.0, 2.0]"
+        ))
+        .contains("give one of `reported_std`, `reported_cv_pct`, `reported_max`"));
+        assert!(err(&spread_row("reported_std = [-0.1, 0.2]"))
+            .contains("`reported_std` must be [baseline, patch], two numbers ≥ 0"));
+        assert!(err(&spread_row("reported_runs = 1")).contains("outside 2..="));
     }
 }

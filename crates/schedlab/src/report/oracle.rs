@@ -67,10 +67,10 @@ impl Comparison {
 impl RunComparison {
     /// Fixed-width table of the comparison over runs: statistic, each side's value
     /// and runs (events), the difference with its 95 % interval (sim − real, or
-    /// `ln(sim/real)` for counts, rates and times), the verdict and, with a
-    /// `control`, what the deliberately wrong model got (a statistic it does not
-    /// make differ is `non-discriminating`); then the totals.
-    pub fn text(&self, control: Option<&RunComparison>) -> String {
+    /// `ln(sim/real)` for counts, rates and times), the verdict, and what the
+    /// deliberately wrong model `control` got (a statistic it does not make differ
+    /// is `non-discriminating`); then the totals.
+    pub fn text(&self, control: &RunComparison) -> String {
         let opt = |x: Option<f64>| x.map_or("-".to_string(), |x| num(x, Num::Stat));
         let iv = |x: &Option<Interval>| match x {
             Some(i) if i.lo.is_finite() && i.hi.is_finite() => {
@@ -90,8 +90,17 @@ impl RunComparison {
             "{:<34} {:>12} {:>12} {:>11} {:>11} {:>30} {:<13} control",
             "statistic", "real", "sim", "real runs/n", "sim runs/n", "diff [95 % CI]", "verdict",
         );
+        // Runs and the events behind them; a per-run value has runs only (a run of
+        // an event statistic with data has events).
+        let runs_n = |runs: usize, n: u64| {
+            if n == 0 && runs > 0 {
+                format!("{runs}/-")
+            } else {
+                format!("{runs}/{n}")
+            }
+        };
         for (i, r) in self.rows.iter().enumerate() {
-            let c = control.and_then(|c| c.rows.get(i)).map(|c| {
+            let c = control.rows.get(i).map(|c| {
                 if c.verdict == RunVerdict::Differs {
                     "differs".to_string()
                 } else {
@@ -104,8 +113,8 @@ impl RunComparison {
                 r.statistic,
                 opt(r.real),
                 opt(r.sim),
-                format!("{}/{}", r.real_runs, r.real_n),
-                format!("{}/{}", r.sim_runs, r.sim_n),
+                runs_n(r.real_runs, r.real_n),
+                runs_n(r.sim_runs, r.sim_n),
                 iv(&r.diff),
                 r.verdict.name(),
                 c.unwrap_or_default()
@@ -113,16 +122,13 @@ impl RunComparison {
         }
         let _ = writeln!(
             s,
-            "consistent {}  differs {}  underpowered {}  n/a {}{}",
+            "consistent {}  differs {}  underpowered {}  n/a {}; the control differs on {} of {} statistics",
             self.count(RunVerdict::Consistent),
             self.count(RunVerdict::Differs),
             self.count(RunVerdict::Underpowered),
             self.count(RunVerdict::NoData),
-            control.map_or(String::new(), |c| format!(
-                "; the control differs on {} of {} statistics",
-                c.count(RunVerdict::Differs),
-                c.rows.len() - c.count(RunVerdict::NoData)
-            ))
+            control.count(RunVerdict::Differs),
+            control.rows.len() - control.count(RunVerdict::NoData)
         );
         s
     }

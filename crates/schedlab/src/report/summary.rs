@@ -478,14 +478,8 @@ fn grade_counts(grades: &[Grade], of: &[Grade]) -> String {
         .collect();
     let mism: Vec<String> = of
         .iter()
-        .filter(|g| g.is_mismatch() && n(**g) > 0)
-        .map(|&g| {
-            format!(
-                "{} {}",
-                n(g),
-                &g.word()["MISMATCH (".len()..g.word().len() - 1]
-            )
-        })
+        .filter(|g| n(**g) > 0)
+        .filter_map(|&g| g.mismatch_kind().map(|k| format!("{} {k}", n(g))))
         .collect();
     let total: usize = of.iter().filter(|g| g.is_mismatch()).map(|&g| n(g)).sum();
     if of.iter().any(|g| g.is_mismatch()) {

@@ -46,7 +46,7 @@
 //! the per-CPU cursor of the CPU that makes the call, shared with sched_ext's picks).
 //! Every CPU is active (no hotplug).
 //!
-//! **Simplified** (docs/kernel-mapping.md §4): the stopper runs at once when its CPU
+//! **Simplified** (docs/kernel-mapping.md §10, `Op::SetAffinity`): the stopper runs at once when its CPU
 //! is the caller's and one IPI latency later elsewhere (after an idle exit), and it
 //! costs one `context_switch` of the CPU's time; it is not a task, so it is not
 //! picked or traced. The dequeue/enqueue with `DEQUEUE_SAVE`/`ENQUEUE_RESTORE`
@@ -99,7 +99,7 @@ impl AffinityState {
     /// task may run, or be queued, on a CPU outside its mask.
     #[inline]
     pub(crate) fn migration_pending(&self, pid: Pid) -> bool {
-        !self.pending.is_empty() && self.pending.iter().any(|p| p.pid == pid)
+        self.pending.iter().any(|p| p.pid == pid)
     }
 
     /// `p->wake_cpu`, consumed by the wakeup that reads it (`task_cpu` when unset).

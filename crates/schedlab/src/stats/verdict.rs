@@ -30,7 +30,7 @@
 //! unclear is inconclusive, never a match.
 
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{Continuous, ContinuousCDF, Normal, StudentsT};
 
 /// Two-sided confidence of every interval here.
 pub const CONFIDENCE: f64 = 0.95;
@@ -165,9 +165,20 @@ impl Grade {
         Grade::Opposite,
     ];
 
+    /// The kind of a mismatch ("missed", "invented", "opposite"); `None` for the
+    /// other grades.
+    pub fn mismatch_kind(self) -> Option<&'static str> {
+        match self {
+            Grade::Missed => Some("missed"),
+            Grade::Invented => Some("invented"),
+            Grade::Opposite => Some("opposite"),
+            _ => None,
+        }
+    }
+
     /// A mismatch of any kind.
     pub fn is_mismatch(self) -> bool {
-        matches!(self, Grade::Missed | Grade::Invented | Grade::Opposite)
+        self.mismatch_kind().is_some()
     }
 }
 
@@ -333,8 +344,7 @@ pub fn expected_max_over_mean(n: u32) -> f64 {
         .map(|i| {
             let x = lo + f64::from(i) * h;
             let w = if i == 0 || i == steps { 0.5 } else { 1.0 };
-            let pdf = (-x * x / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
-            w * x * nf * pdf * nd.cdf(x).powf(nf - 1.0)
+            w * x * nf * nd.pdf(x) * nd.cdf(x).powf(nf - 1.0)
         })
         .sum::<f64>()
         * h

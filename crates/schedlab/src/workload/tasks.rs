@@ -73,8 +73,10 @@ struct Objects {
     lists: BTreeMap<String, (u32, u32)>,
     spinlocks: BTreeMap<String, (u32, u32)>,
     /// Task groups: (first index in `WorkloadSpec::tasks`, count), for
-    /// `set_affinity`'s `task`; a name declared twice maps to `None`.
-    groups: BTreeMap<String, Option<(u32, u32)>>,
+    /// `set_affinity`'s `task`.
+    groups: BTreeMap<String, (u32, u32)>,
+    /// Group names declared more than once (a reference cannot tell which).
+    twice: std::collections::BTreeSet<String>,
 }
 
 struct Ctx<'a> {
@@ -401,35 +403,20 @@ impl Ctx<'_> {
     /// task group reference (`"name"`, `"name[K]"`, `"name[i]"`, ...; a group
     /// called `self` or `child` is named with an index: `"child[0]"`).
     fn set_affinity(&mut self, t: &TableReader<'_>) -> Result<Op, InputError> {
-        let s = t
-            .str("cpus")?
+        let m = cpulist(t, self.nr_cpus)?
             .ok_or_else(|| t.err("cpus", "`set_affinity` needs `cpus` (a cpulist)"))?;
-        let m = CpuMask::parse_cpulist(s).map_err(|e| t.err("cpus", format!("`cpus`: {e}")))?;
-        let nr_cpus = self.nr_cpus;
-        if m.is_empty() || m.iter().any(|c| c >= nr_cpus) {
-            return Err(t.err(
-                "cpus",
-                format!("`cpus = \"{s}\"` must name CPUs of this {nr_cpus}-CPU machine"),
-            ));
-        }
         let target = match t.str("task")?.unwrap_or("self") {
             "self" => AffinityTarget::Current,
             "child" => AffinityTarget::LastChild,
             r => {
                 let name = r.split_once('[').map_or(r, |(n, _)| n);
-                if let Some(None) = self.objs.groups.get(name) {
+                if self.objs.twice.contains(name) {
                     return Err(t.err(
                         "task",
                         format!("task group `{name}` is declared twice: `{r}` cannot tell which"),
                     ));
                 }
-                let groups: BTreeMap<String, (u32, u32)> = self
-                    .objs
-                    .groups
-                    .iter()
-                    .filter_map(|(k, v)| v.map(|v| (k.clone(), v)))
-                    .collect();
-                let r = parse_ref(r, &groups, "task group")
+                let r = parse_ref(r, &self.objs.groups, "task group")
                     .map_err(|m| t.err("task", format!("{m} (or `self`, `child`)")))?;
                 AffinityTarget::Task(r)
             }
@@ -640,6 +627,22 @@ impl Ctx<'_> {
     }
 }
 
+/// The cpulist at `cpus`, if given: only CPUs of this `nr_cpus`-CPU machine, at
+/// least one.
+fn cpulist(t: &TableReader<'_>, nr_cpus: usize) -> Result<Option<CpuMask>, InputError> {
+    let Some(s) = t.str("cpus")? else {
+        return Ok(None);
+    };
+    let m = CpuMask::parse_cpulist(s).map_err(|e| t.err("cpus", format!("`cpus`: {e}")))?;
+    if m.is_empty() || m.iter().any(|c| c >= nr_cpus) {
+        return Err(t.err(
+            "cpus",
+            format!("`cpus = \"{s}\"` must name CPUs of this {nr_cpus}-CPU machine"),
+        ));
+    }
+    Ok(Some(m))
+}
+
 /// Parse `[workload]` of kind `tasks` into a [`WorkloadSpec`].
 pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadSpec, InputError> {
     let mut cx = Ctx {
@@ -662,12 +665,16 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
             let t = TableReader::new(doc, item, &format!("workload.task[{gi}]"))?;
             let count = t.uint("count", 1, MAX_TASKS as u64)?.unwrap_or(1);
             if let Some(name) = t.str("name")? {
-                let v = (base <= u64::from(u32::MAX)).then_some((base as u32, count as u32));
-                cx.objs
+                // Past MAX_TASKS in all the group loop below refuses the file.
+                let at = base.min(u64::from(u32::MAX)) as u32;
+                if cx
+                    .objs
                     .groups
-                    .entry(name.to_string())
-                    .and_modify(|e| *e = None)
-                    .or_insert(v);
+                    .insert(name.to_string(), (at, count as u32))
+                    .is_some()
+                {
+                    cx.objs.twice.insert(name.to_string());
+                }
             }
             base += count;
         }
@@ -728,20 +735,7 @@ pub fn parse(doc: &Doc, w: &TableReader<'_>, nr_cpus: usize) -> Result<WorkloadS
                 ),
             ));
         }
-        let cpus = match t.str("cpus")? {
-            None => None,
-            Some(s) => {
-                let m =
-                    CpuMask::parse_cpulist(s).map_err(|e| t.err("cpus", format!("`cpus`: {e}")))?;
-                if m.is_empty() || m.iter().any(|c| c >= nr_cpus) {
-                    return Err(t.err(
-                        "cpus",
-                        format!("`cpus = \"{s}\"` must name CPUs of this {nr_cpus}-CPU machine"),
-                    ));
-                }
-                Some(std::sync::Arc::new(m))
-            }
-        };
+        let cpus = cpulist(&t, nr_cpus)?.map(std::sync::Arc::new);
         let nice = t.int("nice")?.unwrap_or(0);
         if !(-20..=19).contains(&nice) {
             return Err(t.err("nice", format!("nice {nice} outside -20..=19")));

@@ -1307,8 +1307,8 @@ impl Builder<'_> {
         });
     }
 
-    /// A distribution row (TVD) followed by one fraction row per class.
-    fn dist(&mut self, name: &str, classes: &[&str], real: &[u64], sim: &[u64]) {
+    /// A distribution row (TVD); its classes follow as fraction rows.
+    fn dist(&mut self, name: &str, real: &[u64], sim: &[u64]) {
         let (sr, ss): (u64, u64) = (real.iter().sum(), sim.iter().sum());
         let d = tvd(real, sim);
         let v = match (sr, ss, d) {
@@ -1326,16 +1326,6 @@ impl Builder<'_> {
             distance: d,
             verdict: v,
         });
-        for (i, c) in classes.iter().enumerate() {
-            let f = |x: &[u64], s: u64| (s > 0).then(|| x[i] as f64 / s as f64);
-            self.scalar(
-                format!("{name}.{c}"),
-                Kind::Fraction,
-                f(real, sr),
-                f(sim, ss),
-                (sr, ss),
-            );
-        }
     }
 }
 
@@ -1357,144 +1347,192 @@ pub(crate) fn compare_with(real: &Decisions, sim: &Decisions, th: &Thresholds) -
         th,
         rows: Vec::new(),
     };
-    let (r, s) = (real, sim);
-    b.dist(
-        "fork.level",
-        &LEVEL_NAMES,
-        &levels(&r.fork.level_counts),
-        &levels(&s.fork.level_counts),
-    );
-    for u in Unit::ALL {
-        let v = |d: &Decisions| {
-            let x = d.fork.reach.get(u);
-            (x.ideal > 0).then_some(x.ratio)
-        };
-        b.scalar(
-            format!("fork.reach.{}", u.name()),
-            Kind::Fraction,
-            v(r),
-            v(s),
-            (r.fork.count, s.fork.count),
-        );
+    let spread = real.spread.released || sim.spread.released;
+    let frac = |k: u64, n: u64| (n > 0).then(|| k as f64 / n as f64);
+    for (r, s) in statistics(real, spread)
+        .into_iter()
+        .zip(statistics(sim, spread))
+    {
+        match (r.obs, s.obs) {
+            (Obs::Dist(a), Obs::Dist(c)) => b.dist(&r.name, &a, &c),
+            (Obs::Events(kr, nr), Obs::Events(ks, ns)) => {
+                b.scalar(r.name, r.kind, frac(kr, nr), frac(ks, ns), (nr, ns))
+            }
+            (Obs::Value(vr), Obs::Value(vs)) => b.scalar(r.name, r.kind, vr, vs, (r.n, s.n)),
+            _ => unreachable!("both sides list the same statistics"),
+        }
     }
-    b.dist(
-        "wakeup.class",
-        &WakeClasses::<u64>::NAMES,
-        &r.wakeup.class_counts.values(),
-        &s.wakeup.class_counts.values(),
-    );
-    b.dist(
-        "wakeup.vs_waker",
-        &LEVEL_NAMES,
-        &levels(&r.wakeup.vs_waker_counts),
-        &levels(&s.wakeup.vs_waker_counts),
-    );
-    b.dist(
-        "wakeup.vs_prev",
-        &LEVEL_NAMES,
-        &levels(&r.wakeup.vs_prev_counts),
-        &levels(&s.wakeup.vs_prev_counts),
-    );
-    // Migrations: where they go (no `same`), which mechanism, how often.
-    b.dist(
-        "migrations.level",
-        &LEVEL_NAMES[1..],
-        &levels(&r.migrations.by_level)[1..],
-        &levels(&s.migrations.by_level)[1..],
-    );
-    // The two mechanisms apart: wakeup placement and load balancing.
-    b.dist(
-        "migrations.wakeup.level",
-        &LEVEL_NAMES[1..],
-        &levels(&r.migrations.wakeup)[1..],
-        &levels(&s.migrations.wakeup)[1..],
-    );
-    b.dist(
-        "migrations.balance.level",
-        &LEVEL_NAMES[1..],
-        &levels(&r.migrations.balance)[1..],
-        &levels(&s.migrations.balance)[1..],
-    );
-    let share = |d: &Decisions| (d.migrations.count > 0).then_some(d.migrations.wakeup_share);
-    b.scalar(
-        "migrations.wakeup_share".into(),
-        Kind::Fraction,
-        share(r),
-        share(s),
-        (r.migrations.count, s.migrations.count),
-    );
-    let has_window = |d: &Decisions| d.migrations.window_s > 0.0;
-    let rate = |d: &Decisions, x: f64| has_window(d).then_some(x);
-    for lv in &Level::ALL[1..] {
-        b.scalar(
-            format!("migrations.rate.{}", lv.name()),
-            Kind::Rate,
-            rate(r, r.migrations.rate_per_s.get(*lv)),
-            rate(s, s.migrations.rate_per_s.get(*lv)),
-            (
-                r.migrations.by_level.get(*lv),
-                s.migrations.by_level.get(*lv),
-            ),
-        );
-    }
-    b.scalar(
-        "migrations.rate.wakeup".into(),
-        Kind::Rate,
-        rate(r, r.migrations.wakeup_rate_per_s),
-        rate(s, s.migrations.wakeup_rate_per_s),
-        (r.migrations.wakeup.total(), s.migrations.wakeup.total()),
-    );
-    b.scalar(
-        "migrations.rate.balance".into(),
-        Kind::Rate,
-        rate(r, r.migrations.balance_rate_per_s),
-        rate(s, s.migrations.balance_rate_per_s),
-        (r.migrations.balance.total(), s.migrations.balance.total()),
-    );
-    // Spread is a statistic of tasks released from one CPU; for a workload that
-    // never had them all on one CPU (on either side) it measures nothing.
-    let released = r.spread.released || s.spread.released;
-    for u in Unit::ALL.into_iter().filter(|_| released) {
-        let t = |d: &Decisions| d.spread.at.get(u).after_ns.map(|x| x as f64 / 1e6);
-        let mg = |d: &Decisions| d.spread.at.get(u).migrations.map(|x| x as f64);
-        b.scalar(
-            format!("spread.{}.ms", u.name()),
-            Kind::Time,
-            t(r),
-            t(s),
-            (r.spread.tasks, s.spread.tasks),
-        );
-        b.scalar(
-            format!("spread.{}.migrations", u.name()),
-            Kind::Count,
-            mg(r),
-            mg(s),
-            (r.spread.tasks, s.spread.tasks),
-        );
-    }
-    let sampled = |d: &Decisions| d.occupancy.samples > 0;
-    for u in Unit::ALL {
-        let v = |d: &Decisions| sampled(d).then_some(d.occupancy.imbalance.get(u));
-        b.scalar(
-            format!("occupancy.imbalance.{}", u.name()),
-            Kind::Tasks,
-            v(r),
-            v(s),
-            (r.occupancy.samples, s.occupancy.samples),
-        );
-    }
-    let v = |d: &Decisions| sampled(d).then_some(d.occupancy.idle_while_overloaded);
-    b.scalar(
-        "occupancy.idle_while_overloaded".into(),
-        Kind::Fraction,
-        v(r),
-        v(s),
-        (r.occupancy.samples, s.occupancy.samples),
-    );
     Comparison {
         thresholds: *th,
         rows: b.rows,
     }
+}
+
+/// One side's observation of one statistic in one run.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Obs {
+    /// `k` of the run's `n` events are of the class.
+    Events(u64, u64),
+    /// A per-run value (`None`: undefined in this run).
+    Value(Option<f64>),
+    /// The counts of a class distribution (its classes follow as `Events` rows).
+    Dist(Vec<u64>),
+}
+
+/// A statistic's name and kind, and its observation in one run.
+pub(crate) struct Stat {
+    pub(crate) name: String,
+    pub(crate) kind: Kind,
+    pub(crate) obs: Obs,
+    /// The events behind a per-run value (forks, migrations of the level, released
+    /// tasks, occupancy samples), which the single-run table prints.
+    pub(crate) n: u64,
+}
+
+/// Every compared statistic of one trace, in table order; `spread`: include the
+/// spread statistics (some trace of either side had its tasks released from one
+/// CPU: for tasks that never sat together on one CPU they measure nothing). Both the
+/// single-run comparison ([`compare`]) and the one over runs
+/// ([`super::verdicts::compare_runs`]) read these.
+pub(crate) fn statistics(d: &Decisions, spread: bool) -> Vec<Stat> {
+    let mut out = Vec::new();
+    let dist = |out: &mut Vec<Stat>, name: &str, classes: &[&str], counts: Vec<u64>| {
+        let n: u64 = counts.iter().sum();
+        for (c, &k) in classes.iter().zip(&counts) {
+            out.push(Stat {
+                name: format!("{name}.{c}"),
+                kind: Kind::Fraction,
+                obs: Obs::Events(k, n),
+                n,
+            });
+        }
+        let at = out.len() - classes.len();
+        out.insert(
+            at,
+            Stat {
+                name: name.to_string(),
+                kind: Kind::Distribution,
+                obs: Obs::Dist(counts),
+                n,
+            },
+        );
+    };
+    let value = |name: String, kind: Kind, v: Option<f64>, n: u64| Stat {
+        name,
+        kind,
+        obs: Obs::Value(v),
+        n,
+    };
+    dist(
+        &mut out,
+        "fork.level",
+        &LEVEL_NAMES,
+        levels(&d.fork.level_counts),
+    );
+    for u in Unit::ALL {
+        let x = d.fork.reach.get(u);
+        out.push(value(
+            format!("fork.reach.{}", u.name()),
+            Kind::Fraction,
+            (x.ideal > 0).then_some(x.ratio),
+            d.fork.count,
+        ));
+    }
+    dist(
+        &mut out,
+        "wakeup.class",
+        &WakeClasses::<u64>::NAMES,
+        d.wakeup.class_counts.values().to_vec(),
+    );
+    dist(
+        &mut out,
+        "wakeup.vs_waker",
+        &LEVEL_NAMES,
+        levels(&d.wakeup.vs_waker_counts),
+    );
+    dist(
+        &mut out,
+        "wakeup.vs_prev",
+        &LEVEL_NAMES,
+        levels(&d.wakeup.vs_prev_counts),
+    );
+    let m = &d.migrations;
+    dist(
+        &mut out,
+        "migrations.level",
+        &LEVEL_NAMES[1..],
+        levels(&m.by_level)[1..].to_vec(),
+    );
+    dist(
+        &mut out,
+        "migrations.wakeup.level",
+        &LEVEL_NAMES[1..],
+        levels(&m.wakeup)[1..].to_vec(),
+    );
+    dist(
+        &mut out,
+        "migrations.balance.level",
+        &LEVEL_NAMES[1..],
+        levels(&m.balance)[1..].to_vec(),
+    );
+    out.push(Stat {
+        name: "migrations.wakeup_share".into(),
+        kind: Kind::Fraction,
+        obs: Obs::Events(m.wakeup.total(), m.count),
+        n: m.count,
+    });
+    let rate = |x: f64| (m.window_s > 0.0).then_some(x);
+    for lv in &Level::ALL[1..] {
+        out.push(value(
+            format!("migrations.rate.{}", lv.name()),
+            Kind::Rate,
+            rate(m.rate_per_s.get(*lv)),
+            m.by_level.get(*lv),
+        ));
+    }
+    out.push(value(
+        "migrations.rate.wakeup".into(),
+        Kind::Rate,
+        rate(m.wakeup_rate_per_s),
+        m.wakeup.total(),
+    ));
+    out.push(value(
+        "migrations.rate.balance".into(),
+        Kind::Rate,
+        rate(m.balance_rate_per_s),
+        m.balance.total(),
+    ));
+    for u in Unit::ALL.into_iter().filter(|_| spread) {
+        let at = d.spread.at.get(u);
+        out.push(value(
+            format!("spread.{}.ms", u.name()),
+            Kind::Time,
+            at.after_ns.map(|x| x as f64 / 1e6),
+            d.spread.tasks,
+        ));
+        out.push(value(
+            format!("spread.{}.migrations", u.name()),
+            Kind::Count,
+            at.migrations.map(|x| x as f64),
+            d.spread.tasks,
+        ));
+    }
+    let sampled = d.occupancy.samples > 0;
+    for u in Unit::ALL {
+        out.push(value(
+            format!("occupancy.imbalance.{}", u.name()),
+            Kind::Tasks,
+            sampled.then_some(d.occupancy.imbalance.get(u)),
+            d.occupancy.samples,
+        ));
+    }
+    out.push(value(
+        "occupancy.idle_while_overloaded".into(),
+        Kind::Fraction,
+        sampled.then_some(d.occupancy.idle_while_overloaded),
+        d.occupancy.samples,
+    ));
+    out
 }
 
 impl Comparison {

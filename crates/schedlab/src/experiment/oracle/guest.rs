@@ -444,12 +444,7 @@ fn mirror_of_host(etc_apt: &Path) -> Result<String, String> {
         };
         read.push(f.display().to_string());
         let deb822 = f.extension().is_some_and(|x| x == "sources");
-        let found = if deb822 {
-            mirror_from_sources(&text, "")
-        } else {
-            mirror_from_sources("", &text)
-        };
-        if let Some(m) = found {
+        if let Some(m) = mirror_from_sources(&text, deb822) {
             return Ok(m);
         }
     }
@@ -472,24 +467,23 @@ fn mirror_of_host(etc_apt: &Path) -> Result<String, String> {
     ))
 }
 
-/// The first URI ending in `/debian` of a deb822 sources file, else of a one-line
-/// `sources.list`.
-fn mirror_from_sources(deb822: &str, one_line: &str) -> Option<String> {
+/// The first URI ending in `/debian` of a sources file: deb822 (`URIs:` fields) or
+/// one-line (`deb [options] URI suite ...`).
+fn mirror_from_sources(text: &str, deb822: bool) -> Option<String> {
     let is_main = |u: &&str| u.trim_end_matches('/').ends_with("/debian");
-    deb822
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("URIs:"))
-        .flat_map(|u| u.split_whitespace())
-        .find(is_main)
-        .or_else(|| {
-            one_line
-                .lines()
-                .filter(|l| l.trim_start().starts_with("deb "))
-                .flat_map(|l| l.split_whitespace().skip(1))
-                .filter(|w| !w.starts_with('['))
-                .find(is_main)
-        })
-        .map(|u| u.trim_end_matches('/').to_string())
+    let found = if deb822 {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix("URIs:"))
+            .flat_map(|u| u.split_whitespace())
+            .find(is_main)
+    } else {
+        text.lines()
+            .filter(|l| l.trim_start().starts_with("deb "))
+            .flat_map(|l| l.split_whitespace().skip(1))
+            .filter(|w| !w.starts_with('['))
+            .find(is_main)
+    };
+    found.map(|u| u.trim_end_matches('/').to_string())
 }
 
 /// The private apt configuration of one suite: its directory holds `sources.list`,
@@ -654,16 +648,14 @@ fn cached_package(kernels: &Path, want: fn(&str) -> bool) -> Option<String> {
 
 /// Before any boot: where `choice`'s kernel would come from is there. A packaged
 /// kernel not in the cache (`cache_dir`, or `default_cache_dir`) needs the host's
-/// Debian mirror; the sched_ext kit must be built; a bzImage must exist. A missing
-/// one, like a missing host tool, is this host's setup.
+/// Debian mirror; the sched_ext kit must be built. A missing one, like a missing
+/// host tool, is this host's setup.
 pub fn check_kernel_source(choice: &KernelChoice, cache_dir: Option<&Path>) -> Result<(), String> {
     let Some((_, want)) = choice.suite() else {
         return match choice {
             // The sched_ext kit, every part of it (its error says how to build it).
             KernelChoice::Scx(dir) => super::scx::ScxKit::open(dir).map(drop),
-            KernelChoice::Path(p) if !p.is_file() => {
-                Err(format!("no kernel image at {}", p.display()))
-            }
+            // A bzImage path exists: `KernelChoice::parse` checked it.
             _ => Ok(()),
         };
     };
@@ -1701,15 +1693,16 @@ mod tests {
     fn mirror_from_the_hosts_sources() {
         let deb822 = "Types: deb\n# http://archive.example/debian/2025\nURIs: http://mirror.example/debian/\nSuites: bookworm\n\nTypes: deb\nURIs: http://mirror.example/debian-security\n";
         assert_eq!(
-            mirror_from_sources(deb822, "").as_deref(),
+            mirror_from_sources(deb822, true).as_deref(),
             Some("http://mirror.example/debian")
         );
         let one = "# comment\ndeb http://security.example/debian-security bookworm-security main\ndeb [arch=amd64] http://other.example/debian bookworm main\n";
         assert_eq!(
-            mirror_from_sources("", one).as_deref(),
+            mirror_from_sources(one, false).as_deref(),
             Some("http://other.example/debian")
         );
-        assert_eq!(mirror_from_sources("", ""), None);
+        assert_eq!(mirror_from_sources("", true), None);
+        assert_eq!(mirror_from_sources(one, true), None);
         // The host's files in apt's order: sources.list.d (sorted) first.
         let etc = tempfile::tempdir().unwrap();
         let d = etc.path().join("sources.list.d");

@@ -281,7 +281,7 @@ pub struct CaseOutcome {
     pub runs: verdicts::RunComparison,
     /// The real runs against the deliberately wrong model's seeds: the statistics
     /// it does not make *differ* cannot tell a wrong model from the right one.
-    pub control: Option<verdicts::RunComparison>,
+    pub control: verdicts::RunComparison,
 }
 
 /// How a case is simulated for the comparison over runs.
@@ -291,8 +291,8 @@ pub struct RunsCfg {
     pub sim_seeds: u32,
     /// `run.noise` of the simulated runs when the scenario sets none.
     pub noise: f64,
-    /// The negative control's overrides (`--set`s), if any.
-    pub control: Option<Vec<String>>,
+    /// The negative control's overrides (`--set`s).
+    pub control: Vec<String>,
 }
 
 impl Default for RunsCfg {
@@ -301,7 +301,7 @@ impl Default for RunsCfg {
         RunsCfg {
             sim_seeds: 5,
             noise: 0.05,
-            control: Some(vec![DEFAULT_CONTROL.to_string()]),
+            control: vec![DEFAULT_CONTROL.to_string()],
         }
     }
 }
@@ -328,15 +328,17 @@ pub fn compare_job(
     {
         scx::check_job_stdout(&art.job_stdout(job)?)?;
     }
-    let real_text = art.trace(job)?;
-    let real = Decisions::from_text(
-        &real_text,
-        &m,
-        &DecisionOpts {
-            filter: real_filter(&w),
-            ..Default::default()
-        },
-    );
+    // Every real run of the job: the job's own, then its repetitions.
+    let real_opts = DecisionOpts {
+        filter: real_filter(&w),
+        ..Default::default()
+    };
+    let reals = art
+        .repetitions(job)
+        .iter()
+        .map(|rep| Ok(Decisions::from_text(&art.trace(rep)?, &m, &real_opts)))
+        .collect::<Result<Vec<_>, String>>()?;
+    let real = reals[0].clone();
     let sim_text = simulate(scenario, sets, &source, preset, None)?;
     // Both sides count the same tasks: when the tool's first task is not one of the
     // workload's (rt-app's main thread, which the simulator models too), the
@@ -351,20 +353,7 @@ pub fn compare_job(
     };
     let sim = Decisions::from_text(&sim_text, &m, &sim_opts);
     let comparison = decisions::compare(&real, &sim);
-    // Over runs: every repetition of the job against every seed, and against the
-    // control's seeds.
-    let mut reals = vec![real.clone()];
-    for rep in art.repetitions(job).into_iter().skip(1) {
-        let text = art.trace(&rep)?;
-        reals.push(Decisions::from_text(
-            &text,
-            &m,
-            &DecisionOpts {
-                filter: real_filter(&w),
-                ..Default::default()
-            },
-        ));
-    }
+    // Over runs: every real run against every seed, and against the control's.
     let seeds = |extra: &[String]| -> Result<Vec<Decisions>, String> {
         (0..cfg.sim_seeds.max(1))
             .map(|i| {
@@ -376,10 +365,7 @@ pub fn compare_job(
             .collect()
     };
     let runs = verdicts::compare_runs(&reals, &seeds(&[])?);
-    let control = match &cfg.control {
-        Some(c) => Some(verdicts::compare_runs(&reals, &seeds(c)?)),
-        None => None,
-    };
+    let control = verdicts::compare_runs(&reals, &seeds(&cfg.control)?);
     Ok(CaseOutcome {
         case: job.to_string(),
         kernel_release: art.release.clone(),

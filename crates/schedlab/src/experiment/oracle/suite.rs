@@ -164,12 +164,11 @@ impl Suite {
         super::RunsCfg {
             sim_seeds: self.sim_seeds,
             noise: self.noise,
-            control: Some(
-                self.controls
-                    .get(case)
-                    .cloned()
-                    .unwrap_or_else(|| vec![super::DEFAULT_CONTROL.to_string()]),
-            ),
+            control: self
+                .controls
+                .get(case)
+                .cloned()
+                .unwrap_or_else(|| vec![super::DEFAULT_CONTROL.to_string()]),
         }
     }
 
@@ -389,7 +388,7 @@ pub fn verdict_lines(checks: &[BootCheck]) -> String {
                     r.statistic,
                     r.verdict.name(),
                     over(Some(&c.runs)),
-                    over(c.control.as_ref())
+                    over(Some(&c.control))
                 );
             }
         }
@@ -398,11 +397,11 @@ pub fn verdict_lines(checks: &[BootCheck]) -> String {
 }
 
 /// The comparison over runs, as a Markdown table: one row per topology, kernel and
-/// case with its real and simulated runs, its verdict counts over every
-/// statistic, and over the [`HEADLINE`] statistics those the control makes
-/// differ (*discriminating*) and, of those, the consistent ones; then the totals per
-/// kernel: the share of powered headline statistics (consistent or differs) that
-/// are consistent, and the share of headline statistics the control makes differ.
+/// case with its real and simulated runs and its verdict counts over every
+/// statistic; then, over the [`HEADLINE`] statistics with data, how many are
+/// powered (consistent or differs), how many consistent, and how many the control
+/// makes differ (*discriminating*). Then the totals per kernel: the share of powered
+/// headline statistics that are consistent, and the share the control makes differ.
 pub fn runs_markdown(checks: &[BootCheck]) -> String {
     use super::verdicts::RunVerdict as V;
     let mut s = String::from(
@@ -429,11 +428,7 @@ pub fn runs_markdown(checks: &[BootCheck]) -> String {
                 if row.verdict == V::Consistent {
                     h[2] += 1;
                 }
-                if c.control
-                    .as_ref()
-                    .and_then(|x| x.row(st))
-                    .is_some_and(|x| x.verdict == V::Differs)
-                {
+                if c.control.row(st).is_some_and(|x| x.verdict == V::Differs) {
                     h[3] += 1;
                 }
             }
