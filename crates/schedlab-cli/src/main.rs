@@ -283,6 +283,11 @@ enum Cmd {
         /// About 20× fewer calls per repetition (well under a second in all).
         #[arg(long)]
         quick: bool,
+        /// Also measure each busy CPU's work rate with 1, 2, ... CPUs busy at once
+        /// and write it as the machine's `vcpu_throughput` (with SMT throughput
+        /// flat): for a guest whose vCPUs share host cores (the oracle's TCG guests).
+        #[arg(long)]
+        vcpu_throughput: bool,
         /// Write the calibrated machine file here (atomically).
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -1145,10 +1150,11 @@ fn real_main() -> Result<(), Failure> {
             target: _,
             runs,
             quick,
+            vcpu_throughput,
             out,
             json,
             quiet,
-        } => validate::calibrate_cmd(runs, quick, out, json, quiet)?,
+        } => validate::calibrate_cmd(runs, quick, vcpu_throughput, out, json, quiet)?,
         Cmd::Bench { only, scale } => {
             experiment::bench::check_args(&only, scale)?;
             bench::run(&only, scale).map_err(Failure::Internal)?

@@ -10,9 +10,8 @@ use crate::Failure;
 use schedlab::error::InputError;
 use schedlab::experiment::oracle::{
     self as o,
-    guest::{self, GuestRequest, KernelChoice},
-    qemu::GuestTopology,
-    suite, workload, Artifacts,
+    guest::{self, qemu::GuestTopology, GuestRequest, KernelChoice},
+    suite, Artifacts,
 };
 use schedlab::experiment::{self, Overrides, Scenario};
 use schedlab::report::{oracle_html, OracleSection};
@@ -36,7 +35,7 @@ impl BootArgs {
             req.timeout = Duration::from_secs(t);
         }
         if self.single_thread {
-            req.accel_threads = o::qemu::AccelThreads::Single;
+            req.accel_threads = guest::qemu::AccelThreads::Single;
         }
     }
 }
@@ -158,35 +157,36 @@ pub(crate) fn run_cmd(
         .iter()
         .map(|k| KernelChoice::parse(k).map_err(|e| InputError::new(format!("--kernel {k}: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    // Loaded once, and checked before any boot: a topology QEMU can give the
+    // guest, then a real program for the scenario's workload.
+    let sc = Scenario::load(
+        scenario,
+        &Overrides {
+            sets: sets.clone(),
+            ..Default::default()
+        },
+    )?;
     let topo = match topology {
         Some(spec) => GuestTopology::parse(spec)
             .map_err(|e| InputError::new(format!("--topology {spec}: {e}")))?,
-        None => {
-            let sc = Scenario::load(
+        None => GuestTopology::from_machine(&sc.machine).map_err(|e| {
+            InputError::in_file(
                 scenario,
-                &Overrides {
-                    sets: sets.clone(),
-                    ..Default::default()
-                },
-            )?;
-            GuestTopology::from_machine(&sc.machine).map_err(|e| {
-                InputError::in_file(
-                    scenario,
-                    None,
-                    format!("its machine cannot be a QEMU x86 guest: {e} (give --topology to choose one)"),
-                )
-            })?
-        }
+                None,
+                format!(
+                    "its machine cannot be a QEMU x86 guest: {e} (give --topology to choose one)"
+                ),
+            )
+        })?,
     };
+    let case = o::OracleCase::of(sc, scenario, &sets)?;
     if !quiet && topo.cpu_map.iter().enumerate().any(|(i, &c)| i != c) {
         eprintln!(
             "oracle: note: QEMU numbers this machine's CPUs differently (guest vCPU of each CPU: {:?}); the workload's CPU numbers (affinities) are read as guest vCPUs, and the comparison uses the guest's numbering",
             topo.cpu_map
         );
     }
-    // Checked before any boot: the scenario's workload has a real program, and
-    // this host has the tools to boot a guest.
-    workload::guest_workload(scenario, &sets)?;
+    // And this host has the tools to boot a guest.
     host_tools()?;
     for c in &choices {
         guest::check_kernel_source(c, boot.cache.as_deref())
@@ -202,7 +202,7 @@ pub(crate) fn run_cmd(
     for (k, choice) in kernels.iter().zip(choices) {
         let mut jobs = calibrate.clone();
         jobs.push(
-            o::scenario_job(&job, scenario, &sets, &choice)
+            case.job(&job, &choice)
                 .map_err(|e| InputError::new(format!("--kernel {k}: {e}")))?,
         );
         let mut req = GuestRequest::new(topo.clone(), choice, jobs);
@@ -223,7 +223,7 @@ pub(crate) fn run_cmd(
                 run.meta.kernel_release, run.meta.host_boot_s, run.meta.wall_s
             );
         }
-        let r = compare_dir(&dir, &job, scenario, &sets, Some(k))?;
+        let r = compare_dir(&dir, &job, &case, Some(k))?;
         print_kernel(&r, quiet);
         reports.push(r);
     }
@@ -243,14 +243,13 @@ fn write_outputs(o: &Outputs, reports: &[KernelReport], title: &str) -> Result<(
 fn compare_dir(
     dir: &Path,
     job: &str,
-    scenario: &Path,
-    sets: &[String],
+    case: &o::OracleCase,
     kernel: Option<&str>,
 ) -> Result<KernelReport, Failure> {
     let art = Artifacts::open(dir).map_err(InputError::new)?;
     let domains = art.domains().map_err(Failure::Internal)?;
-    let outcome = o::compare_job(&art, job, scenario, sets, &o::RunsCfg::default())
-        .map_err(Failure::Internal)?;
+    let outcome =
+        o::compare_job(&art, job, case, &o::RunsCfg::default()).map_err(Failure::Internal)?;
     Ok(KernelReport {
         // A kept run is named by its release when no `--kernel` word is at hand.
         kernel: kernel.unwrap_or(&art.release).to_string(),
@@ -271,7 +270,8 @@ pub(crate) fn compare_cmd(
     quiet: bool,
 ) -> Result<(), Failure> {
     let job = job.unwrap_or_else(|| job_name(scenario));
-    let r = compare_dir(dir, &job, scenario, &sets, None)?;
+    let case = o::OracleCase::load(scenario, &sets)?;
+    let r = compare_dir(dir, &job, &case, None)?;
     print_kernel(&r, quiet);
     write_outputs(&outputs, &[r], &format!("schedlab oracle: {job}"))
 }
@@ -382,17 +382,23 @@ pub(crate) fn suite_cmd(
         print!("{}", suite::by_statistic_markdown(&checks));
         println!();
         print!("{}", suite::runs_markdown(&checks));
+        println!();
+        print!("{}", suite::families_markdown(&checks));
+        println!();
+        print!("{}", suite::tool_times_markdown(&checks));
         for m in &missing {
             println!("not recorded: {m}");
         }
     }
     if let Some(p) = markdown {
         let text = format!(
-            "{}\n{}\n{}\n{}",
+            "{}\n{}\n{}\n{}\n{}\n{}",
             suite::summary_markdown(&checks),
             suite::headline_markdown(&checks),
             suite::by_statistic_markdown(&checks),
-            suite::runs_markdown(&checks)
+            suite::runs_markdown(&checks),
+            suite::families_markdown(&checks),
+            suite::tool_times_markdown(&checks)
         );
         experiment::write_atomic(&p, text.as_bytes())
             .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;

@@ -36,8 +36,7 @@ fn write_json(p: &Path, json: serde_json::Result<String>) -> Result<(), Failure>
 /// Calibrate on `host`, printing the report unless `quiet`.
 fn measure(
     host: &Machine,
-    runs: u32,
-    quick: bool,
+    opts: cal::CalibrateOpts,
     quiet: bool,
 ) -> Result<cal::Calibration, Failure> {
     let progress = |line: &str| {
@@ -45,13 +44,14 @@ fn measure(
             eprintln!("  calibrate: {line}");
         }
     };
-    cal::calibrate(&cal::CalibrateOpts { runs, quick }, host, &progress)
+    cal::calibrate(&opts, host, &progress)
         .map_err(|e| Failure::Internal(format!("calibration failed: {e}")))
 }
 
 pub(crate) fn calibrate_cmd(
     runs: u32,
     quick: bool,
+    vcpus: bool,
     out: Option<PathBuf>,
     json: Option<PathBuf>,
     quiet: bool,
@@ -60,7 +60,7 @@ pub(crate) fn calibrate_cmd(
         return Err(InputError::new("--runs must be at least 1").into());
     }
     let host = schedlab::machine::sysfs::import_host()?;
-    let c = measure(&host, runs, quick, quiet)?;
+    let c = measure(&host, cal::CalibrateOpts { runs, quick, vcpus }, quiet)?;
     if !quiet {
         crate::outln!("{}", c.text().trim_end());
     }
@@ -137,7 +137,12 @@ pub(crate) fn run(a: Args, quiet: bool) -> Result<(), Failure> {
             Some(m)
         }
         (None, true) => {
-            let c = measure(&machine, a.runs, a.quick, quiet)?;
+            let opts = cal::CalibrateOpts {
+                runs: a.runs,
+                quick: a.quick,
+                vcpus: false,
+            };
+            let c = measure(&machine, opts, quiet)?;
             if !quiet {
                 eprintln!("{}", c.text().trim_end());
             }

@@ -81,7 +81,7 @@ fn the_recorded_suite_for_one_topology_and_kernel() {
 fn a_kept_guest_run_is_compared_again() {
     let dir = tmp("run");
     let _ = std::fs::remove_dir_all(&dir);
-    schedlab::experiment::oracle::suite::unpack(
+    schedlab::experiment::oracle::guest::unpack(
         &root().join("crates/schedlab/tests/data/oracle/1s4c2t-6.12.tar.gz"),
         &dir,
     )

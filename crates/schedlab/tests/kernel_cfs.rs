@@ -210,6 +210,47 @@ fn smt_siblings_share_core_throughput() {
     }
 }
 
+/// An emulated machine whose CPUs share a host (`vcpu_throughput = [1024, 512]`: two
+/// busy CPUs each run at half rate). Work per task as above: context switch 1500 +
+/// compute + ticks (500 each, on the busy CPU) + exit 35 000, in reference ns.
+/// * Alone: rate 1024, ticks at 4 and 8 ms -> 1500 + 10 000 000 + 1000 + 35 000 =
+///   10 037 500 ns.
+/// * Both 10 ms at once on separate cores: each at 512, ~20 ms, ticks at 4 ... 20 ms
+///   (5) -> 2 x (1500 + 10 000 000 + 2500 + 35 000) = 20 078 000 ns.
+/// * 10 ms beside 2 ms: t1 runs at 512 with one tick (4 ms), so it exits at
+///   2 x (1500 + 2 000 000 + 500 + 35 000) = 4 074 000 ns; t0 did half of that,
+///   2 037 000, of its 10 038 000 (1500 + 10 000 000 + 3 ticks at 4, 8, 12 ms + 35 000),
+///   and runs the remaining 8 001 000 alone at 1024: exit at 12 075 000 ns.
+#[test]
+fn a_shared_host_slows_every_busy_cpu() {
+    let mut m = no_idle(test_topology(1, 1, 2, 1));
+    m.vcpu_throughput = vec![1024, 512];
+    // (compute ms, CPU) per task, and each task's expected exit.
+    type Case<'a> = (&'a [(u64, usize)], &'a [u64]);
+    let cases: [Case; 3] = [
+        (&[(10, 0)], &[10_037_500]),
+        (&[(10, 0), (10, 1)], &[20_078_000, 20_078_000]),
+        (&[(10, 0), (2, 1)], &[12_075_000, 4_074_000]),
+    ];
+    for (tasks, expect) in cases {
+        let mut w = W::new();
+        for (i, &(ms, cpu)) in tasks.iter().enumerate() {
+            let p = w.prog(&format!("w{i}"), vec![Op::Compute(c(ms * MS))]);
+            w.task(&format!("t{i}"), p, Some(CpuMask::of(cpu)));
+        }
+        let sc = scenario(m.clone(), w.build(), None);
+        let (sim, r) = run_sim(&sc);
+        assert_eq!(r.unwrap(), schedlab::sim::StopReason::Completed);
+        for (i, &e) in expect.iter().enumerate() {
+            let exit = exit_ns(&sim, &format!("t{i}")).unwrap();
+            assert!(
+                exit.abs_diff(e) <= 4,
+                "{tasks:?}: t{i} exited at {exit}, expected {e}"
+            );
+        }
+    }
+}
+
 /// compute(10 ms) on a little CPU of juno-r0 (cpu0, Cortex-A53, capacity 446) takes
 /// 1024/446 as long as on a big one (cpu1, A57, 1024). Costs (cost_arm_big): context
 /// switch 2200 + mm switch 800, tick 1000, exit from the table; all work in

@@ -28,7 +28,7 @@ fn real_domains(bundle: &str) -> PathBuf {
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
-    schedlab::experiment::oracle::suite::unpack(&data.join(bundle), &dir).unwrap();
+    schedlab::experiment::oracle::guest::unpack(&data.join(bundle), &dir).unwrap();
     dir.join("domains")
 }
 

@@ -16,8 +16,8 @@
 
 use std::path::PathBuf;
 
+use schedlab::experiment::oracle::guest::qemu::{AccelThreads, GuestTopology};
 use schedlab::experiment::oracle::guest::{run_guest, GuestJob, GuestRequest, KernelChoice};
-use schedlab::experiment::oracle::qemu::{AccelThreads, GuestTopology};
 use schedlab::machine::sysfs::import_sysfs;
 use schedlab::metrics::ftrace_stats::parse_line;
 

@@ -568,6 +568,45 @@ pub struct CalibrateOpts {
     pub runs: u32,
     /// About 20× fewer calls per repetition (well under a second in all).
     pub quick: bool,
+    /// Also measure the work rate per busy CPU with 1, 2, ... of the allowed CPUs
+    /// busy at once ([`vcpu_throughput`]): a guest whose vCPUs share host cores.
+    pub vcpus: bool,
+}
+
+/// How long each thread spins per busy-CPU count and repetition of the vCPU
+/// throughput measurement (quick, full).
+fn busy_spin_ns(quick: bool) -> u64 {
+    if quick {
+        100_000_000
+    } else {
+        400_000_000
+    }
+}
+
+/// The machine file's `vcpu_throughput` from `rates[run][k - 1]`, the mean
+/// per-thread rate with `k` CPUs busy in each repetition: per `k` the median over
+/// repetitions of `rate(k) / rate(1)`, on the 1024 scale (1024 for one busy CPU,
+/// every entry in 1..=1024).
+pub fn vcpu_throughput(rates: &[Vec<f64>]) -> Vec<u32> {
+    let n = rates.iter().map(Vec::len).min().unwrap_or(0);
+    (0..n)
+        .map(|k| {
+            if k == 0 {
+                return 1024;
+            }
+            let mut r: Vec<f64> = rates
+                .iter()
+                .filter(|run| run[0] > 0.0)
+                .map(|run| run[k] / run[0])
+                .collect();
+            r.sort_by(f64::total_cmp);
+            if r.is_empty() {
+                return 1024;
+            }
+            let med = crate::stats::percentile_sorted(&r, 50.0);
+            ((med * 1024.0).round() as i64).clamp(1, 1024) as u32
+        })
+        .collect()
 }
 
 /// Calls per repetition of each micro-benchmark: simple loops, write+read pairs,
@@ -599,6 +638,11 @@ pub struct Calibration {
     pub medians: Inputs,
     pub derived: Vec<Derived>,
     pub notes: Vec<String>,
+    /// Per repetition and busy-CPU count `k` (1, 2, ...): the mean per-thread work
+    /// rate (chunks per µs) with `k` CPUs busy; empty unless measured.
+    pub busy_rates: Vec<Vec<f64>>,
+    /// [`vcpu_throughput`] of `busy_rates` (empty unless measured).
+    pub vcpu_throughput: Vec<u32>,
     #[serde(skip)]
     pub cost: CostTable,
 }
@@ -726,6 +770,23 @@ pub fn calibrate(
             }
         ));
     }
+    let mut busy_rates = Vec::new();
+    if opts.vcpus {
+        for r in 0..opts.runs.max(1) {
+            let mut per_k = Vec::with_capacity(allowed.len());
+            for k in 1..=allowed.len() {
+                let rates = mb::busy_rates(&allowed[..k], busy_spin_ns(opts.quick))?;
+                per_k.push(rates.iter().sum::<f64>() / k as f64);
+            }
+            progress(&format!(
+                "busy-CPU rates, repetition {} of {} done",
+                r + 1,
+                opts.runs.max(1)
+            ));
+            busy_rates.push(per_k);
+        }
+    }
+    let vcpu_throughput = vcpu_throughput(&busy_rates);
     let (medians, mut more) = robust_median(&reps, &cpu_wait, a);
     notes.append(&mut more);
     let exit = |idle: f64| b.map_or(0, |b| exit_latency_for(m, b, idle));
@@ -748,6 +809,8 @@ pub fn calibrate(
         medians,
         derived,
         notes,
+        busy_rates,
+        vcpu_throughput,
         cost,
     })
 }
@@ -767,6 +830,17 @@ impl Calibration {
     pub fn machine(&self, host: &Machine) -> Machine {
         let mut m = host.clone();
         m.cost = self.cost.clone();
+        let shared = if self.vcpu_throughput.is_empty() {
+            ""
+        } else {
+            // The vCPUs share the host's cores, not an SMT core's pipeline: the
+            // measured table is the whole slowdown, SMT siblings add none.
+            m.vcpu_throughput = self.vcpu_throughput.clone();
+            for k in &mut m.core_kinds {
+                k.smt_throughput.fill(1024);
+            }
+            "; vcpu_throughput measured (1..n CPUs busy; smt_throughput flat: the vCPUs share host cores, not SMT pipelines)"
+        };
         let measured: Vec<&str> = self
             .derived
             .iter()
@@ -784,6 +858,7 @@ impl Calibration {
             self.kernel,
             format!("{:?}", m.arch).to_lowercase(),
         );
+        m.description.push_str(shared);
         m
     }
 
@@ -813,11 +888,32 @@ impl Calibration {
                 let _ = writeln!(s, "#   {} = {v}  ({})", d.field, d.formula);
             }
         }
+        if let Some(line) = self.vcpu_line() {
+            let _ = writeln!(s, "# {line}");
+        }
         for n in &self.notes {
             let _ = writeln!(s, "# note: {n}");
         }
         s.push_str(&crate::machine::file::machine_to_toml(&self.machine(host)));
         s
+    }
+
+    /// The vCPU throughput table as one line (`None` unless measured).
+    pub(crate) fn vcpu_line(&self) -> Option<String> {
+        if self.vcpu_throughput.is_empty() {
+            return None;
+        }
+        let t: Vec<String> = self
+            .vcpu_throughput
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| format!("{}: {:.2}", k + 1, t as f64 / 1024.0))
+            .collect();
+        Some(format!(
+            "Work rate per busy CPU with k CPUs busy, relative to one (median of {}): {}",
+            self.busy_rates.len(),
+            t.join(", ")
+        ))
     }
 
     /// One line per primitive: key, what, unit, `median [min–max]`.
@@ -1063,7 +1159,7 @@ mod tests {
 
     #[test]
     fn calibrated_machine_file_round_trips() {
-        let host = crate::machine::presets::test_topology(1, 1, 2, 1);
+        let host = crate::machine::presets::test_topology(1, 1, 1, 2);
         let exit = |_: f64| 1_000;
         let (cost, derived, notes) = derive(&synthetic(), &host.cost, &exit);
         let cal = Calibration {
@@ -1078,6 +1174,8 @@ mod tests {
             medians: synthetic(),
             derived,
             notes,
+            busy_rates: vec![vec![2.0, 1.5], vec![2.0, 1.4]],
+            vcpu_throughput: vcpu_throughput(&[vec![2.0, 1.5], vec![2.0, 1.4]]),
             cost: cost.clone(),
         };
         let text = cal.machine_file(&host);
@@ -1091,6 +1189,21 @@ mod tests {
         assert_eq!(back.cost, cost);
         assert_eq!(back.cost.ipi_send, 10_000);
         assert_eq!(back.cpus, host.cpus);
+        // rate(2)/rate(1): 0.75 and 0.70, median 0.725 → 742.
+        assert_eq!(back.vcpu_throughput, vec![1024, 742]);
+        assert!(
+            text.contains("k CPUs busy, relative to one (median of 2): 1: 1.00, 2: 0.72"),
+            "{text}"
+        );
+        assert!(back
+            .core_kinds
+            .iter()
+            .all(|k| k.smt_throughput.iter().all(|&t| t == 1024)));
+        // Three CPUs: the median per count, each entry clamped to 1..=1024.
+        assert_eq!(
+            vcpu_throughput(&[vec![2.0, 1.5, 0.8, 3.0], vec![2.0, 1.4, 0.9, 2.5]]),
+            vec![1024, 742, 435, 1024]
+        );
         assert!(back
             .description
             .contains("measured by `schedlab calibrate host`"));

@@ -55,6 +55,8 @@ struct RawMachine {
     arch: Arch,
     #[serde(default = "default_reclaim")]
     node_reclaim_distance: u32,
+    #[serde(default)]
+    vcpu_throughput: Vec<u32>,
     numa_distance: Option<Spanned<Vec<Vec<u32>>>>,
     #[serde(default)]
     topology: RawTopology,
@@ -566,6 +568,7 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
         cpus,
         numa_distance,
         node_reclaim_distance: raw.node_reclaim_distance,
+        vcpu_throughput: raw.vcpu_throughput,
         core_kinds,
         idle_tables,
         freq_domains,
@@ -623,6 +626,10 @@ pub fn machine_to_toml(m: &Machine) -> String {
     };
     let _ = writeln!(o, "arch = {}", q(arch));
     let _ = writeln!(o, "node_reclaim_distance = {}", m.node_reclaim_distance);
+    if !m.vcpu_throughput.is_empty() {
+        let t: Vec<String> = m.vcpu_throughput.iter().map(|t| t.to_string()).collect();
+        let _ = writeln!(o, "vcpu_throughput = [{}]", t.join(", "));
+    }
     let rows: Vec<String> = m
         .numa_distance
         .iter()
@@ -775,6 +782,7 @@ mod tests {
         assert_eq!(a.idle_tables, b.idle_tables);
         assert_eq!(a.freq_domains, b.freq_domains);
         assert_eq!(a.cost, b.cost);
+        assert_eq!(a.vcpu_throughput, b.vcpu_throughput);
     }
 
     #[test]
@@ -786,7 +794,9 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
             assert_same(&m, &back);
         }
-        for m in [test_topology(2, 2, 2, 2), test_asym(2, 4, 1024, 300)] {
+        let mut guest = test_topology(1, 1, 4, 2);
+        guest.vcpu_throughput = vec![1024, 737, 600, 410, 330, 250, 210, 184];
+        for m in [test_topology(2, 2, 2, 2), test_asym(2, 4, 1024, 300), guest] {
             let back = parse_machine_toml(&machine_to_toml(&m), Path::new("x.toml")).unwrap();
             assert_same(&m, &back);
         }
@@ -1006,6 +1016,10 @@ kind = 1
             ("smt_throughput = [1024]\n\n[[core_kind]]\nname = \"big\"", "smt_throughput = [1024, 0]\n\n[[core_kind]]\nname = \"big\"", "entries in 1..=1024"),
             ("[topology]", "[cost]\nfork = 1000000001\n[topology]", "cost `fork` = 1000000001: a cost is at most 1000000000 ns"),
             ("[topology]", "node_reclaim_distance = 256\n[topology]", "a SLIT distance is at most 255"),
+            // An emulated machine's shared host: one entry per busy CPU count at most.
+            ("[topology]", "vcpu_throughput = [1024, 700, 500, 300, 200]\n[topology]", "vcpu_throughput needs at most 4 entries"),
+            ("[topology]", "vcpu_throughput = [900, 700]\n[topology]", "starting with 1024"),
+            ("[topology]", "vcpu_throughput = [1024, 0]\n[topology]", "in 1..=1024"),
             // Work classes: a rate on every kind in use, in 1..=4096.
             ("name = \"big\"\nsmt_throughput = [1024]", "name = \"big\"\nsmt_throughput = [1024]\nwork_per_clock = { sysbench-cpu = 700 }", "work class `sysbench-cpu` has a rate on core kind `big` but not on `little`"),
             ("name = \"little\"\nsmt_throughput = [1024]", "name = \"little\"\nsmt_throughput = [1024]\nwork_per_clock = { x = 0 }", "core kind `little`: work_per_clock.x = 0 outside 1..=4096"),

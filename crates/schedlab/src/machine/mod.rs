@@ -408,6 +408,12 @@ pub struct MachineParts {
     pub idle_tables: Vec<Vec<IdleState>>,
     pub freq_domains: Vec<FreqDomain>,
     pub cost: CostTable,
+    /// An emulated machine's shared host: the work rate (1024 scale) of each busy
+    /// CPU when 1, 2, ... CPUs of the whole machine are busy at once (the last entry
+    /// beyond the table's end); empty on real hardware. A TCG guest's vCPUs are
+    /// host threads sharing the host's cores, so each does less work per guest
+    /// second the more of them run (docs/validation.md, "What TCG does to time").
+    pub vcpu_throughput: Vec<u32>,
 }
 
 impl Masks {
@@ -685,6 +691,15 @@ impl Machine {
         }
         p.cost.check()?;
         check_slit(&p.numa_distance)?;
+        if !p.vcpu_throughput.is_empty()
+            && (p.vcpu_throughput.len() > n
+                || p.vcpu_throughput[0] != 1024
+                || p.vcpu_throughput.iter().any(|&t| t == 0 || t > 1024))
+        {
+            return Err(format!(
+                "vcpu_throughput needs at most {n} entries (one per busy CPU count) in 1..=1024, starting with 1024"
+            ));
+        }
         let m = Masks::of(&p.cpus);
         for (i, c) in p.cpus.iter().enumerate() {
             check_cpu(&p, &m, i, c)?;
@@ -792,6 +807,16 @@ impl Machine {
     #[inline]
     pub(crate) fn smt_throughput(&self, cpu: usize, busy: usize) -> u32 {
         let t = &self.core_kinds[self.cpus[cpu].kind].smt_throughput;
+        t[busy.clamp(1, t.len()) - 1]
+    }
+    /// Per-CPU work rate (1024 scale) when `busy` CPUs of the machine run
+    /// ([`MachineParts::vcpu_throughput`]); 1024 on a machine without the table.
+    #[inline]
+    pub(crate) fn vcpu_throughput(&self, busy: usize) -> u32 {
+        let t = &self.vcpu_throughput;
+        if t.is_empty() {
+            return 1024;
+        }
         t[busy.clamp(1, t.len()) - 1]
     }
     /// Closest level two CPUs share, for migration cost accounting.

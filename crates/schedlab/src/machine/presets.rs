@@ -470,6 +470,7 @@ fn power9_176() -> Machine {
         cpus,
         numa_distance: two_node_distance(40),
         node_reclaim_distance: 30,
+        vcpu_throughput: Vec::new(),
         core_kinds: vec![kind("power9", 4)],
         idle_tables: vec![vec![
             IdleState {
@@ -520,6 +521,7 @@ fn xeon_sym(
         // Two-socket Intel SLIT: 10 local, 21 remote (typical BIOS value).
         numa_distance: two_node_distance(21),
         node_reclaim_distance: 30,
+        vcpu_throughput: Vec::new(),
         core_kinds: vec![kind(suffix, 2)],
         idle_tables: vec![vec![
             poll_idle(),
@@ -644,6 +646,7 @@ fn epyc_192() -> Machine {
         cpus,
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 32,
+        vcpu_throughput: Vec::new(),
         core_kinds: vec![kind("zen4", 2)],
         idle_tables: vec![vec![
             poll_idle(),
@@ -685,6 +688,7 @@ fn synthetic_1024() -> Machine {
             vec![28, 28, 16, 10],
         ],
         node_reclaim_distance: 30,
+        vcpu_throughput: Vec::new(),
         core_kinds: vec![kind("synthetic", 2)],
         idle_tables: vec![vec![
             poll_idle(),
@@ -766,6 +770,7 @@ fn alderlake_24() -> Machine {
         cpus,
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
+        vcpu_throughput: Vec::new(),
         core_kinds: vec![kind("golden-cove", 2), kind("gracemont", 1)],
         idle_tables: vec![adl],
         freq_domains: vec![
@@ -831,6 +836,7 @@ fn arm_soc(name: &str, description: &str, clusters: Vec<ArmCluster>, cost: CostT
             .collect(),
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
+        vcpu_throughput: Vec::new(),
         core_kinds: clusters
             .iter()
             .map(|c| CoreKind {
@@ -1136,6 +1142,7 @@ fn synquacer_24() -> Machine {
         cpus,
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
+        vcpu_throughput: Vec::new(),
         core_kinds: vec![kind("cortex-a53", 1)],
         idle_tables: vec![vec![
             idle("WFI", 1, 1, 0.0),
@@ -1194,6 +1201,7 @@ pub fn test_topology(
             .map(|i| (0..nodes).map(|j| if i == j { 10 } else { 20 }).collect())
             .collect(),
         node_reclaim_distance: 30,
+        vcpu_throughput: Vec::new(),
         core_kinds: vec![kind("test", smt)],
         idle_tables: vec![vec![
             poll_idle(),
@@ -1263,6 +1271,7 @@ pub fn test_asym(big: usize, little: usize, big_cap: u32, little_cap: u32) -> Ma
         cpus,
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
+        vcpu_throughput: Vec::new(),
         core_kinds: kinds,
         idle_tables: vec![vec![
             idle("WFI", 1, 1, 0.0),

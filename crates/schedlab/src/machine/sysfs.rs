@@ -696,6 +696,7 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
         cpus,
         numa_distance,
         node_reclaim_distance: if is_amd_zen(&cpuinfo) { 32 } else { 30 },
+        vcpu_throughput: Vec::new(),
         core_kinds,
         idle_tables,
         freq_domains,

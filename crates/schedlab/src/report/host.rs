@@ -274,6 +274,9 @@ impl Calibration {
             "\nnot measured (defaults kept): wakeup_remote, tcp_write_8k, tcp_read_8k, fork, exit, tick,\n\
              migrate_*, probe_*, balance_per_cpu, domain_visit. The algebra is in experiment::calibrate."
         );
+        if let Some(line) = self.vcpu_line() {
+            let _ = writeln!(s, "\n{line}");
+        }
         for n in &self.notes {
             let _ = writeln!(s, "note: {n}");
         }

@@ -11,9 +11,9 @@
 
 use super::html::{esc, footer, head};
 use super::text::{num, Num};
+use crate::experiment::oracle::decisions::verdicts::{RunComparison, RunVerdict};
 use crate::experiment::oracle::decisions::{Comparison, Verdict};
 use crate::experiment::oracle::domains::{CpuChains, DomainComparison};
-use crate::experiment::oracle::verdicts::{RunComparison, RunVerdict};
 use crate::stats::verdict::Interval;
 use std::fmt::Write as _;
 

@@ -501,6 +501,9 @@ pub struct Kernel<O> {
     dirty: Vec<u32>,
     /// Busy hardware threads per core (for the SMT throughput model).
     core_busy: Vec<u32>,
+    /// Busy CPUs of the whole machine (for an emulated machine's shared host,
+    /// [`Machine::vcpu_throughput`]).
+    machine_busy: u32,
     /// SMT siblings of each CPU, itself included.
     sibs: Vec<Box<[u32]>>,
     /// The machine's work classes ([`Machine::work_classes`]) and, per class, each
@@ -865,6 +868,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             need_step: Vec::new(),
             dirty: Vec::new(),
             core_busy: vec![0; nr_cores],
+            machine_busy: 0,
             sibs,
             work_classes,
             coupled_first,
@@ -1741,10 +1745,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             (false, true) => {
                 self.core_busy[core] += 1;
                 self.smt_util(cpu, 0, 1);
+                self.machine_busy_changed(cpu, 1, q);
             }
             (true, false) => {
                 self.core_busy[core] -= 1;
                 self.smt_util(cpu, 1, 0);
+                self.machine_busy_changed(cpu, -1, q);
             }
             _ => {}
         }
@@ -2086,17 +2092,45 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     fn update_rate(&mut self, cpu: usize) {
         let busy = self.core_busy[self.m.cpus[cpu].core] as usize;
         let smt = self.m.smt_throughput(cpu, busy) as u64;
+        let host = self.m.vcpu_throughput(self.machine_busy as usize) as u64;
+        let shared = |r: u64| if host == 1024 { r } else { r * host / 1024 };
         let rq = &mut self.rqs[cpu];
-        let r = rq.cpu_capacity_orig * rq.freq_scale / 1024 * smt / 1024;
+        let r = shared(rq.cpu_capacity_orig * rq.freq_scale / 1024 * smt / 1024);
         rq.rate = r.max(1);
         let class = rq.curr.map_or(0, |p| self.tasks[p as usize].work_class);
         rq.task_rate = match class {
             0 => rq.rate,
             c => {
                 let cap = self.work_classes[c as usize - 1].1[cpu];
-                (cap * rq.freq_scale / 1024 * smt / 1024).max(1)
+                shared(cap * rq.freq_scale / 1024 * smt / 1024).max(1)
             }
         };
+    }
+
+    /// `cpu` went from idle to busy (`delta` 1) or back (−1). On an emulated machine
+    /// whose CPUs share a host ([`Machine::vcpu_throughput`]) every other busy CPU
+    /// changes speed with it: its work so far is accounted at the old rate, then
+    /// its rate re-derived and its segment end re-armed. `cpu` itself is re-timed
+    /// by its switch.
+    fn machine_busy_changed(&mut self, cpu: usize, delta: i32, q: &mut EventQueue<Event>) {
+        if self.m.vcpu_throughput.is_empty() {
+            self.machine_busy = self.machine_busy.wrapping_add_signed(delta);
+            return;
+        }
+        let now = self.now;
+        let busy = |k: &Self, c: usize| c != cpu && k.rqs[c].curr.is_some();
+        for c in 0..self.rqs.len() {
+            if busy(self, c) {
+                self.sync_progress(c, now);
+            }
+        }
+        self.machine_busy = self.machine_busy.wrapping_add_signed(delta);
+        for c in 0..self.rqs.len() {
+            if busy(self, c) {
+                self.update_rate(c);
+                self.rearm(c, q);
+            }
+        }
     }
 
     /// Give `pid` the work class `class`: from then on its work runs at the rate the

@@ -1224,6 +1224,7 @@ mod tests {
                 .collect(),
             numa_distance: dist,
             node_reclaim_distance: 30,
+            vcpu_throughput: Vec::new(),
             core_kinds: vec![CoreKind {
                 name: "k".into(),
                 smt_throughput: vec![1024; 8],

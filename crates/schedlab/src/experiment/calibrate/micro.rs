@@ -542,6 +542,48 @@ pub(crate) fn pingpong_process(cpu: usize, warm: u64, n: u64) -> Result<PingPong
     Ok(r.value)
 }
 
+/// Work rate with `cpus.len()` CPUs busy at once: one thread pinned on each, all
+/// started together by a barrier, each spinning on a fixed chunk of arithmetic for
+/// `dur_ns`; returns each thread's chunks per µs. On hardware the rates barely
+/// depend on how many run (turbo and memory aside); in a TCG guest the vCPUs are
+/// host threads sharing the host's cores, and each does less the more are busy.
+pub fn busy_rates(cpus: &[usize], dur_ns: u64) -> Result<Vec<f64>, String> {
+    const CHUNK: u64 = 2_000;
+    let barrier = Barrier::new(cpus.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = cpus
+            .iter()
+            .map(|&cpu| {
+                let barrier = &barrier;
+                s.spawn(move || -> Result<f64, String> {
+                    pin(cpu)?;
+                    barrier.wait();
+                    let t0 = Instant::now();
+                    let (mut chunks, mut x) = (0u64, 1u64);
+                    loop {
+                        for i in 0..CHUNK {
+                            x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+                        }
+                        chunks += 1;
+                        let e = t0.elapsed().as_nanos() as u64;
+                        if e >= dur_ns {
+                            black_box(x);
+                            return Ok(chunks as f64 * 1000.0 / e as f64);
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| "a calibration thread panicked".to_string())?
+            })
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -561,6 +603,8 @@ mod tests {
         assert!(syscall(cpu, 1000).unwrap().value > 0.0);
         let (pair, w) = pipe_write_read(cpu, 200).unwrap().value;
         assert!(pair > 0.0 && w > 0.0);
+        let r = busy_rates(&allowed_cpus().unwrap()[..1], 2_000_000).unwrap();
+        assert!(r.len() == 1 && r[0] > 0.0, "{r:?}");
         let p = pingpong_threads(cpu, cpu, 10, 200).unwrap();
         assert!(p.rt_ns > 0.0 && p.switches() > 0.0, "{p:?}");
         // The spinning ping-pong needs two CPUs (on one, each side spins out its slice).

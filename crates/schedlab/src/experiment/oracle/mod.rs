@@ -11,7 +11,7 @@
 //! scheduler then decides on that topology for real. This module makes that
 //! kernel the oracle:
 //!
-//! 1. [`qemu`]: the scenario's machine as a QEMU x86 topology (or a refusal that
+//! 1. [`guest::qemu`]: the scenario's machine as a QEMU x86 topology (or a refusal that
 //!    says why QEMU cannot express it);
 //! 2. [`guest`]: a Debian kernel (5.10, the closest packaged one to the seeds' v5.6,
 //!    and 6.12) booted with an initramfs that runs the workload's real program
@@ -26,10 +26,17 @@
 //! 4. [`domains`]: the guest's domain chains against schedlab's, per CPU, exactly;
 //! 5. [`decisions`]: both traces reduced to placement decisions in topology terms
 //!    (fork levels, wakeup classes, migrations per level and mechanism, spread,
-//!    occupancy) and compared statistic by statistic with a distance and a verdict.
+//!    occupancy), one family per file, and compared statistic by statistic: over
+//!    the real runs and simulated seeds with an interval and a verdict
+//!    ([`decisions::verdicts`]), and for the first run of each by fixed bands.
 //!
-//! Times are not compared as such: a guest's kernel paths cost far more guest time
-//! than on hardware, and its vCPUs share the host's two cores.
+//! A case is loaded once ([`OracleCase`]) and handed on: its guest job, the check
+//! of its workload before any boot, and its comparison all use the same value.
+//!
+//! Times are compared like with like as far as the model of the guest goes: a
+//! guest's kernel paths cost far more guest time than on hardware (the calibrated
+//! costs), and its vCPUs share the host's cores (the calibrated `vcpu_throughput`,
+//! [`crate::machine::MachineParts::vcpu_throughput`]).
 //!
 //! [`scx`] runs a sched_ext scenario's BPF scheduler in the guest too (a kernel
 //! built with sched_ext, `--kernel 6.12-scx`), so both sides run the same policy.
@@ -41,15 +48,14 @@
 pub mod decisions;
 pub mod domains;
 pub mod guest;
-pub mod qemu;
 pub mod scx;
 pub mod suite;
-pub mod verdicts;
 pub mod workload;
 
 use super::{Overrides, RunOpts, Scenario};
 use crate::machine::{self, Machine};
 use crate::sched::features::KernelPreset;
+use decisions::verdicts;
 use decisions::{Comparison, DecisionOpts, Decisions, TaskFilter};
 use domains::{DomainComparison, DomainDump};
 use serde::Serialize;
@@ -66,7 +72,7 @@ pub fn repetition_name(job: &str, r: u32) -> String {
 pub const CALIBRATE_JOB: &str = "calibrate";
 
 /// The guest command of [`CALIBRATE_JOB`]: the machine file goes to stdout.
-pub const CALIBRATE_COMMAND: &str = "chmod +x schedlab && ./schedlab calibrate host --quick --runs 3 --out guest.toml -q && cat guest.toml";
+pub const CALIBRATE_COMMAND: &str = "chmod +x schedlab && ./schedlab calibrate host --quick --runs 3 --vcpu-throughput --out guest.toml -q && cat guest.toml";
 
 /// The guest calibration job: `exe` (a schedlab binary; its libraries are glibc's,
 /// which the guest has for rt-app) shipped as the job's file, stripped of debug
@@ -169,41 +175,103 @@ impl Artifacts {
     }
 }
 
-/// The guest job `name` of the scenario at `scenario` (after `sets`): its real
-/// program, and for a sched_ext scenario the scheduler loaded around it, built with
-/// the kit of `kernel` (which must then be the sched_ext kernel).
-pub fn scenario_job(
-    name: &str,
-    scenario: &Path,
-    sets: &[String],
-    kernel: &guest::KernelChoice,
-) -> Result<guest::GuestJob, String> {
-    let w = workload::guest_workload(scenario, sets).map_err(|e| e.to_string())?;
-    let mut job = guest::GuestJob {
-        name: name.to_string(),
-        command: w.command,
-        files: w.files,
-    };
-    let Some(sched) =
-        scx::GuestScheduler::of_scenario(scenario, sets).map_err(|e| e.to_string())?
-    else {
-        return Ok(job);
-    };
-    let guest::KernelChoice::Scx(kit) = kernel else {
-        return Err(format!(
-            "{}: a sched_ext scenario needs a kernel with sched_ext: `--kernel {}` (built by tools/oracle-scx/build-kit.sh)",
-            scenario.display(),
-            scx::KIT_KERNEL
-        ));
-    };
-    let kit = scx::ScxKit::open(kit)?;
-    let object = kit.compile(&sched.source(&kit))?;
-    let loader =
-        std::fs::read(&kit.loader).map_err(|e| format!("{}: {e}", kit.loader.display()))?;
-    job.command = scx::wrap_command(&job.command, &sched.loader_args());
-    job.files.push((scx::LOADER_FILE.into(), loader));
-    job.files.push((scx::OBJECT_FILE.into(), object));
-    Ok(job)
+/// A scenario as the oracle runs it, loaded once (after its `--set`s) and handed
+/// on: the scenario itself, the real program its workload runs in a guest, and
+/// for a sched_ext scenario the scheduler loaded around that program.
+#[derive(Clone, Debug)]
+pub struct OracleCase {
+    /// The scenario file (its simulations on a guest's machine load it again, with
+    /// that machine and the guest kernel's preset as overrides).
+    pub path: PathBuf,
+    pub sets: Vec<String>,
+    pub scenario: Scenario,
+    pub workload: GuestWorkload,
+    pub scheduler: Option<scx::GuestScheduler>,
+}
+
+impl OracleCase {
+    /// Load the scenario at `path` with `sets`, and translate its workload (and its
+    /// sched_ext scheduler) for a guest: refused when it has no real counterpart.
+    pub fn load(path: &Path, sets: &[String]) -> Result<OracleCase, crate::error::InputError> {
+        let scenario = Scenario::load(
+            path,
+            &Overrides {
+                sets: sets.to_vec(),
+                ..Default::default()
+            },
+        )?;
+        OracleCase::of(scenario, path, sets)
+    }
+
+    /// [`OracleCase::load`] of a scenario already loaded from `path` with `sets`.
+    pub fn of(
+        scenario: Scenario,
+        path: &Path,
+        sets: &[String],
+    ) -> Result<OracleCase, crate::error::InputError> {
+        let workload = workload::guest_workload(path, sets)?;
+        let scheduler = scx::GuestScheduler::of(&scenario, path)?;
+        Ok(OracleCase {
+            path: path.to_path_buf(),
+            sets: sets.to_vec(),
+            scenario,
+            workload,
+            scheduler,
+        })
+    }
+
+    /// The guest job `name` of this case: its real program, and for a sched_ext
+    /// scenario the scheduler loaded around it, built with the kit of `kernel`
+    /// (which must then be the sched_ext kernel).
+    pub fn job(&self, name: &str, kernel: &guest::KernelChoice) -> Result<guest::GuestJob, String> {
+        let mut job = guest::GuestJob {
+            name: name.to_string(),
+            command: self.workload.command.clone(),
+            files: self.workload.files.clone(),
+        };
+        let Some(sched) = &self.scheduler else {
+            return Ok(job);
+        };
+        let guest::KernelChoice::Scx(kit) = kernel else {
+            return Err(format!(
+                "{}: a sched_ext scenario needs a kernel with sched_ext: `--kernel {}` (built by tools/oracle-scx/build-kit.sh)",
+                self.path.display(),
+                scx::KIT_KERNEL
+            ));
+        };
+        let kit = scx::ScxKit::open(kit)?;
+        let object = kit.compile(&sched.source(&kit))?;
+        let loader =
+            std::fs::read(&kit.loader).map_err(|e| format!("{}: {e}", kit.loader.display()))?;
+        job.command = scx::wrap_command(&job.command, &sched.loader_args());
+        job.files.push((scx::LOADER_FILE.into(), loader));
+        job.files.push((scx::OBJECT_FILE.into(), object));
+        Ok(job)
+    }
+
+    /// This case on a guest's machine (`source`) under the guest kernel's `preset`,
+    /// with `extra` overrides (a negative control's) after the case's own.
+    fn on_guest(
+        &self,
+        source: &MachineSource,
+        preset: &str,
+        extra: &[String],
+    ) -> Result<Scenario, String> {
+        // The guest's machine after the case's own overrides (a suite topology's
+        // `machine.file`): it is what the simulation must run on.
+        let mut all = self.sets.clone();
+        all.extend_from_slice(extra);
+        all.extend(source.sets());
+        all.push(format!("kernel.preset={preset}"));
+        Scenario::load(
+            &self.path,
+            &Overrides {
+                sets: all,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| e.to_string())
+    }
 }
 
 /// Where the simulated guest machine came from.
@@ -291,6 +359,8 @@ pub struct RunsCfg {
     pub sim_seeds: u32,
     /// `run.noise` of the simulated runs when the scenario sets none.
     pub noise: f64,
+    /// Overrides (`--set`s) of every simulation, the model's and the control's.
+    pub model: Vec<String>,
     /// The negative control's overrides (`--set`s).
     pub control: Vec<String>,
 }
@@ -301,6 +371,7 @@ impl Default for RunsCfg {
         RunsCfg {
             sim_seeds: 5,
             noise: 0.05,
+            model: Vec::new(),
             control: vec![DEFAULT_CONTROL.to_string()],
         }
     }
@@ -310,27 +381,23 @@ impl Default for RunsCfg {
 /// own: every fork and wakeup on a random allowed CPU.
 pub const DEFAULT_CONTROL: &str = "kernel.features=RANDOM_PLACEMENT";
 
-/// Compare job `job` of a guest run with the simulation of `scenario` (with `sets`
-/// overrides) on the guest's machine under the guest kernel's preset.
+/// Compare job `job` of a guest run with the simulation of `case` on the guest's
+/// machine under the guest kernel's preset.
 pub fn compare_job(
     art: &Artifacts,
     job: &str,
-    scenario: &Path,
-    sets: &[String],
+    case: &OracleCase,
     cfg: &RunsCfg,
 ) -> Result<CaseOutcome, String> {
     let preset = art.preset()?;
     let (m, source) = art.machine()?;
-    let w = workload::guest_workload(scenario, sets).map_err(|e| e.to_string())?;
-    if scx::GuestScheduler::of_scenario(scenario, sets)
-        .map_err(|e| e.to_string())?
-        .is_some()
-    {
+    let w = &case.workload;
+    if case.scheduler.is_some() {
         scx::check_job_stdout(&art.job_stdout(job)?)?;
     }
     // Every real run of the job: the job's own, then its repetitions.
     let real_opts = DecisionOpts {
-        filter: real_filter(&w),
+        filter: real_filter(w),
         ..Default::default()
     };
     let reals = art
@@ -339,7 +406,6 @@ pub fn compare_job(
         .map(|rep| Ok(Decisions::from_text(&art.trace(rep)?, &m, &real_opts)))
         .collect::<Result<Vec<_>, String>>()?;
     let real = reals[0].clone();
-    let sim_text = simulate(scenario, sets, &source, preset, None)?;
     // Both sides count the same tasks: when the tool's first task is not one of the
     // workload's (rt-app's main thread, which the simulator models too), the
     // simulated trace is filtered as the real one is.
@@ -347,25 +413,46 @@ pub fn compare_job(
         DecisionOpts::default()
     } else {
         DecisionOpts {
-            filter: real_filter(&w),
+            filter: real_filter(w),
             ..Default::default()
         }
     };
-    let sim = Decisions::from_text(&sim_text, &m, &sim_opts);
+    // The model and the control, each loaded once on the guest's machine.
+    // The time the tool printed in each real run (hackbench's `Time:`).
+    let real_times: Vec<f64> = art
+        .repetitions(job)
+        .iter()
+        .map(|rep| Ok(w.tool_time_s(&art.job_stdout(rep)?)))
+        .collect::<Result<Vec<_>, String>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut model = case.on_guest(&source, preset, &cfg.model)?;
+    let sim = Decisions::from_text(&simulate(&mut model, None)?.0, &m, &sim_opts);
     let comparison = decisions::compare(&real, &sim);
-    // Over runs: every real run against every seed, and against the control's.
-    let seeds = |extra: &[String]| -> Result<Vec<Decisions>, String> {
-        (0..cfg.sim_seeds.max(1))
-            .map(|i| {
-                let mut all = sets.to_vec();
-                all.extend_from_slice(extra);
-                let text = simulate(scenario, &all, &source, preset, Some((i, cfg.noise)))?;
-                Ok(Decisions::from_text(&text, &m, &sim_opts))
-            })
-            .collect()
+    // Over runs: every real run against every seed, and against the control's; the
+    // tool's time as one more row where the real runs printed one.
+    let over_runs = |sc: &mut Scenario| -> Result<verdicts::RunComparison, String> {
+        let mut ds = Vec::new();
+        let mut times = Vec::new();
+        for i in 0..cfg.sim_seeds.max(1) {
+            let (text, t) = simulate(sc, Some((i, cfg.noise)))?;
+            ds.push(Decisions::from_text(&text, &m, &sim_opts));
+            times.extend(t);
+        }
+        let mut c = verdicts::compare_runs(&reals, &ds);
+        if !real_times.is_empty() {
+            c.rows.push(verdicts::tool_time_row(
+                workload::TOOL_TIME,
+                &real_times,
+                &times,
+            ));
+        }
+        Ok(c)
     };
-    let runs = verdicts::compare_runs(&reals, &seeds(&[])?);
-    let control = verdicts::compare_runs(&reals, &seeds(&cfg.control)?);
+    let runs = over_runs(&mut model)?;
+    let wrong = [cfg.model.as_slice(), cfg.control.as_slice()].concat();
+    let control = over_runs(&mut case.on_guest(&source, preset, &wrong)?)?;
     Ok(CaseOutcome {
         case: job.to_string(),
         kernel_release: art.release.clone(),
@@ -379,43 +466,28 @@ pub fn compare_job(
     })
 }
 
-/// The simulated ftrace text of `scenario` on the guest machine; `seed`: the
-/// `i`-th seed after the scenario's, with its noise when the scenario sets none.
-fn simulate(
-    scenario: &Path,
-    sets: &[String],
-    source: &MachineSource,
-    preset: &str,
-    seed: Option<(u32, f64)>,
-) -> Result<String, String> {
-    // The guest's machine after the case's own overrides (a suite topology's
-    // `machine.file`): it is what the simulation must run on.
-    let mut all = sets.to_vec();
-    all.extend(source.sets());
-    all.push(format!("kernel.preset={preset}"));
-    let sc = Scenario::load(
-        scenario,
-        &Overrides {
-            sets: all,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| e.to_string())?;
+/// The simulated ftrace text of `sc`, and the time its tool printed (the
+/// generator's `time_s`, when it has one): its own seed and noise, or (`seed`) the
+/// `i`-th seed after its own, with `noise` when the scenario sets none.
+fn simulate(sc: &mut Scenario, seed: Option<(u32, f64)>) -> Result<(String, Option<f64>), String> {
     let opts = RunOpts {
         trace: true,
         ftrace: true,
         ..Default::default()
     };
-    let mut sc = sc;
+    let own = sc.noise;
     let mut run_seed = sc.seed;
     if let Some((i, noise)) = seed {
         run_seed = sc.seed.wrapping_add(u64::from(i));
-        if sc.noise == 0.0 {
+        if own == 0.0 {
             sc.noise = noise;
         }
     }
-    let (_, text) = super::run(&sc, run_seed, 0, &opts).map_err(|e| e.to_string())?;
-    Ok(text.unwrap_or_default())
+    let r = super::run(sc, run_seed, 0, &opts);
+    sc.noise = own;
+    let (res, text) = r.map_err(|e| e.to_string())?;
+    let time = res.workload.tool.get("time_s").copied();
+    Ok((text.unwrap_or_default(), time))
 }
 
 #[cfg(test)]

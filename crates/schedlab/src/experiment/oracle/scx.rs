@@ -35,7 +35,7 @@
 
 use super::guest::default_cache_dir;
 use crate::error::InputError;
-use crate::experiment::{Overrides, Scenario};
+use crate::experiment::Scenario;
 use crate::sched::ext::bpf::GlobalValue;
 use std::path::{Path, PathBuf};
 
@@ -155,16 +155,9 @@ const UPSTREAM_TWINS: &[Twin] = &[
 ];
 
 impl GuestScheduler {
-    /// The scheduler of the scenario at `path` (after `sets`), `None` for the fair
+    /// The scheduler of the scenario `sc` (loaded from `path`), `None` for the fair
     /// class.
-    pub fn of_scenario(path: &Path, sets: &[String]) -> Result<Option<GuestScheduler>, InputError> {
-        let sc = Scenario::load(
-            path,
-            &Overrides {
-                sets: sets.to_vec(),
-                ..Default::default()
-            },
-        )?;
+    pub fn of(sc: &Scenario, path: &Path) -> Result<Option<GuestScheduler>, InputError> {
         let Some(name) = sc.tunables.ext_scheduler.clone() else {
             return Ok(None);
         };
@@ -295,11 +288,23 @@ mod tests {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
     }
 
+    /// The scheduler of the scenario at `p` after `sets`.
+    fn of_scenario(p: &Path, sets: &[String]) -> Result<Option<GuestScheduler>, InputError> {
+        let sc = crate::experiment::Scenario::load(
+            p,
+            &crate::experiment::Overrides {
+                sets: sets.to_vec(),
+                ..Default::default()
+            },
+        )?;
+        GuestScheduler::of(&sc, p)
+    }
+
     #[test]
     fn builtins_run_as_their_upstream_twin_and_c_sources_as_themselves() {
         let p = scx_dir().join("oracle/hog-spread.toml");
-        assert_eq!(GuestScheduler::of_scenario(&p, &[]).unwrap(), None);
-        let g = GuestScheduler::of_scenario(
+        assert_eq!(of_scenario(&p, &[]).unwrap(), None);
+        let g = of_scenario(
             &p,
             &[
                 "kernel.class=ext".into(),
@@ -310,7 +315,7 @@ mod tests {
         .unwrap();
         assert!(matches!(&g, GuestScheduler::Upstream { file, .. } if *file == "scx_simple.bpf.c"));
         assert_eq!(g.loader_args(), ["fifo_sched=1"]);
-        let e = GuestScheduler::of_scenario(
+        let e = of_scenario(
             &p,
             &[
                 "kernel.class=ext".into(),
@@ -328,7 +333,7 @@ mod tests {
             return;
         }
         let p = scx_dir().join("scx-llc-vtime.toml");
-        let g = GuestScheduler::of_scenario(&p, &["machine.preset=\"xeon-e5-40\"".into()])
+        let g = of_scenario(&p, &["machine.preset=\"xeon-e5-40\"".into()])
             .unwrap()
             .unwrap();
         let GuestScheduler::Source { path, .. } = &g else {

@@ -18,16 +18,15 @@
 
 use super::decisions::Verdict;
 use super::domains::DomainComparison;
-use super::guest::{GuestJob, GuestMeta, GuestRequest, KernelChoice};
-use super::qemu::GuestTopology;
+use super::guest::qemu::GuestTopology;
+use super::guest::{bundle_name, pack, unpack, GuestJob, GuestMeta, GuestRequest, KernelChoice};
 #[cfg(test)]
 use super::CALIBRATE_COMMAND;
-use super::{workload, Artifacts, CaseOutcome, CALIBRATE_JOB};
+use super::{Artifacts, CaseOutcome, CALIBRATE_JOB};
 use crate::error::InputError;
 use crate::machine::file::load_machine_file;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 #[derive(Deserialize)]
@@ -44,6 +43,10 @@ struct SuiteFile {
     /// placement, [`super::DEFAULT_CONTROL`]).
     #[serde(default)]
     controls: std::collections::BTreeMap<String, Vec<String>>,
+    /// `--set`s of every simulation of every case, the model's and the control's
+    /// (e.g. `kernel.kthreads=guest`: the guests' kernel threads).
+    #[serde(default)]
+    model: Vec<String>,
     topology: Vec<TopologyFile>,
 }
 
@@ -68,6 +71,8 @@ pub struct Suite {
     pub noise: f64,
     /// Per case: its control's overrides, where not the default.
     pub controls: std::collections::BTreeMap<String, Vec<String>>,
+    /// Overrides of every simulation (model and control).
+    pub model: Vec<String>,
 }
 
 /// One topology and its cases.
@@ -125,7 +130,7 @@ impl Suite {
                 if c == CALIBRATE_JOB {
                     return Err(err(format!("`{c}` is the calibration job's name")));
                 }
-                workload::guest_workload(&dir.join(format!("{c}.toml")), &topo.sets())?;
+                super::OracleCase::load(&dir.join(format!("{c}.toml")), &topo.sets())?;
             }
             topologies.push(topo);
         }
@@ -156,6 +161,7 @@ impl Suite {
             sim_seeds,
             noise,
             controls: f.controls,
+            model: f.model,
         })
     }
 
@@ -164,6 +170,7 @@ impl Suite {
         super::RunsCfg {
             sim_seeds: self.sim_seeds,
             noise: self.noise,
+            model: self.model.clone(),
             control: self
                 .controls
                 .get(case)
@@ -186,78 +193,12 @@ impl Suite {
     ) -> Result<Vec<GuestJob>, String> {
         let mut jobs: Vec<GuestJob> = calibrate.into_iter().collect();
         for c in &topo.cases {
-            jobs.push(super::scenario_job(
-                c,
-                &self.case_path(c),
-                &topo.sets(),
-                kernel,
-            )?);
+            let case = super::OracleCase::load(&self.case_path(c), &topo.sets())
+                .map_err(|e| e.to_string())?;
+            jobs.push(case.job(c, kernel)?);
         }
         Ok(jobs)
     }
-}
-
-/// The bundle file of a topology and kernel.
-pub(crate) fn bundle_name(topology: &str, kernel: &str) -> String {
-    format!("{topology}-{kernel}.tar.gz")
-}
-
-/// Files of a guest run left out of a bundle (large, and not needed to check: the
-/// calibration's trace is of micro-benchmarks, its result is its stdout).
-const NOT_BUNDLED: &[&str] = &["console.log", "jobs/calibrate/trace.txt"];
-
-/// Pack a guest run's directory into a deterministic `tar.gz` (sorted entries,
-/// zero times and owners), written atomically.
-pub(crate) fn pack(dir: &Path, bundle: &Path) -> Result<(), String> {
-    let mut files = Vec::new();
-    collect(dir, dir, &mut files)?;
-    files.sort();
-    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    let mut tar = tar::Builder::new(gz);
-    tar.mode(tar::HeaderMode::Deterministic);
-    for rel in &files {
-        let data = std::fs::read(dir.join(rel)).map_err(|e| format!("{}: {e}", rel.display()))?;
-        let mut h = tar::Header::new_gnu();
-        h.set_size(data.len() as u64);
-        h.set_mode(0o644);
-        h.set_mtime(0);
-        h.set_cksum();
-        tar.append_data(&mut h, rel, data.as_slice())
-            .map_err(|e| format!("packing {}: {e}", rel.display()))?;
-    }
-    let bytes = tar
-        .into_inner()
-        .and_then(|gz| gz.finish())
-        .map_err(|e| format!("packing {}: {e}", bundle.display()))?;
-    super::guest::write_atomic(bundle, &bytes)
-}
-
-fn collect(root: &Path, d: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    let rd = std::fs::read_dir(d).map_err(|e| format!("{}: {e}", d.display()))?;
-    for e in rd {
-        let e = e.map_err(|e| e.to_string())?;
-        let p = e.path();
-        let rel = p.strip_prefix(root).expect("under root").to_path_buf();
-        if p.is_dir() {
-            collect(root, &p, out)?;
-        } else if !NOT_BUNDLED.iter().any(|n| rel == Path::new(n)) {
-            out.push(rel);
-        }
-    }
-    Ok(())
-}
-
-/// Unpack a bundle into `dest` (created).
-pub fn unpack(bundle: &Path, dest: &Path) -> Result<(), String> {
-    let mut raw = Vec::new();
-    std::fs::File::open(bundle)
-        .and_then(|mut f| f.read_to_end(&mut raw))
-        .map_err(|e| format!("{}: {e}", bundle.display()))?;
-    let gz = flate2::read::GzDecoder::new(raw.as_slice());
-    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
-    tar::Archive::new(gz)
-        .unpack(dest)
-        .map_err(|e| format!("unpacking {}: {e}", bundle.display()))
 }
 
 /// Boot `kernel` on `topo`, run the calibration with the schedlab binary `exe` and
@@ -307,7 +248,8 @@ pub fn check(
     only_topology: Option<&str>,
     only_kernel: Option<&str>,
 ) -> Result<(Vec<BootCheck>, Vec<String>), String> {
-    let mut out = Vec::new();
+    use rayon::prelude::*;
+    let mut boots = Vec::new();
     let mut missing = Vec::new();
     for topo in &suite.topologies {
         if only_topology.is_some_and(|t| t != topo.name) {
@@ -323,17 +265,25 @@ pub fn check(
                 missing.push(name);
                 continue;
             }
+            boots.push((topo, kernel, bundle));
+        }
+    }
+    // The boots are independent (each its own simulations): checked in parallel, in
+    // suite order.
+    let out = boots
+        .par_iter()
+        .map(|(topo, kernel, bundle)| {
             let tmp = std::env::temp_dir().join(format!(
                 "schedlab-oracle-check-{}-{}-{kernel}",
                 std::process::id(),
                 topo.name
             ));
             let _ = std::fs::remove_dir_all(&tmp);
-            let r = check_bundle(suite, topo, kernel, &bundle, &tmp);
+            let r = check_bundle(suite, topo, kernel, bundle, &tmp);
             let _ = std::fs::remove_dir_all(&tmp);
-            out.push(r?);
-        }
-    }
+            r
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     Ok((out, missing))
 }
 
@@ -349,7 +299,9 @@ fn check_bundle(
     let domains = art.domains()?;
     let mut cases = Vec::new();
     for c in &topo.cases {
-        let o = super::compare_job(&art, c, &suite.case_path(c), &[], &suite.runs_cfg(c))
+        let o = super::OracleCase::load(&suite.case_path(c), &[])
+            .map_err(|e| e.to_string())
+            .and_then(|case| super::compare_job(&art, c, &case, &suite.runs_cfg(c)))
             .map_err(|e| format!("{}: case {c}: {e}", bundle.display()))?;
         cases.push(o);
     }
@@ -375,7 +327,7 @@ pub fn verdict_lines(checks: &[BootCheck]) -> String {
         let _ = writeln!(s, "{} {} domains {d}", b.topology, b.kernel);
         for c in &b.cases {
             for r in &c.comparison.rows {
-                let over = |x: Option<&super::verdicts::RunComparison>| {
+                let over = |x: Option<&super::decisions::verdicts::RunComparison>| {
                     x.and_then(|x| x.row(&r.statistic))
                         .map_or("-", |x| x.verdict.name())
                 };
@@ -391,6 +343,25 @@ pub fn verdict_lines(checks: &[BootCheck]) -> String {
                     over(Some(&c.control))
                 );
             }
+            // Rows compared over runs only (the tool's printed time).
+            for r in &c.runs.rows {
+                if c.comparison.rows.iter().any(|x| x.statistic == r.statistic) {
+                    continue;
+                }
+                let control = c
+                    .control
+                    .row(&r.statistic)
+                    .map_or("-", |x| x.verdict.name());
+                let _ = writeln!(
+                    s,
+                    "{} {} {} {} - | runs {} control {control}",
+                    b.topology,
+                    b.kernel,
+                    c.case,
+                    r.statistic,
+                    r.verdict.name()
+                );
+            }
         }
     }
     s
@@ -403,7 +374,7 @@ pub fn verdict_lines(checks: &[BootCheck]) -> String {
 /// makes differ (*discriminating*). Then the totals per kernel: the share of powered
 /// headline statistics that are consistent, and the share the control makes differ.
 pub fn runs_markdown(checks: &[BootCheck]) -> String {
-    use super::verdicts::RunVerdict as V;
+    use super::decisions::verdicts::RunVerdict as V;
     let mut s = String::from(
         "| topology | kernel | case | real runs | sim runs | consistent | differs | underpowered | n/a | headline: powered | consistent | control differs |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
@@ -411,7 +382,7 @@ pub fn runs_markdown(checks: &[BootCheck]) -> String {
     for b in checks {
         for c in &b.cases {
             let r = &c.runs;
-            let runs = |f: &dyn Fn(&super::verdicts::RunRow) -> usize| {
+            let runs = |f: &dyn Fn(&super::decisions::verdicts::RunRow) -> usize| {
                 r.rows.iter().map(f).max().unwrap_or(0)
             };
             let (rr, sr) = (runs(&|x| x.real_runs), runs(&|x| x.sim_runs));
@@ -474,6 +445,94 @@ pub fn runs_markdown(checks: &[BootCheck]) -> String {
             t[0],
             pct(t[3], t[0])
         );
+    }
+    s
+}
+
+/// The verdicts over runs per kernel and statistic family (the name's first word:
+/// `fork`, `wakeup`, `migrations`, `spread`, `occupancy`, `tool`), over every
+/// statistic with data: first the powered ones (consistent or differs) and the
+/// share of them consistent, then the underpowered, then how many the control
+/// makes differ (the discriminating ones).
+pub fn families_markdown(checks: &[BootCheck]) -> String {
+    use super::decisions::verdicts::RunVerdict as V;
+    // kernel, family -> [with data, consistent, differs, underpowered, control differs]
+    let mut t: std::collections::BTreeMap<(String, String), [usize; 5]> = Default::default();
+    for b in checks {
+        for c in &b.cases {
+            for row in &c.runs.rows {
+                if row.verdict == V::NoData {
+                    continue;
+                }
+                let family = row.statistic.split('.').next().unwrap_or("").to_string();
+                let e = t.entry((b.kernel.clone(), family)).or_default();
+                e[0] += 1;
+                match row.verdict {
+                    V::Consistent => e[1] += 1,
+                    V::Differs => e[2] += 1,
+                    _ => e[3] += 1,
+                }
+                if c.control
+                    .row(&row.statistic)
+                    .is_some_and(|x| x.verdict == V::Differs)
+                {
+                    e[4] += 1;
+                }
+            }
+        }
+    }
+    let mut s = String::from(
+        "| kernel | family | powered | consistent | differs | underpowered | control differs |\n|---|---|---:|---:|---:|---:|---:|\n",
+    );
+    for ((k, f), e) in &t {
+        let powered = e[1] + e[2];
+        let share = if powered == 0 {
+            "-".to_string()
+        } else {
+            format!("{} ({:.0} %)", e[1], 100.0 * e[1] as f64 / powered as f64)
+        };
+        let _ = writeln!(
+            s,
+            "| {k} | {f} | {powered} of {} | {share} | {} | {} | {} of {} |",
+            e[0], e[2], e[3], e[4], e[0]
+        );
+    }
+    s
+}
+
+/// The time each tool-timed case's tool printed (hackbench's `Time:`), real against
+/// simulated: the means over runs, their ratio with its 95 % interval, the verdict
+/// (a factor of 1.5 is the size that matters).
+pub fn tool_times_markdown(checks: &[BootCheck]) -> String {
+    let mut s = String::from(
+        "| topology | kernel | case | real s (runs) | sim s (runs) | sim / real | 95 % interval | verdict |\n|---|---|---|---:|---:|---:|---|---|\n",
+    );
+    for b in checks {
+        for c in &b.cases {
+            let Some(r) = c.runs.row(super::workload::TOOL_TIME) else {
+                continue;
+            };
+            let v = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.3}"));
+            let ratio = match (r.real, r.sim) {
+                (Some(a), Some(b)) if a > 0.0 => format!("{:.2}", b / a),
+                _ => "-".to_string(),
+            };
+            let iv = r.diff.map_or("-".to_string(), |d| {
+                format!("{:.2} … {:.2}", d.lo.exp(), d.hi.exp())
+            });
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} ({}) | {} ({}) | {ratio} | {iv} | {} |",
+                b.topology,
+                b.kernel,
+                c.case,
+                v(r.real),
+                r.real_runs,
+                v(r.sim),
+                r.sim_runs,
+                r.verdict.name()
+            );
+        }
     }
     s
 }
@@ -674,32 +733,5 @@ mod tests {
         let e = Suite::load(&p).unwrap_err();
         assert!(e.msg.contains("kernel `4.19`"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn bundles_are_deterministic_and_round_trip() {
-        let base = std::env::temp_dir().join(format!("schedlab-bundle-{}", std::process::id()));
-        let src = base.join("src");
-        std::fs::create_dir_all(src.join("jobs/a")).unwrap();
-        std::fs::write(src.join("uname_r"), "5.10.0-32-amd64\n").unwrap();
-        std::fs::write(src.join("jobs/a/trace.txt"), "x\n").unwrap();
-        std::fs::write(src.join("console.log"), "noise\n").unwrap();
-        pack(&src, &base.join("one.tar.gz")).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        std::fs::write(src.join("jobs/a/trace.txt"), "x\n").unwrap();
-        pack(&src, &base.join("two.tar.gz")).unwrap();
-        let one = std::fs::read(base.join("one.tar.gz")).unwrap();
-        assert_eq!(one, std::fs::read(base.join("two.tar.gz")).unwrap());
-        unpack(&base.join("one.tar.gz"), &base.join("out")).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(base.join("out/jobs/a/trace.txt")).unwrap(),
-            "x\n"
-        );
-        assert!(!base.join("out/console.log").exists());
-        assert_eq!(
-            Artifacts::open(&base.join("out")).unwrap().release,
-            "5.10.0-32-amd64"
-        );
-        std::fs::remove_dir_all(&base).unwrap();
     }
 }

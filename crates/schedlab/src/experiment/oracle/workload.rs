@@ -57,6 +57,25 @@ pub const RTAPP_EXIT_MARGIN_S: u64 = 10;
 /// Workload kinds the oracle can run for real.
 pub const GUEST_KINDS: &[&str] = &["rtapp", "hackbench"];
 
+/// The statistic of the time a tool prints for its whole run, when it prints one:
+/// hackbench's `Time:` (the simulated generator prints the same line).
+pub const TOOL_TIME: &str = "tool.time_s";
+
+impl GuestWorkload {
+    /// The run's time in seconds as the tool printed it in `stdout` (hackbench's
+    /// `Time: 0.639`); `None` for a tool that prints none, or a run that did not.
+    pub fn tool_time_s(&self, stdout: &str) -> Option<f64> {
+        if self.tool != "hackbench" {
+            return None;
+        }
+        stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Time:"))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|t| t.is_finite() && *t >= 0.0)
+    }
+}
+
 /// Translate the `[workload]` of the scenario at `path` (after `sets` overrides).
 pub fn guest_workload(path: &Path, sets: &[String]) -> Result<GuestWorkload, InputError> {
     let mut doc = Doc::load(path)?;
@@ -196,7 +215,11 @@ mod tests {
     fn hackbench_options_become_its_command_line() {
         let p = oracle_dir().join("hackbench-sockets.toml");
         let g = guest_workload(&p, &[]).unwrap();
-        assert_eq!(g.command, "hackbench -g 2 -f 4 -l 50 -s 100");
+        assert_eq!(g.command, "hackbench -g 2 -f 4 -l 200 -s 100");
+        let out = "Running in process mode with 2 groups\nTime: 0.639\n";
+        assert_eq!(g.tool_time_s(out), Some(0.639));
+        assert_eq!(g.tool_time_s("Running in process mode\n"), None);
+        assert_eq!(g.tool_time_s("Time: nan\n"), None);
         assert!(g.include_root);
         let g = guest_workload(
             &p,

@@ -32,7 +32,7 @@
 //! statistic the control does not make *differ* is *non-discriminating* for that
 //! case, reported as such rather than as a match.
 
-use super::decisions::{statistics, Decisions, Kind, Obs, Stat};
+use super::{statistics, Decisions, Kind, Obs, Stat};
 use crate::stats::verdict::{
     effect, fraction_difference, log_ratio, mean_difference, Effect, Interval,
 };
@@ -194,6 +194,13 @@ pub fn compare_runs(real: &[Decisions], sim: &[Decisions]) -> RunComparison {
         };
     }
     RunComparison { sizes: SIZES, rows }
+}
+
+/// The row of a time the workload's tool printed (hackbench's `Time:`), one value
+/// per run of each side that printed one, compared as a log-ratio like every time.
+pub fn tool_time_row(statistic: &str, real: &[f64], sim: &[f64]) -> RunRow {
+    let obs = |v: &[f64]| -> Vec<Obs> { v.iter().map(|&x| Obs::Value(Some(x))).collect() };
+    row(statistic.to_string(), Kind::Time, &obs(real), &obs(sim))
 }
 
 /// One statistic's row from both sides' per-run observations.

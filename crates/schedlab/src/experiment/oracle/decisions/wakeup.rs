@@ -1,0 +1,102 @@
+//! Wakeup placement: how `select_task_rq_fair` placed a woken task, classified
+//! against its previous CPU (`task_cpu(p)`, `sched_waking`'s `target_cpu`) first and
+//! then against the waker's CPU (`prev`, `waker`, `waker_smt`, `waker_llc`,
+//! `waker_node`, `waker_remote`), with the plain level distributions against each.
+
+use super::{frac, Level, PerLevel};
+use crate::machine::Machine;
+use serde::Serialize;
+
+/// Wakeup classes, prev first (see the module notes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct WakeClasses<T> {
+    pub prev: T,
+    pub waker: T,
+    pub waker_smt: T,
+    pub waker_llc: T,
+    pub waker_node: T,
+    pub waker_remote: T,
+}
+
+impl<T: Copy> WakeClasses<T> {
+    pub const NAMES: [&'static str; 6] = [
+        "prev",
+        "waker",
+        "waker_smt",
+        "waker_llc",
+        "waker_node",
+        "waker_remote",
+    ];
+    pub fn values(&self) -> [T; 6] {
+        [
+            self.prev,
+            self.waker,
+            self.waker_smt,
+            self.waker_llc,
+            self.waker_node,
+            self.waker_remote,
+        ]
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WakeupStats {
+    /// `sched_wakeup` lines of included tasks.
+    pub count: u64,
+    /// Wakeups whose class could not be told (previous CPU unknown, or target ≠
+    /// previous CPU with the waker's CPU unknown): left out of `class`.
+    pub unclassified: u64,
+    pub class_counts: WakeClasses<u64>,
+    pub class: WakeClasses<f64>,
+    /// Target vs the waker's CPU (wakeups with a known waker).
+    pub vs_waker_counts: PerLevel<u64>,
+    pub vs_waker: PerLevel<f64>,
+    /// Target vs the previous CPU (wakeups with a known previous CPU).
+    pub vs_prev_counts: PerLevel<u64>,
+    pub vs_prev: PerLevel<f64>,
+}
+
+impl WakeupStats {
+    /// Count one wakeup to `target` of a task last on `prev`, woken from `waker`.
+    pub(super) fn classify(
+        &mut self,
+        m: &Machine,
+        target: usize,
+        prev: Option<usize>,
+        waker: Option<usize>,
+    ) {
+        if let Some(lv) = prev.and_then(|pr| Level::between(m, pr, target)) {
+            *self.vs_prev_counts.get_mut(lv) += 1;
+        }
+        let vw = waker.and_then(|wc| Level::between(m, wc, target));
+        if let Some(lv) = vw {
+            *self.vs_waker_counts.get_mut(lv) += 1;
+        }
+        let c = &mut self.class_counts;
+        match (prev, vw) {
+            (Some(pr), _) if pr == target => c.prev += 1,
+            (Some(_), Some(Level::Same)) => c.waker += 1,
+            (Some(_), Some(Level::Smt)) => c.waker_smt += 1,
+            (Some(_), Some(Level::Llc)) => c.waker_llc += 1,
+            (Some(_), Some(Level::Node)) => c.waker_node += 1,
+            (Some(_), Some(Level::Remote)) => c.waker_remote += 1,
+            _ => self.unclassified += 1,
+        }
+    }
+}
+
+/// The wakeup fractions of the counts.
+pub(super) fn wakeup_fractions(w: &mut WakeupStats) {
+    let cc = w.class_counts.values();
+    let ct: u64 = cc.iter().sum();
+    w.class = WakeClasses {
+        prev: frac(cc[0], ct),
+        waker: frac(cc[1], ct),
+        waker_smt: frac(cc[2], ct),
+        waker_llc: frac(cc[3], ct),
+        waker_node: frac(cc[4], ct),
+        waker_remote: frac(cc[5], ct),
+    };
+    w.vs_waker = w.vs_waker_counts.fractions();
+    w.vs_prev = w.vs_prev_counts.fractions();
+}
