@@ -29,6 +29,7 @@ fn v5_10_preset_bundles_the_version() {
         "SELECT_IDLE_CAPACITY",
         "ASYM_FITS_CAPACITY",
         "IDLEST_AVG_LOAD",
+        "IDLEST_GROUP_UTIL",
         "LEGACY_SD_FLAG",
         "SIS_PROP",
     ] {
@@ -166,5 +167,52 @@ fn a_fork_leaves_the_heavier_overloaded_group_only_with_the_fix() {
         let mut pr = Probes::default();
         let g = k.find_idlest_group(sd, p, 0, 0, &mut pr);
         assert_eq!(g, fix.then_some(other));
+    }
+}
+
+/// 6 CPUs, three LLC groups {0, 1}, {2, 3}, {4, 5} under one package domain.
+fn three_groups(fix: bool) -> Kernel<Rec> {
+    let mut f = Features::v5_6();
+    f.set(SchedFeat::IDLEST_GROUP_UTIL, fix);
+    kernel_with(test_topology(1, 3, 2, 1), f)
+}
+
+#[test]
+fn a_tie_of_idle_cpus_goes_to_the_lower_group_util_from_v5_9() {
+    for fix in [false, true] {
+        let mut k = three_groups(fix);
+        // The forking task runs on CPU 0: local {0, 1} has 1 idle CPU. {2, 3} and
+        // {4, 5} have 2 each; CPU 2 keeps 400 of blocked util (a thread that ran
+        // and went to sleep), {4, 5} has none. Every group is has_spare.
+        busy(&mut k, 0);
+        k.cpu_rq_mut(2).cfs.avg.util_avg = 400;
+        let p = sleeper_any(&mut k, 0);
+        let sd = k.topology().domains_of(0).last().unwrap();
+        let groups = k.topology().domains[sd].groups.clone();
+        assert_eq!(groups.len(), 3);
+        let mut pr = Probes::default();
+        let stats: Vec<_> = groups
+            .iter()
+            .map(|&g| k.update_sg_wakeup_stats(sd, g, p, 0, &mut pr))
+            .collect();
+        let seen: Vec<_> = stats
+            .iter()
+            .map(|s| (s.group_type, s.idle_cpus, s.group_util))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (GroupType::HasSpare, 1, 0),
+                (GroupType::HasSpare, 2, 400),
+                (GroupType::HasSpare, 2, 0),
+            ]
+        );
+        // v5.6 keeps the first group with the most idle CPUs, {2, 3}; v5.9 takes
+        // the one whose util is lower, {4, 5}. Local has fewer idle CPUs: go.
+        let g = k.find_idlest_group(sd, p, 0, 0, &mut pr);
+        assert_eq!(g, Some(groups[if fix { 2 } else { 1 }]));
+        // An equal util keeps the first.
+        k.cpu_rq_mut(4).cfs.avg.util_avg = 400;
+        assert_eq!(k.find_idlest_group(sd, p, 0, 0, &mut pr), Some(groups[1]));
     }
 }

@@ -219,7 +219,7 @@ fn fork_starts_instance_zero_tasks() {
     let names: Vec<&str> = r.tasks.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, [rtapp::MAIN_TASK, "parent", "child", "child"]);
     assert_eq!(metric(&r, "child/phase0/loops").0, 2);
-    // From t_zero: child 1: parent's run 100 + thread creation (fork/4 = 20 µs) +
+    // From t_zero: child 1: parent's run 100 + thread creation (clone_thread = 20 µs) +
     // run 500 + exit 35 µs; child 2 is created after the parent's 1000 µs sleep (+
     // 50 µs slack).
     let tz = t_zero_us(&r);

@@ -89,7 +89,7 @@ fn the_main_task_creates_every_thread_in_order_from_its_cpu() {
     // Printed by the running main task on its CPU, 0 (where the scenario started it).
     assert!(forks.iter().all(|e| e.by == "rt-app-1" && e.cpu == 0));
     // The main task runs at 1 µs (WFI exit); each pthread_create is a thread fork,
-    // 20 µs of its CPU (C_FORK / 4 = 80 / 4 µs), plus the fork path's own work and
+    // 20 µs of its CPU (clone_thread: 20 µs), plus the fork path's own work and
     // the first switch (< 2 µs).
     let t: Vec<f64> = forks.iter().map(|e| e.ts_ns as f64 / 1000.0).collect();
     assert!((21.0..23.0).contains(&t[0]), "{t:?}");

@@ -28,6 +28,7 @@
 //! | `Ts`, `ss`, `ks` | pipe ping-pong of two threads on one CPU: round trip, switches and wakeups per round trip |
 //! | `Tp`, `sp`, `kp` | the same with a separate process (`cat`) as the peer: every switch changes the mm |
 //! | `Tc`, `Wc`, `kc` | pipe ping-pong of two threads on two CPUs `a` and `b` (same LLC, not SMT siblings when the host allows): round trip, A's write that wakes B (between two clock reads), wakeups per round trip |
+//! | `Ct` | `pthread_create` timed by its caller, 32 (quick) or 128 threads one after another, each blocking at once until all exist; the caller and its children allowed on `a` and `b`, so the fork path puts a child beside its creator, as it puts rt-app's threads on idle CPUs; median per thread |
 //! | `F`, `Xp`, `Xu` | a ping-pong of two threads on CPUs `a` and `b` that never sleeps: A writes its message, then stores a round number in a shared word; B spins on the word, reads the message (it is there, so the read neither blocks nor fails), writes its answer, stores the next number; A spins, reads the answer. Median round trip with no message (`F`: the word alone), with 1 B over two pipes (`Xp`), with 100 B over two AF_UNIX socketpairs (`Xu`) |
 //!
 //! Switches and wakeups are counted by the kernel, not assumed: each thread's
@@ -47,6 +48,7 @@
 //! ```text
 //! syscall, gtod, mutex_fast, futex_wake, futex_wait = S, G, M, Fw, Fa
 //! yield_         = Y
+//! clone_thread   = Ct                     (the stack's mmap, clone, the child's placement)
 //! pipe_write     = Pw − G                 (the write between two clock reads, less one clock read)
 //! pipe_read      = P − pipe_write
 //! unix_write     = Uw − G,   unix_read = U − unix_write
@@ -99,7 +101,12 @@
 //! `wakeup_remote` (a wakeup across LLCs, TTWU_QUEUE) is not measured: it would need
 //! a CPU pair in different LLCs, and on a one-LLC host the simulator never charges it.
 //! Not measured either, and kept at the architecture's default: `tcp_*_8k`, `fork`,
-//! `exit`, `tick`, `migrate_*`, `probe_*`, `balance_per_cpu`, `domain_visit`.
+//! `exit`, `tick`, `migrate_*`, `probe_*`, `balance_per_cpu`, `domain_visit`
+//! (`fork`: a process fork needs `fork()` itself, which safe Rust does not offer, and
+//! its cost grows with the parent's mappings). `Ct` includes what the child's
+//! placement costs its creator (`select_task_rq` on the fork path), which the
+//! simulator charges apart, a few hundred ns of probes beside tens of µs (bare
+//! metal) or hundreds of µs (a TCG guest).
 //! The spinning ping-pong measures the cross-CPU cost of a call whose channel the
 //! *other* CPU touched just before, with both CPUs busy; a channel touched by a
 //! third CPU, or long ago, may cost more or less, and a real workload's calls
@@ -152,6 +159,8 @@ pub struct Inputs {
     pub cross: Option<PingPong>,
     /// `None`: a single CPU.
     pub spin: Option<Spin>,
+    /// `Ct`: `pthread_create`'s caller side, the child blocked.
+    pub thread_create: f64,
 }
 
 /// The spinning cross-CPU ping-pongs (no sleep, no wakeup): round trips in ns.
@@ -166,7 +175,7 @@ pub struct Spin {
 }
 
 /// How many scalars [`Inputs`] has.
-pub const NPRIM: usize = 25;
+pub const NPRIM: usize = 26;
 
 /// (key, description, unit) of each scalar of [`Inputs`], in `Inputs::scalars` order.
 pub const PRIMITIVES: [(&str, &str, &str); NPRIM] = [
@@ -195,6 +204,7 @@ pub const PRIMITIVES: [(&str, &str, &str); NPRIM] = [
     ("F", "spin ping-pong, 2 CPUs, shared word only", "ns"),
     ("Xp", "  + 1 B over two pipes", "ns"),
     ("Xu", "  + 100 B over two AF_UNIX sockets", "ns"),
+    ("Ct", "pthread_create, the caller's side", "ns"),
 ];
 
 impl Inputs {
@@ -232,6 +242,7 @@ impl Inputs {
             self.spin.map(|x| x.flag),
             self.spin.map(|x| x.pipe),
             self.spin.map(|x| x.unix),
+            Some(self.thread_create),
         ]
     }
 
@@ -272,6 +283,7 @@ impl Inputs {
                 pipe: g(23),
                 unix: g(24),
             }),
+            thread_create: g(25),
         }
     }
 
@@ -382,6 +394,12 @@ fn derive_one_cpu(i: &Inputs, c: &mut CostTable, d: &mut Deriving) {
         "Fa".into(),
     );
     set("yield_", &mut c.yield_, Some(i.yield_alone), "Y".into());
+    set(
+        "clone_thread",
+        &mut c.clone_thread,
+        Some(i.thread_create),
+        "Ct".into(),
+    );
     set(
         "pipe_write",
         &mut c.pipe_write,
@@ -673,6 +691,9 @@ pub fn calibrate(
     let a = *allowed.first().ok_or("no CPU allowed")?;
     let b = partner(m, a, &allowed);
     let (n_loop, n_pair, n_pp, n_cross) = counts(opts.quick);
+    // Threads created per repetition: each holds a stack mapping until the last is
+    // made, so a few dozen.
+    let n_threads = if opts.quick { 32 } else { 128 };
     let mut notes = Vec::new();
     let mut reps = Vec::new();
     let mut cpu_wait = Vec::new();
@@ -737,6 +758,8 @@ pub fn calibrate(
             }
             None => None,
         };
+        let pair: Vec<usize> = std::iter::once(a).chain(b).collect();
+        let thread_create = mb::thread_create(&pair, n_threads)?;
         cpu_wait.push(p);
         reps.push(Inputs {
             syscall,
@@ -755,6 +778,7 @@ pub fn calibrate(
             process,
             cross,
             spin,
+            thread_create,
         });
         progress(&format!(
             "repetition {} of {} done{}",
@@ -994,6 +1018,7 @@ mod tests {
                 pipe: 2_100.0,
                 unix: 4_200.0,
             }),
+            thread_create: 25_400.0,
         }
     }
 
@@ -1015,6 +1040,7 @@ mod tests {
             ("futex_wake", 90),
             ("futex_wait", 180),
             ("yield_", 170),
+            ("clone_thread", 25_400),
             ("pipe_write", 180),
             ("pipe_read", 170),
             ("unix_write", 300),

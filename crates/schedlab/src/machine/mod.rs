@@ -267,6 +267,10 @@ pub struct CostTable {
     pub yield_: u64,
     /// `C_FORK` (parent side) and `C_EXIT`.
     pub fork: u64,
+    /// `C_CLONE`: creating a thread (`pthread_create`: the stack's `mmap`, `clone`
+    /// with `CLONE_VM | CLONE_THREAD`), the caller's side. `fork / 4` in every
+    /// preset; measured by `schedlab calibrate host` (`Ct`).
+    pub clone_thread: u64,
     pub exit: u64,
     /// Scheduler tick handler.
     pub tick: u64,
@@ -333,6 +337,7 @@ impl Default for CostTable {
             mutex_fast: 40,
             yield_: 600,
             fork: 80_000,
+            clone_thread: 20_000,
             exit: 35_000,
             tick: 500,
             migrate_smt: 0,

@@ -164,6 +164,7 @@ pub fn cost_arm_big() -> CostTable {
         // yield_ ≈ 1 160 ns. Was 1 500; spec §2 Arm big range 1–2 µs.
         yield_: 1_150,
         fork: 220_000,
+        clone_thread: 55_000,
         exit: 85_000,
         tick: 1_000,
         migrate_smt: 0,
@@ -204,6 +205,7 @@ pub(crate) fn cost_arm_little() -> CostTable {
         mutex_fast: 120,
         yield_: 2_500,
         fork: 450_000,
+        clone_thread: 112_500,
         exit: 175_000,
         tick: 2_000,
         migrate_smt: 0,
@@ -254,6 +256,7 @@ pub(crate) fn cost_power9() -> CostTable {
         mutex_fast: 45,
         yield_: 700,
         fork: 90_000,
+        clone_thread: 22_500,
         exit: 40_000,
         tick: 600,
         migrate_smt: 0,

@@ -789,7 +789,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::FutexWait { .. } | Op::Barrier(_) | Op::CondWait { .. } => c.futex_wait,
             Op::FutexWake { .. } | Op::CondSignal(_) | Op::CondBroadcast(_) => c.futex_wake,
             Op::Lock(_) | Op::Unlock(_) => c.mutex_fast / 2,
-            Op::Fork { thread: true, .. } | Op::Spawn { .. } => c.fork / 4,
+            Op::Fork { thread: true, .. } | Op::Spawn { .. } => c.clone_thread,
             Op::Fork { thread: false, .. } => c.fork,
             Op::Exit => c.exit,
             Op::Yield => c.yield_,

@@ -226,7 +226,7 @@ pub enum Op {
     /// [`WorkloadSpec::spawned`]): a new thread of this task's process, child of this
     /// task, with the spec's name, program, instance, nice and policy; its affinity is
     /// the spec's `cpus` if set, else this task's (inherited). Costs a thread fork
-    /// (`C_FORK / 4`, as `Op::Fork { thread: true }`) and is placed by the fork path.
+    /// (`clone_thread`, as `Op::Fork { thread: true }`) and is placed by the fork path.
     Spawn {
         task: u32,
     },

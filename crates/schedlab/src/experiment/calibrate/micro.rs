@@ -19,9 +19,16 @@ use rustix::thread::{futex, sched_getaffinity, sched_setaffinity, CpuSet};
 
 /// Pin the calling thread to `cpu`.
 pub(crate) fn pin(cpu: usize) -> Result<(), String> {
+    pin_set(&[cpu])
+}
+
+/// Restrict the calling thread to `cpus`.
+fn pin_set(cpus: &[usize]) -> Result<(), String> {
     let mut set = CpuSet::new();
-    set.set(cpu);
-    sched_setaffinity(None, &set).map_err(|e| format!("sched_setaffinity(cpu{cpu}): {e}"))
+    for &c in cpus {
+        set.set(c);
+    }
+    sched_setaffinity(None, &set).map_err(|e| format!("sched_setaffinity({cpus:?}): {e}"))
 }
 
 /// The CPUs this process may run on.
@@ -116,6 +123,39 @@ pub fn syscall(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
             black_box(std::os::unix::process::parent_id());
         }
         Ok(ns_per(n, t0))
+    })
+}
+
+/// `pthread_create` seen from its caller (ns per thread): `n` threads created one
+/// after another by a thread allowed on `cpus`, each child inheriting that mask and
+/// blocking at once (a read lock the creator holds) until all exist, so that only
+/// the creator's side is timed: the stack's `mmap` and guard `mprotect`, the
+/// `clone` and the new task's first placement (`wake_up_new_task`). With two CPUs
+/// the fork path puts most children on the one the creator is not running on, as
+/// it puts rt-app's threads on idle CPUs; the median leaves out a creation that a
+/// child or another task interrupted.
+pub(crate) fn thread_create(cpus: &[usize], n: u64) -> Result<f64, String> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            pin_set(cpus)?;
+            let gate = std::sync::RwLock::new(());
+            let mut each = Vec::with_capacity(n as usize);
+            std::thread::scope(|inner| -> Result<(), String> {
+                let held = gate.write().map_err(|_| "poisoned".to_string())?;
+                for _ in 0..n {
+                    let t0 = Instant::now();
+                    std::thread::Builder::new()
+                        .spawn_scoped(inner, || drop(gate.read()))
+                        .map_err(io("pthread_create"))?;
+                    each.push(t0.elapsed().as_nanos() as u64);
+                }
+                drop(held);
+                Ok(())
+            })?;
+            Ok(median(&mut each))
+        })
+        .join()
+        .map_err(|_| "a calibration thread panicked".to_string())?
     })
 }
 
@@ -600,7 +640,13 @@ mod tests {
     #[test]
     fn primitives_measure_something() {
         let cpu = allowed_cpus().unwrap()[0];
-        assert!(syscall(cpu, 1000).unwrap().value > 0.0);
+        let sys = syscall(cpu, 1000).unwrap().value;
+        assert!(sys > 0.0);
+        // A thread's creation is several system calls (mmap, mprotect, clone3) and
+        // the new task's placement: dearer than one getppid, wherever it runs.
+        let all = allowed_cpus().unwrap();
+        let ct = thread_create(&all[..all.len().min(2)], 16).unwrap();
+        assert!(ct > 2.0 * sys, "pthread_create {ct} ns, getppid {sys} ns");
         let (pair, w) = pipe_write_read(cpu, 200).unwrap().value;
         assert!(pair > 0.0 && w > 0.0);
         let r = busy_rates(&allowed_cpus().unwrap()[..1], 2_000_000).unwrap();

@@ -18,7 +18,9 @@
 //!
 //! **Choosing** (`imb = 1024 × (imbalance_pct − 100) / 100`): the best non-local
 //! group (`update_pick_idlest`: lower type; then lower avg_load for busy types,
-//! more idle CPUs for has_spare, larger max capacity for misfit) against the local:
+//! more idle CPUs for has_spare, larger max capacity for misfit; from v5.9,
+//! `IDLEST_GROUP_UTIL`, a has_spare tie of idle CPUs goes to the lower `group_util`,
+//! whose blocked part remembers a task that just slept there) against the local:
 //!
 //! | local vs idlest type | decision |
 //! |---|---|
@@ -205,17 +207,18 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         find_idlest_group_decide(&cmp).then_some(ig)
     }
 
-    /// `update_pick_idlest(idlest, idlest_sgs, group, sgs)` (v5.6); `None` stands for
-    /// the initial `{overloaded, avg_load = ULONG_MAX}`.
+    /// `update_pick_idlest(idlest, idlest_sgs, group, sgs)` (v5.6; with
+    /// `IDLEST_GROUP_UTIL`, v5.9's tie-break of has_spare groups by `group_util`);
+    /// `None` stands for the initial `{overloaded, avg_load = ULONG_MAX}`.
     fn update_pick_idlest(
         &self,
         cur: Option<&(usize, SgLbStats)>,
         g: usize,
         s: &SgLbStats,
     ) -> bool {
-        let (ct, cl, ci) = match cur {
-            Some((_, c)) => (c.group_type, c.avg_load, c.idle_cpus),
-            None => (GroupType::Overloaded, u64::MAX, 0),
+        let (ct, cl, ci, cu) = match cur {
+            Some((_, c)) => (c.group_type, c.avg_load, c.idle_cpus, c.group_util),
+            None => (GroupType::Overloaded, u64::MAX, 0, u64::MAX),
         };
         if s.group_type != ct {
             return s.group_type < ct;
@@ -230,7 +233,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 }
                 None => true,
             },
-            GroupType::HasSpare => s.idle_cpus > ci,
+            GroupType::HasSpare => {
+                s.idle_cpus > ci
+                    || (self.feat.has(SchedFeat::IDLEST_GROUP_UTIL)
+                        && s.idle_cpus == ci
+                        && s.group_util < cu)
+            }
         }
     }
 
