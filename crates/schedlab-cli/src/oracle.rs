@@ -383,6 +383,8 @@ pub(crate) fn suite_cmd(
         println!();
         print!("{}", suite::runs_markdown(&checks));
         println!();
+        print!("{}", suite::headline_runs_markdown(&checks));
+        println!();
         print!("{}", suite::families_markdown(&checks));
         println!();
         print!("{}", suite::tool_times_markdown(&checks));
@@ -392,11 +394,12 @@ pub(crate) fn suite_cmd(
     }
     if let Some(p) = markdown {
         let text = format!(
-            "{}\n{}\n{}\n{}\n{}\n{}",
+            "{}\n{}\n{}\n{}\n{}\n{}\n{}",
             suite::summary_markdown(&checks),
             suite::headline_markdown(&checks),
             suite::by_statistic_markdown(&checks),
             suite::runs_markdown(&checks),
+            suite::headline_runs_markdown(&checks),
             suite::families_markdown(&checks),
             suite::tool_times_markdown(&checks)
         );

@@ -16,6 +16,7 @@
 //! A topology is named by its machine file's stem (`machines/2s4c2t-2n.toml` →
 //! `2s4c2t-2n`), a bundle by topology and kernel (`2s4c2t-2n-5.10.tar.gz`).
 
+use super::decisions::verdicts::RunVerdict;
 use super::decisions::Verdict;
 use super::domains::DomainComparison;
 use super::guest::qemu::GuestTopology;
@@ -500,6 +501,72 @@ pub fn families_markdown(checks: &[BootCheck]) -> String {
     s
 }
 
+/// Per [`HEADLINE`] statistic and kernel, over the cases with data: how many are
+/// consistent, differ and are underpowered over runs, and how many the control
+/// makes differ (`[consistent, differs, underpowered, control differs]`).
+fn headline_counts<'a>(
+    rows: impl Iterator<Item = (&'a str, &'a str, RunVerdict, Option<RunVerdict>)>,
+) -> std::collections::BTreeMap<(String, String), [usize; 4]> {
+    let mut t: std::collections::BTreeMap<(String, String), [usize; 4]> = Default::default();
+    for (kernel, statistic, v, control) in rows {
+        if v == RunVerdict::NoData || !HEADLINE.contains(&statistic) {
+            continue;
+        }
+        let e = t.entry((statistic.into(), kernel.into())).or_default();
+        match v {
+            RunVerdict::Consistent => e[0] += 1,
+            RunVerdict::Differs => e[1] += 1,
+            _ => e[2] += 1,
+        }
+        if control == Some(RunVerdict::Differs) {
+            e[3] += 1;
+        }
+    }
+    t
+}
+
+/// What each [`HEADLINE`] statistic can tell over runs, per kernel (Markdown): one row
+/// per statistic, a cell per kernel of `consistent / differs / underpowered (control
+/// differs)` over the cases with data.
+pub fn headline_runs_markdown(checks: &[BootCheck]) -> String {
+    let rows = checks.iter().flat_map(|b| {
+        b.cases.iter().flat_map(move |c| {
+            c.runs.rows.iter().map(move |r| {
+                let control = c.control.row(&r.statistic).map(|x| x.verdict);
+                (b.kernel.as_str(), r.statistic.as_str(), r.verdict, control)
+            })
+        })
+    });
+    let t = headline_counts(rows);
+    let kernels: std::collections::BTreeSet<&str> =
+        checks.iter().map(|b| b.kernel.as_str()).collect();
+    let mut s = String::from("| statistic |");
+    for k in &kernels {
+        let _ = write!(
+            s,
+            " {k}: consistent / differs / underpowered (control differs) |"
+        );
+    }
+    s.push_str("\n|---|");
+    for _ in &kernels {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for h in HEADLINE {
+        let _ = write!(s, "| {h} |");
+        for k in &kernels {
+            match t.get(&(h.to_string(), k.to_string())) {
+                Some(e) => {
+                    let _ = write!(s, " {} / {} / {} ({}) |", e[0], e[1], e[2], e[3]);
+                }
+                None => s.push_str(" - |"),
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
 /// The time each tool-timed case's tool printed (hackbench's `Time:`), real against
 /// simulated: the means over runs, their ratio with its 95 % interval, the verdict
 /// (a factor of 1.5 is the size that matters).
@@ -714,6 +781,24 @@ mod tests {
         assert_eq!(jobs.len(), t.cases.len() + 1);
         assert_eq!(jobs[1].name, "hog-spread");
         assert_eq!(jobs[1].command, "timeout -s KILL 12 rt-app hog-spread.json");
+    }
+
+    #[test]
+    fn headline_counts_tally_each_kernel_and_skip_the_rest() {
+        use RunVerdict as V;
+        let rows = [
+            ("5.10", "fork.level", V::Consistent, Some(V::Differs)),
+            ("5.10", "fork.level", V::Differs, Some(V::Consistent)),
+            ("5.10", "fork.level", V::Underpowered, None),
+            ("5.10", "fork.level", V::NoData, Some(V::Differs)),
+            ("6.12", "fork.level", V::Differs, Some(V::Differs)),
+            // Not a headline statistic: left out.
+            ("5.10", "fork.level.same", V::Differs, Some(V::Differs)),
+        ];
+        let t = headline_counts(rows.into_iter());
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[&("fork.level".into(), "5.10".into())], [1, 1, 1, 1]);
+        assert_eq!(t[&("fork.level".into(), "6.12".into())], [0, 1, 0, 1]);
     }
 
     #[test]
