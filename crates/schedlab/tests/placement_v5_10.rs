@@ -112,6 +112,14 @@ fn two_groups(fix: bool) -> Kernel<Rec> {
     kernel_with(test_topology(1, 2, 2, 1), f)
 }
 
+/// CPU 0's top domain and its groups, which must be `n`.
+fn top_groups(k: &Kernel<Rec>, n: usize) -> (usize, Vec<usize>) {
+    let sd = k.topology().domains_of(0).last().unwrap();
+    let groups = k.topology().domains[sd].groups.clone();
+    assert_eq!(groups.len(), n);
+    (sd, groups)
+}
+
 fn load(k: &mut Kernel<Rec>, cpu: usize, nr: u32, util: u64, load: u64) {
     busy(k, cpu);
     k.cpu_rq_mut(cpu).nr_running = nr;
@@ -131,9 +139,7 @@ fn busy_groups_get_their_avg_load_from_v5_8() {
         load(&mut k, 1, 2, 1024, 2048);
         k.cpu_rq_mut(2).cfs.avg.load_avg = 512;
         let p = sleeper_any(&mut k, 3);
-        let sd = k.topology().domains_of(0).last().unwrap();
-        let groups = k.topology().domains[sd].groups.clone();
-        assert_eq!(groups.len(), 2);
+        let (sd, groups) = top_groups(&k, 2);
         let mut pr = Probes::default();
         let s0 = k.update_sg_wakeup_stats(sd, groups[0], p, 0, &mut pr);
         let s1 = k.update_sg_wakeup_stats(sd, groups[1], p, 0, &mut pr);
@@ -187,9 +193,7 @@ fn a_tie_of_idle_cpus_goes_to_the_lower_group_util_from_v5_9() {
         busy(&mut k, 0);
         k.cpu_rq_mut(2).cfs.avg.util_avg = 400;
         let p = sleeper_any(&mut k, 0);
-        let sd = k.topology().domains_of(0).last().unwrap();
-        let groups = k.topology().domains[sd].groups.clone();
-        assert_eq!(groups.len(), 3);
+        let (sd, groups) = top_groups(&k, 3);
         let mut pr = Probes::default();
         let stats: Vec<_> = groups
             .iter()

@@ -456,63 +456,59 @@ pub fn runs_markdown(checks: &[BootCheck]) -> String {
 /// share of them consistent, then the underpowered, then how many the control
 /// makes differ (the discriminating ones).
 pub fn families_markdown(checks: &[BootCheck]) -> String {
-    use super::decisions::verdicts::RunVerdict as V;
-    // kernel, family -> [with data, consistent, differs, underpowered, control differs]
-    let mut t: std::collections::BTreeMap<(String, String), [usize; 5]> = Default::default();
-    for b in checks {
-        for c in &b.cases {
-            for row in &c.runs.rows {
-                if row.verdict == V::NoData {
-                    continue;
-                }
-                let family = row.statistic.split('.').next().unwrap_or("").to_string();
-                let e = t.entry((b.kernel.clone(), family)).or_default();
-                e[0] += 1;
-                match row.verdict {
-                    V::Consistent => e[1] += 1,
-                    V::Differs => e[2] += 1,
-                    _ => e[3] += 1,
-                }
-                if c.control
-                    .row(&row.statistic)
-                    .is_some_and(|x| x.verdict == V::Differs)
-                {
-                    e[4] += 1;
-                }
-            }
-        }
-    }
+    let t = tally(run_rows(checks), |kernel, statistic| {
+        let family = statistic.split('.').next().unwrap_or("");
+        Some((kernel.to_string(), family.to_string()))
+    });
     let mut s = String::from(
         "| kernel | family | powered | consistent | differs | underpowered | control differs |\n|---|---|---:|---:|---:|---:|---:|\n",
     );
     for ((k, f), e) in &t {
-        let powered = e[1] + e[2];
+        let powered = e[0] + e[1];
+        let with_data = powered + e[2];
         let share = if powered == 0 {
             "-".to_string()
         } else {
-            format!("{} ({:.0} %)", e[1], 100.0 * e[1] as f64 / powered as f64)
+            format!("{} ({:.0} %)", e[0], 100.0 * e[0] as f64 / powered as f64)
         };
         let _ = writeln!(
             s,
-            "| {k} | {f} | {powered} of {} | {share} | {} | {} | {} of {} |",
-            e[0], e[2], e[3], e[4], e[0]
+            "| {k} | {f} | {powered} of {with_data} | {share} | {} | {} | {} of {with_data} |",
+            e[1], e[2], e[3]
         );
     }
     s
 }
 
-/// Per [`HEADLINE`] statistic and kernel, over the cases with data: how many are
-/// consistent, differ and are underpowered over runs, and how many the control
-/// makes differ (`[consistent, differs, underpowered, control differs]`).
-fn headline_counts<'a>(
+/// Every statistic compared over runs: (kernel, statistic, verdict, the control's).
+fn run_rows(
+    checks: &[BootCheck],
+) -> impl Iterator<Item = (&str, &str, RunVerdict, Option<RunVerdict>)> {
+    checks.iter().flat_map(|b| {
+        b.cases.iter().flat_map(move |c| {
+            c.runs.rows.iter().map(move |r| {
+                let control = c.control.row(&r.statistic).map(|x| x.verdict);
+                (b.kernel.as_str(), r.statistic.as_str(), r.verdict, control)
+            })
+        })
+    })
+}
+
+/// The verdicts over runs of the rows with data, grouped by `key(kernel, statistic)`
+/// (`None`: left out): `[consistent, differs, underpowered, control differs]`.
+fn tally<'a, K: Ord>(
     rows: impl Iterator<Item = (&'a str, &'a str, RunVerdict, Option<RunVerdict>)>,
-) -> std::collections::BTreeMap<(String, String), [usize; 4]> {
-    let mut t: std::collections::BTreeMap<(String, String), [usize; 4]> = Default::default();
+    key: impl Fn(&str, &str) -> Option<K>,
+) -> std::collections::BTreeMap<K, [usize; 4]> {
+    let mut t: std::collections::BTreeMap<K, [usize; 4]> = Default::default();
     for (kernel, statistic, v, control) in rows {
-        if v == RunVerdict::NoData || !HEADLINE.contains(&statistic) {
+        if v == RunVerdict::NoData {
             continue;
         }
-        let e = t.entry((statistic.into(), kernel.into())).or_default();
+        let Some(k) = key(kernel, statistic) else {
+            continue;
+        };
+        let e = t.entry(k).or_default();
         match v {
             RunVerdict::Consistent => e[0] += 1,
             RunVerdict::Differs => e[1] += 1,
@@ -525,19 +521,22 @@ fn headline_counts<'a>(
     t
 }
 
+/// The [`tally`] of the [`HEADLINE`] statistics, by (statistic, kernel).
+fn headline_counts<'a>(
+    rows: impl Iterator<Item = (&'a str, &'a str, RunVerdict, Option<RunVerdict>)>,
+) -> std::collections::BTreeMap<(String, String), [usize; 4]> {
+    tally(rows, |kernel, statistic| {
+        HEADLINE
+            .contains(&statistic)
+            .then(|| (statistic.to_string(), kernel.to_string()))
+    })
+}
+
 /// What each [`HEADLINE`] statistic can tell over runs, per kernel (Markdown): one row
 /// per statistic, a cell per kernel of `consistent / differs / underpowered (control
 /// differs)` over the cases with data.
 pub fn headline_runs_markdown(checks: &[BootCheck]) -> String {
-    let rows = checks.iter().flat_map(|b| {
-        b.cases.iter().flat_map(move |c| {
-            c.runs.rows.iter().map(move |r| {
-                let control = c.control.row(&r.statistic).map(|x| x.verdict);
-                (b.kernel.as_str(), r.statistic.as_str(), r.verdict, control)
-            })
-        })
-    });
-    let t = headline_counts(rows);
+    let t = headline_counts(run_rows(checks));
     let kernels: std::collections::BTreeSet<&str> =
         checks.iter().map(|b| b.kernel.as_str()).collect();
     let mut s = String::from("| statistic |");
