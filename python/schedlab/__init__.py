@@ -58,6 +58,7 @@ def run(
     features: Words = None,
     trace: Union[None, bool, str, "os.PathLike[str]"] = None,
     frame: str = "pandas",
+    allow_native_scheduler: bool = False,
 ) -> Result:
     """Run one scenario, like ``schedlab run SCENARIO [--seed] [--set]... [--features]``.
 
@@ -67,7 +68,10 @@ def run(
     event log), True (keep the event log: ``Result.events``), or a path: keep the event
     log and also write the trace file, in the format its extension names (``.txt``
     ftrace text, ``.perfetto-trace``/``.pftrace`` Perfetto, ``.dat`` trace-cmd, else the
-    decision trace).
+    decision trace). ``allow_native_scheduler``: compile and run the C scheduler the
+    scenario names (``[kernel] scheduler = "x.bpf.c"``), which is native code run
+    contained (docs/sched-ext.md, "Trust"); the shipped ``scenarios/scx/`` sources
+    need no consent. It is the CLI's ``--allow-native-scheduler``.
     Raises :class:`InputError` on bad input.
     """
     _frames.check_frame(frame)
@@ -76,7 +80,8 @@ def run(
     if seed is not None and not isinstance(seed, int):
         raise TypeError(f"seed must be an int, not {type(seed).__name__}")
     raw = _native.run(
-        source, kind, seed, _args.sets(set), _args.features(features), events, trace_path
+        source, kind, seed, _args.sets(set), _args.features(features), events, trace_path,
+        allow_native_scheduler=bool(allow_native_scheduler),
     )
     return Result(raw, frame)
 
@@ -90,17 +95,20 @@ def compare(
     jobs: Optional[int] = None,
     set: Words = None,  # noqa: A002
     frame: str = "pandas",
+    allow_native_scheduler: bool = False,
 ) -> Comparison:
     """Compare two arms over ``runs`` paired seeds, like ``schedlab compare``.
 
     An arm is a SPEC: comma-separated feature words (``NAME``/``NO_NAME``) and
     ``key=value`` overrides, or a list of them; ``""`` is the scenario as written.
     ``set`` applies to both arms. ``jobs``: threads (results do not depend on it).
+    ``allow_native_scheduler``: as :func:`run`'s.
     """
     _frames.check_frame(frame)
     source, kind = _args.scenario_source(scenario)
     raw = _native.compare(
-        source, kind, _args.spec(a), _args.spec(b), _args.runs(runs), jobs, _args.sets(set)
+        source, kind, _args.spec(a), _args.spec(b), _args.runs(runs), jobs, _args.sets(set),
+        allow_native_scheduler=bool(allow_native_scheduler),
     )
     return Comparison(raw, frame)
 
@@ -115,6 +123,7 @@ def sweep(
     parquet: bool = False,
     client: Any = None,
     frame: str = "pandas",
+    allow_native_scheduler: bool = False,
 ) -> Any:
     """Run the grid's points x ``runs`` seeds, like ``schedlab sweep``; return the tidy table.
 
@@ -127,6 +136,8 @@ def sweep(
     ``dask.distributed.Client`` runs every (point, seed) as a Dask task
     (:func:`schedlab.dask_sweep.sweep_on_dask`). With pandas, ``df.attrs["schedlab"]``
     holds the counts (points, runs_total, already_done, ran).
+    ``allow_native_scheduler``: as :func:`run`'s; on Dask each worker must also
+    have ``SCHEDLAB_ALLOW_NATIVE_SCHEDULER=1`` in its environment.
     """
     _frames.check_frame(frame)
     source, kind = _args.scenario_source(scenario)
@@ -142,12 +153,14 @@ def sweep(
             out_dir = os.fsdecode(out_dir)
     try:
         if client is None:
-            res = _native.sweep(source, kind, grid_args, runs, jobs, out_dir, bool(parquet))
+            res = _native.sweep(source, kind, grid_args, runs, jobs, out_dir, bool(parquet),
+                                allow_native_scheduler=bool(allow_native_scheduler))
         else:
             from .dask_sweep import sweep_on_dask
 
             res = sweep_on_dask(
-                source, kind, grid_args, runs, out_dir, client, parquet=bool(parquet)
+                source, kind, grid_args, runs, out_dir, client, parquet=bool(parquet),
+                allow_native_scheduler=bool(allow_native_scheduler),
             )
         df = _frames.to_frame(res["table"], frame)
     finally:

@@ -78,6 +78,7 @@ def sweep_on_dask(
     parquet: bool = False,
     retries: int = 2,
     on_result: Optional[Callable[[int, int, str], None]] = None,
+    allow_native_scheduler: bool = False,
 ) -> Dict[str, Any]:
     """Run a sweep's missing (point, seed) pairs on ``client``'s cluster.
 
@@ -87,11 +88,15 @@ def sweep_on_dask(
     :func:`schedlab._native.sweep`: points, runs_total, already_done, ran, table.
     On a failed task the remaining ones are cancelled and its exception re-raised;
     everything appended so far stays in ``out`` for a resume.
+    ``allow_native_scheduler``: the driver's word that the C scheduler the scenario
+    names may run; it travels in each task (never in the scenario), and a worker runs
+    it only if its own environment also has ``SCHEDLAB_ALLOW_NATIVE_SCHEDULER=1``.
     """
     from dask.distributed import as_completed
 
 
-    plan = _native.SweepPlan(source, kind, list(grid), check_runs(runs), out)
+    plan = _native.SweepPlan(source, kind, list(grid), check_runs(runs), out,
+                             allow_native_scheduler=bool(allow_native_scheduler))
     futures = []
     where: Dict[str, tuple] = {}
     for point, seed in plan.todo():
@@ -132,6 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="DIR",
                    help="output directory (results.jsonl, results.csv); rerun to resume")
     p.add_argument("--parquet", action="store_true", help="also write results.parquet")
+    p.add_argument("--allow-native-scheduler", action="store_true",
+                   help="run the C scheduler the scenario names (each worker also needs "
+                   "SCHEDLAB_ALLOW_NATIVE_SCHEDULER=1)")
     p.add_argument("--jobs", type=int, default=None, help=argparse.SUPPRESS)  # local-only
     p.add_argument("--timeout", type=float, default=20.0, metavar="S",
                    help="seconds to wait for the scheduler (default 20)")
@@ -156,7 +164,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # Validate the scenario, the grid and the out directory before connecting, so bad
     # input is reported (exit 2) whether or not a scheduler is up.
     try:
-        _native.SweepPlan(args.scenario, "path", list(args.grid), args.runs, args.out)
+        _native.SweepPlan(args.scenario, "path", list(args.grid), args.runs, args.out,
+                          allow_native_scheduler=args.allow_native_scheduler)
     except _native.InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -168,7 +177,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     try:
         res = sweep_on_dask(args.scenario, "path", list(args.grid), args.runs, args.out,
-                            client, parquet=args.parquet)
+                            client, parquet=args.parquet,
+                            allow_native_scheduler=args.allow_native_scheduler)
     except (_native.InputError, WorkerInputError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -59,6 +59,11 @@ enum Cmd {
         /// Comma-separated scheduler features (`NAME` or `NO_NAME`).
         #[arg(long)]
         features: Option<String>,
+        /// Compile and run the C scheduler the scenario names (`[kernel] scheduler =
+        /// "x.bpf.c"`): native code, run contained (docs/sched-ext.md, "Trust").
+        /// The shipped `scenarios/scx/` sources need no flag.
+        #[arg(long)]
+        allow_native_scheduler: bool,
         /// Write the result JSON here (atomically).
         #[arg(long)]
         json: Option<PathBuf>,
@@ -128,6 +133,11 @@ enum Cmd {
         /// Overrides applied to both arms.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Compile and run the C scheduler the scenario names (`[kernel] scheduler =
+        /// "x.bpf.c"`): native code, run contained (docs/sched-ext.md, "Trust").
+        /// The shipped `scenarios/scx/` sources need no flag.
+        #[arg(long)]
+        allow_native_scheduler: bool,
         /// Also write the table as CSV here.
         #[arg(long)]
         csv: Option<PathBuf>,
@@ -183,6 +193,11 @@ enum Cmd {
         /// Also write DIR/results.parquet (the rows of results.csv).
         #[arg(long)]
         parquet: bool,
+        /// Compile and run the C scheduler the scenario names (`[kernel] scheduler =
+        /// "x.bpf.c"`): native code, run contained (docs/sched-ext.md, "Trust").
+        /// The shipped `scenarios/scx/` sources need no flag.
+        #[arg(long)]
+        allow_native_scheduler: bool,
         /// Run each (point, seed) as one task on this Dask cluster
         /// (`tcp://HOST:PORT`), through the Python package (`pip install .`;
         /// `SCHEDLAB_PYTHON` names the interpreter, default `python3`). Same files,
@@ -207,6 +222,11 @@ enum Cmd {
         sets: Vec<String>,
         #[arg(long)]
         features: Option<String>,
+        /// Compile and run the C scheduler the scenario names (`[kernel] scheduler =
+        /// "x.bpf.c"`): native code, run contained (docs/sched-ext.md, "Trust").
+        /// The shipped `scenarios/scx/` sources need no flag.
+        #[arg(long)]
+        allow_native_scheduler: bool,
     },
     /// Run the seeds' own experiments (paired, baseline vs feature) and print
     /// them beside the numbers each seed reports.
@@ -361,6 +381,11 @@ enum OracleVerb {
         topology: Option<String>,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Compile and run the C scheduler the scenario names (`[kernel] scheduler =
+        /// "x.bpf.c"`): native code, run contained (docs/sched-ext.md, "Trust").
+        /// The shipped `scenarios/scx/` sources need no flag.
+        #[arg(long)]
+        allow_native_scheduler: bool,
         /// Where the guest runs are kept (one directory per kernel).
         #[arg(long, default_value = "oracle-runs")]
         out: PathBuf,
@@ -392,6 +417,11 @@ enum OracleVerb {
         job: Option<String>,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Compile and run the C scheduler the scenario names (`[kernel] scheduler =
+        /// "x.bpf.c"`): native code, run contained (docs/sched-ext.md, "Trust").
+        /// The shipped `scenarios/scx/` sources need no flag.
+        #[arg(long)]
+        allow_native_scheduler: bool,
         #[arg(long)]
         json: Option<PathBuf>,
         /// Also write a self-contained HTML report here.
@@ -469,7 +499,7 @@ fn compare_cmd(
     b: &str,
     runs: u32,
     jobs: Option<usize>,
-    sets: &[String],
+    (sets, native): (&[String], bool),
     [csv, json, report, parquet]: [Option<PathBuf>; 4],
     (trace, trace_window, layout): (Option<PathBuf>, Option<String>, Option<String>),
     quiet: bool,
@@ -482,7 +512,7 @@ fn compare_cmd(
             .flat_map(|p| [arm_path(p, "a"), arm_path(p, "b")]),
     )?;
     let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
-    let (sa, sb) = load_arms(experiment::Source::File(scenario), &a, &b, sets)?;
+    let (sa, sb) = load_arms(experiment::Source::File(scenario), &a, &b, sets, native)?;
     let jobs = experiment::jobs_or_all(jobs);
     let bar = progress::Progress::new("compare", 2 * runs as u64, quiet);
     let progress = |ev: u64| bar.run(ev);
@@ -826,7 +856,7 @@ fn sweep_cmd(
     (jobs, dask): (Option<usize>, Option<&str>),
     out: &Path,
     (report, parquet): (Option<PathBuf>, bool),
-    quiet: bool,
+    (quiet, native): (bool, bool),
 ) -> Result<(), Failure> {
     use experiment::sweep::{sweep, Axis};
     schedlab::files::check_writable_dir(out)?;
@@ -836,12 +866,14 @@ fn sweep_cmd(
         .map(|g| Axis::parse(g))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(addr) = dask {
-        dask_sweep(scenario, grid, runs, addr, out, parquet, quiet)?;
+        dask_sweep(scenario, grid, runs, addr, out, (parquet, native), quiet)?;
     } else {
         let jobs = experiment::jobs_or_all(jobs);
         let total = experiment::sweep::points(&axes).len() as u64 * runs as u64;
         let bar = progress::Progress::new("sweep", total, quiet);
-        let summary = sweep(scenario, &axes, runs, jobs, out, parquet, &|| bar.run(0))?;
+        let summary = sweep(scenario, &axes, runs, jobs, out, parquet, native, &|| {
+            bar.run(0)
+        })?;
         bar.finish();
         if !quiet {
             outln!(
@@ -880,7 +912,7 @@ fn dask_sweep(
     runs: u32,
     addr: &str,
     out: &Path,
-    parquet: bool,
+    (parquet, native): (bool, bool),
     quiet: bool,
 ) -> Result<(), Failure> {
     let python = std::env::var_os("SCHEDLAB_PYTHON").unwrap_or_else(|| "python3".into());
@@ -896,6 +928,9 @@ fn dask_sweep(
     }
     if parquet {
         cmd.arg("--parquet");
+    }
+    if native {
+        cmd.arg(experiment::NATIVE_FLAG);
     }
     if quiet {
         cmd.arg("--quiet");
@@ -963,11 +998,12 @@ fn oracle_cmd(verb: OracleVerb) -> Result<(), Failure> {
             report,
             boot,
             quiet,
+            allow_native_scheduler,
         } => oracle::run_cmd(
             &scenario,
             &kernel,
             topology.as_deref(),
-            sets,
+            (sets, allow_native_scheduler),
             &out,
             no_calibrate,
             repeat,
@@ -983,11 +1019,12 @@ fn oracle_cmd(verb: OracleVerb) -> Result<(), Failure> {
             json,
             report,
             quiet,
+            allow_native_scheduler,
         } => oracle::compare_cmd(
             &dir,
             &scenario,
             job,
-            sets,
+            (sets, allow_native_scheduler),
             oracle::Outputs { json, report },
             quiet,
         ),
@@ -1031,11 +1068,13 @@ fn real_main() -> Result<(), Failure> {
             ftrace_layout,
             quiet,
             verbose,
+            allow_native_scheduler,
         } => {
             let ov = Overrides {
                 sets,
                 features,
                 seed,
+                native_scheduler: allow_native_scheduler,
             };
             run_cmd(
                 &scenario,
@@ -1067,13 +1106,14 @@ fn real_main() -> Result<(), Failure> {
             trace_window,
             ftrace_layout,
             quiet,
+            allow_native_scheduler,
         } => compare_cmd(
             &scenario,
             &a,
             &b,
             runs,
             jobs,
-            &sets,
+            (&sets, allow_native_scheduler),
             [csv, json, report, parquet],
             (trace, trace_window, ftrace_layout),
             quiet,
@@ -1088,6 +1128,7 @@ fn real_main() -> Result<(), Failure> {
             parquet,
             dask,
             quiet,
+            allow_native_scheduler,
         } => sweep_cmd(
             &scenario,
             &grid,
@@ -1095,7 +1136,7 @@ fn real_main() -> Result<(), Failure> {
             (jobs, dask.as_deref()),
             &out,
             (report, parquet),
-            quiet,
+            (quiet, allow_native_scheduler),
         )?,
         Cmd::Reproduce {
             seeds,
@@ -1115,11 +1156,13 @@ fn real_main() -> Result<(), Failure> {
             seed,
             sets,
             features,
+            allow_native_scheduler,
         } => {
             let ov = Overrides {
                 sets,
                 features,
                 seed,
+                native_scheduler: allow_native_scheduler,
             };
             explain_cmd(&scenario, &task, at, ov)?
         }

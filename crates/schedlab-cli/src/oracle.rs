@@ -145,7 +145,7 @@ pub(crate) fn run_cmd(
     scenario: &Path,
     kernels: &[String],
     topology: Option<&str>,
-    sets: Vec<String>,
+    (sets, native): (Vec<String>, bool),
     out: &Path,
     no_calibrate: bool,
     repeat: u32,
@@ -163,6 +163,7 @@ pub(crate) fn run_cmd(
         scenario,
         &Overrides {
             sets: sets.clone(),
+            native_scheduler: native,
             ..Default::default()
         },
     )?;
@@ -265,12 +266,12 @@ pub(crate) fn compare_cmd(
     dir: &Path,
     scenario: &Path,
     job: Option<String>,
-    sets: Vec<String>,
+    (sets, native): (Vec<String>, bool),
     outputs: Outputs,
     quiet: bool,
 ) -> Result<(), Failure> {
     let job = job.unwrap_or_else(|| job_name(scenario));
-    let case = o::OracleCase::load(scenario, &sets)?;
+    let case = o::OracleCase::load(scenario, &sets, native)?;
     let r = compare_dir(dir, &job, &case, None)?;
     print_kernel(&r, quiet);
     write_outputs(&outputs, &[r], &format!("schedlab oracle: {job}"))

@@ -121,7 +121,7 @@ fn bytes<'py>(py: Python<'py>, b: &RecordBatch) -> Bound<'py, PyBytes> {
 
 /// Run a scenario (replication 0 of its seed); see the package's `schedlab.run`.
 #[pyfunction]
-#[pyo3(signature = (source, kind, seed=None, sets=vec![], features=None, events=false, trace=None))]
+#[pyo3(signature = (source, kind, seed=None, sets=vec![], features=None, events=false, trace=None, allow_native_scheduler=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -132,12 +132,14 @@ fn run<'py>(
     features: Option<String>,
     events: bool,
     trace: Option<PathBuf>,
+    allow_native_scheduler: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scen = Scen::new(source, kind)?;
     let ov = Overrides {
         sets,
         features,
         seed,
+        native_scheduler: allow_native_scheduler,
     };
     if let Some(p) = &trace {
         schedlab::files::check_all(std::iter::once(p)).map_err(input_err)?;
@@ -226,7 +228,7 @@ fn run<'py>(
 
 /// Compare two arms over paired runs; see the package's `schedlab.compare`.
 #[pyfunction]
-#[pyo3(signature = (source, kind, a="", b="", runs=20, jobs=None, sets=vec![]))]
+#[pyo3(signature = (source, kind, a="", b="", runs=20, jobs=None, sets=vec![], allow_native_scheduler=false))]
 #[allow(clippy::too_many_arguments)]
 fn compare<'py>(
     py: Python<'py>,
@@ -237,6 +239,7 @@ fn compare<'py>(
     runs: u32,
     jobs: Option<usize>,
     sets: Vec<String>,
+    allow_native_scheduler: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     if runs == 0 || runs > exp::MAX_RUNS {
         return Err(input_err(LibInputError::new(format!(
@@ -247,7 +250,8 @@ fn compare<'py>(
     let scen = Scen::new(source, kind)?;
     let (a, b) = (ArmSpec::parse(a), ArmSpec::parse(b));
     let cmp = py.detach(|| -> Result<_, PyErr> {
-        let (sa, sb) = load_arms(scen.source(), &a, &b, &sets).map_err(input_err)?;
+        let (sa, sb) =
+            load_arms(scen.source(), &a, &b, &sets, allow_native_scheduler).map_err(input_err)?;
         let (cmp, _) = compare_detailed(&sa, &sb, &a, &b, runs, exp::jobs_or_all(jobs), &|_| {})
             .map_err(PyRuntimeError::new_err)?;
         Ok(cmp)
@@ -286,7 +290,7 @@ fn summary_dict<'py>(
 
 /// A local sweep into `out` (resumable); see the package's `schedlab.sweep`.
 #[pyfunction]
-#[pyo3(signature = (source, kind, grid, runs=1, jobs=None, out=PathBuf::new(), parquet=false))]
+#[pyo3(signature = (source, kind, grid, runs=1, jobs=None, out=PathBuf::new(), parquet=false, allow_native_scheduler=false))]
 #[allow(clippy::too_many_arguments)]
 fn sweep<'py>(
     py: Python<'py>,
@@ -297,6 +301,7 @@ fn sweep<'py>(
     jobs: Option<usize>,
     out: PathBuf,
     parquet: bool,
+    allow_native_scheduler: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scen = Scen::new(source, kind)?;
     let axes = axes(&grid)?;
@@ -309,6 +314,7 @@ fn sweep<'py>(
             exp::jobs_or_all(jobs),
             &out,
             parquet,
+            allow_native_scheduler,
             &|| {},
         )
         .map_err(input_err)
@@ -335,6 +341,7 @@ impl PySweepPlan {
 #[pymethods]
 impl PySweepPlan {
     #[new]
+    #[pyo3(signature = (source, kind, grid, runs, out, allow_native_scheduler=false))]
     fn new(
         py: Python<'_>,
         source: &str,
@@ -342,12 +349,15 @@ impl PySweepPlan {
         grid: Vec<String>,
         runs: u32,
         out: PathBuf,
+        allow_native_scheduler: bool,
     ) -> PyResult<Self> {
         let scen = Scen::new(source, kind)?;
         let axes = axes(&grid)?;
         schedlab::files::check_writable_dir(&out).map_err(input_err)?;
-        let plan =
-            py.detach(|| SweepPlan::new(scen.source(), &axes, runs, &out).map_err(input_err))?;
+        let plan = py.detach(|| {
+            SweepPlan::new(scen.source(), &axes, runs, &out, allow_native_scheduler)
+                .map_err(input_err)
+        })?;
         Ok(PySweepPlan {
             plan: Some(plan),
             keys: axes.iter().map(|a| a.key.clone()).collect(),
@@ -388,6 +398,7 @@ impl PySweepPlan {
         Vec<(String, String)>,
         u64,
         String,
+        bool,
     )> {
         let t = self.plan()?.task(point, seed).map_err(input_err)?;
         Ok((
@@ -398,6 +409,7 @@ impl PySweepPlan {
             t.params,
             t.seed,
             t.id,
+            t.native_scheduler,
         ))
     }
 
@@ -421,8 +433,11 @@ impl PySweepPlan {
 }
 
 /// Run one (point, seed) of a sweep from its task (`SweepPlan.task`); returns
-/// the result line.
+/// the result line. A C scheduler runs only if the driver allowed it (the
+/// task's last field) and this process does too:
+/// `SCHEDLAB_ALLOW_NATIVE_SCHEDULER=1` in its environment (a Dask worker's).
 #[pyfunction]
+#[pyo3(signature = (text, file, sets, point, params, seed, id, native_scheduler=false))]
 #[allow(clippy::too_many_arguments)]
 fn run_point(
     py: Python<'_>,
@@ -433,6 +448,7 @@ fn run_point(
     params: Vec<(String, String)>,
     seed: u64,
     id: String,
+    native_scheduler: bool,
 ) -> PyResult<String> {
     let t = PointTask {
         text,
@@ -442,8 +458,10 @@ fn run_point(
         params,
         seed,
         id,
+        native_scheduler,
     };
-    let rec = py.detach(|| lib_sweep::run_point(&t).map_err(input_err))?;
+    let worker = std::env::var_os("SCHEDLAB_ALLOW_NATIVE_SCHEDULER").is_some_and(|v| v == "1");
+    let rec = py.detach(|| lib_sweep::run_point(&t, worker).map_err(input_err))?;
     serde_json::to_string(&rec).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 

@@ -560,7 +560,7 @@ fn merge(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
 }
 
 /// Summary statistics of a distribution (values in the metric's unit).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub count: u64,
     pub mean: f64,

@@ -15,6 +15,7 @@ fn scenario(extra: &str, arm: &ArmSpec) -> Scenario {
         sets: arm.sets.clone(),
         features: (!arm.features.is_empty()).then(|| arm.features.join(",")),
         seed: None,
+        native_scheduler: false,
     };
     Scenario::from_doc(doc, &ov).unwrap()
 }

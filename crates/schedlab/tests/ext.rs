@@ -144,11 +144,22 @@ fn scx_file(rel: &str) -> String {
     p.canonicalize().unwrap().display().to_string()
 }
 
-fn bpf_err(text: &str) -> String {
+/// The scenario `text`, with the user's word that its C scheduler may run
+/// (`--allow-native-scheduler`).
+fn native(text: &str) -> Result<schedlab::experiment::Scenario, String> {
     let doc = schedlab::config::Doc::parse(text, std::path::Path::new("t.toml")).unwrap();
-    schedlab::experiment::Scenario::from_doc(doc, &Default::default())
-        .unwrap_err()
-        .to_string()
+    let ov = schedlab::experiment::Overrides {
+        native_scheduler: true,
+        ..Default::default()
+    };
+    schedlab::experiment::Scenario::from_doc(doc, &ov).map_err(|e| e.to_string())
+}
+
+fn bpf_err(text: &str) -> String {
+    match native(text) {
+        Err(e) => e,
+        Ok(_) => panic!("the scenario was not refused"),
+    }
 }
 
 #[test]
@@ -182,21 +193,23 @@ fn the_shim_s_maps_helpers_and_cpumasks_hold_inside_a_running_scheduler() {
     // The scheduler checks the shim in its init and at every tick, failing with
     // scx_bpf_error(); --check adds the class's invariants at every event.
     let f = scx_file("scx/shim_selftest.bpf.c");
-    let ok = scenario_of(&ext_scenario_text(
+    let ok = native(&ext_scenario_text(
         "xeon-e5-40",
         &f,
         "[kernel.scheduler_globals]\nexpect_cpus = \"nr_cpus\"",
-    ));
+    ))
+    .unwrap();
     let r = run_result(&ok);
     assert_eq!(r.workload.stop_reason, schedlab::sim::StopReason::Completed);
     // A wrong expectation fails the scheduler's own init check at t = 0: the kernel
     // disables it before any task ran under it, and the fair class runs the
     // workload (under --check, so the fair invariants hold after the switch).
-    let bad = scenario_of(&ext_scenario_text(
+    let bad = native(&ext_scenario_text(
         "xeon-e5-40",
         &f,
         "[kernel.scheduler_globals]\nexpect_cpus = 39",
-    ));
+    ))
+    .unwrap();
     let opts = checked();
     let r = schedlab::experiment::run(&bad, 1, 0, &opts).unwrap().0;
     let x = r
@@ -425,7 +438,7 @@ fn explain_shows_the_ops_and_kfuncs_of_an_ext_placement() {
          SCX_OPS_DEFINE(e_ops, .enqueue = (void *)e_enqueue, .name = \"e\");\n",
     )
     .unwrap();
-    let sc = scenario_of(&ext_scenario_text("juno-r0", &f.display().to_string(), ""));
+    let sc = native(&ext_scenario_text("juno-r0", &f.display().to_string(), "")).unwrap();
     let e = explain(&sc, &TaskSel::parse("receiver"), 2_000_000)
         .unwrap()
         .unwrap();
@@ -544,7 +557,7 @@ fn the_fair_class_takes_over_mid_run_with_its_invariants_under_cfs_and_eevdf() {
     for preset in ["v5.6", "v6.12"] {
         let text = ext_scenario_text("juno-r0", &f, "[kernel.scheduler_globals]\nstarved_pid = 5")
             .replace("preset = \"v5.6\"", &format!("preset = \"{preset}\""));
-        let sc = scenario_of(&text);
+        let sc = native(&text).unwrap();
         let opts = checked();
         let r = schedlab::experiment::run(&sc, 1, 0, &opts).unwrap().0;
         let x = r

@@ -21,7 +21,34 @@
 #ifndef SCHEDLAB_SCX_COMMON_BPF_H
 #define SCHEDLAB_SCX_COMMON_BPF_H
 
-#include <errno.h>
+/*
+ * The scheduler is compiled with the compiler's own headers only (no libc
+ * headers: it is not a program of the host), so the error numbers it returns
+ * are defined here, with Linux's values.
+ */
+#ifndef EPERM
+#define EPERM 1
+#define ENOENT 2
+#define ESRCH 3
+#define EINTR 4
+#define EIO 5
+#define ENXIO 6
+#define E2BIG 7
+#define EBADF 9
+#define EAGAIN 11
+#define ENOMEM 12
+#define EACCES 13
+#define EFAULT 14
+#define EBUSY 16
+#define EEXIST 17
+#define ENODEV 19
+#define EINVAL 22
+#define ENOSPC 28
+#define ERANGE 34
+#define ENOSYS 38
+#define EOPNOTSUPP 95
+#define ETIMEDOUT 110
+#endif
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,7 +123,7 @@ typedef s64 __s64;
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define __maybe_unused __attribute__((__unused__))
-#define barrier() __asm__ __volatile__("" ::: "memory")
+#define barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, val) ((*(volatile __typeof__(x) *)&(x)) = (val))
 #ifndef container_of

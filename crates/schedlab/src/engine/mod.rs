@@ -36,6 +36,7 @@
 pub mod prefetch;
 pub mod queue;
 pub mod rng;
+pub mod wire;
 
 pub use queue::EventQueue;
 pub use rng::{RngStream, RngStreams};

@@ -58,13 +58,14 @@ impl ArmSpec {
         a
     }
 
-    pub(crate) fn overrides(&self, extra_sets: &[String]) -> Overrides {
+    pub(crate) fn overrides(&self, extra_sets: &[String], native_scheduler: bool) -> Overrides {
         let mut sets = extra_sets.to_vec();
         sets.extend(self.sets.iter().cloned());
         Overrides {
             sets,
             features: (!self.features.is_empty()).then(|| self.features.join(",")),
             seed: None,
+            native_scheduler,
         }
     }
 }
@@ -397,20 +398,23 @@ impl RunDetail {
     }
 }
 
-/// Load both arms of `path` (each with `sets` first, then its own overrides).
+/// Load both arms of `path` (each with `sets` first, then its own overrides);
+/// `native_scheduler`: the user's word that a C scheduler may run
+/// ([`Overrides::native_scheduler`]).
 pub fn load_arms(
     source: Source<'_>,
     a: &ArmSpec,
     b: &ArmSpec,
     sets: &[String],
+    native_scheduler: bool,
 ) -> Result<(Scenario, Scenario), InputError> {
     // The shared `--set`s alone first, so an arm's error is the arm's.
-    source.load(&ArmSpec::parse("").overrides(sets))?;
+    source.load(&ArmSpec::parse("").overrides(sets, native_scheduler))?;
     let sa = source
-        .load(&a.overrides(sets))
+        .load(&a.overrides(sets, native_scheduler))
         .map_err(|e| relabel(e, &format!("--a `{}`", a.spec)))?;
     let sb = source
-        .load(&b.overrides(sets))
+        .load(&b.overrides(sets, native_scheduler))
         .map_err(|e| relabel(e, &format!("--b `{}`", b.spec)))?;
     Ok((sa, sb))
 }
@@ -574,7 +578,7 @@ mod tests {
         assert_eq!(a.sets, vec!["workload.groups=4"]);
         let e = ArmSpec::parse("");
         assert!(e.features.is_empty() && e.sets.is_empty());
-        let o = a.overrides(&["run.duration_ms=5".into()]);
+        let o = a.overrides(&["run.duration_ms=5".into()], false);
         assert_eq!(o.sets, vec!["run.duration_ms=5", "workload.groups=4"]);
         assert_eq!(o.features.as_deref(), Some("IDLE_CPU_MASK,NO_SIS_PROP"));
     }

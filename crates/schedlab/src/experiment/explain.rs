@@ -51,7 +51,7 @@ impl TaskSel {
 }
 
 /// Why there is nothing to explain.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Missing {
     /// The task exists but was not placed within the window around the time.
     NoPlacement,
@@ -102,7 +102,7 @@ fn calls_fn(parent: Func, child: Func) -> bool {
 }
 
 /// One CPU as a search read it: its id, idle, and `nr_running`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProbeSeen {
     pub cpu: usize,
     pub idle: bool,
@@ -111,7 +111,7 @@ pub struct ProbeSeen {
 
 /// One instrumented call of the decision, with what it read itself (not through
 /// its callees) and its callees, as indices into [`Explanation::calls`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExplainedCall {
     pub func: Func,
     /// CPUs it probed, its callees' included.
@@ -124,7 +124,7 @@ pub struct ExplainedCall {
 
 /// One placement explained: the decision, and the call tree that made it
 /// (`report/explain.rs` prints it).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Explanation {
     pub t_ns: u64,
     pub kind: WakeKind,
@@ -134,7 +134,8 @@ pub struct Explanation {
     pub waker_cpu: Option<usize>,
     pub prev_cpu: usize,
     pub cpu: usize,
-    pub reason: &'static str,
+    #[serde(deserialize_with = "crate::engine::wire::de_static")]
+    pub reason: crate::engine::wire::Name,
     pub calls: Vec<ExplainedCall>,
     /// The top-level calls, in order (empty: no search ran).
     pub roots: Vec<usize>,
@@ -149,6 +150,20 @@ const WINDOW_NS: u64 = 20_000_000;
 /// of the selected task closest to `at_ns`; [`Missing`] when no task is selected
 /// or the task was never placed in the window.
 pub fn explain(
+    sc: &Scenario,
+    task: &TaskSel,
+    at_ns: u64,
+) -> Result<Result<Explanation, Missing>, SimError> {
+    match super::native_scheduler(sc) {
+        Some((name, object)) => {
+            super::sandbox::contained(name, object, || explain_here(sc, task, at_ns))
+                .map_err(|msg| SimError::Sandbox { msg })?
+        }
+        None => explain_here(sc, task, at_ns),
+    }
+}
+
+fn explain_here(
     sc: &Scenario,
     task: &TaskSel,
     at_ns: u64,

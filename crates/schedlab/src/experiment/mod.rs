@@ -16,6 +16,24 @@ pub mod frames;
 pub mod oracle;
 pub mod reproduce;
 pub mod result;
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub mod sandbox;
+/// Without Linux's seccomp there is no sandbox, and no C scheduler runs.
+#[cfg(not(target_os = "linux"))]
+pub mod sandbox {
+    /// Always the error: a C scheduler runs only inside the Linux sandbox.
+    pub fn contained<T>(
+        source: &str,
+        _object: &std::path::Path,
+        _f: impl FnOnce() -> T,
+    ) -> Result<T, String> {
+        Err(format!(
+            "the scheduler in {source}: a C scheduler runs only inside schedlab's sandbox, \
+             which needs Linux's seccomp"
+        ))
+    }
+}
 pub mod seed_tables;
 pub mod sweep;
 pub mod validate;
@@ -131,7 +149,14 @@ pub struct Overrides {
     /// Comma-separated `NAME` / `NO_NAME` list, applied after the scenario's own.
     pub features: Option<String>,
     pub seed: Option<u64>,
+    /// The user's word that a C scheduler the scenario names (`[kernel]
+    /// scheduler = "x.bpf.c"`) may be compiled and run (`--allow-native-scheduler`;
+    /// the shipped `scenarios/scx/` sources need none). Never read from a scenario.
+    pub native_scheduler: bool,
 }
+
+/// The flag that gives [`Overrides::native_scheduler`].
+pub const NATIVE_FLAG: &str = "--allow-native-scheduler";
 
 /// What a scheduler's user-space half reads from sysfs and hands its BPF half
 /// (`[kernel.scheduler_globals]` `name = "fact"`): counts, and per-CPU ids.
@@ -230,6 +255,7 @@ fn kernel_section(
     root: &TableReader<'_>,
     machine: &Machine,
     ov_features: Option<&str>,
+    native_ok: bool,
 ) -> Result<(&'static KernelPreset, Features, Tunables), InputError> {
     let mut kernel_preset = KernelPreset::by_name("v5.6").expect("v5.6 preset exists");
     let mut features = kernel_preset.features();
@@ -321,9 +347,29 @@ fn kernel_section(
                         .unwrap_or_default()
                         .join(name)
                 };
+                // Native code: only with the user's word for it, or one of the
+                // shipped reference schedulers byte for byte.
+                let text = crate::input::read_text(&path)
+                    .map_err(|e| k.err("scheduler", e.to_string()))?;
+                if !native_ok && !crate::sched::ext::bpf::is_shipped(text.as_bytes()) {
+                    return Err(k.err(
+                        "scheduler",
+                        format!(
+                            "{} is a C scheduler: schedlab compiles it and runs it as native \
+                             code (contained, docs/sched-ext.md \"Trust\"); run it only if \
+                             you trust its source, with {NATIVE_FLAG}",
+                            path.display()
+                        ),
+                    ));
+                }
                 let globals = scheduler_globals(&k, machine)?;
                 let object = crate::sched::ext::bpf::compile(&path, &globals)
-                    .and_then(|o| crate::sched::ext::bpf::load(&o, nr_cpus).map(|_| o))
+                    .and_then(|o| {
+                        sandbox::contained(name, &o, || {
+                            crate::sched::ext::bpf::load(&o, nr_cpus).map(|_| ())
+                        })?
+                        .map(|()| o)
+                    })
                     .map_err(|e| k.err("scheduler", e))?;
                 tunables.ext_scheduler = Some(name.to_string());
                 tunables.ext_object = Some(object);
@@ -547,8 +593,13 @@ impl Scenario {
             .table("machine")?
             .ok_or_else(|| doc.err_file("missing `[machine]` section"))?;
         let machine = resolve_machine(&doc, &m)?;
-        let (kernel_preset, features, tunables) =
-            kernel_section(&doc, &root, &machine, ov.features.as_deref())?;
+        let (kernel_preset, features, tunables) = kernel_section(
+            &doc,
+            &root,
+            &machine,
+            ov.features.as_deref(),
+            ov.native_scheduler,
+        )?;
         let WorkloadSection {
             kind,
             mut workload,
@@ -807,7 +858,69 @@ enum Log {
     WithCounters,
 }
 
+/// The C scheduler `sc` runs under, if any: the name the scenario gave it and
+/// its compiled object. A run of it goes to the sandbox.
+pub(crate) fn native_scheduler(sc: &Scenario) -> Option<(&str, &Path)> {
+    let object = sc.tunables.ext_object.as_deref()?;
+    Some((sc.tunables.ext_scheduler.as_deref().unwrap_or("?"), object))
+}
+
+/// A traced run as it crosses from the sandbox: the result with the fields its
+/// JSON leaves out, the trace with the tasks' names for its renderers.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum WireTrace {
+    Log {
+        log: crate::metrics::EventLog,
+        /// By pid: `(tgid, parent, name, nice)`.
+        tasks: Vec<(crate::abi::Pid, Option<crate::abi::Pid>, String, i32)>,
+    },
+    Text(String),
+}
+
 fn run_traced(
+    sc: &Scenario,
+    seed: u64,
+    rep: u64,
+    opts: &RunOpts,
+    log: Log,
+) -> Result<(RunResult, Option<TraceOut>), SimError> {
+    let Some((name, object)) = native_scheduler(sc) else {
+        return run_traced_here(sc, seed, rep, opts, log);
+    };
+    let (wire, trace) = sandbox::contained(name, object, || {
+        run_traced_here(sc, seed, rep, opts, log).map(|(r, t)| {
+            let t = t.map(|t| match t {
+                TraceOut::Log { log, tasks } => WireTrace::Log {
+                    log,
+                    tasks: tasks
+                        .iter()
+                        .map(|t| (t.tgid, t.parent, t.name.clone(), t.nice))
+                        .collect(),
+                },
+                TraceOut::Text(s) => WireTrace::Text(s),
+            });
+            (result::Wire::of(r), t)
+        })
+    })
+    .map_err(|msg| SimError::Sandbox { msg })??;
+    let trace = trace.map(|t| match t {
+        WireTrace::Log { log, tasks } => TraceOut::Log {
+            log,
+            tasks: tasks
+                .into_iter()
+                .enumerate()
+                .map(|(pid, (tgid, parent, name, nice))| {
+                    let pid = pid as crate::abi::Pid;
+                    crate::sched::core::Task::for_trace(pid, tgid, parent, &name, nice)
+                })
+                .collect(),
+        },
+        WireTrace::Text(s) => TraceOut::Text(s),
+    });
+    Ok((wire.into_result(), trace))
+}
+
+fn run_traced_here(
     sc: &Scenario,
     seed: u64,
     rep: u64,

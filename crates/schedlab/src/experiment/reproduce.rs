@@ -118,7 +118,7 @@ pub(crate) fn seed_scenario(
         .ok_or_else(|| InputError::new(format!("unknown seed scenario `{name}`")))?;
     let path = format!("scenarios/seeds/{name}.toml");
     let doc = Doc::parse(text, Path::new(&path))?;
-    Scenario::from_doc(doc, &arm.overrides(sets))
+    Scenario::from_doc(doc, &arm.overrides(sets, false))
 }
 
 /// What a side's change means for the metric: an effect that is better or worse

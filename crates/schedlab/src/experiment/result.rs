@@ -1,24 +1,25 @@
 //! The result of one run, and its versioned JSON form.
 
+use crate::engine::wire::{de_static, de_static_keys, Name};
 use crate::engine::Observer;
 use crate::experiment::Scenario;
 use crate::metrics::{FuncStats, Observers, Summary};
 use crate::sched::{Func, SchedEvent};
 use crate::sim::{Sim, StopReason};
 use crate::workload::generators::ToolInput;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Version of the result JSON schema. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MachineInfo {
     pub name: String,
     pub nr_cpus: usize,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KernelInfo {
     pub preset: String,
     pub features: Vec<String>,
@@ -34,22 +35,25 @@ pub struct KernelInfo {
 
 /// A sched_ext scheduler's failure (`scx_ops_error`) and the fallback to the fair
 /// class that followed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SchedulerExit {
     pub t_ns: u64,
     pub reason: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CoreMetrics {
     pub wakeup_latency_ns: Summary,
     pub runqueue_wait_ns: Summary,
+    #[serde(deserialize_with = "de_static_keys")]
     pub migrations: BTreeMap<&'static str, u64>,
     /// Busy fraction per CPU (0..1).
     pub cpu_busy: Vec<f64>,
     /// Per CPU, fraction of the run spent in each idle state (by state name).
     pub idle_residency: Vec<BTreeMap<String, f64>>,
+    #[serde(deserialize_with = "de_static_keys")]
     pub functions: BTreeMap<&'static str, FuncStats>,
+    #[serde(deserialize_with = "de_static_keys")]
     pub placement_reasons: BTreeMap<&'static str, u64>,
     pub context_switches: u64,
     pub wakeups: u64,
@@ -61,7 +65,7 @@ pub struct CoreMetrics {
     pub wakeup_latency_cdf: Vec<(u64, f64)>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkloadResult {
     pub kind: String,
     pub stop_reason: StopReason,
@@ -71,18 +75,19 @@ pub struct WorkloadResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_output: Option<String>,
     /// The numbers behind `tool_output`, by the tool's own names.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool: BTreeMap<String, f64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkloadMetric {
-    pub unit: &'static str,
+    #[serde(deserialize_with = "de_static")]
+    pub unit: Name,
     #[serde(flatten)]
     pub summary: Summary,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TaskResult {
     pub name: String,
     pub pid: u32,
@@ -95,7 +100,7 @@ pub struct TaskResult {
 }
 
 /// Everything a run reports.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
     pub schema_version: u32,
     pub scenario: String,
@@ -116,13 +121,52 @@ pub struct RunResult {
 }
 
 /// One latency distribution's histogram buckets.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LatencyBuckets {
     /// `wakeup_latency`, `runqueue_wait` or `workload.<name>`.
     pub metric: String,
-    pub unit: &'static str,
+    #[serde(deserialize_with = "de_static")]
+    pub unit: Name,
     /// `(value, count)`, rising (see [`crate::stats::LatencyHist::buckets`]).
     pub buckets: Vec<(u64, u64)>,
+}
+
+/// A [`RunResult`] whole, as it crosses from the sandbox
+/// (`experiment::sandbox`): with the fields its JSON leaves out.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Wire {
+    result: RunResult,
+    cdf: Vec<(u64, f64)>,
+    buckets: Vec<LatencyBuckets>,
+    /// `functions`' `(probed_sq, cost_sq)`, in the map's order.
+    squares: Vec<(u128, u128)>,
+}
+
+impl Wire {
+    pub(crate) fn of(mut r: RunResult) -> Wire {
+        Wire {
+            cdf: std::mem::take(&mut r.metrics.wakeup_latency_cdf),
+            buckets: std::mem::take(&mut r.latency_buckets),
+            squares: r
+                .metrics
+                .functions
+                .values()
+                .map(|f| (f.probed_sq, f.cost_sq))
+                .collect(),
+            result: r,
+        }
+    }
+
+    pub(crate) fn into_result(self) -> RunResult {
+        let mut r = self.result;
+        r.metrics.wakeup_latency_cdf = self.cdf;
+        r.latency_buckets = self.buckets;
+        for (f, (p, c)) in r.metrics.functions.values_mut().zip(self.squares) {
+            f.probed_sq = p;
+            f.cost_sq = c;
+        }
+        r
+    }
 }
 
 fn frac(a: u64, b: u64) -> f64 {

@@ -205,10 +205,15 @@ pub struct PointTask {
     pub params: Vec<(String, String)>,
     pub seed: u64,
     pub id: String,
+    /// The driver's word that a C scheduler may run ([`Overrides::native_scheduler`]).
+    #[serde(default)]
+    pub native_scheduler: bool,
 }
 
-/// Run one (point, seed) from its task, anywhere.
-pub fn run_point(t: &PointTask) -> Result<Record, InputError> {
+/// Run one (point, seed) from its task, anywhere. A C scheduler runs only with
+/// the driver's word in the task *and* the worker's own (`worker_native`: on
+/// Dask, `SCHEDLAB_ALLOW_NATIVE_SCHEDULER=1` in the worker's environment).
+pub fn run_point(t: &PointTask, worker_native: bool) -> Result<Record, InputError> {
     let doc = crate::config::Doc::parse(&t.text, &t.file)?;
     let sc = Scenario::from_doc(
         doc,
@@ -216,8 +221,19 @@ pub fn run_point(t: &PointTask) -> Result<Record, InputError> {
             sets: t.sets.clone(),
             features: None,
             seed: None,
+            native_scheduler: t.native_scheduler && worker_native,
         },
-    )?;
+    )
+    .map_err(|e| {
+        if t.native_scheduler && !worker_native {
+            InputError::new(format!(
+                "{e} (the driver allowed it; this worker does not: \
+                 SCHEDLAB_ALLOW_NATIVE_SCHEDULER=1 is not in its environment)"
+            ))
+        } else {
+            e
+        }
+    })?;
     record_of(&sc, t.point, &t.params, t.seed, t.id.clone(), &t.file)
 }
 
@@ -261,16 +277,20 @@ pub struct SweepPlan {
     already_done: usize,
     appended: Mutex<usize>,
     journal: Journal,
+    native_scheduler: bool,
 }
 
 impl SweepPlan {
     /// Validate the grid's points and open `out` for appending, after checking
-    /// that every record already there belongs to this very experiment.
+    /// that every record already there belongs to this very experiment;
+    /// `native_scheduler`: the user's word that a C scheduler may run
+    /// ([`Overrides::native_scheduler`]).
     pub fn new(
         source: Source<'_>,
         axes: &[Axis],
         runs: u32,
         out: &Path,
+        native_scheduler: bool,
     ) -> Result<SweepPlan, InputError> {
         check_size(axes, runs)?;
         let (text, file) = source.text()?;
@@ -292,6 +312,7 @@ impl SweepPlan {
                 sets: sets.clone(),
                 features: None,
                 seed: None,
+                native_scheduler,
             };
             scs.push(
                 Scenario::from_doc(doc.clone(), &ov)
@@ -325,6 +346,7 @@ impl SweepPlan {
             have: Mutex::new(have),
             appended: Mutex::new(0),
             journal,
+            native_scheduler,
         })
     }
 
@@ -381,6 +403,7 @@ impl SweepPlan {
             params: self.pts[point].clone(),
             seed,
             id: self.id_of(point, seed),
+            native_scheduler: self.native_scheduler,
         })
     }
 
@@ -538,8 +561,9 @@ impl Journal {
 }
 
 /// Run the sweep of `scenario` over `axes` × `runs` seeds into `out` on `jobs`
-/// threads (`parquet`: also `results.parquet`). `progress()` is called after each
-/// run.
+/// threads (`parquet`: also `results.parquet`; `native_scheduler`: the user's
+/// word that a C scheduler may run). `progress()` is called after each run.
+#[allow(clippy::too_many_arguments)]
 pub fn sweep(
     scenario: &Path,
     axes: &[Axis],
@@ -547,6 +571,7 @@ pub fn sweep(
     jobs: usize,
     out: &Path,
     parquet: bool,
+    native_scheduler: bool,
     progress: &(dyn Fn() + Sync),
 ) -> Result<SweepSummary, InputError> {
     sweep_from(
@@ -556,12 +581,14 @@ pub fn sweep(
         jobs,
         out,
         parquet,
+        native_scheduler,
         progress,
     )
     .map(|(s, _)| s)
 }
 
 /// [`sweep`] of a scenario from any [`Source`]; also returns every record.
+#[allow(clippy::too_many_arguments)]
 pub fn sweep_from(
     source: Source<'_>,
     axes: &[Axis],
@@ -569,10 +596,11 @@ pub fn sweep_from(
     jobs: usize,
     out: &Path,
     parquet: bool,
+    native_scheduler: bool,
     progress: &(dyn Fn() + Sync),
 ) -> Result<(SweepSummary, Vec<Record>), InputError> {
     use rayon::prelude::*;
-    let plan = SweepPlan::new(source, axes, runs, out)?;
+    let plan = SweepPlan::new(source, axes, runs, out, native_scheduler)?;
     let todo = plan.todo();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
@@ -680,7 +708,7 @@ program = [ { op = "loop", body = [ { op = "compute", work = "300us" }, { op = "
         std::fs::write(&sc, SCENARIO).unwrap();
         let out = d.join("out");
         let axes = [Axis::parse("machine.preset=juno-r0,hikey960").unwrap()];
-        let go = |axes: &[Axis], runs| sweep(&sc, axes, runs, 1, &out, false, &|| {});
+        let go = |axes: &[Axis], runs| sweep(&sc, axes, runs, 1, &out, false, false, &|| {});
         let s = go(&axes, 1).unwrap();
         assert_eq!((s.already_done, s.ran), (0, 2));
         let first = std::fs::read_to_string(out.join("results.jsonl")).unwrap();

@@ -875,7 +875,9 @@ impl Machine {
 }
 
 /// The closest topology level two CPUs share.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum SharedLevel {
     Same,
     Smt,

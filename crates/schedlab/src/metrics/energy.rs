@@ -79,14 +79,14 @@ struct ClusterMeter {
 }
 
 /// Energy of a run, in joules.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EnergyReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<f64>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_cpu: Vec<f64>,
     /// Per frequency domain (cluster), by domain index.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_cluster: Vec<f64>,
     /// Running tasks at the OPP's active power.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -62,13 +62,13 @@ fn is_zero(v: &u64) -> bool {
 }
 
 /// Calls, probes and charged cost of one instrumented function.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FuncStats {
     pub calls: u64,
     pub cpus_probed: u64,
     /// CPUs not probed because an earlier scan of the same wakeup saw them busy
     /// (`IDLE_CPU_MASK`, seed 000).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub cpus_skipped: u64,
     pub cost_ns: u64,
     #[serde(skip)]
@@ -348,7 +348,7 @@ pub struct Observers {
 }
 
 /// The events observed within `window` (inclusive), in order.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct EventLog {
     pub window: (SimTime, SimTime),
     pub events: Vec<(SimTime, SchedEvent)>,

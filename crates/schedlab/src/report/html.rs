@@ -857,6 +857,7 @@ mod tests {
             sets: arm.sets.clone(),
             features: (!arm.features.is_empty()).then(|| arm.features.join(",")),
             seed: None,
+            native_scheduler: false,
         };
         Scenario::from_doc(doc, &ov).unwrap()
     }

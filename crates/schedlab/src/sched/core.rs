@@ -279,6 +279,29 @@ impl TaskList {
 }
 
 impl Task {
+    /// A task as a trace's renderers read it (pid, tgid, parent, name, nice),
+    /// rebuilt from a run in the sandbox; every other field is a new task's.
+    pub(crate) fn for_trace(
+        pid: Pid,
+        tgid: Pid,
+        parent: Option<Pid>,
+        name: &str,
+        nice: i32,
+    ) -> Task {
+        Task::new(
+            pid,
+            tgid,
+            parent,
+            name,
+            Policy::Normal,
+            nice,
+            SchedEntity::default(),
+            0,
+            0,
+            0,
+        )
+    }
+
     /// A task in `TASK_NEW` on `cpu`, with no history (`__sched_fork`).
     #[allow(clippy::too_many_arguments)]
     fn new(

@@ -65,7 +65,7 @@ pub enum Event {
 }
 
 /// Why a task is not running when it leaves the CPU (`prev_state` of sched_switch).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PrevState {
     /// Still runnable: preempted or yielded (`R+` / `R`).
     Preempted,
@@ -97,7 +97,7 @@ impl PrevState {
 }
 
 /// Kind of placement decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum WakeKind {
     Wakeup,
     Fork,
@@ -107,7 +107,9 @@ pub enum WakeKind {
 }
 
 /// Idle-search and placement functions whose calls, probes and cost are counted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Func {
     SelectTaskRqFair,
     SelectIdleSibling,
@@ -147,7 +149,7 @@ impl Func {
 }
 
 /// What the scheduler reports. Field names follow the tracepoints where one exists.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum SchedEvent {
     /// `sched_switch`; `None` is the idle task.
     Switch {
@@ -177,7 +179,8 @@ pub enum SchedEvent {
         kind: WakeKind,
         prev_cpu: usize,
         cpu: usize,
-        reason: &'static str,
+        #[serde(deserialize_with = "crate::engine::wire::de_static")]
+        reason: crate::engine::wire::Name,
     },
     /// `sched_process_fork` (parent `None`: started by the scenario).
     Fork {

@@ -147,7 +147,7 @@ fn blocked_list(names: &[&str]) -> String {
 }
 
 /// Why a run stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// Every task exited.
@@ -157,7 +157,7 @@ pub enum StopReason {
 }
 
 /// A simulation that cannot go on.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum SimError {
     #[error("workload deadlocked at t={t_ns} ns: {blocked} tasks blocked ({detail})")]
     Deadlock {
@@ -181,6 +181,11 @@ pub enum SimError {
         event: u64,
         msg: String,
     },
+    /// A run of a C scheduler in the sandbox (`experiment::sandbox`) ended
+    /// without a result: it tried a system call the sandbox refuses, crashed, or
+    /// could not be loaded.
+    #[error("{msg}")]
+    Sandbox { msg: String },
     /// The simulator itself went wrong (an event queue fault): a bug, reported
     /// instead of a panic.
     #[error("internal error at t={t_ns} ns after event {event}: {msg} (a schedlab bug: please report it with the scenario)")]

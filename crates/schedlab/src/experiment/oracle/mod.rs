@@ -191,12 +191,19 @@ pub struct OracleCase {
 
 impl OracleCase {
     /// Load the scenario at `path` with `sets`, and translate its workload (and its
-    /// sched_ext scheduler) for a guest: refused when it has no real counterpart.
-    pub fn load(path: &Path, sets: &[String]) -> Result<OracleCase, crate::error::InputError> {
+    /// sched_ext scheduler) for a guest: refused when it has no real counterpart;
+    /// `native_scheduler`: the user's word that a C scheduler may run
+    /// ([`Overrides::native_scheduler`]).
+    pub fn load(
+        path: &Path,
+        sets: &[String],
+        native_scheduler: bool,
+    ) -> Result<OracleCase, crate::error::InputError> {
         let scenario = Scenario::load(
             path,
             &Overrides {
                 sets: sets.to_vec(),
+                native_scheduler,
                 ..Default::default()
             },
         )?;
@@ -267,6 +274,8 @@ impl OracleCase {
             &self.path,
             &Overrides {
                 sets: all,
+                // Loaded once already: a C scheduler in it was allowed then.
+                native_scheduler: self.scenario.tunables.ext_object.is_some(),
                 ..Default::default()
             },
         )

@@ -131,7 +131,7 @@ impl Suite {
                 if c == CALIBRATE_JOB {
                     return Err(err(format!("`{c}` is the calibration job's name")));
                 }
-                super::OracleCase::load(&dir.join(format!("{c}.toml")), &topo.sets())?;
+                super::OracleCase::load(&dir.join(format!("{c}.toml")), &topo.sets(), false)?;
             }
             topologies.push(topo);
         }
@@ -194,7 +194,7 @@ impl Suite {
     ) -> Result<Vec<GuestJob>, String> {
         let mut jobs: Vec<GuestJob> = calibrate.into_iter().collect();
         for c in &topo.cases {
-            let case = super::OracleCase::load(&self.case_path(c), &topo.sets())
+            let case = super::OracleCase::load(&self.case_path(c), &topo.sets(), false)
                 .map_err(|e| e.to_string())?;
             jobs.push(case.job(c, kernel)?);
         }
@@ -300,7 +300,7 @@ fn check_bundle(
     let domains = art.domains()?;
     let mut cases = Vec::new();
     for c in &topo.cases {
-        let o = super::OracleCase::load(&suite.case_path(c), &[])
+        let o = super::OracleCase::load(&suite.case_path(c), &[], false)
             .map_err(|e| e.to_string())
             .and_then(|case| super::compare_job(&art, c, &case, &suite.runs_cfg(c)))
             .map_err(|e| format!("{}: case {c}: {e}", bundle.display()))?;
