@@ -139,6 +139,36 @@ fn every_call_a_bpf_program_could_not_make_stops_the_run() {
 }
 
 #[test]
+fn a_crash_or_a_handler_taken_over_is_reported_too() {
+    // A bad pointer kills the child, not schedlab; a scheduler that installs its
+    // own SIGSYS handler (to swallow the refusals) is refused at that call.
+    for (what, decls, body, msg) in [
+        (
+            "crash",
+            "",
+            "*(volatile int *)8 = 1;",
+            "crashed (signal 11)".to_string(),
+        ),
+        (
+            "handler",
+            "extern int sigaction(int, const void *, void *); static char sa[256];",
+            "sigaction(31, sa, 0);",
+            "tried to rt_sigaction — refused".to_string(),
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(format!("{what}.bpf.c"));
+        std::fs::write(&p, scheduler(decls, body)).unwrap();
+        let sc = load(&scenario_text(&p.display().to_string()), true).unwrap();
+        let e = run_err(&sc);
+        assert!(
+            e.starts_with(&format!("the scheduler in {}", p.display())) && e.ends_with(&msg),
+            "{what}: {e}"
+        );
+    }
+}
+
+#[test]
 fn what_would_run_at_load_or_read_the_machine_s_files_is_refused_at_build() {
     for (what, decls, msg) in [
         (
