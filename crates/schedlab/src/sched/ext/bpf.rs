@@ -106,24 +106,15 @@ const LDFLAGS: &[&str] = &[
 
 /// The shipped reference schedulers (`scenarios/scx/`): a scenario may name one
 /// of these, byte for byte, without `--allow-native-scheduler`.
-const SHIPPED: &[(&str, &[u8])] = &[
-    (
-        "central_fifo.bpf.c",
-        include_bytes!("../../../../../scenarios/scx/central_fifo.bpf.c"),
-    ),
-    (
-        "global_fifo.bpf.c",
-        include_bytes!("../../../../../scenarios/scx/global_fifo.bpf.c"),
-    ),
-    (
-        "llc_vtime.bpf.c",
-        include_bytes!("../../../../../scenarios/scx/llc_vtime.bpf.c"),
-    ),
+const SHIPPED: &[&[u8]] = &[
+    include_bytes!("../../../../../scenarios/scx/central_fifo.bpf.c"),
+    include_bytes!("../../../../../scenarios/scx/global_fifo.bpf.c"),
+    include_bytes!("../../../../../scenarios/scx/llc_vtime.bpf.c"),
 ];
 
 /// Whether `text` is one of the shipped reference schedulers, byte for byte.
 pub fn is_shipped(text: &[u8]) -> bool {
-    SHIPPED.iter().any(|(_, t)| *t == text)
+    SHIPPED.contains(&text)
 }
 
 /// The clang to compile with: `$SCHEDLAB_CLANG`, else the first of `clang`,
