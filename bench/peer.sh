@@ -2,26 +2,24 @@
 # The peer comparison of docs/PERFORMANCE.md: schedlab and scx_simulator (sched-ext/scx,
 # branch `simulator.v3`) on the same rt-app file, same machine, alternating runs.
 #
-# usage: bench/peer.sh SCX_CHECKOUT [THREADS] [RUNS]
-#   SCX_CHECKOUT  a checkout of sched-ext/scx at simulator.v3 (the peer is not vendored
-#                 here: its tree and build stay outside this repository)
-# needs: clang-19 (Debian bookworm-backports), libelf-dev, zlib1g-dev, cargo, python3,
-#        /usr/bin/time; builds schedlab (release) and the peer (into $PEER_TARGET).
+# usage: SCXSIM=/path/to/scxsim bench/peer.sh [THREADS] [RUNS]
+#   SCXSIM  the path of an already-built scx_simulator binary. The peer is a program
+#           from outside this project: this script neither fetches nor builds it, it
+#           only runs and times it (docs/PERFORMANCE.md names the commit measured).
+# needs: cargo, python3, /usr/bin/time; builds schedlab (release) unless SCHEDLAB_BIN is set.
 # SCX_SIMPLE_C=<kernel tree>/tools/sched_ext/scx_simple.bpf.c adds a row: schedlab running
 #        the kernel's own scx_simple from its BPF C source on xeon-88 (docs/sched-ext.md),
 #        whose decisions must equal the built-in `simple`'s (the script compares the traces).
 set -euo pipefail
-SCX=${1:?usage: bench/peer.sh SCX_CHECKOUT [THREADS] [RUNS]}
-N=${2:-400}
-RUNS=${3:-3}
+PEER=${SCXSIM:-}
+[ -n "$PEER" ] || { echo "usage: SCXSIM=/path/to/scxsim bench/peer.sh [THREADS] [RUNS]" >&2; exit 2; }
+[ -x "$PEER" ] || { echo "bench/peer.sh: SCXSIM=$PEER is not an executable file" >&2; exit 2; }
+PEER=$(realpath "$PEER")
+N=${1:-400}
+RUNS=${2:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
-PEER_TARGET=${PEER_TARGET:-$OUT/peer-target}
-(cd "$SCX/rust/scx_simulator" && BPF_CLANG=${BPF_CLANG:-clang-19} \
-  CARGO_TARGET_DIR="$PEER_TARGET" cargo build --release --quiet)
-PEER=$(find "$PEER_TARGET/release" -maxdepth 1 -type f -name 'scxsim' | head -1)
-[ -x "$PEER" ] || { echo "no scxsim binary under $PEER_TARGET/release" >&2; exit 2; }
 # SCHEDLAB_BIN=target/fast/schedlab (tools/build-fast.sh) measures the LTO + PGO build.
 if [ -n "${SCHEDLAB_BIN:-}" ]; then
   SL=$(realpath "$SCHEDLAB_BIN")
