@@ -231,6 +231,12 @@ fn child<T: Serialize>(object: &Path, write_fd: i32, f: impl FnOnce() -> T) -> !
         libc::sigaddset(&mut set, libc::SIGSYS);
         libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
     }
+    // glibc reads /proc/sys/vm/overcommit_memory (an `openat` the filter refuses)
+    // the first time it shrinks a thread arena's heap, which happens only above the
+    // trim threshold: with none, a freed heap stays mapped for the child's short
+    // life instead (tests/sandbox_heap.rs).
+    // SAFETY: fork reset malloc's locks in the child; mallopt takes them as usual.
+    unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, libc::c_int::MAX) };
     let prog = match filter(std::process::id() as i32) {
         Ok(p) => p,
         Err(e) => fail(e),
