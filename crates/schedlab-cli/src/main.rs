@@ -306,6 +306,8 @@ enum Cmd {
         /// Also measure each busy CPU's work rate with 1, 2, ... CPUs busy at once
         /// and write it as the machine's `vcpu_throughput` (with SMT throughput
         /// flat): for a guest whose vCPUs share host cores (the oracle's TCG guests).
+        /// Where the all-busy spin stalls, also the host's CPUs and slice
+        /// (`vcpu_host_cpus`, `vcpu_host_slice_us`).
         #[arg(long)]
         vcpu_throughput: bool,
         /// Write the calibrated machine file here (atomically).

@@ -227,6 +227,9 @@ struct Case {
     masks: [u64; 4],
     progs: Vec<Prog>,
     seed: u64,
+    /// Odd: an emulated machine whose busy vCPUs a host time-slices (SIM_VCPU_HOST),
+    /// on `1 + host / 2 % (CPUs − 1)` host CPUs with a slice of 100 µs-3 ms.
+    host: u8,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -236,14 +239,16 @@ fn case() -> impl Strategy<Value = Case> {
         any::<[u64; 4]>(),
         2usize..=6,
         0u64..1000,
+        any::<u8>(),
     )
-        .prop_flat_map(|(shape, idle_states, masks, n, seed)| {
+        .prop_flat_map(|(shape, idle_states, masks, n, seed, host)| {
             prop::collection::vec(prog(n), n).prop_map(move |progs| Case {
                 shape,
                 idle_states,
                 masks,
                 progs,
                 seed,
+                host,
             })
         })
         .prop_filter("at most 16 CPUs", |c| {
@@ -340,6 +345,16 @@ fn check_case(c: &Case, preset: &KernelPreset, ext: Option<&str>) -> Result<(), 
         m = no_idle(m);
     }
     let nr = m.nr_cpus();
+    if c.host % 2 == 1 && nr > 1 {
+        let cpus = 1 + (c.host as usize / 2) % (nr - 1);
+        m.vcpu_throughput = (1..=nr)
+            .map(|k| (1024 * cpus.min(k) / k).max(1) as u32)
+            .collect();
+        m.vcpu_host = Some(schedlab::machine::VcpuHost {
+            cpus: cpus as u32,
+            slice_ns: 100_000 + (c.host as u64 * 37_000) % 2_900_000,
+        });
+    }
     let mut sc = scenario(m, build(c, nr), Some(30));
     sc.seed = c.seed;
     sc.kernel_preset = preset.name;
@@ -371,7 +386,7 @@ proptest! {
     /// runnable or delayed task is inside its affinity (or its migration stop is on
     /// its way), and every other invariant `--check` knows holds, under every kernel
     /// preset, with the fair class and with sched_ext (the three built-in schedulers in
-    /// turn).
+    /// turn), in half the cases on vCPUs a host time-slices.
     #[test]
     fn random_affinity_changes_keep_every_invariant(c in case()) {
         for (i, preset) in KERNEL_PRESETS.iter().enumerate() {

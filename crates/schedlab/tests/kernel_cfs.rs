@@ -251,6 +251,53 @@ fn a_shared_host_slows_every_busy_cpu() {
     }
 }
 
+/// The host time-slices the vCPUs (SIM_VCPU_HOST): one host CPU, a 3.5 ms slice,
+/// `vcpu_throughput` [1024, 512], so a vCPU on the host runs at 512 x 2 / 1 = 1024
+/// and a descheduled one does nothing. Costs as above (switch 1500, tick 500, exit
+/// 35 000). CPU 1's task switches in last at 0 and takes the host from CPU 0.
+/// * 2 ms on CPU 1 beside 10 ms on CPU 0: t1 runs alone on the host and exits at
+///   1500 + 2 000 000 + 35 000 = 2 036 500 (no tick before 4 ms); CPU 0 then runs
+///   alone at 1024 from 2 036 500: 10 036 500 + 3 ticks (4, 8, 12 ms) = 10 038 000,
+///   exit at 12 074 500.
+/// * 10 ms on each: CPU 1 runs [0, 3.5), [7, 10.5), [14, 17.5) ms; CPU 0 [3.5, 7),
+///   [10.5, 14). A tick due while a vCPU is descheduled arrives when it runs again,
+///   and the next is armed from then: CPU 1 ticks at 7 (held from 4), 8, 14 (held
+///   from 12) and 16, and needs 10 036 500 + 2000 of run time: exit at 14 ms +
+///   3 038 500 = 17 038 500. CPU 0 has run 7 ms (ticks 4, 10.5 held from 8, 12),
+///   takes the host at 17 038 500 with its held tick of 16 ms, ticks at 20 ms, and
+///   needs 10 036 500 + 5 x 500 - 7 000 000 = 3 039 000 more: exit at 20 077 500.
+#[test]
+fn a_host_cpu_time_slices_the_vcpus_and_holds_their_ticks() {
+    let mut m = no_idle(test_topology(1, 1, 2, 1));
+    m.vcpu_throughput = vec![1024, 512];
+    m.vcpu_host = Some(schedlab::machine::VcpuHost {
+        cpus: 1,
+        slice_ns: 3_500_000,
+    });
+    type Case<'a> = (&'a [(u64, usize)], &'a [u64]);
+    let cases: [Case; 2] = [
+        (&[(10, 0), (2, 1)], &[12_074_500, 2_036_500]),
+        (&[(10, 0), (10, 1)], &[20_077_500, 17_038_500]),
+    ];
+    for (tasks, expect) in cases {
+        let mut w = W::new();
+        for (i, &(ms, cpu)) in tasks.iter().enumerate() {
+            let p = w.prog(&format!("w{i}"), vec![Op::Compute(c(ms * MS))]);
+            w.task(&format!("t{i}"), p, Some(CpuMask::of(cpu)));
+        }
+        let sc = scenario(m.clone(), w.build(), None);
+        let (sim, r) = run_sim(&sc);
+        assert_eq!(r.unwrap(), schedlab::sim::StopReason::Completed);
+        for (i, &e) in expect.iter().enumerate() {
+            let exit = exit_ns(&sim, &format!("t{i}")).unwrap();
+            assert!(
+                exit.abs_diff(e) <= 4,
+                "{tasks:?}: t{i} exited at {exit}, expected {e}"
+            );
+        }
+    }
+}
+
 /// compute(10 ms) on a little CPU of juno-r0 (cpu0, Cortex-A53, capacity 446) takes
 /// 1024/446 as long as on a big one (cpu1, A57, 1024). Costs (cost_arm_big): context
 /// switch 2200 + mm switch 800, tick 1000, exit from the table; all work in

@@ -122,7 +122,7 @@
 pub mod micro;
 
 use super::validate::Spread;
-use crate::machine::{CostTable, Machine};
+use crate::machine::{CostTable, Machine, VcpuHost};
 use crate::report::text::{num, Num};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -627,6 +627,25 @@ pub fn vcpu_throughput(rates: &[Vec<f64>]) -> Vec<u32> {
         .collect()
 }
 
+/// The host's time-slicing from `share[run]` = (share of the all-busy spin not
+/// stalled, median spin between stalls in ns) with `n` CPUs busy: `n` × the median
+/// share, rounded, host CPUs and the median stretch as their slice; `None` when
+/// the vCPUs were not time-sliced (the host had a CPU for each: fewer than half a
+/// CPU's time stalled in all) or no stretch was seen.
+pub fn vcpu_host(share: &[(f64, f64)], n: usize) -> Option<VcpuHost> {
+    let med = |f: &dyn Fn(&(f64, f64)) -> f64| {
+        let mut v: Vec<f64> = share.iter().map(f).filter(|x| *x > 0.0).collect();
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| crate::stats::percentile_sorted(&v, 50.0))
+    };
+    let cpus = (med(&|s| s.0)? * n as f64).round().max(1.0) as usize;
+    let slice = med(&|s| s.1)?;
+    (cpus < n).then(|| VcpuHost {
+        cpus: cpus as u32,
+        slice_ns: ((slice / 1000.0).round() as u64).clamp(100, 1_000_000) * 1000,
+    })
+}
+
 /// Calls per repetition of each micro-benchmark: simple loops, write+read pairs,
 /// one-CPU ping-pongs, the cross-CPU ping-pong.
 fn counts(quick: bool) -> (u64, u64, u64, u64) {
@@ -661,6 +680,12 @@ pub struct Calibration {
     pub busy_rates: Vec<Vec<f64>>,
     /// [`vcpu_throughput`] of `busy_rates` (empty unless measured).
     pub vcpu_throughput: Vec<u32>,
+    /// Per repetition, with every allowed CPU busy: the share of the spin time not
+    /// stalled (mean over the threads) and the median spin between two stalls, ns
+    /// (0 without stalls); empty unless measured.
+    pub host_share: Vec<(f64, f64)>,
+    /// [`vcpu_host`] of `host_share`.
+    pub vcpu_host: Option<VcpuHost>,
     #[serde(skip)]
     pub cost: CostTable,
 }
@@ -795,12 +820,16 @@ pub fn calibrate(
         ));
     }
     let mut busy_rates = Vec::new();
+    let mut host_share = Vec::new();
     if opts.vcpus {
         for r in 0..opts.runs.max(1) {
             let mut per_k = Vec::with_capacity(allowed.len());
             for k in 1..=allowed.len() {
-                let rates = mb::busy_rates(&allowed[..k], busy_spin_ns(opts.quick))?;
-                per_k.push(rates.iter().sum::<f64>() / k as f64);
+                let spins = mb::busy_rates(&allowed[..k], busy_spin_ns(opts.quick))?;
+                per_k.push(spins.iter().map(|s| s.rate).sum::<f64>() / k as f64);
+                if k == allowed.len() {
+                    host_share.push(share_of(&spins));
+                }
             }
             progress(&format!(
                 "busy-CPU rates, repetition {} of {} done",
@@ -811,6 +840,7 @@ pub fn calibrate(
         }
     }
     let vcpu_throughput = vcpu_throughput(&busy_rates);
+    let vcpu_host = vcpu_host(&host_share, allowed.len());
     let (medians, mut more) = robust_median(&reps, &cpu_wait, a);
     notes.append(&mut more);
     let exit = |idle: f64| b.map_or(0, |b| exit_latency_for(m, b, idle));
@@ -835,8 +865,32 @@ pub fn calibrate(
         notes,
         busy_rates,
         vcpu_throughput,
+        host_share,
+        vcpu_host,
         cost,
     })
+}
+
+/// The share of the spins' time not stalled (mean over the threads) and their
+/// median stretch between stalls (ns, 0 without one).
+#[cfg(target_os = "linux")]
+fn share_of(spins: &[micro::BusySpin]) -> (f64, f64) {
+    let on: f64 = spins
+        .iter()
+        .map(|s| 1.0 - s.stalled_ns as f64 / s.total_ns.max(1) as f64)
+        .sum::<f64>()
+        / spins.len().max(1) as f64;
+    let mut st: Vec<f64> = spins
+        .iter()
+        .flat_map(|s| s.stretches.iter().map(|&x| x as f64))
+        .collect();
+    st.sort_by(f64::total_cmp);
+    let med = if st.is_empty() {
+        0.0
+    } else {
+        crate::stats::percentile_sorted(&st, 50.0)
+    };
+    (on, med)
 }
 
 /// Without Linux there is nothing to measure with.
@@ -860,6 +914,7 @@ impl Calibration {
             // The vCPUs share the host's cores, not an SMT core's pipeline: the
             // measured table is the whole slowdown, SMT siblings add none.
             m.vcpu_throughput = self.vcpu_throughput.clone();
+            m.vcpu_host = self.vcpu_host;
             for k in &mut m.core_kinds {
                 k.smt_throughput.fill(1024);
             }
@@ -883,6 +938,11 @@ impl Calibration {
             format!("{:?}", m.arch).to_lowercase(),
         );
         m.description.push_str(shared);
+        if self.vcpu_host.is_some() {
+            m.description.push_str(
+                "; vcpu_host_cpus and vcpu_host_slice_us measured (the all-busy spin's stalls)",
+            );
+        }
         m
     }
 
@@ -933,8 +993,17 @@ impl Calibration {
             .enumerate()
             .map(|(k, &t)| format!("{}: {:.2}", k + 1, t as f64 / 1024.0))
             .collect();
+        let host = match self.vcpu_host {
+            Some(h) => format!(
+                "; time-sliced by the host: {} host CPU{}, a {:.1} ms slice",
+                h.cpus,
+                if h.cpus == 1 { "" } else { "s" },
+                h.slice_ns as f64 / 1e6
+            ),
+            None => String::new(),
+        };
         Some(format!(
-            "Work rate per busy CPU with k CPUs busy, relative to one (median of {}): {}",
+            "Work rate per busy CPU with k CPUs busy, relative to one (median of {}): {}{host}",
             self.busy_rates.len(),
             t.join(", ")
         ))
@@ -1202,6 +1271,8 @@ mod tests {
             notes,
             busy_rates: vec![vec![2.0, 1.5], vec![2.0, 1.4]],
             vcpu_throughput: vcpu_throughput(&[vec![2.0, 1.5], vec![2.0, 1.4]]),
+            host_share: Vec::new(),
+            vcpu_host: None,
             cost: cost.clone(),
         };
         let text = cal.machine_file(&host);
@@ -1225,6 +1296,22 @@ mod tests {
             .core_kinds
             .iter()
             .all(|k| k.smt_throughput.iter().all(|&t| t == 1024)));
+        // Four busy vCPUs on the host half of the time, stretches of 3.2-3.6 ms:
+        // two host CPUs, the median slice 3.4 ms; spins that never stalled, none.
+        let share = [(0.48, 3.2e6), (0.52, 3.4e6), (0.55, 3.6e6)];
+        assert_eq!(
+            vcpu_host(&share, 4),
+            Some(VcpuHost {
+                cpus: 2,
+                slice_ns: 3_400_000
+            })
+        );
+        assert_eq!(vcpu_host(&[(0.99, 0.0), (1.0, 0.0)], 2), None);
+        assert_eq!(
+            vcpu_host(&[(0.9, 4e6)], 2),
+            None,
+            "1.8 host CPUs round to 2"
+        );
         // Three CPUs: the median per count, each entry clamped to 1..=1024.
         assert_eq!(
             vcpu_throughput(&[vec![2.0, 1.5, 0.8, 3.0], vec![2.0, 1.4, 0.9, 2.5]]),

@@ -286,6 +286,7 @@ pub(crate) fn one_cpu(m: &Machine) -> Machine {
         numa_distance: vec![vec![10]],
         node_reclaim_distance: m.node_reclaim_distance,
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds: m.core_kinds.clone(),
         idle_tables: m.idle_tables.clone(),
         freq_domains: vec![FreqDomain {

@@ -28,7 +28,7 @@ use toml::Spanned;
 
 use super::{
     Arch, CoreKind, CostTable, Cpu, CpuMask, FreqDomain, IdleKind, IdleState, Machine,
-    MachineParts, Opp,
+    MachineParts, Opp, VcpuHost,
 };
 use crate::error::{line_of, InputError};
 
@@ -57,6 +57,8 @@ struct RawMachine {
     node_reclaim_distance: u32,
     #[serde(default)]
     vcpu_throughput: Vec<u32>,
+    vcpu_host_cpus: Option<u32>,
+    vcpu_host_slice_us: Option<u64>,
     numa_distance: Option<Spanned<Vec<Vec<u32>>>>,
     #[serde(default)]
     topology: RawTopology,
@@ -561,6 +563,18 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
         None => return Err(cx.err(None, format!("{nodes} nodes need a numa_distance matrix"))),
     };
     let numa_line = raw.numa_distance.as_ref().map(|d| d.span());
+    let vcpu_host =
+        match (raw.vcpu_host_cpus, raw.vcpu_host_slice_us) {
+            (None, None) => None,
+            (Some(cpus), Some(us)) => Some(VcpuHost {
+                cpus,
+                slice_ns: us.saturating_mul(NSEC_PER_USEC),
+            }),
+            _ => return Err(cx.err(
+                None,
+                "vcpu_host_cpus and vcpu_host_slice_us go together (the host's CPUs and its slice)",
+            )),
+        };
     Machine::new(MachineParts {
         name: raw.name,
         description: raw.description,
@@ -569,6 +583,7 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
         numa_distance,
         node_reclaim_distance: raw.node_reclaim_distance,
         vcpu_throughput: raw.vcpu_throughput,
+        vcpu_host,
         core_kinds,
         idle_tables,
         freq_domains,
@@ -629,6 +644,10 @@ pub fn machine_to_toml(m: &Machine) -> String {
     if !m.vcpu_throughput.is_empty() {
         let t: Vec<String> = m.vcpu_throughput.iter().map(|t| t.to_string()).collect();
         let _ = writeln!(o, "vcpu_throughput = [{}]", t.join(", "));
+    }
+    if let Some(h) = m.vcpu_host {
+        let _ = writeln!(o, "vcpu_host_cpus = {}", h.cpus);
+        let _ = writeln!(o, "vcpu_host_slice_us = {}", h.slice_ns / NSEC_PER_USEC);
     }
     let rows: Vec<String> = m
         .numa_distance
@@ -783,6 +802,7 @@ mod tests {
         assert_eq!(a.freq_domains, b.freq_domains);
         assert_eq!(a.cost, b.cost);
         assert_eq!(a.vcpu_throughput, b.vcpu_throughput);
+        assert_eq!(a.vcpu_host, b.vcpu_host);
     }
 
     #[test]
@@ -796,6 +816,10 @@ mod tests {
         }
         let mut guest = test_topology(1, 1, 4, 2);
         guest.vcpu_throughput = vec![1024, 737, 600, 410, 330, 250, 210, 184];
+        guest.vcpu_host = Some(VcpuHost {
+            cpus: 2,
+            slice_ns: 3_000_000,
+        });
         for m in [test_topology(2, 2, 2, 2), test_asym(2, 4, 1024, 300), guest] {
             let back = parse_machine_toml(&machine_to_toml(&m), Path::new("x.toml")).unwrap();
             assert_same(&m, &back);
@@ -1019,6 +1043,10 @@ kind = 1
             // An emulated machine's shared host: one entry per busy CPU count at most.
             ("[topology]", "vcpu_throughput = [1024, 700, 500, 300, 200]\n[topology]", "vcpu_throughput needs at most 4 entries"),
             ("[topology]", "vcpu_throughput = [900, 700]\n[topology]", "starting with 1024"),
+            ("[topology]", "vcpu_throughput = [1024, 700]\nvcpu_host_cpus = 2\n[topology]", "go together"),
+            ("[topology]", "vcpu_throughput = [1024, 700]\nvcpu_host_cpus = 4\nvcpu_host_slice_us = 3000\n[topology]", "vcpu_host_cpus = 4: the host's CPUs are between 1 and 3"),
+            ("[topology]", "vcpu_host_cpus = 2\nvcpu_host_slice_us = 3000\n[topology]", "need vcpu_throughput"),
+            ("[topology]", "vcpu_throughput = [1024, 700]\nvcpu_host_cpus = 2\nvcpu_host_slice_us = 50\n[topology]", "a host slice is 100..=1000000 µs"),
             ("[topology]", "vcpu_throughput = [1024, 0]\n[topology]", "in 1..=1024"),
             // Work classes: a rate on every kind in use, in 1..=4096.
             ("name = \"big\"\nsmt_throughput = [1024]", "name = \"big\"\nsmt_throughput = [1024]\nwork_per_clock = { sysbench-cpu = 700 }", "work class `sysbench-cpu` has a rate on core kind `big` but not on `little`"),

@@ -419,6 +419,23 @@ pub struct MachineParts {
     /// host threads sharing the host's cores, so each does less work per guest
     /// second the more of them run (docs/validation.md, "What TCG does to time").
     pub vcpu_throughput: Vec<u32>,
+    /// How the host time-slices the busy vCPUs of an emulated machine, where it
+    /// was measured (`calibrate host --vcpu-throughput`); `None` models the shared
+    /// host as a fluid rate only ([`MachineParts::vcpu_throughput`]).
+    pub vcpu_host: Option<VcpuHost>,
+}
+
+/// The host's time-slicing of an emulated machine's vCPUs (SIM_VCPU_HOST,
+/// docs/kernel-mapping.md): `cpus` host CPUs run the busy vCPUs, each for up to
+/// `slice_ns` of host time before the longest-running one yields to the first
+/// waiting; a vCPU that leaves its idle state preempts the longest-running one. A
+/// descheduled vCPU does no work and takes no interrupt until it runs again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct VcpuHost {
+    /// Host CPUs the vCPUs share (fewer than the machine's CPUs).
+    pub cpus: u32,
+    /// The host's slice per vCPU, ns.
+    pub slice_ns: u64,
 }
 
 impl Masks {
@@ -704,6 +721,21 @@ impl Machine {
             return Err(format!(
                 "vcpu_throughput needs at most {n} entries (one per busy CPU count) in 1..=1024, starting with 1024"
             ));
+        }
+        if let Some(h) = p.vcpu_host {
+            if p.vcpu_throughput.is_empty() || h.cpus == 0 || h.cpus as usize >= n {
+                return Err(format!(
+                    "vcpu_host_cpus = {}: the host's CPUs are between 1 and {} (fewer than the machine's), and need vcpu_throughput",
+                    h.cpus,
+                    n.saturating_sub(1)
+                ));
+            }
+            if !(100_000..=1_000_000_000).contains(&h.slice_ns) {
+                return Err(format!(
+                    "vcpu_host_slice_us = {}: a host slice is 100..=1000000 µs",
+                    h.slice_ns / 1000
+                ));
+            }
         }
         let m = Masks::of(&p.cpus);
         for (i, c) in p.cpus.iter().enumerate() {

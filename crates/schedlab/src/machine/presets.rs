@@ -474,6 +474,7 @@ fn power9_176() -> Machine {
         numa_distance: two_node_distance(40),
         node_reclaim_distance: 30,
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds: vec![kind("power9", 4)],
         idle_tables: vec![vec![
             IdleState {
@@ -525,6 +526,7 @@ fn xeon_sym(
         numa_distance: two_node_distance(21),
         node_reclaim_distance: 30,
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds: vec![kind(suffix, 2)],
         idle_tables: vec![vec![
             poll_idle(),
@@ -650,6 +652,7 @@ fn epyc_192() -> Machine {
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 32,
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds: vec![kind("zen4", 2)],
         idle_tables: vec![vec![
             poll_idle(),
@@ -692,6 +695,7 @@ fn synthetic_1024() -> Machine {
         ],
         node_reclaim_distance: 30,
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds: vec![kind("synthetic", 2)],
         idle_tables: vec![vec![
             poll_idle(),
@@ -774,6 +778,7 @@ fn alderlake_24() -> Machine {
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds: vec![kind("golden-cove", 2), kind("gracemont", 1)],
         idle_tables: vec![adl],
         freq_domains: vec![
@@ -840,6 +845,7 @@ fn arm_soc(name: &str, description: &str, clusters: Vec<ArmCluster>, cost: CostT
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds: clusters
             .iter()
             .map(|c| CoreKind {
@@ -1146,6 +1152,7 @@ fn synquacer_24() -> Machine {
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds: vec![kind("cortex-a53", 1)],
         idle_tables: vec![vec![
             idle("WFI", 1, 1, 0.0),
@@ -1205,6 +1212,7 @@ pub fn test_topology(
             .collect(),
         node_reclaim_distance: 30,
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds: vec![kind("test", smt)],
         idle_tables: vec![vec![
             poll_idle(),
@@ -1275,6 +1283,7 @@ pub fn test_asym(big: usize, little: usize, big_cap: u32, little_cap: u32) -> Ma
         numa_distance: vec![vec![10]],
         node_reclaim_distance: 30,
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds: kinds,
         idle_tables: vec![vec![
             idle("WFI", 1, 1, 0.0),

@@ -697,6 +697,7 @@ pub fn import_sysfs_with_arch(root: &Path, arch_fallback: Arch) -> Result<Machin
         numa_distance,
         node_reclaim_distance: if is_amd_zen(&cpuinfo) { 32 } else { 30 },
         vcpu_throughput: Vec::new(),
+        vcpu_host: None,
         core_kinds,
         idle_tables,
         freq_domains,

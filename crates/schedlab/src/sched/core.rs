@@ -50,6 +50,7 @@ use crate::sched::fair::entity::{CfsRq, FairParams, LoadWeight, SchedEntity};
 use crate::sched::features::{Features, SchedFeat, Tunables};
 use crate::sched::pelt::PeltClock;
 use crate::sched::topology::{SchedTopology, TopologyOpts};
+use crate::sched::vcpu_host::{HostRr, HostSwitch};
 use crate::sched::{Event, Pid, PrevState, SchedEvent, WF_FORK, WF_MIGRATED, WF_TTWU};
 use std::collections::HashMap;
 
@@ -527,6 +528,9 @@ pub struct Kernel<O> {
     /// Busy CPUs of the whole machine (for an emulated machine's shared host,
     /// [`Machine::vcpu_throughput`]).
     machine_busy: u32,
+    /// The host's time-slicing of an emulated machine's busy vCPUs
+    /// ([`Machine::vcpu_host`]); `None` elsewhere.
+    host: Option<Box<HostRr>>,
     /// SMT siblings of each CPU, itself included.
     sibs: Vec<Box<[u32]>>,
     /// The machine's work classes ([`Machine::work_classes`]) and, per class, each
@@ -892,6 +896,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             dirty: Vec::new(),
             core_busy: vec![0; nr_cores],
             machine_busy: 0,
+            host: None,
             sibs,
             work_classes,
             coupled_first,
@@ -921,6 +926,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         };
         for cpu in 0..k.m.nr_cpus() {
             k.sync_idle_bits(cpu);
+        }
+        if !k.m.vcpu_throughput.is_empty() {
+            let n = k.m.nr_cpus();
+            k.host = k.m.vcpu_host.map(|h| Box::new(HostRr::new(h, n)));
         }
         if let Some(name) = k.tun.ext_scheduler.clone() {
             k.scx_enable(&name);
@@ -2115,7 +2124,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     fn update_rate(&mut self, cpu: usize) {
         let busy = self.core_busy[self.m.cpus[cpu].core] as usize;
         let smt = self.m.smt_throughput(cpu, busy) as u64;
-        let host = self.m.vcpu_throughput(self.machine_busy as usize) as u64;
+        let mut host = self.m.vcpu_throughput(self.machine_busy as usize) as u64;
+        if let Some(h) = &self.host {
+            if h.stalled(cpu) {
+                // Descheduled by the host: no work until it runs again.
+                let rq = &mut self.rqs[cpu];
+                rq.rate = 0;
+                rq.task_rate = 0;
+                return;
+            }
+            host = h.on_host_rate(self.machine_busy as usize, host);
+        }
         let shared = |r: u64| if host == 1024 { r } else { r * host / 1024 };
         let rq = &mut self.rqs[cpu];
         let r = shared(rq.cpu_capacity_orig * rq.freq_scale / 1024 * smt / 1024);
@@ -2148,12 +2167,80 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
         }
         self.machine_busy = self.machine_busy.wrapping_add_signed(delta);
+        let switched = match &mut self.host {
+            Some(h) if delta > 0 => h.busy(cpu, now),
+            Some(h) => h.idle(cpu, now),
+            None => HostSwitch::default(),
+        };
         for c in 0..self.rqs.len() {
             if busy(self, c) {
                 self.update_rate(c);
                 self.rearm(c, q);
             }
         }
+        if self.host.is_some() {
+            self.host_switched(switched, q);
+        }
+    }
+
+    /// After the host took a vCPU off (its rate is 0 now) or put one on (its
+    /// held interrupts arrive now): arm the next end of a host slice.
+    fn host_switched(&mut self, s: HostSwitch, q: &mut EventQueue<Event>) {
+        let now = self.now;
+        let Some(h) = self.host.as_mut() else { return };
+        if let Some(c) = s.resume {
+            for ev in h.take_held(c) {
+                q.push(now, ev);
+            }
+        }
+        h.gen = h.gen.wrapping_add(1);
+        if let Some(t) = h.next_rotation() {
+            q.push(t.max(now), Event::HostSlice { gen: h.gen });
+        }
+    }
+
+    /// [`Event::HostSlice`]: the vCPU that has run longest yields its host CPU to
+    /// the first waiting one.
+    fn host_slice_end(&mut self, gen: u32, q: &mut EventQueue<Event>) {
+        let now = self.now;
+        let Some(h) = self.host.as_mut() else { return };
+        if h.gen != gen {
+            self.stale_events += 1;
+            return;
+        }
+        let s = h.rotate(now);
+        for c in [s.stall, s.resume].into_iter().flatten() {
+            self.sync_progress(c, now);
+            self.update_rate(c);
+            self.rearm(c, q);
+        }
+        self.host_switched(s, q);
+    }
+
+    /// An interrupt for a vCPU the host has descheduled waits for it: true when
+    /// `ev` was kept for then.
+    #[cold]
+    fn host_holds(&mut self, ev: Event) -> bool {
+        let cpu = match ev {
+            Event::Tick { cpu, .. }
+            | Event::Resched { cpu, .. }
+            | Event::WakeIpi { cpu }
+            | Event::Watchdog { cpu }
+            | Event::ScxTimer { cpu, .. }
+            | Event::ActiveBalance { cpu }
+            | Event::MigrationStop { cpu, .. }
+            | Event::IlbKick { cpu } => cpu as usize,
+            Event::Timer { pid, .. } => self.tasks[pid as usize].timer_cpu,
+            _ => return false,
+        };
+        let Some(h) = self.host.as_mut() else {
+            return false;
+        };
+        if !h.stalled(cpu) {
+            return false;
+        }
+        h.hold(cpu, ev);
+        true
     }
 
     /// Give `pid` the work class `class`: from then on its work runs at the rate the
@@ -2278,6 +2365,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         rq.seg_gen = rq.seg_gen.wrapping_add(1);
         let Some(pid) = rq.curr else { return };
         let rate = rq.rate;
+        if rate == 0 {
+            // Descheduled by the host (SIM_VCPU_HOST): re-armed when it runs.
+            return;
+        }
         let end = match self.tasks[pid as usize].seg {
             Segment::None => {
                 if rq.kernel_work == 0 {
@@ -2365,6 +2456,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         q: &mut EventQueue<Event>,
     ) -> Option<Event> {
         self.now = now;
+        if self.host.is_some() && self.host_holds(ev) {
+            return None;
+        }
         match ev {
             Event::SegDone { cpu, gen } => {
                 let cpu = cpu as usize;
@@ -2502,6 +2596,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     self.migration_cpu_stop(cpu as usize, pid, true, q);
                 }
             }
+            Event::HostSlice { gen } => self.host_slice_end(gen, q),
             Event::Workload { .. } => return Some(ev),
         }
         None

@@ -16,6 +16,7 @@ pub mod fair;
 pub mod features;
 pub mod pelt;
 pub mod topology;
+mod vcpu_host;
 
 use crate::machine::SharedLevel;
 
@@ -60,6 +61,9 @@ pub enum Event {
     /// A software idle loop (`poll_idle`, powernv's `snooze_loop`) on `cpu` reaches
     /// its time limit.
     PollEnd { cpu: u32, gen: u32 },
+    /// The host's slice of the vCPU that has run longest ends (an emulated
+    /// machine's shared host, SIM_VCPU_HOST).
+    HostSlice { gen: u32 },
     /// A workload-owned event (run deadline, ...).
     Workload { id: u32, arg: u32 },
 }

@@ -1225,6 +1225,7 @@ mod tests {
             numa_distance: dist,
             node_reclaim_distance: 30,
             vcpu_throughput: Vec::new(),
+            vcpu_host: None,
             core_kinds: vec![CoreKind {
                 name: "k".into(),
                 smt_throughput: vec![1024; 8],

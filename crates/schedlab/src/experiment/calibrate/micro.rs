@@ -582,12 +582,68 @@ pub(crate) fn pingpong_process(cpu: usize, warm: u64, n: u64) -> Result<PingPong
     Ok(r.value)
 }
 
+/// One spinning thread of [`busy_rates`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BusySpin {
+    /// Chunks of arithmetic per µs over the whole spin.
+    pub rate: f64,
+    /// Time spent in stalls: chunks that took far longer than the median chunk
+    /// (their excess over it).
+    pub stalled_ns: u64,
+    /// Spin time between two stalls, ns (the partial stretches at the start and
+    /// the end left out).
+    pub stretches: Vec<u64>,
+    /// The whole spin, ns.
+    pub total_ns: u64,
+}
+
+/// A chunk is a stall when it takes more than this many median chunks, and more
+/// than [`STALL_MIN_NS`].
+const STALL_FACTOR: u64 = 4;
+const STALL_MIN_NS: u64 = 100_000;
+
+impl BusySpin {
+    /// The spin's rate, stalls and stretches from each chunk's duration (ns).
+    pub fn of_chunks(chunks: &[u64]) -> BusySpin {
+        let total: u64 = chunks.iter().sum();
+        let mut sorted = chunks.to_vec();
+        sorted.sort_unstable();
+        let med = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
+        let cut = (med * STALL_FACTOR).max(STALL_MIN_NS);
+        let (mut stalled_ns, mut stretches, mut run, mut seen) = (0, Vec::new(), 0u64, false);
+        for &d in chunks {
+            if d > cut {
+                stalled_ns += d - med;
+                if seen {
+                    stretches.push(run);
+                }
+                seen = true;
+                run = 0;
+            } else {
+                run += d;
+            }
+        }
+        BusySpin {
+            rate: if total == 0 {
+                0.0
+            } else {
+                chunks.len() as f64 * 1000.0 / total as f64
+            },
+            stalled_ns,
+            stretches,
+            total_ns: total,
+        }
+    }
+}
+
 /// Work rate with `cpus.len()` CPUs busy at once: one thread pinned on each, all
 /// started together by a barrier, each spinning on a fixed chunk of arithmetic for
-/// `dur_ns`; returns each thread's chunks per µs. On hardware the rates barely
-/// depend on how many run (turbo and memory aside); in a TCG guest the vCPUs are
-/// host threads sharing the host's cores, and each does less the more are busy.
-pub fn busy_rates(cpus: &[usize], dur_ns: u64) -> Result<Vec<f64>, String> {
+/// `dur_ns`; returns each thread's chunks per µs, and when its chunks stalled. On
+/// hardware the rates barely depend on how many run (turbo and memory aside); in a
+/// TCG guest the vCPUs are host threads sharing the host's cores, and each does
+/// less the more are busy: it runs for a host slice, then waits (a stall) while
+/// the others run.
+pub fn busy_rates(cpus: &[usize], dur_ns: u64) -> Result<Vec<BusySpin>, String> {
     const CHUNK: u64 = 2_000;
     let barrier = Barrier::new(cpus.len());
     std::thread::scope(|s| {
@@ -595,20 +651,22 @@ pub fn busy_rates(cpus: &[usize], dur_ns: u64) -> Result<Vec<f64>, String> {
             .iter()
             .map(|&cpu| {
                 let barrier = &barrier;
-                s.spawn(move || -> Result<f64, String> {
+                s.spawn(move || -> Result<BusySpin, String> {
                     pin(cpu)?;
                     barrier.wait();
                     let t0 = Instant::now();
-                    let (mut chunks, mut x) = (0u64, 1u64);
+                    let (mut last, mut x) = (0u64, 1u64);
+                    let mut chunks = Vec::with_capacity(4096);
                     loop {
                         for i in 0..CHUNK {
                             x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
                         }
-                        chunks += 1;
                         let e = t0.elapsed().as_nanos() as u64;
+                        chunks.push(e - last);
+                        last = e;
                         if e >= dur_ns {
                             black_box(x);
-                            return Ok(chunks as f64 * 1000.0 / e as f64);
+                            return Ok(BusySpin::of_chunks(&chunks));
                         }
                     }
                 })
@@ -637,6 +695,24 @@ mod tests {
         assert!(run_delay_ns().is_ok());
     }
 
+    /// Chunks of 10 µs, stalls of 1 ms after the 3rd and the 6th and the 9th: two
+    /// whole stretches of 20 µs between them (the first and the last are partial).
+    #[test]
+    fn a_spin_finds_its_stalls() {
+        let mut c = vec![10_000u64; 12];
+        for i in [3, 6, 9] {
+            c[i] = 1_000_000;
+        }
+        let b = BusySpin::of_chunks(&c);
+        assert_eq!(b.stretches, vec![20_000, 20_000]);
+        assert_eq!(b.stalled_ns, 3 * 990_000);
+        assert_eq!(b.total_ns, 9 * 10_000 + 3_000_000);
+        assert!((b.rate - 12.0 * 1000.0 / 3_090_000.0).abs() < 1e-12);
+        // Evenly slow chunks are no stall, however slow.
+        let slow = BusySpin::of_chunks(&[500_000; 8]);
+        assert_eq!((slow.stalled_ns, slow.stretches.len()), (0, 0));
+    }
+
     #[test]
     fn primitives_measure_something() {
         let cpu = allowed_cpus().unwrap()[0];
@@ -650,7 +726,7 @@ mod tests {
         let (pair, w) = pipe_write_read(cpu, 200).unwrap().value;
         assert!(pair > 0.0 && w > 0.0);
         let r = busy_rates(&allowed_cpus().unwrap()[..1], 2_000_000).unwrap();
-        assert!(r.len() == 1 && r[0] > 0.0, "{r:?}");
+        assert!(r.len() == 1 && r[0].rate > 0.0, "{r:?}");
         let p = pingpong_threads(cpu, cpu, 10, 200).unwrap();
         assert!(p.rt_ns > 0.0 && p.switches() > 0.0, "{p:?}");
         // The spinning ping-pong needs two CPUs (on one, each side spins out its slice).
