@@ -11,7 +11,7 @@ mod common;
 
 use common::*;
 use schedlab::machine::presets::{preset, test_topology};
-use schedlab::machine::CpuMask;
+use schedlab::machine::{CpuMask, Machine};
 use schedlab::sched::core::Policy;
 use schedlab::workload::program::Op;
 
@@ -210,29 +210,13 @@ fn smt_siblings_share_core_throughput() {
     }
 }
 
-/// An emulated machine whose CPUs share a host (`vcpu_throughput = [1024, 512]`: two
-/// busy CPUs each run at half rate). Work per task as above: context switch 1500 +
-/// compute + ticks (500 each, on the busy CPU) + exit 35 000, in reference ns.
-/// * Alone: rate 1024, ticks at 4 and 8 ms -> 1500 + 10 000 000 + 1000 + 35 000 =
-///   10 037 500 ns.
-/// * Both 10 ms at once on separate cores: each at 512, ~20 ms, ticks at 4 ... 20 ms
-///   (5) -> 2 x (1500 + 10 000 000 + 2500 + 35 000) = 20 078 000 ns.
-/// * 10 ms beside 2 ms: t1 runs at 512 with one tick (4 ms), so it exits at
-///   2 x (1500 + 2 000 000 + 500 + 35 000) = 4 074 000 ns; t0 did half of that,
-///   2 037 000, of its 10 038 000 (1500 + 10 000 000 + 3 ticks at 4, 8, 12 ms + 35 000),
-///   and runs the remaining 8 001 000 alone at 1024: exit at 12 075 000 ns.
-#[test]
-fn a_shared_host_slows_every_busy_cpu() {
-    let mut m = no_idle(test_topology(1, 1, 2, 1));
-    m.vcpu_throughput = vec![1024, 512];
-    // (compute ms, CPU) per task, and each task's expected exit.
-    type Case<'a> = (&'a [(u64, usize)], &'a [u64]);
-    let cases: [Case; 3] = [
-        (&[(10, 0)], &[10_037_500]),
-        (&[(10, 0), (10, 1)], &[20_078_000, 20_078_000]),
-        (&[(10, 0), (2, 1)], &[12_075_000, 4_074_000]),
-    ];
-    for (tasks, expect) in cases {
+/// (compute ms, CPU) per task, and each task's expected exit (ns).
+type ExitCase<'a> = (&'a [(u64, usize)], &'a [u64]);
+
+/// Each case's tasks, each pinned and computing, exit within 4 ns of the expected
+/// times on `m`.
+fn exits_are(m: &Machine, cases: &[ExitCase]) {
+    for &(tasks, expect) in cases {
         let mut w = W::new();
         for (i, &(ms, cpu)) in tasks.iter().enumerate() {
             let p = w.prog(&format!("w{i}"), vec![Op::Compute(c(ms * MS))]);
@@ -249,6 +233,29 @@ fn a_shared_host_slows_every_busy_cpu() {
             );
         }
     }
+}
+
+/// An emulated machine whose CPUs share a host (`vcpu_throughput = [1024, 512]`: two
+/// busy CPUs each run at half rate). Work per task as above: context switch 1500 +
+/// compute + ticks (500 each, on the busy CPU) + exit 35 000, in reference ns.
+/// * Alone: rate 1024, ticks at 4 and 8 ms -> 1500 + 10 000 000 + 1000 + 35 000 =
+///   10 037 500 ns.
+/// * Both 10 ms at once on separate cores: each at 512, ~20 ms, ticks at 4 ... 20 ms
+///   (5) -> 2 x (1500 + 10 000 000 + 2500 + 35 000) = 20 078 000 ns.
+/// * 10 ms beside 2 ms: t1 runs at 512 with one tick (4 ms), so it exits at
+///   2 x (1500 + 2 000 000 + 500 + 35 000) = 4 074 000 ns; t0 did half of that,
+///   2 037 000, of its 10 038 000 (1500 + 10 000 000 + 3 ticks at 4, 8, 12 ms + 35 000),
+///   and runs the remaining 8 001 000 alone at 1024: exit at 12 075 000 ns.
+#[test]
+fn a_shared_host_slows_every_busy_cpu() {
+    let mut m = no_idle(test_topology(1, 1, 2, 1));
+    m.vcpu_throughput = vec![1024, 512];
+    let cases: [ExitCase; 3] = [
+        (&[(10, 0)], &[10_037_500]),
+        (&[(10, 0), (10, 1)], &[20_078_000, 20_078_000]),
+        (&[(10, 0), (2, 1)], &[12_075_000, 4_074_000]),
+    ];
+    exits_are(&m, &cases);
 }
 
 /// The host time-slices the vCPUs (SIM_VCPU_HOST): one host CPU, a 3.5 ms slice,
@@ -274,28 +281,11 @@ fn a_host_cpu_time_slices_the_vcpus_and_holds_their_ticks() {
         cpus: 1,
         slice_ns: 3_500_000,
     });
-    type Case<'a> = (&'a [(u64, usize)], &'a [u64]);
-    let cases: [Case; 2] = [
+    let cases: [ExitCase; 2] = [
         (&[(10, 0), (2, 1)], &[12_074_500, 2_036_500]),
         (&[(10, 0), (10, 1)], &[20_077_500, 17_038_500]),
     ];
-    for (tasks, expect) in cases {
-        let mut w = W::new();
-        for (i, &(ms, cpu)) in tasks.iter().enumerate() {
-            let p = w.prog(&format!("w{i}"), vec![Op::Compute(c(ms * MS))]);
-            w.task(&format!("t{i}"), p, Some(CpuMask::of(cpu)));
-        }
-        let sc = scenario(m.clone(), w.build(), None);
-        let (sim, r) = run_sim(&sc);
-        assert_eq!(r.unwrap(), schedlab::sim::StopReason::Completed);
-        for (i, &e) in expect.iter().enumerate() {
-            let exit = exit_ns(&sim, &format!("t{i}")).unwrap();
-            assert!(
-                exit.abs_diff(e) <= 4,
-                "{tasks:?}: t{i} exited at {exit}, expected {e}"
-            );
-        }
-    }
+    exits_are(&m, &cases);
 }
 
 /// compute(10 ms) on a little CPU of juno-r0 (cpu0, Cortex-A53, capacity 446) takes
