@@ -268,7 +268,7 @@ fn a_shared_host_slows_every_busy_cpu() {
 ///   exit at 12 074 500.
 /// * 10 ms on each: CPU 1 runs [0, 3.5), [7, 10.5), [14, 17.5) ms; CPU 0 [3.5, 7),
 ///   [10.5, 14). A tick due while a vCPU is descheduled arrives when it runs again,
-///   and the next is armed from then: CPU 1 ticks at 7 (held from 4), 8, 14 (held
+///   and the next stays on the 4 ms grid: CPU 1 ticks at 7 (held from 4), 8, 14 (held
 ///   from 12) and 16, and needs 10 036 500 + 2000 of run time: exit at 14 ms +
 ///   3 038 500 = 17 038 500. CPU 0 has run 7 ms (ticks 4, 10.5 held from 8, 12),
 ///   takes the host at 17 038 500 with its held tick of 16 ms, ticks at 20 ms, and

@@ -568,7 +568,12 @@ pub fn parse_machine_toml(text: &str, file: &Path) -> Result<Machine, InputError
             (None, None) => None,
             (Some(cpus), Some(us)) => Some(VcpuHost {
                 cpus,
-                slice_ns: us.saturating_mul(NSEC_PER_USEC),
+                slice_ns: us.checked_mul(NSEC_PER_USEC).ok_or_else(|| {
+                    cx.err(
+                        None,
+                        format!("vcpu_host_slice_us = {us}: a host slice is 100..=1000000 µs"),
+                    )
+                })?,
             }),
             _ => return Err(cx.err(
                 None,
@@ -1047,6 +1052,7 @@ kind = 1
             ("[topology]", "vcpu_throughput = [1024, 700]\nvcpu_host_cpus = 4\nvcpu_host_slice_us = 3000\n[topology]", "vcpu_host_cpus = 4: the host's CPUs are between 1 and 3"),
             ("[topology]", "vcpu_host_cpus = 2\nvcpu_host_slice_us = 3000\n[topology]", "need vcpu_throughput"),
             ("[topology]", "vcpu_throughput = [1024, 700]\nvcpu_host_cpus = 2\nvcpu_host_slice_us = 50\n[topology]", "a host slice is 100..=1000000 µs"),
+            ("[topology]", "vcpu_throughput = [1024, 700]\nvcpu_host_cpus = 2\nvcpu_host_slice_us = 9223372036854775807\n[topology]", "vcpu_host_slice_us = 9223372036854775807: a host slice"),
             ("[topology]", "vcpu_throughput = [1024, 0]\n[topology]", "in 1..=1024"),
             // Work classes: a rate on every kind in use, in 1..=4096.
             ("name = \"big\"\nsmt_throughput = [1024]", "name = \"big\"\nsmt_throughput = [1024]\nwork_per_clock = { sysbench-cpu = 700 }", "work class `sysbench-cpu` has a rate on core kind `big` but not on `little`"),

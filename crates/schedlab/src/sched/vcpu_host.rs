@@ -223,7 +223,7 @@ mod tests {
         assert_eq!(h.idle(0, 4_000), sw(None, Some(2)));
         assert_eq!(h.next_rotation(), None);
         assert!(!h.stalled(2) && !h.stalled(1));
-        // A stalled vCPU can go idle only after it ran; a waiting one leaving frees nothing.
+        // vCPU 3 wakes and stalls vCPU 1; a waiting vCPU that goes idle frees no host CPU.
         h.busy(3, 4_100);
         assert!(
             h.stalled(1),
