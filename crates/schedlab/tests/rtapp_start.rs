@@ -37,9 +37,14 @@ impl Ev {
 
 /// The ftrace records of `file` on `quad` (without `cpu_idle`).
 fn trace(file: &str) -> (schedlab::experiment::result::RunResult, Vec<Ev>) {
+    trace_on("quad.toml", file)
+}
+
+/// The ftrace records of `file` on machine file `machine` (without `cpu_idle`).
+fn trace_on(machine: &str, file: &str) -> (schedlab::experiment::result::RunResult, Vec<Ev>) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp");
     let text = format!(
-        "[machine]\nfile = \"quad.toml\"\n[run]\nseed = 3\n[workload]\nkind = \"rtapp\"\nfile = \"{file}\"\n"
+        "[machine]\nfile = \"{machine}\"\n[run]\nseed = 3\n[workload]\nkind = \"rtapp\"\nfile = \"{file}\"\n"
     );
     let sc = Scenario::from_doc(
         Doc::parse(&text, &dir.join("t.toml")).unwrap(),
@@ -109,6 +114,44 @@ fn the_main_task_creates_every_thread_in_order_from_its_cpu() {
     // The main task is not one of rt-app's threads in its report.
     assert!(!r.workload.tool.keys().any(|k| k.starts_with(MAIN_TASK)));
     assert_eq!(r.workload.tool["t-3.loops"], 1.0);
+}
+
+#[test]
+fn a_starting_thread_runs_its_start_up_before_the_barrier() {
+    // quad-start: thread_start_arena = 50 µs (4 threads < 8 × 4 − 1: each creates
+    // its arena). The main task creates a thread every ~20 µs from CPU 0; each
+    // thread now runs 50 µs before its barrier, so it is still running when
+    // the next two are created, and the fork path finds CPU 1 busy.
+    let (r, evs) = trace_on("quad-start.toml", "start4.json");
+    assert_eq!(format!("{:?}", r.workload.stop_reason), "Completed");
+    let targets: Vec<usize> = evs
+        .iter()
+        .filter(|e| e.event == "sched_wakeup_new" && e.field("comm").starts_with("t-"))
+        .map(|e| e.field("target_cpu").parse().unwrap())
+        .collect();
+    // t-0 on CPU 1 (from ~21 to ~73 µs), t-1 (~41) and t-2 (~61) on the two idle
+    // CPUs left, t-3 (~81) on CPU 1 again, free since t-0 blocked.
+    assert_eq!(targets[0], 1, "{targets:?}");
+    assert_eq!(targets[3], 1, "{targets:?}");
+    let mut mid = vec![targets[1], targets[2]];
+    mid.sort_unstable();
+    assert_eq!(mid, [2, 3], "{targets:?}");
+    // The last thread is the barrier's last party and does not block there.
+    for k in 0..3 {
+        let name = format!("t-{k}");
+        let mine: Vec<&Ev> = evs
+            .iter()
+            .filter(|e| {
+                e.event == "sched_switch"
+                    && (e.field("next_comm") == name || e.field("prev_comm") == name)
+            })
+            .collect();
+        assert_eq!(mine[1].field("prev_state"), "S", "{name}");
+        // 50 µs of start-up, then the barrier and the switch out (2 µs here;
+        // threads without a start-up take 1.5-2.03 µs).
+        let d = mine[1].ts_ns - mine[0].ts_ns;
+        assert!((51_500..=52_100).contains(&d), "{name}: {d} ns");
+    }
 }
 
 #[test]

@@ -29,6 +29,8 @@
 //! | `Tp`, `sp`, `kp` | the same with a separate process (`cat`) as the peer: every switch changes the mm |
 //! | `Tc`, `Wc`, `kc` | pipe ping-pong of two threads on two CPUs `a` and `b` (same LLC, not SMT siblings when the host allows): round trip, A's write that wakes B (between two clock reads), wakeups per round trip |
 //! | `Ct` | `pthread_create` timed by its caller, 32 (quick) or 128 threads one after another, each blocking at once until all exist; the caller and its children allowed on `a` and `b`, so the fork path puts a child beside its creator, as it puts rt-app's threads on idle CPUs; median per thread |
+//! | `Cs` | rt-app 1.0's thread start-up, timed by the new thread's own CPU clock: as many threads, created one at a time (the creator waits for each), each naming itself, appending a log line to a shared file and making its first buffered write into its own log file (its first `malloc`), then blocking until all exist; median per thread. Each takes an arena an exited thread left on glibc's free list |
+//! | `Ca` | the same, once, by the process's first threads (as many, at most 8 per CPU less two): each creates its own arena, as rt-app's first 8 per CPU less one do |
 //! | `F`, `Xp`, `Xu` | a ping-pong of two threads on CPUs `a` and `b` that never sleeps: A writes its message, then stores a round number in a shared word; B spins on the word, reads the message (it is there, so the read neither blocks nor fails), writes its answer, stores the next number; A spins, reads the answer. Median round trip with no message (`F`: the word alone), with 1 B over two pipes (`Xp`), with 100 B over two AF_UNIX socketpairs (`Xu`) |
 //!
 //! Switches and wakeups are counted by the kernel, not assumed: each thread's
@@ -49,6 +51,8 @@
 //! syscall, gtod, mutex_fast, futex_wake, futex_wait = S, G, M, Fw, Fa
 //! yield_         = Y
 //! clone_thread   = Ct                     (the stack's mmap, clone, the child's placement)
+//! thread_start   = Cs                     (the new thread's side, up to rt-app's start barrier)
+//! thread_start_arena = Ca                 (the same, mapping its own malloc arena)
 //! pipe_write     = Pw − G                 (the write between two clock reads, less one clock read)
 //! pipe_read      = P − pipe_write
 //! unix_write     = Uw − G,   unix_read = U − unix_write
@@ -161,6 +165,12 @@ pub struct Inputs {
     pub spin: Option<Spin>,
     /// `Ct`: `pthread_create`'s caller side, the child blocked.
     pub thread_create: f64,
+    /// `Cs`: rt-app's thread start-up, the new thread's CPU time before it blocks,
+    /// its first `malloc` attaching to an arena an exited thread left.
+    pub thread_start: f64,
+    /// `Ca`: the same for the process's first threads, each creating its arena
+    /// (measured once, before the repetitions: the same value in each).
+    pub thread_start_arena: f64,
 }
 
 /// The spinning cross-CPU ping-pongs (no sleep, no wakeup): round trips in ns.
@@ -175,7 +185,7 @@ pub struct Spin {
 }
 
 /// How many scalars [`Inputs`] has.
-pub const NPRIM: usize = 26;
+pub const NPRIM: usize = 28;
 
 /// (key, description, unit) of each scalar of [`Inputs`], in `Inputs::scalars` order.
 pub const PRIMITIVES: [(&str, &str, &str); NPRIM] = [
@@ -205,6 +215,8 @@ pub const PRIMITIVES: [(&str, &str, &str); NPRIM] = [
     ("Xp", "  + 1 B over two pipes", "ns"),
     ("Xu", "  + 100 B over two AF_UNIX sockets", "ns"),
     ("Ct", "pthread_create, the caller's side", "ns"),
+    ("Cs", "thread start-up (rt-app), its own CPU", "ns"),
+    ("Ca", "  the same, creating its malloc arena", "ns"),
 ];
 
 impl Inputs {
@@ -243,6 +255,8 @@ impl Inputs {
             self.spin.map(|x| x.pipe),
             self.spin.map(|x| x.unix),
             Some(self.thread_create),
+            Some(self.thread_start),
+            Some(self.thread_start_arena),
         ]
     }
 
@@ -284,6 +298,8 @@ impl Inputs {
                 unix: g(24),
             }),
             thread_create: g(25),
+            thread_start: g(26),
+            thread_start_arena: g(27),
         }
     }
 
@@ -399,6 +415,18 @@ fn derive_one_cpu(i: &Inputs, c: &mut CostTable, d: &mut Deriving) {
         &mut c.clone_thread,
         Some(i.thread_create),
         "Ct".into(),
+    );
+    set(
+        "thread_start",
+        &mut c.thread_start,
+        Some(i.thread_start),
+        "Cs".into(),
+    );
+    set(
+        "thread_start_arena",
+        &mut c.thread_start_arena,
+        Some(i.thread_start_arena),
+        "Ca".into(),
     );
     set(
         "pipe_write",
@@ -722,6 +750,13 @@ pub fn calibrate(
     let mut notes = Vec::new();
     let mut reps = Vec::new();
     let mut cpu_wait = Vec::new();
+    // The process's first threads, before any other micro-benchmark creates many:
+    // each creates its glibc arena while there are fewer than 8 per CPU (the main
+    // thread's is one; a margin of one more). Once they have exited, their arenas
+    // wait on glibc's free list, and every later thread of the process takes one.
+    let pair: Vec<usize> = std::iter::once(a).chain(b).collect();
+    let n_fresh = n_threads.min((8 * allowed.len() as u64).saturating_sub(2).max(1));
+    let thread_start_arena = mb::thread_start(&pair, n_fresh)?;
     for r in 0..opts.runs.max(1) {
         // Time the one-thread loops spent waiting for CPU a, and their total.
         let (mut waited, mut total) = (0u64, 0u64);
@@ -783,7 +818,7 @@ pub fn calibrate(
             }
             None => None,
         };
-        let pair: Vec<usize> = std::iter::once(a).chain(b).collect();
+        let thread_start = mb::thread_start(&pair, n_threads)?;
         let thread_create = mb::thread_create(&pair, n_threads)?;
         cpu_wait.push(p);
         reps.push(Inputs {
@@ -804,6 +839,8 @@ pub fn calibrate(
             cross,
             spin,
             thread_create,
+            thread_start,
+            thread_start_arena,
         });
         progress(&format!(
             "repetition {} of {} done{}",
@@ -1088,6 +1125,8 @@ mod tests {
                 unix: 4_200.0,
             }),
             thread_create: 25_400.0,
+            thread_start: 31_700.0,
+            thread_start_arena: 52_900.0,
         }
     }
 
@@ -1110,6 +1149,8 @@ mod tests {
             ("futex_wait", 180),
             ("yield_", 170),
             ("clone_thread", 25_400),
+            ("thread_start", 31_700),
+            ("thread_start_arena", 52_900),
             ("pipe_write", 180),
             ("pipe_read", 170),
             ("unix_write", 300),

@@ -271,6 +271,15 @@ pub struct CostTable {
     /// with `CLONE_VM | CLONE_THREAD`), the caller's side. `fork / 4` in every
     /// preset; measured by `schedlab calibrate host` (`Ct`).
     pub clone_thread: u64,
+    /// A new thread's own start-up before its first work, on the new thread
+    /// ([`Op::ThreadStart`](crate::workload::program::Op::ThreadStart): rt-app's
+    /// thread name, log line and first log-buffer allocation), its first `malloc`
+    /// attaching to an existing glibc arena (`thread_start`) or creating its own
+    /// (`thread_start_arena`: the heap's `mmap`, `munmap`, `mprotect`, faults).
+    /// Measured by `schedlab calibrate host` (`Cs`, `Ca`); 0 where not measured
+    /// (every preset: spec §2's tables name no thread start-up).
+    pub thread_start: u64,
+    pub thread_start_arena: u64,
     pub exit: u64,
     /// Scheduler tick handler.
     pub tick: u64,
@@ -338,6 +347,8 @@ impl Default for CostTable {
             yield_: 600,
             fork: 80_000,
             clone_thread: 20_000,
+            thread_start: 0,
+            thread_start_arena: 0,
             exit: 35_000,
             tick: 500,
             migrate_smt: 0,

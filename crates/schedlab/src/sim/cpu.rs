@@ -75,7 +75,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 self.k.yield_current(cpu, &mut self.q);
                 true
             }
-            Op::Syscall => {
+            Op::Syscall | Op::ThreadStart { .. } => {
                 pay!(self, cpu, op, st);
                 next!(st)
             }

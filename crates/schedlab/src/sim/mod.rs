@@ -791,6 +791,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 ChanKind::TcpLoopback => c.tcp_read_8k,
             },
             Op::Poll { .. } | Op::WaitChild | Op::Syscall => c.syscall,
+            Op::ThreadStart { arena: false } => c.thread_start,
+            Op::ThreadStart { arena: true } => c.thread_start_arena,
             Op::FutexWait { .. } | Op::Barrier(_) | Op::CondWait { .. } => c.futex_wait,
             Op::FutexWake { .. } | Op::CondSignal(_) | Op::CondBroadcast(_) => c.futex_wake,
             Op::Lock(_) | Op::Unlock(_) => c.mutex_fast / 2,
@@ -835,9 +837,12 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Exit
         };
         match op {
-            Op::Compute(_) | Op::Spin(_) | Op::Sleep(_) | Op::Yield | Op::Syscall => {
-                self.exec_cpu(cpu, op, st)
-            }
+            Op::Compute(_)
+            | Op::Spin(_)
+            | Op::Sleep(_)
+            | Op::Yield
+            | Op::Syscall
+            | Op::ThreadStart { .. } => self.exec_cpu(cpu, op, st),
             Op::Write { .. } | Op::Read { .. } | Op::Poll { .. } => {
                 self.exec_chan(cpu, pid, op, st)
             }

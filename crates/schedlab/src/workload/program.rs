@@ -171,6 +171,15 @@ pub enum Op {
     Yield,
     /// A bare syscall (`C_SYS`).
     Syscall,
+    /// A new thread's start-up before its own work: what rt-app's `thread_body`
+    /// does before its start barrier (`pthread_setname_np`, a log line to stderr,
+    /// the first buffered write to its log file, whose buffer is the thread's first
+    /// `malloc`). Costs `thread_start_arena` when that `malloc` creates the thread's
+    /// glibc arena (`arena`: `mmap`, `munmap`, `mprotect` and the new heap's page
+    /// faults), else `thread_start`.
+    ThreadStart {
+        arena: bool,
+    },
     /// Loop over the ops up to the matching `EndLoop` at `end`.
     Loop {
         count: LoopCount,

@@ -159,6 +159,70 @@ pub(crate) fn thread_create(cpus: &[usize], n: u64) -> Result<f64, String> {
     })
 }
 
+/// rt-app's thread start-up seen by the new thread (ns of its own CPU time, median
+/// per thread): `n` threads created one after another by a thread allowed on
+/// `cpus`, each doing what rt-app 1.0's `thread_body` does before its start
+/// barrier (its name, `prctl(PR_SET_NAME)`; a log line appended to a shared file,
+/// as rt-app's `log_notice` writes to its stderr; a first buffered write into its
+/// own log file, opened beforehand by the creator as rt-app's main thread does,
+/// whose 4 KiB buffer is the thread's first `malloc`), then reading its CPU clock
+/// (`CLOCK_THREAD_CPUTIME_ID`: everything the thread ran since `clone`, the
+/// kernel's return from the fork and the C library's thread start included) and
+/// blocking until all exist. The creator waits for each thread's number before it
+/// creates the next, so no start-up overlaps another or a creation.
+pub(crate) fn thread_start(cpus: &[usize], n: u64) -> Result<f64, String> {
+    use rustix::time::{clock_gettime, ClockId};
+    let dir = tempfile::tempdir().map_err(io("a temporary directory"))?;
+    let shared = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.path().join("stderr"))
+        .map_err(io("the shared log"))?;
+    let each = std::thread::scope(|s| {
+        s.spawn(|| -> Result<Vec<u64>, String> {
+            pin_set(cpus)?;
+            let gate = std::sync::RwLock::new(());
+            let (tx, rx) = std::sync::mpsc::channel::<u64>();
+            let mut each = Vec::with_capacity(n as usize);
+            std::thread::scope(|inner| -> Result<(), String> {
+                let held = gate.write().map_err(|_| "poisoned".to_string())?;
+                for i in 0..n {
+                    let log = std::fs::File::create(dir.path().join(format!("t-{i}.log")))
+                        .map_err(io("a thread's log file"))?;
+                    let (tx, gate, mut shared) = (tx.clone(), &gate, &shared);
+                    std::thread::Builder::new()
+                        .name(format!("calib-{i}"))
+                        .spawn_scoped(inner, move || {
+                            let line = format!(
+                                "[calib] <notice> [{i}] Using SCHED_OTHER policy with priority 0\n"
+                            );
+                            let _ = shared.write_all(line.as_bytes());
+                            let mut out = std::io::BufWriter::with_capacity(4096, log);
+                            let _ = out.write_all(b"# Policy : SCHED_OTHER priority : 0\n");
+                            let t = clock_gettime(ClockId::ThreadCPUTime);
+                            let ns = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+                            let _ = tx.send(ns);
+                            drop(gate.read());
+                            black_box(out);
+                        })
+                        .map_err(io("pthread_create"))?;
+                    each.push(
+                        rx.recv()
+                            .map_err(|_| "a start-up thread died".to_string())?,
+                    );
+                }
+                drop(held);
+                Ok(())
+            })?;
+            Ok(each)
+        })
+        .join()
+        .map_err(|_| "a calibration thread panicked".to_string())?
+    })?;
+    let mut each = each;
+    Ok(median(&mut each))
+}
+
 /// `clock_gettime(CLOCK_MONOTONIC)` through the vDSO (`Instant::now`), ns per call.
 pub fn gtod(cpu: usize, n: u64) -> Result<Alone<f64>, String> {
     on_cpu(cpu, || {
@@ -723,6 +787,10 @@ mod tests {
         let all = allowed_cpus().unwrap();
         let ct = thread_create(&all[..all.len().min(2)], 16).unwrap();
         assert!(ct > 2.0 * sys, "pthread_create {ct} ns, getppid {sys} ns");
+        // A thread's start-up is at least its write and its name (two system
+        // calls) and the kernel's return from the fork.
+        let cs = thread_start(&all[..all.len().min(2)], 16).unwrap();
+        assert!(cs > 2.0 * sys, "thread start-up {cs} ns, getppid {sys} ns");
         let (pair, w) = pipe_write_read(cpu, 200).unwrap().value;
         assert!(pair > 0.0 && w > 0.0);
         let r = busy_rates(&allowed_cpus().unwrap()[..1], 2_000_000).unwrap();

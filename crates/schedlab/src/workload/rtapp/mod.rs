@@ -59,7 +59,10 @@
 //!   or joins the threads in creation order (a futex per thread stands for the tid
 //!   word the kernel clears and wakes at the thread's exit). Simplified: a thread
 //!   gets its nice and policy at creation (rt-app: `setpriority` is its first call);
-//!   it sets its `cpus` itself at each phase iteration, as rt-app does. Not
+//!   it sets its `cpus` itself at each phase iteration, as rt-app does. A thread
+//!   first runs its start-up ([`Op::ThreadStart`]: name, log line, first log
+//!   write; dearer for the first 8 × CPUs − 1 threads, whose first `malloc` maps a
+//!   glibc arena of their own, [`creates_arena`]). Not
 //!   modelled: the kernel's own blocking while threads are created (`mmap_lock`
 //!   between the creator's stack mappings and the new threads' page faults: the
 //!   D-state wakeups of a real trace), and rt-app's shutdown when the duration
@@ -922,6 +925,17 @@ struct StartSync {
     first: bool,
     /// The futex of the thread's tid word, which `pthread_join` waits on.
     join: ObjRef,
+    /// The thread's first `malloc` creates its glibc arena ([`creates_arena`]).
+    arena: bool,
+}
+
+/// glibc's malloc gives each new thread an arena of its own at its first `malloc`
+/// (`arena_get2`: `mmap` of the heap, `munmap` of the excess, `mprotect`) while the
+/// process has fewer than 8 arenas per CPU (`NARENAS_FROM_NCORES` on 64-bit, the
+/// main thread's counting as the first); past that, a thread attaches to an
+/// existing arena and maps nothing. `k`: the thread's creation index (0 first).
+pub fn creates_arena(k: usize, nr_cpus: usize) -> bool {
+    k + 1 < 8 * nr_cpus
 }
 
 /// One thread's program under construction (see [`Builder::program`]).
@@ -1059,10 +1073,15 @@ impl Builder<'_> {
         })
     }
 
-    /// What a thread does before its task loop: the task's uclamp, the start
-    /// protocol, the task's `delay`.
+    /// What a thread does before its task loop: its own start-up (`thread_body`'s
+    /// name, log line and first log write: [`Op::ThreadStart`], initial and forked
+    /// threads alike; a forked thread is taken to attach to an existing arena), the
+    /// task's uclamp, the start protocol, the task's `delay`.
     fn thread_start(&mut self, cx: &mut ThreadCx<'_>, has_util: bool, start: Option<StartSync>) {
         let t = cx.t;
+        cx.ops.push(Op::ThreadStart {
+            arena: start.is_some_and(|s| s.arena),
+        });
         if has_util {
             cx.ops.push(Op::SetUclamp {
                 min: t.util_min.unwrap_or(0),
@@ -1394,6 +1413,7 @@ pub fn build(f: &RtAppFile, m: &Machine) -> (WorkloadSpec, Vec<ThreadMetrics>) {
                 t_zero,
                 first: b.spec.tasks.len() == 1,
                 join,
+                arena: creates_arena(b.spec.tasks.len() - 1, m.nr_cpus()),
             };
             joins.push(join);
             let p = b.program(t, &name, false, Some(start));
@@ -1528,6 +1548,40 @@ mod tests {
 
     fn file(text: &str) -> RtAppFile {
         parse_file(text, Path::new("t.json"), &juno()).unwrap()
+    }
+
+    #[test]
+    fn the_first_eight_per_cpu_less_one_threads_create_their_arena() {
+        // glibc: the main thread's arena is the first of at most 8 per CPU.
+        assert!(creates_arena(0, 1) && creates_arena(6, 1));
+        assert!(!creates_arena(7, 1) && !creates_arena(200, 1));
+        assert!(creates_arena(46, 6) && !creates_arena(47, 6));
+        // Juno r0 has 6 CPUs: of 30 + 30 threads created in file order, the first
+        // 47 create their arena (all of `a`, 17 of `b`); the fork copy of `a`
+        // attaches to an existing one.
+        let (spec, _) = build(
+            &file(
+                r#"{"tasks": {
+                "a": {"instance": 30, "loop": 1, "run": 10, "fork": "c"},
+                "b": {"instance": 30, "loop": 1, "run": 10},
+                "c": {"instance": 0, "loop": 1, "run": 10}
+            }}"#,
+            ),
+            &juno(),
+        );
+        let first = |prog: usize| spec.programs[prog].ops[0];
+        let arena: Vec<bool> = spec
+            .spawned
+            .iter()
+            .map(|&t| match first(spec.tasks[t].prog) {
+                Op::ThreadStart { arena } => arena,
+                o => panic!("thread {t} starts with {o:?}"),
+            })
+            .collect();
+        assert_eq!(arena.len(), 60);
+        assert_eq!(arena.iter().filter(|&&a| a).count(), 47);
+        assert!(arena[..47].iter().all(|&a| a) && !arena[47]);
+        assert_eq!(first(0), Op::ThreadStart { arena: false }, "the fork copy");
     }
 
     #[test]
@@ -1874,11 +1928,13 @@ mod tests {
                 .copied()
                 .collect::<Vec<_>>()
         };
-        // Only the first thread takes t_zero; every thread waits at the barrier,
+        // Each thread starts up (on Juno's 6 CPUs the first 47 create their malloc
+        // arena); only the first takes t_zero; every thread waits at the barrier,
         // then takes t_zero as its timers' reference.
         assert_eq!(
             prologue(&spec.programs[spec.tasks[1].prog]),
             [
+                Op::ThreadStart { arena: true },
                 Op::Mark { slot },
                 Op::Store { w: tz, slot },
                 Op::Barrier(bar),
@@ -1887,6 +1943,7 @@ mod tests {
             ]
         );
         let rest = [
+            Op::ThreadStart { arena: true },
             Op::Barrier(bar),
             Op::Load { slot, w: tz },
             Op::SetEpoch { slot },
@@ -1897,7 +1954,7 @@ mod tests {
         // thread wakes its joiner before it exits.
         let a1 = &spec.programs[spec.tasks[2].prog].ops;
         assert!(matches!(
-            a1[3],
+            a1[4],
             Op::Timer {
                 period_us: 7,
                 offset_us: 0,
