@@ -35,10 +35,19 @@
 //!   (`p->migration_pending`).
 //!
 //! A task changing *its own* affinity off its CPU is the running case with itself as
-//! the caller: it blocks in `wait_for_completion` (a sleep: under DELAY_DEQUEUE it may
-//! stay queued, delayed), the stopper runs next on its CPU, and completion wakes it,
-//! either through `select_task_rq` from the destination or, if it was delayed (and
-//! so moved while queued), by `ttwu_runnable` on the destination.
+//! the caller, and the kernel's preemption model decides what happens. Queuing the
+//! stop wakes the CPU's stopper, which is of the highest class, so a reschedule is
+//! pending when the caller reaches `wait_for_completion`. With
+//! `CONFIG_PREEMPT_VOLUNTARY` (the modelled kernels, as Debian builds 5.10 and
+//! 6.12) that function's `might_sleep()` is a preemption point: the caller is
+//! preempted there, still runnable (the trace's `prev_state=R+`), the stopper finds
+//! it queued and moves it (`move_queued_task`, a `sched_migrate_task`), and the
+//! completion is done before the caller runs again, on the destination, so it never
+//! sleeps and is never woken. Measured in the oracle's guests: the 5.10 and 6.12 traces
+//! of rt-app threads pinning themselves show `hog R+ ==> migration/N`, then
+//! `sched_migrate_task`, and no wakeup of the thread. (With `PREEMPT_NONE` it would
+//! sleep in `wait_for_completion` and the completion would wake it from the
+//! destination.)
 //!
 //! **The destination** is `cpumask_any_and(cpu_active_mask, new_mask)` in v5.6 (the
 //! first allowed CPU) and `cpumask_any_and_distribute` from v5.9 (feature
@@ -58,6 +67,7 @@
 use crate::engine::{EventQueue, Observer};
 use crate::machine::CpuMask;
 use crate::sched::core::{Kernel, TaskState};
+use crate::sched::fair::balance::CONFIG_PREEMPT_VOLUNTARY;
 use crate::sched::features::SchedFeat;
 use crate::sched::{Event, Pid, SchedEvent};
 
@@ -131,8 +141,9 @@ impl AffinityState {
 impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `sched_setaffinity(pid, mask)` by the current task of `cpu` (its intersection
     /// with the machine's CPUs; an empty one is `-EINVAL`, an unchanged one nothing).
-    /// Returns true when the caller now waits for the migration stopper: it is
-    /// blocked, and the stopper's completion wakes it.
+    /// Returns true when the caller has left its CPU: it waits for the migration
+    /// stopper (blocked; the stopper's completion wakes it), or, moving itself, it
+    /// was preempted and moved, and continues where it is next picked.
     pub(crate) fn sched_setaffinity(
         &mut self,
         cpu: usize,
@@ -194,6 +205,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let running = self.rqs[tcpu].curr == Some(pid);
         let waking = self.tasks[pid as usize].wake_pending;
         let stop_pending = self.aff.migration_pending(pid);
+        if CONFIG_PREEMPT_VOLUNTARY && caller == pid && tcpu == cpu && !stop_pending {
+            // Moving itself: preempted by its own CPU's stopper at `might_sleep()`,
+            // which runs `migration_cpu_stop` on the still-queued caller.
+            let c = self.m.cost.context_switch;
+            self.charge(cpu, c, q);
+            if !self.rqs[cpu].wake_list.is_empty() {
+                self.ttwu_pending(cpu, q);
+            }
+            self.move_queued_task(cpu, pid, dest, cpu, q);
+            return true;
+        }
         if !(running || waking) {
             if self.tasks[pid as usize].se.on_rq {
                 self.move_queued_task(tcpu, pid, dest, cpu, q);

@@ -227,34 +227,44 @@ fn a_running_task_is_moved_by_the_stopper_and_its_caller_waits() {
     k.check_invariants().unwrap();
 }
 
-/// A, alone on CPU 1, pins itself to CPU 3 (v5.6). It blocks in
-/// `wait_for_completion`, CPU 1's stopper finds it asleep and points its
-/// `wake_cpu` at 3, and the completion wakes it there: the placement starts from
-/// 3 (`prev_cpu` 3), not from the CPU it slept on.
+/// A, alone on CPU 1, pins itself to CPU 3 (v5.6, built `PREEMPT_VOLUNTARY`). Its
+/// CPU's stopper preempts it at `wait_for_completion`'s `might_sleep()`, finds it
+/// queued and moves it to 3 (a migration, no wakeup: no placement is made), and it
+/// runs there at once; CPU 1 goes idle. The call reports the caller off its CPU.
 #[test]
-fn a_task_moving_itself_sleeps_and_wakes_from_the_destination() {
+fn a_task_moving_itself_is_preempted_and_moved_without_sleeping() {
     let mut q = EventQueue::default();
     let mut k = kernel("v5.6");
     run_on(&mut k, 0, &mut q);
     let a = run_on(&mut k, 1, &mut q);
+    let placements = |k: &Kernel<Rec>| {
+        k.obs
+            .0
+            .iter()
+            .filter(|e| matches!(e, SchedEvent::Placement { pid, .. } if *pid == a))
+            .count()
+    };
+    let before = placements(&k);
     assert!(k.sched_setaffinity(1, a, &mask(&[3]), &mut q));
     assert_eq!(k.tasks[a as usize].state, TaskState::Runnable);
     assert_eq!(k.tasks[a as usize].cpu, 3);
-    assert!(k.obs.0.iter().any(|e| matches!(
-        e,
-        SchedEvent::Placement { pid, prev_cpu: 3, cpu: 3, reason: "single_cpu", .. } if *pid == a
-    )));
+    assert_eq!(migrations(&k, a), [(1, 3)]);
+    assert_eq!(placements(&k), before, "no wakeup, so no placement");
+    assert_eq!(k.rqs[1].curr, None);
+    assert!(!k.aff.migration_pending(a));
     assert_eq!(stops(&mut q), 0, "CPU 1's own stopper ran at once");
+    k.check_invariants().unwrap();
+    run_until(&mut k, &mut q, T0 + 100_000);
+    assert_eq!((k.rqs[1].curr, k.rqs[3].curr), (None, Some(a)));
     k.check_invariants().unwrap();
 }
 
-/// Issue 39 (v6.12): A and B share CPU 0; A runs 1 ms and pins itself to CPU 1. Its
-/// `wait_for_completion` sleep is delayed (A is ahead of B: not eligible), so A is
-/// still queued on CPU 0 when the stopper runs: `move_queued_task` takes it, still
-/// delayed, to CPU 1, and the completion's wakeup requeues it there
-/// (`ttwu_runnable`), never on CPU 0.
+/// Issue 39 (v6.12): A and B share CPU 0; A runs 1 ms and pins itself to CPU 1. It
+/// never reaches the sleep (so never a delayed dequeue): preempted by the stopper
+/// at `might_sleep()`, it is moved queued to CPU 1, not delayed, and B runs on CPU
+/// 0; A is never left on CPU 0.
 #[test]
-fn v6_12_a_delayed_task_moving_itself_is_moved_queued_and_woken_on_the_destination() {
+fn v6_12_a_task_moving_itself_is_moved_queued_never_delayed() {
     let mut q = EventQueue::default();
     let mut k = kernel("v6.12");
     let a = run_on(&mut k, 0, &mut q);
@@ -264,10 +274,6 @@ fn v6_12_a_delayed_task_moving_itself_is_moved_queued_and_woken_on_the_destinati
     assert_eq!(k.rqs[0].curr, Some(b));
     assert_eq!(k.tasks[a as usize].cpu, 1);
     assert_eq!(migrations(&k, a), [(0, 1)]);
-    assert!(k.obs.0.iter().any(|e| matches!(
-        e,
-        SchedEvent::Placement { pid, cpu: 1, reason: "ttwu_runnable", .. } if *pid == a
-    )));
     let se = &k.tasks[a as usize].se;
     assert!(se.on_rq && !se.sched_delayed);
     assert_eq!(k.tasks[a as usize].state, TaskState::Runnable);

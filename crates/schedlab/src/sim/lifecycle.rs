@@ -112,7 +112,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
             Op::SetAffinity { mask, target } => {
                 if st.phase == 2 {
-                    // Woken by the stopper's completion.
+                    // Woken by the stopper's completion, or picked on the CPU it was
+                    // moved to.
                     next!(st)
                 }
                 let target = self.affinity_target(pid, target, st);

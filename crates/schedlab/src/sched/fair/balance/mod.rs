@@ -125,6 +125,11 @@ pub const MAX_PINNED_INTERVAL: u64 = 512;
 pub const LOAD_AVG_PERIOD_MS: u64 = 32;
 /// Built with `CONFIG_PREEMPTION`? (distribution server kernels: no).
 pub const CONFIG_PREEMPTION: bool = false;
+/// Built with `CONFIG_PREEMPT_VOLUNTARY` (Debian's 5.10 and 6.12: yes; 6.12's
+/// `PREEMPT_DYNAMIC` boots voluntary)? Then `might_sleep()` is a preemption point
+/// (`might_resched` → `__cond_resched`): a task about to sleep with a reschedule
+/// pending is preempted first, still runnable (sched/affinity.rs uses it).
+pub const CONFIG_PREEMPT_VOLUNTARY: bool = true;
 
 pub const LBF_ALL_PINNED: u32 = 0x01;
 pub const LBF_NEED_BREAK: u32 = 0x02;
