@@ -200,14 +200,26 @@ fn a_signal_with_no_waiter_is_lost() {
 #[test]
 fn barrier_waits_for_every_instance_of_every_task() {
     // Parties = 2 (a) + 1 (b): everyone leaves 3 ms after the start barrier released
-    // them (b's run0), runs 500 µs more and exits (35 µs).
+    // them (b's run0), runs 500 µs more and exits (35 µs). b, the last to arrive,
+    // broadcasts holding the barrier's mutex and goes on; the a's wake on their idle
+    // CPUs (IPI 2 µs + WFI exit 1 µs) and take the mutex in turn, the second after
+    // the first's unlock (its futex wait and the unlock's futex wake, 1 µs each).
     let r = run("quad", "barrier.json");
     assert_eq!(stop(&r), "Completed");
     let rel = release_us(&r);
-    for t in ["a-0", "a-1", "b"] {
-        let e = exit_us(&r, t) - rel;
-        assert!(near(e, 3535.0, 10.0), "{t} {e}");
+    let b = exit_us(&r, "b") - rel;
+    assert!(near(b, 3535.0, 10.0), "b {b}");
+    let a: Vec<f64> = ["a-0", "a-1"]
+        .iter()
+        .map(|t| exit_us(&r, t) - rel)
+        .collect();
+    for (t, e) in ["a-0", "a-1"].iter().zip(&a) {
+        assert!(*e > b + 2.0 && *e <= b + 6.0, "{t} {e}, b {b}");
     }
+    assert!(
+        (a[0] - a[1]).abs() >= 0.5,
+        "one waited for the other's unlock: {a:?}"
+    );
 }
 
 #[test]

@@ -257,3 +257,55 @@ fn two_threads_start_as_rt_app_1_0_does() {
         "{tail:#?}"
     );
 }
+
+/// rt-app's `barrier` event is a mutex, a condition variable and a count (rt-app
+/// 1.0, `run_event`'s `rtapp_barrier`): the last arrival broadcasts holding the
+/// mutex; each waiter re-takes the mutex as `pthread_cond_wait` returns. With every
+/// party pinned to CPU 0 (`barrier-pinned.json`: a-0 and a-1 run 1 ms, b 3 ms, then
+/// the barrier), a-0 and b arrive first and sleep; a-1 arrives last and wakes both
+/// (one broadcast), and a-0, which preempts a-1 before a-1 has unlocked, finds the
+/// mutex held and sleeps on it, until a-1's unlock wakes it a second time. b then
+/// takes the free mutex without sleeping. A `pthread_barrier` would have woken the
+/// two once and no more.
+#[test]
+fn an_rt_app_barrier_hands_its_mutex_from_waiter_to_waiter() {
+    let (_, evs) = trace("barrier-pinned.json");
+    let threads = ["a-0", "a-1", "b"];
+    let after_start: Vec<&Ev> = evs
+        .iter()
+        .filter(|e| e.ts_ns > 1_000_000)
+        .filter(|e| match e.event.as_str() {
+            "sched_wakeup" => threads.contains(&e.field("comm")),
+            "sched_switch" => threads.contains(&e.field("prev_comm")),
+            _ => false,
+        })
+        .collect();
+    let seq: Vec<String> = after_start
+        .iter()
+        .map(|e| match e.event.as_str() {
+            "sched_wakeup" => format!("{} wakes {}", e.by, e.field("comm")),
+            _ => format!("{} out {}", e.field("prev_comm"), e.field("prev_state")),
+        })
+        .collect();
+    assert_eq!(
+        seq[..8],
+        [
+            // a-0, then b, arrive and wait on the condition variable.
+            "a-0 out S",
+            "b out S",
+            // a-1 arrives last: the broadcast wakes both, and a-0 preempts a-1.
+            "a-1-3 wakes a-0",
+            "a-1-3 wakes b",
+            "a-1 out R+",
+            // a-0 finds the mutex held by a-1: it sleeps again on the mutex.
+            "a-0 out S",
+            // a-1 unlocks: the hand-off wakes a-0, which preempts it again.
+            "a-1-3 wakes a-0",
+            "a-1 out R+",
+        ],
+        "{seq:#?}"
+    );
+    // The rest: the three run to their exits, nobody sleeps again.
+    assert!(seq[8..].iter().all(|s| s.ends_with("out X")), "{seq:#?}");
+    assert_eq!(seq.len(), 11, "{seq:#?}");
+}

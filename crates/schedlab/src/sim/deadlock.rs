@@ -60,6 +60,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                     | Op::FutexAwait { .. }
                     | Op::Lock(_)
                     | Op::Barrier(_)
+                    | Op::CondBarrier { .. }
                     | Op::CondWait { .. }
                     | Op::WaitChild,
                 ) if t.state == TaskState::Sleeping => {

@@ -250,6 +250,10 @@ pub struct Sim<O> {
     futex_addr: Vec<usize>,
     mutexes: Vec<Mutex>,
     barriers: Vec<Barrier>,
+    /// The condition variable and the count of parties still to come of each
+    /// barrier used as an [`Op::CondBarrier`] (rt-app's own barriers).
+    bar_conds: Vec<CondVar>,
+    bar_waiting: Vec<i64>,
     conds: Vec<CondVar>,
     /// Next expiry of each periodic timer (`Op::Timer`), `None` until first used.
     timers: Vec<Option<SimTime>>,
@@ -337,6 +341,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             q: EventQueue::with_capacity(4096),
             mutexes: (0..spec.mutexes).map(|_| Mutex::default()).collect(),
             barriers: spec.barriers.iter().map(|&n| Barrier::new(n)).collect(),
+            bar_conds: spec.barriers.iter().map(|_| CondVar::default()).collect(),
+            bar_waiting: spec.barriers.iter().map(|&n| i64::from(n) - 1).collect(),
             conds: (0..spec.condvars).map(|_| CondVar::default()).collect(),
             timers: vec![None; spec.timers as usize],
             words: vec![0; spec.words as usize],
@@ -793,7 +799,10 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Poll { .. } | Op::WaitChild | Op::Syscall => c.syscall,
             Op::ThreadStart { arena: false } => c.thread_start,
             Op::ThreadStart { arena: true } => c.thread_start_arena,
-            Op::FutexWait { .. } | Op::Barrier(_) | Op::CondWait { .. } => c.futex_wait,
+            Op::FutexWait { .. }
+            | Op::Barrier(_)
+            | Op::CondWait { .. }
+            | Op::CondBarrier { .. } => c.futex_wait,
             Op::FutexWake { .. } | Op::CondSignal(_) | Op::CondBroadcast(_) => c.futex_wake,
             Op::Lock(_) | Op::Unlock(_) => c.mutex_fast / 2,
             Op::Fork { thread: true, .. } | Op::Spawn { .. } => c.clone_thread,
@@ -854,6 +863,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Lock(_)
             | Op::Unlock(_)
             | Op::Barrier(_)
+            | Op::CondBarrier { .. }
             | Op::CondWait { .. }
             | Op::CondSignal(_)
             | Op::CondBroadcast(_)

@@ -13,8 +13,16 @@ use super::{ProgState, Sim};
 use crate::abi::Pid;
 use crate::engine::Observer;
 use crate::sched::SchedEvent;
-use crate::workload::ipc::Outcome;
+use crate::workload::ipc::{CondVar, Outcome};
 use crate::workload::program::{Op, FUTEX_BLOCKED, FUTEX_RUNNING, SPIN_POLL_NS};
+
+/// Which condition variable a wait is on: a program's own, or the one of an rt-app
+/// barrier ([`Op::CondBarrier`]).
+#[derive(Clone, Copy)]
+enum CondSel {
+    Plain(usize),
+    Barrier(usize),
+}
 
 impl<O: Observer<SchedEvent>> Sim<O> {
     /// Execute (part of) one of the futex ops. Returns true when the step is over.
@@ -144,35 +152,53 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 self.next_or_retry(cpu, r, st)
             }
             Op::CondWait { c: cv, m } => {
-                // phase 1: register and release the mutex; phase 2: woken, re-lock.
+                let (ci, mi) = (
+                    cv.resolve_at(inst, &st.marks, cpu),
+                    m.resolve_at(inst, &st.marks, cpu),
+                );
+                if st.phase <= 1 && self.mutexes[mi].holder() != Some(pid) {
+                    return self.bad_program(
+                        pid,
+                        "waits on a condition variable without holding its mutex",
+                    );
+                }
+                match self.cond_wait(cpu, pid, CondSel::Plain(ci), mi, &op, st) {
+                    Some(over) => over,
+                    None => next!(st),
+                }
+            }
+            Op::CondBarrier { b, m } => {
+                let (bi, mi) = (
+                    b.resolve_at(inst, &st.marks, cpu),
+                    m.resolve_at(inst, &st.marks, cpu),
+                );
                 if st.phase <= 1 {
-                    if self.mutexes[m.resolve_at(inst, &st.marks, cpu)].holder() != Some(pid) {
+                    if self.mutexes[mi].holder() != Some(pid) {
                         return self.bad_program(
                             pid,
-                            "waits on a condition variable without holding its mutex",
+                            "arrives at an rt-app barrier without holding its mutex",
                         );
                     }
-                    pay!(self, cpu, op, st);
-                    self.conds[cv.resolve_at(inst, &st.marks, cpu)].wait(pid);
-                    self.mutexes[m.resolve_at(inst, &st.marks, cpu)].unlock(pid, &mut self.wakes);
-                    self.do_wakes(cpu);
-                    st.phase = 2;
-                    self.k.block_current(cpu, &mut self.q);
-                    return true;
+                    if self.bar_waiting[bi] == 0 {
+                        // The last party: broadcast, holding the mutex.
+                        let broadcast = Op::CondBroadcast(b);
+                        pay!(self, cpu, broadcast, st);
+                        self.bar_conds[bi].broadcast(&mut self.wakes);
+                        self.do_wakes(cpu);
+                        next!(st)
+                    }
                 }
-                if st.phase == 2 {
-                    // Woken by a signal: the re-executed wait returns (and the condvar
-                    // forgets the wakeup; otherwise this task's next wait would find
-                    // it and never be queued). Phase 3: re-take the mutex.
-                    let r = self.conds[cv.resolve_at(inst, &st.marks, cpu)].wait(pid);
-                    debug_assert_eq!(r, Outcome::Done, "condvar wait woken without a signal");
-                    st.phase = 3;
-                }
-                match self.mutexes[m.resolve_at(inst, &st.marks, cpu)].lock(pid) {
-                    Outcome::Done => next!(st),
-                    Outcome::Block => {
-                        self.k.block_current(cpu, &mut self.q);
-                        true
+                let registering = st.phase <= 1;
+                match self.cond_wait(cpu, pid, CondSel::Barrier(bi), mi, &op, st) {
+                    Some(over) => {
+                        if registering && st.phase == 2 {
+                            self.bar_waiting[bi] -= 1;
+                        }
+                        over
+                    }
+                    None => {
+                        self.bar_waiting[bi] += 1;
+                        next!(st)
                     }
                 }
             }
@@ -225,6 +251,54 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             }
 
             _ => unreachable!("not a lock op: {op:?}"),
+        }
+    }
+
+    /// `pthread_cond_wait` on `cv` with mutex `mi` (held): phase ≤ 1 pays `op`'s cost,
+    /// registers, releases the mutex and blocks; phase 2 (woken) forgets the wakeup;
+    /// phase 3 re-takes the mutex, blocking while another holds it. `Some(over)` while
+    /// the wait goes on (as an op's return), `None` once the mutex is held again.
+    fn cond_wait(
+        &mut self,
+        cpu: usize,
+        pid: Pid,
+        cv: CondSel,
+        mi: usize,
+        op: &Op,
+        st: &mut ProgState,
+    ) -> Option<bool> {
+        if st.phase <= 1 {
+            if self.pay(cpu, op, st) {
+                return Some(true);
+            }
+            self.cond_mut(cv).wait(pid);
+            self.mutexes[mi].unlock(pid, &mut self.wakes);
+            self.do_wakes(cpu);
+            st.phase = 2;
+            self.k.block_current(cpu, &mut self.q);
+            return Some(true);
+        }
+        if st.phase == 2 {
+            // Woken by a signal: the re-executed wait returns (and the condvar forgets
+            // the wakeup; otherwise this task's next wait would find it and never be
+            // queued). Phase 3: re-take the mutex.
+            let r = self.cond_mut(cv).wait(pid);
+            debug_assert_eq!(r, Outcome::Done, "condvar wait woken without a signal");
+            st.phase = 3;
+        }
+        match self.mutexes[mi].lock(pid) {
+            Outcome::Done => None,
+            Outcome::Block => {
+                self.k.block_current(cpu, &mut self.q);
+                Some(true)
+            }
+        }
+    }
+
+    fn cond_mut(&mut self, cv: CondSel) -> &mut CondVar {
+        match cv {
+            CondSel::Plain(i) => &mut self.conds[i],
+            CondSel::Barrier(i) => &mut self.bar_conds[i],
         }
     }
 }

@@ -152,6 +152,16 @@ pub enum Op {
     Unlock(ObjRef),
     /// Arrive at a barrier and wait for the others.
     Barrier(ObjRef),
+    /// rt-app's `barrier` event, between `Lock(m)` and `Unlock(m)`: a barrier built
+    /// on the mutex `m`, a condition variable and a count of the parties still to
+    /// come (barrier `b`'s parties − 1 at the start). The last party to arrive
+    /// broadcasts, holding `m`; each other one counts itself in, waits
+    /// (`pthread_cond_wait`: releases `m`, sleeps, re-takes `m`) and counts itself
+    /// out. Woken together, the waiters take `m` one after another.
+    CondBarrier {
+        b: ObjRef,
+        m: ObjRef,
+    },
     /// `pthread_cond_wait(c, m)`: release `m`, wait, re-acquire `m`.
     CondWait {
         c: ObjRef,

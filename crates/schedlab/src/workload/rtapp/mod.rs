@@ -25,7 +25,9 @@
 //! syntax tree keeps keys in order, duplicates and positions ([`json`]), validated into a task list ([`parse_file`]), and every thread
 //! becomes a behaviour program ([`build`]): `run` → `compute`, `runtime` → `spin`,
 //! `sleep` → `sleep`, `timer` → the periodic [`Op::Timer`], the pthread objects →
-//! the glibc mutex / condvar / barrier models, `fork` → a thread `spawn`, task and
+//! the glibc mutex / condvar models (a `barrier` event is rt-app's own barrier on a
+//! mutex, a condvar and a count, [`Op::CondBarrier`]; rt-app's start barrier is
+//! glibc's `pthread_barrier`, [`Op::Barrier`]), `fork` → a thread `spawn`, task and
 //! phase `cpus` → [`Op::SetAffinity`] at each phase iteration, `util_min`/`util_max` →
 //! [`Op::SetUclamp`]. Each phase iteration takes rt-app's two timestamps (`now()`)
 //! and records its period, and counts itself. The main task `rt-app` has its own
@@ -900,7 +902,8 @@ struct Builder<'a> {
     spec: WorkloadSpec,
     mutexes: BTreeMap<String, u32>,
     conds: BTreeMap<String, u32>,
-    barriers: BTreeMap<String, u32>,
+    /// rt-app barriers: the barrier's index and its mutex's.
+    barriers: BTreeMap<String, (u32, u32)>,
     timers: BTreeMap<String, u32>,
     /// Shared timers in absolute mode (any event saying so makes the timer absolute).
     absolute: BTreeMap<String, bool>,
@@ -1225,8 +1228,11 @@ impl Builder<'_> {
                 cx.ops.push(Op::CondWait { c, m });
             }
             Event::Barrier(n) => {
-                let b = cref(self.barriers[n.as_str()]);
-                cx.ops.push(Op::Barrier(b));
+                let (b, m) = self.barriers[n.as_str()];
+                let (b, m) = (cref(b), cref(m));
+                cx.ops.push(Op::Lock(m));
+                cx.ops.push(Op::CondBarrier { b, m });
+                cx.ops.push(Op::Unlock(m));
             }
             Event::Suspend(n) => {
                 let (c, m) = (self.cond(n), self.mutex(n));
@@ -1360,8 +1366,11 @@ pub fn build(f: &RtAppFile, m: &Machine) -> (WorkloadSpec, Vec<ThreadMetrics>) {
         }
     }
     for (n, p) in parties {
+        // rt-app's barrier resource: its own mutex, condition variable and count.
+        let m = b.spec.mutexes;
+        b.spec.mutexes += 1;
         b.barriers
-            .insert(n.to_string(), b.spec.barriers.len() as u32);
+            .insert(n.to_string(), (b.spec.barriers.len() as u32, m));
         // A barrier no started thread reaches (instance 0) never blocks anyone.
         b.spec.barriers.push(p.max(1));
     }
@@ -1819,7 +1828,15 @@ mod tests {
         // One barrier of 2 + 3 parties (b names it twice but counts once), then
         // rt-app's start barrier (one party per thread).
         assert_eq!(spec.barriers, [5, 5]);
-        assert_eq!(spec.mutexes, 1);
+        // `m`, and the barrier's own mutex (rt-app's barrier resource: a mutex, a
+        // condition variable and a count), taken around each arrival; the barrier's
+        // is made with the barrier, before the programs name `m`.
+        assert_eq!(spec.mutexes, 2);
+        let (b, bm) = (cref(0), cref(0));
+        assert!(spec.programs.iter().any(|p| p
+            .ops
+            .windows(3)
+            .any(|w| w == [Op::Lock(bm), Op::CondBarrier { b, m: bm }, Op::Unlock(bm)])));
         // Shared `tick` + one unique timer per instance of a.
         assert_eq!(spec.timers, 3);
         // rt-app's main task, then the threads.
