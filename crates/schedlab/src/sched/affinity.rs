@@ -208,11 +208,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if CONFIG_PREEMPT_VOLUNTARY && caller == pid && tcpu == cpu && !stop_pending {
             // Moving itself: preempted by its own CPU's stopper at `might_sleep()`,
             // which runs `migration_cpu_stop` on the still-queued caller.
-            let c = self.m.cost.context_switch;
-            self.charge(cpu, c, q);
-            if !self.rqs[cpu].wake_list.is_empty() {
-                self.ttwu_pending(cpu, q);
-            }
+            self.stopper_runs(cpu, q);
             self.move_queued_task(cpu, pid, dest, cpu, q);
             return true;
         }
@@ -264,6 +260,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         );
     }
 
+    /// The stopper starts on `cpu`: its run costs one `context_switch` of the CPU's
+    /// time, and `flush_smp_call_function_queue` runs the CPU's pending wakeups first.
+    fn stopper_runs(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        let c = self.m.cost.context_switch;
+        self.charge(cpu, c, q);
+        if !self.rqs[cpu].wake_list.is_empty() {
+            self.ttwu_pending(cpu, q);
+        }
+    }
+
     /// `migration_cpu_stop` for `pid` on `cpu`. `from_event`: the stop arrived as an
     /// event (the CPU was running something else, or idle), so the CPU picks again
     /// (or goes round its idle loop) afterwards; otherwise the caller just blocked on
@@ -278,12 +284,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let Some(i) = self.aff.pending.iter().position(|p| p.pid == pid) else {
             return;
         };
-        let c = self.m.cost.context_switch;
-        self.charge(cpu, c, q);
-        if !self.rqs[cpu].wake_list.is_empty() {
-            // flush_smp_call_function_queue: the pending wakeups first.
-            self.ttwu_pending(cpu, q);
-        }
+        self.stopper_runs(cpu, q);
         let tcpu = self.tasks[pid as usize].cpu;
         let allowed = self.cpus_allowed(pid).test(tcpu);
         if tcpu == cpu || allowed {

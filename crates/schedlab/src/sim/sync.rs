@@ -180,7 +180,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                         );
                     }
                     if self.bar_waiting[bi] == 0 {
-                        // The last party: broadcast, holding the mutex.
+                        // The last party: broadcast, holding the mutex (it pays what
+                        // a `CondBroadcast` costs).
                         let broadcast = Op::CondBroadcast(b);
                         pay!(self, cpu, broadcast, st);
                         self.bar_conds[bi].broadcast(&mut self.wakes);
