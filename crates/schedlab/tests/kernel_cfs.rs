@@ -216,13 +216,21 @@ type ExitCase<'a> = (&'a [(u64, usize)], &'a [u64]);
 /// Each case's tasks, each pinned and computing, exit within 4 ns of the expected
 /// times on `m`.
 fn exits_are(m: &Machine, cases: &[ExitCase]) {
+    exits_with(m, &[], cases)
+}
+
+/// [`exits_are`] with sched_features words (`NO_X`) applied to v5.6's.
+fn exits_with(m: &Machine, features: &[&str], cases: &[ExitCase]) {
     for &(tasks, expect) in cases {
         let mut w = W::new();
         for (i, &(ms, cpu)) in tasks.iter().enumerate() {
             let p = w.prog(&format!("w{i}"), vec![Op::Compute(c(ms * MS))]);
             w.task(&format!("t{i}"), p, Some(CpuMask::of(cpu)));
         }
-        let sc = scenario(m.clone(), w.build(), None);
+        let mut sc = scenario(m.clone(), w.build(), None);
+        for f in features {
+            sc.features.apply(f).unwrap();
+        }
         let (sim, r) = run_sim(&sc);
         assert_eq!(r.unwrap(), schedlab::sim::StopReason::Completed);
         for (i, &e) in expect.iter().enumerate() {
@@ -261,16 +269,19 @@ fn a_shared_host_slows_every_busy_cpu() {
 /// The host time-slices the vCPUs (SIM_VCPU_HOST): one host CPU, a 3.5 ms slice,
 /// `vcpu_throughput` [1024, 512], so a vCPU on the host runs at 512 x 2 / 1 = 1024
 /// and a descheduled one does nothing. Costs as above (switch 1500, tick 500, exit
-/// 35 000). CPU 1's task switches in last at 0 and takes the host from CPU 0.
-/// * 2 ms on CPU 1 beside 10 ms on CPU 0: t1 runs alone on the host and exits at
-///   1500 + 2 000 000 + 35 000 = 2 036 500 (no tick before 4 ms); CPU 0 then runs
-///   alone at 1024 from 2 036 500: 10 036 500 + 3 ticks (4, 8, 12 ms) = 10 038 000,
-///   exit at 12 074 500.
-/// * 10 ms on each: CPU 1 runs [0, 3.5), [7, 10.5), [14, 17.5) ms; CPU 0 [3.5, 7),
+/// 35 000). Both tasks are woken at 0; CPU 0's switches in first and takes the
+/// host, and CPU 1's reschedule IPI reaches a halted vCPU on a full host: it waits,
+/// with the IPI, for the end of CPU 0's slice at 3.5 ms (VCPU_HOST_WAIT).
+/// * 10 ms on CPU 0 beside 2 ms on CPU 1: t1 runs alone on the host from 3.5 ms,
+///   ticks at 4 ms and exits at 3 500 000 + 1500 + 2 000 000 + 500 + 35 000 =
+///   5 537 000; CPU 0 has done 3.5 ms of its 10 036 500 + 3 ticks (its 4 ms tick
+///   held until 5.537 ms, then 8 and 12 ms) = 10 038 000: exit at 5 537 000 +
+///   6 538 000 = 12 075 000.
+/// * 10 ms on each: CPU 0 runs [0, 3.5), [7, 10.5), [14, 17.5) ms; CPU 1 [3.5, 7),
 ///   [10.5, 14). A tick due while a vCPU is descheduled arrives when it runs again,
-///   and the next stays on the 4 ms grid: CPU 1 ticks at 7 (held from 4), 8, 14 (held
+///   and the next stays on the 4 ms grid: CPU 0 ticks at 7 (held from 4), 8, 14 (held
 ///   from 12) and 16, and needs 10 036 500 + 2000 of run time: exit at 14 ms +
-///   3 038 500 = 17 038 500. CPU 0 has run 7 ms (ticks 4, 10.5 held from 8, 12),
+///   3 038 500 = 17 038 500. CPU 1 has run 7 ms (ticks 4, 10.5 held from 8, 12),
 ///   takes the host at 17 038 500 with its held tick of 16 ms, ticks at 20 ms, and
 ///   needs 10 036 500 + 5 x 500 - 7 000 000 = 3 039 000 more: exit at 20 077 500.
 #[test]
@@ -282,10 +293,32 @@ fn a_host_cpu_time_slices_the_vcpus_and_holds_their_ticks() {
         slice_ns: 3_500_000,
     });
     let cases: [ExitCase; 2] = [
+        (&[(10, 0), (2, 1)], &[12_075_000, 5_537_000]),
+        (&[(10, 0), (10, 1)], &[17_038_500, 20_077_500]),
+    ];
+    exits_are(&m, &cases);
+}
+
+/// The same with NO_VCPU_HOST_WAIT: CPU 1's IPI is taken at once and its vCPU,
+/// turning busy, preempts CPU 0's, the longest running.
+/// * 10 ms beside 2 ms: t1 runs alone on the host and exits at 1500 + 2 000 000 +
+///   35 000 = 2 036 500 (no tick before 4 ms); CPU 0 then runs alone at 1024 from
+///   2 036 500: 10 036 500 + 3 ticks (4, 8, 12 ms) = 10 038 000, exit at 12 074 500.
+/// * 10 ms on each: the first case's schedule with the CPUs swapped: t1 exits at
+///   17 038 500, t0 at 20 077 500.
+#[test]
+fn without_the_host_wait_a_waking_vcpu_preempts_the_longest_running() {
+    let mut m = no_idle(test_topology(1, 1, 2, 1));
+    m.vcpu_throughput = vec![1024, 512];
+    m.vcpu_host = Some(schedlab::machine::VcpuHost {
+        cpus: 1,
+        slice_ns: 3_500_000,
+    });
+    let cases: [ExitCase; 2] = [
         (&[(10, 0), (2, 1)], &[12_074_500, 2_036_500]),
         (&[(10, 0), (10, 1)], &[20_077_500, 17_038_500]),
     ];
-    exits_are(&m, &cases);
+    exits_with(&m, &["NO_VCPU_HOST_WAIT"], &cases);
 }
 
 /// compute(10 ms) on a little CPU of juno-r0 (cpu0, Cortex-A53, capacity 446) takes

@@ -50,7 +50,7 @@ use crate::sched::fair::entity::{CfsRq, FairParams, LoadWeight, SchedEntity};
 use crate::sched::features::{Features, SchedFeat, Tunables};
 use crate::sched::pelt::PeltClock;
 use crate::sched::topology::{SchedTopology, TopologyOpts};
-use crate::sched::vcpu_host::{HostRr, HostSwitch};
+use crate::sched::vcpu_host::{HostRr, HostSwitch, HostWake};
 use crate::sched::{Event, Pid, PrevState, SchedEvent, WF_FORK, WF_MIGRATED, WF_TTWU};
 use std::collections::HashMap;
 
@@ -2209,6 +2209,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return;
         }
         let s = h.rotate(now);
+        self.host_apply(s, q);
+    }
+
+    /// The host took `s.stall` off a host CPU and put `s.resume` on: both are
+    /// re-timed (work so far at the old rate), and the held interrupts delivered.
+    fn host_apply(&mut self, s: HostSwitch, q: &mut EventQueue<Event>) {
+        let now = self.now;
         for c in [s.stall, s.resume].into_iter().flatten() {
             self.sync_progress(c, now);
             self.update_rate(c);
@@ -2217,11 +2224,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.host_switched(s, q);
     }
 
-    /// An interrupt for a vCPU the host has descheduled waits for it: true when
-    /// `ev` was kept for then.
-    #[cold]
-    fn host_holds(&mut self, ev: Event) -> bool {
-        let cpu = match ev {
+    /// The CPU an interrupt event is for (its handler runs there), if it is one.
+    fn interrupt_cpu(&self, ev: Event) -> Option<usize> {
+        Some(match ev {
             Event::Tick { cpu, .. }
             | Event::Resched { cpu, .. }
             | Event::WakeIpi { cpu }
@@ -2231,16 +2236,73 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             | Event::MigrationStop { cpu, .. }
             | Event::IlbKick { cpu } => cpu as usize,
             Event::Timer { pid, .. } => self.tasks[pid as usize].timer_cpu,
-            _ => return false,
+            _ => return None,
+        })
+    }
+
+    /// An interrupt for a vCPU the host has descheduled waits for it, and one for a
+    /// halted vCPU wakes it on the host, where it may have to wait for a host CPU
+    /// (sched/vcpu_host.rs): true when `ev` was kept for then.
+    #[cold]
+    fn host_holds(&mut self, ev: Event, q: &mut EventQueue<Event>) -> bool {
+        let Some(cpu) = self.interrupt_cpu(ev) else {
+            return false;
         };
+        let halted = self.rqs[cpu].curr.is_none()
+            && self.feat.has(SchedFeat::VCPU_HOST_WAIT)
+            && !self.is_cancelled(&ev);
+        let now = self.now;
         let Some(h) = self.host.as_mut() else {
             return false;
         };
-        if !h.stalled(cpu) {
+        if h.stalled(cpu) {
+            h.hold(cpu, ev);
+            return true;
+        }
+        if !halted || h.waking(cpu) {
             return false;
         }
-        h.hold(cpu, ev);
-        true
+        // An IPI's thread was kicked when it was sent; a timer's at its expiry.
+        let kicked = match ev {
+            Event::Resched { .. }
+            | Event::WakeIpi { .. }
+            | Event::IlbKick { .. }
+            | Event::MigrationStop { .. } => now.saturating_sub(self.m.cost.ipi_latency_ns),
+            _ => now,
+        };
+        match h.wake(cpu, kicked, now) {
+            HostWake::Runs(s) if s == HostSwitch::default() => false,
+            HostWake::Runs(s) => {
+                self.host_apply(s, q);
+                false
+            }
+            HostWake::Waits => {
+                h.hold(cpu, ev);
+                self.host_switched(HostSwitch::default(), q);
+                true
+            }
+        }
+    }
+
+    /// After an interrupt on a vCPU woken for it: a vCPU left with nothing to run
+    /// or to finish (no queued task, no pending reschedule or queued wakeup, its
+    /// idle exit done) halts again and gives up its host CPU.
+    #[cold]
+    fn host_halt_if_idle(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        let now = self.now;
+        let rq = &self.rqs[cpu];
+        let quiet = rq.curr.is_none()
+            && rq.nr_running == 0
+            && !rq.need_resched
+            && !rq.resched_pending
+            && rq.wake_list.is_empty()
+            && rq.exit_until <= now;
+        let Some(h) = self.host.as_mut() else { return };
+        if !quiet || !h.waking(cpu) || h.stalled(cpu) {
+            return;
+        }
+        let s = h.idle(cpu, now);
+        self.host_apply(s, q);
     }
 
     /// Give `pid` the work class `class`: from then on its work runs at the rate the
@@ -2456,9 +2518,28 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         q: &mut EventQueue<Event>,
     ) -> Option<Event> {
         self.now = now;
-        if self.host.is_some() && self.host_holds(ev) {
-            return None;
+        let mut woken = None;
+        if self.host.is_some() {
+            if self.host_holds(ev, q) {
+                return None;
+            }
+            woken = self.interrupt_cpu(ev);
         }
+        let out = self.handle_event(now, ev, q);
+        if let Some(cpu) = woken {
+            self.host_halt_if_idle(cpu, q);
+        }
+        out
+    }
+
+    /// [`handle`](Self::handle) without the host's part.
+    #[inline]
+    fn handle_event(
+        &mut self,
+        now: SimTime,
+        ev: Event,
+        q: &mut EventQueue<Event>,
+    ) -> Option<Event> {
         match ev {
             Event::SegDone { cpu, gen } => {
                 let cpu = cpu as usize;

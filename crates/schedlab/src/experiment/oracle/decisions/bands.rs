@@ -3,7 +3,7 @@
 //! its [`Kind`] and a verdict by fixed bands ([`Thresholds`]): match, close, differ
 //! or n/a. The comparison over runs ([`super::verdicts`]) reads the same statistics.
 
-use super::{Decisions, Level, PerLevel, Unit, WakeClasses};
+use super::{Decisions, IdleWait, Level, PerLevel, Unit, WakeClasses};
 use serde::Serialize;
 
 /// How close a simulated statistic is to the real one.
@@ -373,6 +373,12 @@ pub(crate) fn statistics(d: &Decisions, spread: bool) -> Vec<Stat> {
         "wakeup.vs_prev",
         &LEVEL_NAMES,
         levels(&d.wakeup.vs_prev_counts),
+    );
+    dist(
+        &mut out,
+        "wakeup.idle_wait",
+        &IdleWait::<u64>::NAMES,
+        d.wakeup.idle_wait_counts.values().to_vec(),
     );
     let m = &d.migrations;
     dist(

@@ -95,7 +95,7 @@ pub use fork::{ForkStats, Reach};
 pub use levels::{Level, PerLevel, PerUnit, Unit};
 pub use migrations::MigrationStats;
 pub use occupancy::{OccupancyStats, SpreadAt, SpreadStats};
-pub use wakeup::{WakeClasses, WakeupStats};
+pub use wakeup::{IdleWait, WakeClasses, WakeupStats};
 
 use crate::machine::Machine;
 use crate::metrics::ftrace_stats::{parse_line, Line};
@@ -306,9 +306,14 @@ struct Replay<'a> {
     d: Decisions,
     occ: Occupancy,
     fork_cpu: BTreeMap<u64, usize>,
-    /// pid -> (waker's CPU, previous CPU) of a sched_waking not yet followed by its
-    /// sched_wakeup.
-    waking: BTreeMap<u64, (usize, Option<usize>)>,
+    /// pid -> (waker's CPU, previous CPU, when) of a sched_waking not yet followed
+    /// by its sched_wakeup.
+    waking: BTreeMap<u64, (usize, Option<usize>, u64)>,
+    /// The pid each CPU runs (0: its idle task), from `sched_switch`.
+    running: Vec<u64>,
+    /// pid -> (target CPU, when it began waking) of a task woken onto an idle CPU
+    /// and not yet switched in.
+    idle_woken: BTreeMap<u64, (usize, u64)>,
     /// Where forked tasks landed.
     landed: Vec<usize>,
     spread_start: u64,
@@ -332,7 +337,24 @@ impl Replay<'_> {
             ("sched_waking", Some(p)) => self.sched_waking(l, p),
             ("sched_wakeup", Some(p)) => self.sched_wakeup(l, p),
             ("sched_migrate_task", Some(p)) => self.sched_migrate_task(l, p),
+            ("sched_switch", _) => self.sched_switch(l),
             _ => {}
+        }
+    }
+
+    /// A switch-in: the CPU's running pid, and an idle-woken task's wait.
+    fn sched_switch(&mut self, l: &Line<'_>) {
+        let Some(next) = num(l, "next_pid") else {
+            return;
+        };
+        if let Some(c) = self.valid(Some(l.cpu)) {
+            self.running[c] = next;
+        }
+        if let Some((target, since)) = self.idle_woken.remove(&next) {
+            if target == l.cpu {
+                let w = &mut self.d.wakeup.idle_wait_counts;
+                w.add(l.ts_ns.saturating_sub(since));
+            }
         }
     }
 
@@ -362,18 +384,23 @@ impl Replay<'_> {
     /// A wakeup begins: the waker's CPU and the task's previous CPU.
     fn sched_waking(&mut self, l: &Line<'_>, p: u64) {
         let prev = self.valid(cpu_of(l, "target_cpu")).or(self.occ.cpu(p));
-        self.waking.insert(p, (l.cpu, prev));
+        self.waking.insert(p, (l.cpu, prev, l.ts_ns));
     }
 
     /// Wakeup placement, classified against the previous and the waker's CPU.
     fn sched_wakeup(&mut self, l: &Line<'_>, p: u64) {
         self.d.wakeup.count += 1;
-        let (waker, prev) = match self.waking.remove(&p) {
-            Some((w, pr)) => (self.valid(Some(w)), pr),
-            None => (None, self.occ.cpu(p)),
+        let (waker, prev, since) = match self.waking.remove(&p) {
+            Some((w, pr, t)) => (self.valid(Some(w)), pr, Some(t)),
+            None => (None, self.occ.cpu(p), None),
         };
         match self.valid(cpu_of(l, "target_cpu")) {
-            Some(target) => self.d.wakeup.classify(self.m, target, prev, waker),
+            Some(target) => {
+                self.d.wakeup.classify(self.m, target, prev, waker);
+                if let (Some(t), 0) = (since, self.running[target]) {
+                    self.idle_woken.insert(p, (target, t));
+                }
+            }
             None => self.d.foreign_cpu += 1,
         }
     }
@@ -469,6 +496,8 @@ impl Decisions {
             occ: Occupancy::new(n),
             fork_cpu: BTreeMap::new(),
             waking: BTreeMap::new(),
+            running: vec![0; n],
+            idle_woken: BTreeMap::new(),
             landed: Vec::new(),
             spread_start,
             migrations_since_start: 0,

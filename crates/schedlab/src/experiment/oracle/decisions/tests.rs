@@ -772,3 +772,65 @@ proptest! {
         prop_assert_eq!(a.migrations.wakeup.total() + a.migrations.balance.total(), a.migrations.count);
     }
 }
+
+/// How long a task woken onto an idle CPU waits there, from `sched_waking` to its
+/// switch-in, by class (2 CPUs; CPU 1 runs bench-21 throughout): 100 µs, 1 ms and
+/// 2.5 ms on idle CPU 0 count once each; a wakeup onto busy CPU 1, one onto idle
+/// CPU 0 whose task then runs on CPU 1, and one without a `sched_waking` count not.
+#[test]
+fn idle_wait_by_hand() {
+    let sw = |prev: &str, pp: u32, st: &str, next: &str, np: u32| {
+        format!("sched_switch: prev_comm={prev} prev_pid={pp} prev_prio=120 prev_state={st} ==> next_comm={next} next_pid={np} next_prio=120")
+    };
+    let waking =
+        |p: u32, c: usize| format!("sched_waking: comm=bench pid={p} prio=120 target_cpu={c:03}");
+    let wakeup =
+        |p: u32, c: usize| format!("sched_wakeup: comm=bench pid={p} prio=120 target_cpu={c:03}");
+    let t0: u64 = 10_000_000;
+    let mut s = String::from("# tracer: nop\n#\n");
+    let b = "bench-21";
+    let mut add =
+        |cpu: usize, us: u64, who: &str, body: String| s.push_str(&l(cpu, t0 + us, who, &body));
+    add(1, 0, "<idle>-0", sw("swapper/1", 0, "R", "bench", 21));
+    // 100 µs.
+    add(1, 100, b, waking(11, 0));
+    add(1, 101, b, wakeup(11, 0));
+    add(0, 200, "<idle>-0", sw("swapper/0", 0, "R", "bench", 11));
+    add(0, 300, "bench-11", sw("bench", 11, "S", "swapper/0", 0));
+    // 1 ms.
+    add(1, 1_000, b, waking(11, 0));
+    add(1, 1_001, b, wakeup(11, 0));
+    add(0, 2_000, "<idle>-0", sw("swapper/0", 0, "R", "bench", 11));
+    add(0, 2_100, "bench-11", sw("bench", 11, "S", "swapper/0", 0));
+    // 2.5 ms.
+    add(1, 3_000, b, waking(11, 0));
+    add(1, 3_001, b, wakeup(11, 0));
+    add(0, 5_500, "<idle>-0", sw("swapper/0", 0, "R", "bench", 11));
+    add(0, 5_600, "bench-11", sw("bench", 11, "S", "swapper/0", 0));
+    // Onto busy CPU 1.
+    add(1, 6_000, b, waking(12, 1));
+    add(1, 6_001, b, wakeup(12, 1));
+    add(1, 6_100, b, sw("bench", 21, "R", "bench", 12));
+    add(1, 6_200, "bench-12", sw("bench", 12, "S", "bench", 21));
+    // Onto idle CPU 0, run on CPU 1.
+    add(1, 7_000, b, waking(13, 0));
+    add(1, 7_001, b, wakeup(13, 0));
+    add(1, 7_300, b, sw("bench", 21, "R", "bench", 13));
+    add(1, 7_400, "bench-13", sw("bench", 13, "S", "bench", 21));
+    // No sched_waking.
+    add(1, 8_000, b, wakeup(14, 0));
+    add(0, 8_100, "<idle>-0", sw("swapper/0", 0, "R", "bench", 14));
+    let d = Decisions::from_text(&s, &test_topology(1, 1, 2, 1), &bench());
+    assert_eq!(d.unparsed, 0);
+    assert_eq!(
+        d.wakeup.idle_wait_counts,
+        IdleWait {
+            under_250us: 1,
+            under_2ms: 1,
+            over_2ms: 1
+        }
+    );
+    let st = super::bands::statistics(&d, false);
+    let row = st.iter().find(|s| s.name == "wakeup.idle_wait").unwrap();
+    assert!(matches!(&row.obs, super::bands::Obs::Dist(c) if c == &vec![1, 1, 1]));
+}

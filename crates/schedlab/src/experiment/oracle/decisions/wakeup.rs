@@ -1,7 +1,12 @@
 //! Wakeup placement: how `select_task_rq_fair` placed a woken task, classified
 //! against its previous CPU (`task_cpu(p)`, `sched_waking`'s `target_cpu`) first and
 //! then against the waker's CPU (`prev`, `waker`, `waker_smt`, `waker_llc`,
-//! `waker_node`, `waker_remote`), with the plain level distributions against each.
+//! `waker_node`, `waker_remote`), with the plain level distributions against each;
+//! and how long a task woken onto an idle CPU waits there before it runs
+//! (`idle_wait`): from `sched_waking` (the waker's context, on both sides) to the
+//! wakee's switch-in on the target. On bare metal that is the wakeup IPI and the
+//! idle exit, tens of µs; in a TCG guest a halted vCPU must first get a host CPU
+//! back (sched/vcpu_host.rs), which can take a host slice.
 
 use super::{frac, Level, PerLevel};
 use crate::machine::Machine;
@@ -39,6 +44,34 @@ impl<T: Copy> WakeClasses<T> {
     }
 }
 
+/// Waits of a task woken onto an idle CPU, by class: under 250 µs, 250 µs to
+/// 2 ms, 2 ms or more (pre-registered 2026-12-03 with the statistic).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct IdleWait<T> {
+    pub under_250us: T,
+    pub under_2ms: T,
+    pub over_2ms: T,
+}
+
+impl IdleWait<u64> {
+    pub const NAMES: [&'static str; 3] = ["under_250us", "under_2ms", "over_2ms"];
+    /// The class bounds, ns.
+    const BOUNDS_NS: [u64; 2] = [250_000, 2_000_000];
+
+    /// Count one wait of `ns`.
+    pub(super) fn add(&mut self, ns: u64) {
+        match ns {
+            n if n < Self::BOUNDS_NS[0] => self.under_250us += 1,
+            n if n < Self::BOUNDS_NS[1] => self.under_2ms += 1,
+            _ => self.over_2ms += 1,
+        }
+    }
+
+    pub fn values(&self) -> [u64; 3] {
+        [self.under_250us, self.under_2ms, self.over_2ms]
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct WakeupStats {
     /// `sched_wakeup` lines of included tasks.
@@ -54,6 +87,9 @@ pub struct WakeupStats {
     /// Target vs the previous CPU (wakeups with a known previous CPU).
     pub vs_prev_counts: PerLevel<u64>,
     pub vs_prev: PerLevel<f64>,
+    /// Wakeups onto a CPU running its idle task whose wakee then ran there, by
+    /// how long it waited from `sched_waking` to its switch-in.
+    pub idle_wait_counts: IdleWait<u64>,
 }
 
 impl WakeupStats {
