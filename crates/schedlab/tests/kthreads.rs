@@ -85,3 +85,37 @@ fn without_a_profile_there_is_no_kernel_thread_and_a_wrong_name_is_refused() {
         "{e}"
     );
 }
+
+/// Kernel threads exist from boot: at the start they are asleep, not forked. No
+/// `sched_process_fork` or `sched_wakeup_new` names one, no CPU switches to one at
+/// time 0, and the hog, alone at the start, is the only task the first `sched_switch`
+/// lines name; every kworker's first switch-in comes at its own phase, on its CPU.
+#[test]
+fn kernel_threads_are_asleep_at_the_start_not_forked() {
+    let (_, t) = run("guest");
+    for l in t.lines() {
+        if l.contains("sched_process_fork") || l.contains("sched_wakeup_new") {
+            assert!(
+                !(l.contains("kworker") || l.contains("rcu_preempt") || l.contains("kcompactd")),
+                "{l}"
+            );
+        }
+    }
+    let first_in = |name: &str| {
+        t.lines()
+            .find(|l| l.contains(&format!("next_comm={name} ")))
+            .map(|l| {
+                let ts = l.split("]").nth(1).unwrap().split(':').next().unwrap();
+                let ts: f64 = ts.split_whitespace().last().unwrap().parse().unwrap();
+                (ts * 1e9) as u64
+            })
+    };
+    let mut firsts: Vec<u64> = (0..8)
+        .map(|c| first_in(&format!("kworker/{c}:1")).expect("each kworker runs"))
+        .collect();
+    assert!(firsts.iter().all(|&ns| ns > 1_000), "{firsts:?}");
+    // Phases are exponential draws (mean 670 ms), one per thread: not all alike.
+    firsts.sort_unstable();
+    firsts.dedup();
+    assert_eq!(firsts.len(), 8, "{firsts:?}");
+}

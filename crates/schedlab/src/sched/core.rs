@@ -1285,6 +1285,45 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.check_preempt_curr(cpu, pid, WF_FORK, this_cpu, q);
     }
 
+    /// A task that exists before the run starts and is asleep then, its timer due
+    /// `dur` from now: a kernel thread from boot (`[kernel] kthreads`), not forked
+    /// at time 0. No fork, no placement and no switch-in: it sleeps on the first CPU
+    /// it may run on (a per-CPU kworker on its own), its vruntime placed there as a
+    /// new task's, its PELT averages long decayed (zero, attached at its first
+    /// enqueue as an entity whose `last_update_time` is 0 is).
+    pub(crate) fn start_asleep(&mut self, pid: Pid, dur: u64, q: &mut EventQueue<Event>) {
+        let cpu = self
+            .allowed
+            .of(pid)
+            .first()
+            .expect("task with empty affinity");
+        self.tasks[pid as usize].cpu = cpu;
+        self.task_fork_fair(pid, cpu, None, q);
+        if !self.fair.eevdf {
+            // task_fork_fair leaves it relative for the enqueue; a sleeper's is not.
+            let mv = self.rqs[cpu].cfs.min_vruntime;
+            let se = &mut self.tasks[pid as usize].se;
+            se.vruntime = se.vruntime.wrapping_add(mv);
+        }
+        if self.scx.is_some() {
+            self.scx_fork(pid, cpu);
+        }
+        let expiry = self
+            .now
+            .saturating_add(dur)
+            .saturating_add(self.tun_timer_slack());
+        let t = &mut self.tasks[pid as usize];
+        t.se.avg = crate::sched::pelt::SchedAvg::default();
+        t.state = TaskState::Sleeping;
+        t.recent_used_cpu = cpu;
+        t.timer_gen = t.timer_gen.wrapping_add(1);
+        t.timer_cpu = cpu;
+        t.timer_armed = true;
+        let gen = t.timer_gen;
+        self.rqs[cpu].timers.push((expiry, pid));
+        q.push(expiry, Event::Timer { pid, gen });
+    }
+
     /// `SIM_launcher_cpu0`: scenario-started tasks (no parent to fork from) are
     /// forked as if by a launcher shell running on CPU 0, or on the first allowed CPU
     /// when the task's affinity excludes CPU 0 (as if the launcher had set its own

@@ -653,7 +653,17 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             StreamName::Spec(i as u32),
             daemon,
         );
-        self.k.wake_up_new_task(pid, &mut self.q);
+        // A kernel thread from boot that starts with a sleep is asleep at the start.
+        let boot = self.spec.boot.contains(&i);
+        match &self.spec.programs[spec.prog].ops[0] {
+            Op::Sleep(d) if boot => {
+                let st = self.st[pid as usize].as_mut().expect("state just made");
+                let w = d.sample(&mut st.rng);
+                st.phase = 1;
+                self.k.start_asleep(pid, w, &mut self.q);
+            }
+            _ => self.k.wake_up_new_task(pid, &mut self.q),
+        }
     }
 
     /// Run program steps and re-arm segment ends until this instant is settled.

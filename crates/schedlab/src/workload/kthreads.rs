@@ -21,7 +21,12 @@
 //! `guest`, is what the recorded QEMU guests showed (docs/validation.md, "Background
 //! activity in the guests"): ≈ 30 `rcu_preempt` activations a second whatever the
 //! size, ≈ 1.5 a second per CPU for the kworkers, 2 a second per node for kcompactd,
-//! with the guest's (TCG-inflated) burst lengths. Simplified: a kernel thread here
+//! with the guest's (TCG-inflated) burst lengths. They exist from boot
+//! (`WorkloadSpec::boot`): at the start each is asleep in its first sleep on the
+//! first CPU it may use, its load long decayed, not forked then; forking them all at
+//! time 0 (as until 2026-12-03) woke every CPU at once just as the workload made its
+//! first tasks, and fork placement saw the creator's node busy with them
+//! (docs/validation.md, "Fixes over runs", 8.). Simplified: a kernel thread here
 //! has an address space of its own (the kernel's borrow the previous one, so the
 //! model charges an `mm_switch` the kernel does not); unbound kworkers and
 //! `ksoftirqd` (under 3 activations a second in those guests) are left out.
@@ -89,6 +94,7 @@ pub fn add(spec: &mut WorkloadSpec, m: &Machine, p: &Profile) {
         let mut t = TaskSpec::new(name, spec.programs.len() - 1, 0);
         t.cpus = cpus.map(Arc::new);
         spec.daemons.push(spec.tasks.len());
+        spec.boot.push(spec.tasks.len());
         spec.tasks.push(t);
     };
     let exp = |mean: u64| Dist::Exp { mean };
@@ -163,6 +169,7 @@ mod tests {
         assert_eq!(names[8], "kworker/7:1");
         assert_eq!(&names[9..], ["kcompactd0", "kcompactd1"]);
         assert_eq!(spec.daemons, (0..11).collect::<Vec<_>>());
+        assert_eq!(spec.boot, spec.daemons, "every one exists from boot");
         assert!(spec.tasks[0].cpus.is_none());
         assert_eq!(
             *spec.tasks[3].cpus.as_deref().unwrap(),

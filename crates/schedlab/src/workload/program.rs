@@ -492,6 +492,9 @@ pub struct WorkloadSpec {
     /// other task but the run completes without waiting for them (nor for children
     /// they fork).
     pub daemons: Vec<usize>,
+    /// Indices into `tasks` of tasks that exist from boot (kernel threads): one
+    /// whose program opens with a sleep is asleep at the start, not forked then.
+    pub boot: Vec<usize>,
     pub channels: Vec<ChanDecl>,
     pub futexes: u32,
     pub mutexes: u32,

@@ -375,16 +375,22 @@ pub struct RunsCfg {
 }
 
 impl Default for RunsCfg {
-    /// 5 seeds with 5 % noise; the default control, random placement.
+    /// 5 seeds with 5 % noise, the guest's kernel threads ([`GUEST_MODEL`]); the
+    /// default control, random placement.
     fn default() -> Self {
         RunsCfg {
             sim_seeds: 5,
             noise: 0.05,
-            model: Vec::new(),
+            model: GUEST_MODEL.iter().map(|s| s.to_string()).collect(),
             control: vec![DEFAULT_CONTROL.to_string()],
         }
     }
 }
+
+/// What every simulation of a guest adds, the model's and the control's, unless a
+/// suite says otherwise: the guest's kernel threads, asleep from boot (the `guest`
+/// profile; docs/validation.md, "Fixes over runs", 8.).
+pub const GUEST_MODEL: &[&str] = &["kernel.kthreads=guest"];
 
 /// The deliberately wrong model a case is checked against unless it names its
 /// own: every fork and wakeup on a random allowed CPU.

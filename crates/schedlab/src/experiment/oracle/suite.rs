@@ -45,9 +45,8 @@ struct SuiteFile {
     #[serde(default)]
     controls: std::collections::BTreeMap<String, Vec<String>>,
     /// `--set`s of every simulation of every case, the model's and the control's
-    /// (e.g. `kernel.kthreads=guest`: the guests' kernel threads).
-    #[serde(default)]
-    model: Vec<String>,
+    /// (default [`super::GUEST_MODEL`], the guests' kernel threads; `[]` for none).
+    model: Option<Vec<String>>,
     topology: Vec<TopologyFile>,
 }
 
@@ -162,7 +161,9 @@ impl Suite {
             sim_seeds,
             noise,
             controls: f.controls,
-            model: f.model,
+            model: f
+                .model
+                .unwrap_or_else(|| super::GUEST_MODEL.iter().map(|s| s.to_string()).collect()),
         })
     }
 
