@@ -266,6 +266,18 @@ fn a_shared_host_slows_every_busy_cpu() {
     exits_are(&m, &cases);
 }
 
+/// Two vCPUs at half rate each when both are busy, on one host CPU that
+/// time-slices them at 3.5 ms.
+fn one_host_cpu() -> Machine {
+    let mut m = no_idle(test_topology(1, 1, 2, 1));
+    m.vcpu_throughput = vec![1024, 512];
+    m.vcpu_host = Some(schedlab::machine::VcpuHost {
+        cpus: 1,
+        slice_ns: 3_500_000,
+    });
+    m
+}
+
 /// The host time-slices the vCPUs (SIM_VCPU_HOST): one host CPU, a 3.5 ms slice,
 /// `vcpu_throughput` [1024, 512], so a vCPU on the host runs at 512 x 2 / 1 = 1024
 /// and a descheduled one does nothing. Costs as above (switch 1500, tick 500, exit
@@ -286,12 +298,7 @@ fn a_shared_host_slows_every_busy_cpu() {
 ///   needs 10 036 500 + 5 x 500 - 7 000 000 = 3 039 000 more: exit at 20 077 500.
 #[test]
 fn a_host_cpu_time_slices_the_vcpus_and_holds_their_ticks() {
-    let mut m = no_idle(test_topology(1, 1, 2, 1));
-    m.vcpu_throughput = vec![1024, 512];
-    m.vcpu_host = Some(schedlab::machine::VcpuHost {
-        cpus: 1,
-        slice_ns: 3_500_000,
-    });
+    let m = one_host_cpu();
     let cases: [ExitCase; 2] = [
         (&[(10, 0), (2, 1)], &[12_075_000, 5_537_000]),
         (&[(10, 0), (10, 1)], &[17_038_500, 20_077_500]),
@@ -308,12 +315,7 @@ fn a_host_cpu_time_slices_the_vcpus_and_holds_their_ticks() {
 ///   17 038 500, t0 at 20 077 500.
 #[test]
 fn without_the_host_wait_a_waking_vcpu_preempts_the_longest_running() {
-    let mut m = no_idle(test_topology(1, 1, 2, 1));
-    m.vcpu_throughput = vec![1024, 512];
-    m.vcpu_host = Some(schedlab::machine::VcpuHost {
-        cpus: 1,
-        slice_ns: 3_500_000,
-    });
+    let m = one_host_cpu();
     let cases: [ExitCase; 2] = [
         (&[(10, 0), (2, 1)], &[12_074_500, 2_036_500]),
         (&[(10, 0), (10, 1)], &[20_077_500, 17_038_500]),

@@ -1308,20 +1308,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.scx.is_some() {
             self.scx_fork(pid, cpu);
         }
-        let expiry = self
-            .now
-            .saturating_add(dur)
-            .saturating_add(self.tun_timer_slack());
         let t = &mut self.tasks[pid as usize];
         t.se.avg = crate::sched::pelt::SchedAvg::default();
         t.state = TaskState::Sleeping;
         t.recent_used_cpu = cpu;
-        t.timer_gen = t.timer_gen.wrapping_add(1);
-        t.timer_cpu = cpu;
-        t.timer_armed = true;
-        let gen = t.timer_gen;
-        self.rqs[cpu].timers.push((expiry, pid));
-        q.push(expiry, Event::Timer { pid, gen });
+        self.arm_sleep_timer(pid, cpu, dur, q);
     }
 
     /// `SIM_launcher_cpu0`: scenario-started tasks (no parent to fork from) are
@@ -1363,6 +1354,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// CPU and fires after `dur` plus the task's timer slack.
     pub(crate) fn sleep_current(&mut self, cpu: usize, dur: u64, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("sleep_current on an idle CPU");
+        self.arm_sleep_timer(pid, cpu, dur, q);
+        self.block_current(cpu, q);
+    }
+
+    /// Arm `pid`'s sleep hrtimer on `cpu`, due `dur` from now plus the timer slack.
+    fn arm_sleep_timer(&mut self, pid: Pid, cpu: usize, dur: u64, q: &mut EventQueue<Event>) {
         // Fair-class tasks (SCHED_OTHER, BATCH and IDLE alike) get the default slack;
         // only RT and deadline tasks get none, and those are not modelled.
         let slack = self.tun_timer_slack();
@@ -1376,7 +1373,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let gen = t.timer_gen;
         self.rqs[cpu].timers.push((expiry, pid));
         q.push(expiry, Event::Timer { pid, gen });
-        self.block_current(cpu, q);
     }
 
     /// Default timer slack of fair-class tasks.

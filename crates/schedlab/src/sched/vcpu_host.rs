@@ -255,13 +255,19 @@ impl HostRr {
 mod tests {
     use super::*;
 
+    /// `cpus` host CPUs, a 3 µs slice, 4 vCPUs.
     fn rr(cpus: u32) -> HostRr {
+        rr_of(cpus, 4)
+    }
+
+    /// `cpus` host CPUs, a 3 µs slice, `n` vCPUs.
+    fn rr_of(cpus: u32, n: usize) -> HostRr {
         HostRr::new(
             VcpuHost {
                 cpus,
                 slice_ns: 3_000,
             },
-            4,
+            n,
         )
     }
 
@@ -314,16 +320,6 @@ mod tests {
         assert_eq!(h.idle(1, 4_200), sw(None, None));
     }
 
-    fn rr6(cpus: u32) -> HostRr {
-        HostRr::new(
-            VcpuHost {
-                cpus,
-                slice_ns: 3_000,
-            },
-            6,
-        )
-    }
-
     /// A halted vCPU with a host CPU free takes it at once, keeps it when it turns
     /// busy, and is no longer "waking" then.
     #[test]
@@ -363,7 +359,7 @@ mod tests {
     /// at 550, after vCPU 0 got it, waits.
     #[test]
     fn a_host_cpu_given_away_since_the_kick_goes_to_the_woken_vcpu() {
-        let mut h = rr6(2);
+        let mut h = rr_of(2, 6);
         h.busy(0, 0);
         h.busy(1, 50);
         assert_eq!(h.busy(2, 100), sw(Some(0), None));
@@ -386,7 +382,7 @@ mod tests {
     /// host descheduled.
     #[test]
     fn woken_vcpus_wait_in_order_ahead_of_descheduled_ones() {
-        let mut h = rr6(2);
+        let mut h = rr_of(2, 6);
         h.busy(0, 0);
         h.busy(1, 0);
         assert_eq!(h.busy(2, 0), sw(Some(0), None));

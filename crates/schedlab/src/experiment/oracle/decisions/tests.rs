@@ -792,21 +792,24 @@ fn idle_wait_by_hand() {
     let mut add =
         |cpu: usize, us: u64, who: &str, body: String| s.push_str(&l(cpu, t0 + us, who, &body));
     add(1, 0, "<idle>-0", sw("swapper/1", 0, "R", "bench", 21));
-    // 100 µs.
-    add(1, 100, b, waking(11, 0));
-    add(1, 101, b, wakeup(11, 0));
-    add(0, 200, "<idle>-0", sw("swapper/0", 0, "R", "bench", 11));
-    add(0, 300, "bench-11", sw("bench", 11, "S", "swapper/0", 0));
-    // 1 ms.
-    add(1, 1_000, b, waking(11, 0));
-    add(1, 1_001, b, wakeup(11, 0));
-    add(0, 2_000, "<idle>-0", sw("swapper/0", 0, "R", "bench", 11));
-    add(0, 2_100, "bench-11", sw("bench", 11, "S", "swapper/0", 0));
-    // 2.5 ms.
-    add(1, 3_000, b, waking(11, 0));
-    add(1, 3_001, b, wakeup(11, 0));
-    add(0, 5_500, "<idle>-0", sw("swapper/0", 0, "R", "bench", 11));
-    add(0, 5_600, "bench-11", sw("bench", 11, "S", "swapper/0", 0));
+    // pid 11 woken from CPU 1 onto idle CPU 0 at `at`, switched in `wait` later and
+    // asleep again 100 µs after: 100 µs, 1 ms, 2.5 ms.
+    for (at, wait) in [(100, 100), (1_000, 1_000), (3_000, 2_500)] {
+        add(1, at, b, waking(11, 0));
+        add(1, at + 1, b, wakeup(11, 0));
+        add(
+            0,
+            at + wait,
+            "<idle>-0",
+            sw("swapper/0", 0, "R", "bench", 11),
+        );
+        add(
+            0,
+            at + wait + 100,
+            "bench-11",
+            sw("bench", 11, "S", "swapper/0", 0),
+        );
+    }
     // Onto busy CPU 1.
     add(1, 6_000, b, waking(12, 1));
     add(1, 6_001, b, wakeup(12, 1));
