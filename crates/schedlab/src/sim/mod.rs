@@ -655,8 +655,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         );
         // A kernel thread from boot that starts with a sleep is asleep at the start.
         let boot = self.spec.boot.contains(&i);
-        match &self.spec.programs[spec.prog].ops[0] {
-            Op::Sleep(d) if boot => {
+        match self.spec.programs[spec.prog].ops.first() {
+            Some(Op::Sleep(d)) if boot => {
                 let st = self.st[pid as usize].as_mut().expect("state just made");
                 let w = d.sample(&mut st.rng);
                 st.phase = 1;
