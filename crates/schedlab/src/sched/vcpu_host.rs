@@ -26,7 +26,9 @@
 //! host does not preempt a thread inside its slice for the waking one (EEVDF with
 //! `RUN_TO_PARITY`: the running entity keeps the CPU until its slice request is
 //! done): the vCPU waits, first in line after the vCPUs woken before it, for the
-//! next end of a slice, and its interrupt waits with it. Only then does the guest
+//! next end of a slice or a vCPU that halts, and its interrupt waits with it. Its
+//! thread was woken when the IPI was sent, `ipi_latency_ns` before the IPI arrives
+//! in the model: a host CPU handed to a waiting vCPU in between goes to it instead. Only then does the guest
 //! see the interrupt: the wakee's switch-in, and the idle exit before it, move later
 //! in guest time, and meanwhile the CPU holds a queued task (`idle_cpu()` false for
 //! the wakeups and forks that look at it). Measured in the real guests (oracle
@@ -142,8 +144,8 @@ impl HostRr {
     /// end, a vCPU that halted) would have gone to it, first in line as a woken
     /// thread: it takes that one's place, which waits first in line again.
     /// Otherwise it waits for the next end of a slice, first in line after the
-    /// vCPUs woken before it. True when it waits (the caller holds the interrupt,
-    /// [`hold`](Self::hold), and re-arms the slice).
+    /// vCPUs woken before it: [`HostWake::Waits`], and the caller holds the
+    /// interrupt ([`hold`](Self::hold)) and re-arms the slice.
     pub fn wake(&mut self, cpu: usize, kicked: SimTime, now: SimTime) -> HostWake {
         debug_assert!(!self.order.contains(&(cpu as u32)), "a halted vCPU");
         self.waking[cpu] = true;
