@@ -245,3 +245,119 @@ proptest! {
         }
     }
 }
+
+/// `[run] shadow`, hand-computed. Busy {0, 1, 2, 3, 4} on SMT2 (cores {0,1} {2,3}
+/// {4,5} {6,7}), target = prev = 2, waker 4. v5.6 with the idle-core hint clear:
+/// `select_idle_cpu` from 2 finds 5; seed 003's `smt_balance` moves to {4,5} and
+/// finds 5 (`smt2_moves_to_the_core_with_more_free_cpus`): the same CPU. With the
+/// hint set, `select_idle_core` finds core {6,7} first (CPU 6): another core. The
+/// shadow changes nothing: the waker's rotor, the hint and the reported calls are
+/// those of the v5.6 scans alone.
+#[test]
+fn shadow_counts_the_other_arms_choice_without_effect() {
+    let mut k = kernel_with(test_topology(1, 1, 4, 2), Features::v5_6());
+    k.set_shadow(Some(SchedFeat::SMT_BALANCE));
+    set_busy(&mut k, &[0, 1, 2, 3, 4]);
+    k.set_idle_cores(2, false);
+    let p = sleeper_any(&mut k, 2);
+    let (cpu, why, _) = k.select_idle_sibling(p, 2, 2, 4);
+    assert_eq!((cpu, why), (5, "idle_cpu"));
+    let s = k.shadow_stats();
+    assert_eq!((s.calls, s.reached, s.same_cpu, s.same_core), (1, 1, 1, 0));
+    assert_eq!(k.cpu_rq(4).rotor, 0, "the shadow's draws are given back");
+    assert_eq!(
+        last_call(&k, Func::SmtBalance),
+        None,
+        "the shadow reports no call"
+    );
+
+    k.set_idle_cores(2, true);
+    let (cpu, why, _) = k.select_idle_sibling(p, 2, 2, 4);
+    assert_eq!((cpu, why), (6, "idle_core"));
+    let s = k.shadow_stats();
+    assert_eq!(
+        (s.calls, s.reached, s.same_cpu, s.other_core()),
+        (2, 2, 1, 1)
+    );
+}
+
+/// The other way round: seed 003 runs, v5.6 is the shadow. Busy {0,1,2,3,4,6}
+/// with the hint set: `smt_balance` moves to {4,5} (1 free against 0) and finds 5;
+/// v5.6's `select_idle_core` finds no idle core and clears the hint, then
+/// `select_idle_cpu` finds 5: the same CPU, and the hint is set again after it.
+/// An idle target never reaches the scans.
+#[test]
+fn shadow_of_v5_6_restores_the_idle_core_hint() {
+    let mut k = kernel_with(test_topology(1, 1, 4, 2), feats());
+    k.set_shadow(Some(SchedFeat::SMT_BALANCE));
+    set_busy(&mut k, &[0, 1, 2, 3, 4, 6]);
+    k.set_idle_cores(2, true);
+    let p = sleeper_any(&mut k, 2);
+    let (cpu, why, _) = k.select_idle_sibling(p, 2, 2, 4);
+    assert_eq!((cpu, why), (5, "smt_balance"));
+    assert!(
+        k.test_idle_cores(2, false),
+        "the shadow's fruitless core scan undone"
+    );
+    assert_eq!(last_call(&k, Func::SelectIdleCore), None);
+    let s = k.shadow_stats();
+    assert_eq!((s.reached, s.same_cpu), (1, 1));
+    let q = sleeper_any(&mut k, 5);
+    let (cpu, why, _) = k.select_idle_sibling(q, 5, 5, 4);
+    assert_eq!((cpu, why), (5, "target_idle"));
+    let s = k.shadow_stats();
+    assert_eq!((s.calls, s.reached), (2, 1));
+}
+
+/// A whole run with the shadow on is the run without it, byte for byte, but for
+/// the shadow's counts (and the wall time): on seed 003's hackbench, where the
+/// scans run tens of thousands of times and the two arms often differ.
+#[test]
+fn shadow_leaves_the_run_unchanged() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seeds/003-hackbench-16.toml");
+    let load = |extra: &[&str]| {
+        let mut sets: Vec<String> = ["workload.groups=4", "workload.loops=60", "run.noise=0.05"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        sets.extend(extra.iter().map(|s| s.to_string()));
+        Scenario::load(
+            &path,
+            &Overrides {
+                sets,
+                ..Overrides::default()
+            },
+        )
+        .unwrap()
+    };
+    let run = |sc: &Scenario| {
+        let (mut r, _) = experiment::run(sc, sc.seed, 0, &RunOpts::default()).unwrap();
+        r.wall_seconds = 0.0;
+        r
+    };
+    let plain = run(&load(&[]));
+    let mut shadowed = run(&load(&["run.shadow=\"SMT_BALANCE\""]));
+    let sh = shadowed.metrics.sis_shadow.take().expect("counted");
+    assert_eq!(sh.feature, "SMT_BALANCE");
+    assert!(sh.counts.reached > 1000, "{:?}", sh.counts);
+    assert!(sh.counts.other_core() > 0, "{:?}", sh.counts);
+    assert!(sh.counts.reached <= sh.counts.calls);
+    assert_eq!(plain.to_json(), shadowed.to_json());
+}
+
+/// A feature that is not a scan feature is refused with the key's place.
+#[test]
+fn shadow_names_a_scan_feature() {
+    let doc = Doc::parse(
+        "[machine]\npreset = \"xeon-88\"\n[run]\nshadow = \"MISFIT\"\n[workload]\nkind = \"hackbench\"\n",
+        Path::new("s.toml"),
+    )
+    .unwrap();
+    let e = Scenario::from_doc(doc, &Overrides::default()).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("s.toml") && msg.contains("run.shadow"),
+        "{msg}"
+    );
+}

@@ -146,6 +146,7 @@ pub fn scenario(name: &str, machine: Machine, w: WorkloadSpec, duration_ms: f64)
         workload_kind: "tasks".into(),
         tool: None,
         noise: 0.0,
+        shadow: None,
         workload: w.into(),
         duration_ns: Some(
             crate::engine::checked_ns_f64(duration_ms, NSEC_PER_MSEC).unwrap_or(MAX_TIME_NS),

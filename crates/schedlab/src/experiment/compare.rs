@@ -143,6 +143,19 @@ pub fn scalars(r: &RunResult) -> BTreeMap<String, f64> {
         r.metrics.migrations.values().sum::<u64>() as f64,
     );
     m.insert("context_switches".into(), r.metrics.context_switches as f64);
+    if let Some(sh) = &r.metrics.sis_shadow {
+        let c = &sh.counts;
+        let frac = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
+        m.insert("sis_shadow.reached_frac".into(), frac(c.reached, c.calls));
+        m.insert(
+            "sis_shadow.differ_frac".into(),
+            frac(c.reached - c.same_cpu, c.reached),
+        );
+        m.insert(
+            "sis_shadow.other_core_frac".into(),
+            frac(c.other_core(), c.reached),
+        );
+    }
     if let Some(e) = r.metrics.energy_joules.total {
         m.insert("energy_j".into(), e);
     }

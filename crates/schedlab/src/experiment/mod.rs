@@ -44,7 +44,7 @@ use crate::error::InputError;
 use crate::machine::{self, Machine};
 use crate::metrics::{trace::DecisionTrace, Collector, Observers};
 use crate::sched::core::Kernel;
-use crate::sched::features::{Features, KernelPreset, Tunables};
+use crate::sched::features::{Features, KernelPreset, SchedFeat, Tunables};
 use crate::sim::{Sim, SimError};
 use crate::workload::generators::{self, Tool};
 use crate::workload::ipc::ChanParams;
@@ -73,6 +73,10 @@ pub struct Scenario {
     pub runs: u32,
     /// `[run] noise`: relative run-to-run noise on system-call costs (0 = none).
     pub noise: f64,
+    /// `[run] shadow`: the feature whose other setting every `select_idle_sibling`
+    /// reaching the LLC scans also runs, without effect, to count how often the two
+    /// choose differently (`SisShadow`); no output but that count changes.
+    pub shadow: Option<SchedFeat>,
 }
 
 /// Workload kinds known to this build: `tasks` plus every generator.
@@ -526,6 +530,7 @@ struct RunSection {
     seed: u64,
     runs: u32,
     noise: f64,
+    shadow: Option<SchedFeat>,
 }
 
 /// The `[run]` section (defaults: the workload's duration, seed 1, one run, no
@@ -536,6 +541,7 @@ fn run_section(doc: &Doc, root: &TableReader<'_>) -> Result<RunSection, InputErr
         seed: 1,
         runs: 1,
         noise: 0.0,
+        shadow: None,
     };
     let Some(r) = root.table("run")? else {
         return Ok(rs);
@@ -552,6 +558,23 @@ fn run_section(doc: &Doc, root: &TableReader<'_>) -> Result<RunSection, InputErr
         };
     }
     rs.runs = r.uint("runs", 1, u64::from(MAX_RUNS))?.unwrap_or(1) as u32;
+    if let Some(n) = r.get("shadow") {
+        const SHADOWED: [SchedFeat; 3] = [
+            SchedFeat::SMT_BALANCE,
+            SchedFeat::IDLE_CPU_MASK,
+            SchedFeat::SIS_MERGED,
+        ];
+        let f = match &n.val {
+            Val::Str(w) => SchedFeat::from_name(w).filter(|f| SHADOWED.contains(f)),
+            _ => None,
+        };
+        rs.shadow = Some(f.ok_or_else(|| {
+            doc.err(
+                n,
+                "`run.shadow` names the scan feature to shadow: \"SMT_BALANCE\", \"IDLE_CPU_MASK\" or \"SIS_MERGED\"",
+            )
+        })?);
+    }
     r.finish()?;
     Ok(rs)
 }
@@ -633,6 +656,7 @@ impl Scenario {
             seed,
             runs: run.runs,
             noise: run.noise,
+            shadow: run.shadow,
         })
     }
 }
@@ -762,6 +786,7 @@ pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observer
     );
     sim.check = opts.check;
     sim.noise = sc.noise;
+    sim.k.shadow = sc.shadow;
     sim
 }
 

@@ -57,6 +57,10 @@ pub struct CoreMetrics {
     pub placement_reasons: BTreeMap<&'static str, u64>,
     pub context_switches: u64,
     pub wakeups: u64,
+    /// `[run] shadow`'s counts: how often `select_idle_sibling`'s scans would have
+    /// chosen differently with the shadowed feature switched (absent when off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sis_shadow: Option<ShadowReport>,
     /// Energy from the Energy Model (metrics/energy.rs); a note only when the
     /// machine has none.
     pub energy_joules: crate::metrics::energy::EnergyReport,
@@ -97,6 +101,15 @@ pub struct TaskResult {
     pub runqueue_wait_ns: u64,
     pub wakeups: u64,
     pub migrations: u64,
+}
+
+/// What `[run] shadow` counted over a run (`crate::sched::fair::idle::SisShadow`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShadowReport {
+    /// The feature whose other setting was run beside the real one.
+    pub feature: String,
+    #[serde(flatten)]
+    pub counts: crate::sched::fair::idle::SisShadow,
 }
 
 /// Everything a run reports.
@@ -298,6 +311,10 @@ impl RunResult {
                 placement_reasons: c.placement_reasons(),
                 context_switches: c.switches,
                 wakeups: c.wakeups,
+                sis_shadow: sc.shadow.map(|f| ShadowReport {
+                    feature: f.name().to_string(),
+                    counts: sim.k.shadow_stats,
+                }),
                 energy_joules: c
                     .energy
                     .as_ref()

@@ -145,6 +145,25 @@ fn counts(s: &mut String, r: &RunResult) {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     let _ = writeln!(s, "placement reasons: {}", reasons.join(" "));
+    if let Some(sh) = &m.sis_shadow {
+        let c = &sh.counts;
+        let _ = writeln!(
+            s,
+            "shadow {f}: {} of {} select_idle_sibling calls reached the scans; with {other} \
+             they chose the same CPU {}, its SMT sibling {}, another core {}",
+            c.reached,
+            c.calls,
+            c.same_cpu,
+            c.same_core,
+            c.other_core(),
+            f = sh.feature,
+            other = if r.kernel.features.contains(&sh.feature) {
+                format!("NO_{}", sh.feature)
+            } else {
+                sh.feature.clone()
+            },
+        );
+    }
 }
 
 /// Energy in joules, or why there is none.

@@ -588,6 +588,14 @@ pub struct Kernel<O> {
     /// buffered (`(searcher, target)`) and reported as `SchedEvent::Probe` before the
     /// next `FuncCall`.
     pub(crate) log_probes: bool,
+    /// `[run] shadow`: the feature whose other setting every `select_idle_sibling`
+    /// reaching the LLC scans also runs, without effect (fair/idle.rs,
+    /// `shadow_scans`); `None` = off.
+    pub(crate) shadow: Option<SchedFeat>,
+    /// True while the shadow scans run: their `FuncCall`s are not reported.
+    pub(crate) shadowing: bool,
+    /// What the shadow counted.
+    pub(crate) shadow_stats: crate::sched::fair::idle::SisShadow,
     /// With `log_probes`: each sched_ext placement's ops and kfuncs, as lines
     /// (time, pid, lines), for `explain`.
     pub(crate) scx_explained: Vec<(SimTime, Pid, Vec<String>)>,
@@ -737,6 +745,18 @@ impl<O> Kernel<O> {
 
     /// Probe logging for `schedlab explain`: every CPU a search reads is reported
     /// as `SchedEvent::Probe`.
+    /// `[run] shadow`: run the scans of every `select_idle_sibling` that reaches
+    /// them a second time with `f` switched the other way, without effect, and
+    /// count how often the two choose differently ([`Kernel::shadow_stats`]).
+    pub fn set_shadow(&mut self, f: Option<SchedFeat>) {
+        self.shadow = f;
+    }
+
+    /// What the shadow scans counted so far.
+    pub fn shadow_stats(&self) -> crate::sched::fair::idle::SisShadow {
+        self.shadow_stats
+    }
+
     pub fn set_log_probes(&mut self, on: bool) {
         self.log_probes = on;
     }
@@ -918,6 +938,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             sis_idle_cpus: CpuMask::new(),
             smtb,
             log_probes: false,
+            shadow: None,
+            shadowing: false,
+            shadow_stats: Default::default(),
             scx_explained: Vec::new(),
             probe_buf: std::cell::RefCell::new(Vec::new()),
             log_counters: false,

@@ -93,6 +93,31 @@ fn capacity_or_target(found: Option<usize>, target: usize) -> (usize, &'static s
     }
 }
 
+/// What `[run] shadow = "FEATURE"` counts (SIM_, an instrument, not a kernel
+/// mechanism): at every `select_idle_sibling` that reaches the LLC scans (target,
+/// prev and the recent CPU all busy), the scans are run a second time with the
+/// feature switched the other way, from the same state and without effect, and the
+/// two choices compared. With `SMT_BALANCE` it answers "how often would seed 003's
+/// `smt_balance` have chosen differently from v5.6's scans, here?" (issue 41).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SisShadow {
+    /// `select_idle_sibling` calls.
+    pub calls: u64,
+    /// Calls that reached the scans (both arms scanned).
+    pub reached: u64,
+    /// Of those, the shadow chose the same CPU.
+    pub same_cpu: u64,
+    /// Of those, the shadow chose another CPU of the same core (an SMT sibling).
+    pub same_core: u64,
+}
+
+impl SisShadow {
+    /// Calls where the two choices differ by more than an SMT sibling.
+    pub fn other_core(&self) -> u64 {
+        self.reached - self.same_cpu - self.same_core
+    }
+}
+
 impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `sched_smt_present`.
     #[inline]
@@ -141,6 +166,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         this_cpu: usize,
     ) -> (usize, &'static str, Probes) {
         let mut pr = Probes::default();
+        if self.shadow.is_some() {
+            self.shadow_stats.calls += 1;
+        }
         let r = self.select_idle_sibling_inner(pid, prev, target, this_cpu, &mut pr);
         self.emit_func(Func::SelectIdleSibling, this_cpu, pr);
         (r.0, r.1, pr)
@@ -255,6 +283,26 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let Some(sd) = self.topo.sd_llc[target] else {
             return (target, reason::AFFINE_FALLBACK);
         };
+        let r = self.sis_scans(pid, sd, target, this_cpu, fallback, pr);
+        if let Some(f) = self.shadow {
+            self.shadow_scans(f, pid, sd, target, this_cpu, fallback, r.0);
+        }
+        r
+    }
+
+    /// The scans of `select_idle_sibling` over `sd` (target's LLC) once target,
+    /// prev and the recent CPU are not taken: seed 003's `smt_balance`, v5.12's
+    /// merged scan, or v5.6's three scans, as the features say; `fallback` is the
+    /// merged scan's idle prev or recent CPU of another cluster.
+    fn sis_scans(
+        &mut self,
+        pid: Pid,
+        sd: usize,
+        target: usize,
+        this_cpu: usize,
+        fallback: Option<(usize, &'static str)>,
+        pr: &mut Probes,
+    ) -> (usize, &'static str) {
         if self.feat.has(SchedFeat::SMT_BALANCE) && self.sched_smt_present() {
             // Seed 003 replaces the three scans.
             let (c, why, p) = self.smt_balance(pid, sd, target, this_cpu);
@@ -286,6 +334,50 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return (i, reason::IDLE_SMT);
         }
         (target, reason::AFFINE_FALLBACK)
+    }
+
+    /// `[run] shadow`: the scans [`Kernel::sis_scans`] would have run with `f`
+    /// switched the other way, from the same state, without effect: every state
+    /// they change (the waker's rotor, the idle-core hints, the LLC's
+    /// `avg_scan_cost`) is restored, their calls are not reported and their cost is
+    /// not charged. Counts the outcome against `chosen`, the CPU the real scans
+    /// returned ([`SisShadow`]).
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn shadow_scans(
+        &mut self,
+        f: SchedFeat,
+        pid: Pid,
+        sd: usize,
+        target: usize,
+        this_cpu: usize,
+        fallback: Option<(usize, &'static str)>,
+        chosen: usize,
+    ) {
+        let rotor = self.rqs[this_cpu].rotor;
+        let shared = self.topo.shared.clone();
+        let cost_sd = self.topo.sd_llc[this_cpu];
+        let cost = cost_sd.map(|d| self.topo.domains[d].avg_scan_cost);
+        let (feat, log) = (self.feat, self.log_probes);
+        self.feat.set(f, !feat.has(f));
+        self.log_probes = false;
+        self.shadowing = true;
+        let (other, _) =
+            self.sis_scans(pid, sd, target, this_cpu, fallback, &mut Probes::default());
+        self.shadowing = false;
+        self.log_probes = log;
+        self.feat = feat;
+        self.rqs[this_cpu].rotor = rotor;
+        self.topo.shared = shared;
+        if let (Some(d), Some(c)) = (cost_sd, cost) {
+            self.topo.domains[d].avg_scan_cost = c;
+        }
+        let sibling = other != chosen && self.smt_siblings(chosen).any(|s| s == other);
+        let st = &mut self.shadow_stats;
+        st.reached += 1;
+        st.same_cpu += u64::from(other == chosen);
+        st.same_core += u64::from(sibling);
     }
 
     /// `select_idle_core(p, sd, target)` (kernel/sched/fair.c, v5.6): with the

@@ -159,6 +159,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// wakeup, and the probe log is out of line.
     #[inline(always)]
     pub(crate) fn emit_func(&mut self, func: Func, cpu: usize, pr: Probes) {
+        if self.shadowing {
+            return;
+        }
         if self.log_probes {
             self.emit_probes();
         }
