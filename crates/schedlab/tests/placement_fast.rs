@@ -73,6 +73,27 @@ fn recent_used_cpu_is_swapped_with_prev() {
     assert_eq!(k.task(q).recent_used_cpu, 7);
 }
 
+/// v4.15 (`NO_RECENT_USED_CPU`, seed 003's base): the same wakeup as
+/// `recent_used_cpu_is_swapped_with_prev` skips the recent CPU without reading it.
+/// Busy 2, 5; hint set: the core scan from 2 passes {2,3} (2 busy) and {4,5} (5
+/// busy) and takes core {6,7}: CPU 6, after target, prev and the four CPUs of the
+/// two busy cores, then 6 and 7 (8 probes); recent_used_cpu is left alone.
+#[test]
+fn without_recent_used_cpu_the_scans_run() {
+    let mut f = Features::v5_6();
+    f.set(SchedFeat::RECENT_USED_CPU, false);
+    let mut k = kernel_with(test_topology(1, 1, 4, 2), f);
+    for c in [2, 5] {
+        busy(&mut k, c);
+    }
+    assert!(k.test_idle_cores(2, false));
+    let p = sleeper_any(&mut k, 5);
+    k.task_mut(p).recent_used_cpu = 7;
+    let (cpu, why, pr) = k.select_idle_sibling(p, 5, 2, 0);
+    assert_eq!((cpu, why, pr.probed), (6, "idle_core", 8));
+    assert_eq!(k.task(p).recent_used_cpu, 7);
+}
+
 #[test]
 fn select_idle_core_finds_the_first_fully_idle_core() {
     let mut k = k8();

@@ -157,3 +157,30 @@ fn an_interrupted_reproduction_resumes_from_its_journal() {
     assert_eq!(after.lines().count() as u64, total + 1);
     assert!(after.starts_with(&foreign));
 }
+
+/// A table shown beside another (`counted = false`, seed 003's hackbench on the
+/// `v4.15` base) is graded but left out of the verdict line's counts: the line
+/// is the same with a copy of a table added uncounted, and counts its rows twice
+/// with the copy counted.
+#[test]
+fn an_uncounted_table_stays_out_of_the_verdict_counts() {
+    let r = quick(&[4], 3, 2);
+    let line = |r: &schedlab::experiment::reproduce::Reproduction| {
+        r.text()
+            .lines()
+            .find(|l| l.starts_with("verdict:"))
+            .expect("a verdict line")
+            .to_string()
+    };
+    let before = line(&r);
+    let mut beside = r.clone();
+    let mut t = beside.tables[0].clone();
+    assert!(t.counted && !t.rows.is_empty());
+    t.counted = false;
+    beside.tables.push(t.clone());
+    assert_eq!(line(&beside), before);
+    t.counted = true;
+    let mut twice = r.clone();
+    twice.tables.push(t);
+    assert_ne!(line(&twice), before);
+}

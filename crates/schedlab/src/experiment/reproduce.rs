@@ -201,6 +201,9 @@ pub struct TableResult {
     pub columns: Vec<String>,
     pub cells: Vec<Vec<String>>,
     pub rows: Vec<RowResult>,
+    /// In the verdict line's counts (`counted` of the table file; false for a
+    /// table shown beside another).
+    pub counted: bool,
 }
 
 /// A seed's headline claim, checked on the simulated runs.
@@ -517,6 +520,7 @@ fn layout(t: &TableSpec, rows: Vec<RowResult>, dist: Option<(&MetricRow, f64)>) 
         columns,
         cells,
         rows,
+        counted: t.counted,
     }
 }
 

@@ -517,7 +517,12 @@ fn grade_counts(grades: &[Grade], of: &[Grade]) -> String {
 /// decide; and how many headline checks hold.
 pub(crate) fn reproduction_verdict(r: &Reproduction) -> String {
     use crate::experiment::reproduce::Dir;
-    let rows: Vec<_> = r.tables.iter().flat_map(|t| &t.rows).collect();
+    let rows: Vec<_> = r
+        .tables
+        .iter()
+        .filter(|t| t.counted)
+        .flat_map(|t| &t.rows)
+        .collect();
     let by = |pred: &dyn Fn(Dir) -> bool| -> (Vec<Grade>, Vec<Grade>) {
         let sel: Vec<_> = rows
             .iter()

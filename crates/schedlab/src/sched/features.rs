@@ -65,6 +65,7 @@ sched_features! {
     WA_IDLE = true, "v4.13", "wake_affine_idle: prefer an idle waker CPU.";
     WA_WEIGHT = true, "v4.13", "wake_affine_weight: compare effective loads.";
     WA_BIAS = true, "v4.13", "wake_affine_weight: bias by half the imbalance_pct.";
+    RECENT_USED_CPU = true, "v4.16", "SIM_ switch for a kernel version: select_idle_sibling tries the wakee's recent_used_cpu (idle, in target's LLC, allowed) after prev, and an affine wakeup records the waker's CPU as the waker's recent_used_cpu (Mel Gorman, \"sched/fair: Use a recently used CPU as an idle candidate and the basis for SIS\", v4.16); NO_RECENT_USED_CPU is the v4.15 wakeup path, seed 003's base.";
     UTIL_EST = true, "v4.17", "Estimated utilization of sleeping tasks.";
     UTIL_EST_FASTUP = true, "v5.5", "util_est ewma jumps up at once when util rises.";
     LEGACY_SD_FLAG = true, "v5.6 (NO_: seed 002)", "select_task_rq_fair's combined sd_flag domain walk of v5.6; NO_LEGACY_SD_FLAG is seed 002's split walk with cached sd_balance_* pointers (Valentin Schneider, v2, March 2020).";
@@ -78,6 +79,7 @@ sched_features! {
     ASYM_FITS_CAPACITY = false, "v5.10", "SIM_ switch for a kernel version (with SELECT_IDLE_CAPACITY): v5.10's asym_fits_capacity (Vincent Guittot, \"Prefer prev cpu in asymmetric wakeup path\"): on a sched_asym_cpucapacity system select_idle_sibling first takes an idle target, prev or recent_used_cpu the task fits (capacity_of with the 1280/1024 margin), and only then scans sd_asym_cpucapacity with select_idle_capacity.";
     IDLEST_AVG_LOAD = false, "v5.8", "SIM_ switch for a kernel fix: update_sg_wakeup_stats computes avg_load for fully_busy and overloaded groups (the groups find_idlest_group compares by load), not for has_spare ones as v5.6's inverted test did (Tao Zhou, \"Fix condition of avg_load calculation\").";
     IDLEST_GROUP_UTIL = false, "v5.9", "SIM_ switch for a kernel fix: update_pick_idlest breaks a tie of idle-CPU counts between has_spare groups by the lower group_util (Peter Puhov, \"update_pick_idlest() Select group with lowest group_util when idle_cpus are equal\"), so that tasks created in a tight loop that sleep at once (rt-app's threads meeting at their start barrier, sysbench threads) spread over the groups instead of each landing on the core its predecessor left idle; v5.6 keeps the first group with the most idle CPUs.";
+    IDLEST_V4_15 = false, "v4.15 (before v5.5)", "SIM_ switch for a kernel version (seed 003's base): find_idlest_group and find_idlest_group_cpu as v4.15 has them, before v4.17's NUMA stay-local test and v5.5's rework: groups compared by runnable load with an imbalance margin, then by blocked-inclusive avg_load, spare capacity first except for forks; the least runnable load among busy CPUs (fair/idlest_v4_15.rs).";
     IMB_NUMA_NR = false, "v5.18 (v6.12 form)", "SIM_ switch for a kernel version: the allowed NUMA imbalance scales with the LLCs (Mel Gorman): each SD_NUMA domain's imb_numa_nr comes from the LLC span at build time; calculate_imbalance (has_spare) zeroes an imbalance of at most 2 while the local group would run at most imb_numa_nr tasks, before halving; find_idlest_group (has_spare, NUMA) stays local on the same test with the idle-CPU difference and imb_numa_nr capped by the allowed CPUs of the local group, instead of v5.6's 'stay while the local node has an idle CPU'.";
     ANY_AND_DISTRIBUTE = false, "v5.9", "SIM_ switch for a kernel version: a task that an affinity change moves off its CPU goes to cpumask_any_and_distribute(cpu_active_mask, new_mask), the next allowed CPU after the calling CPU's previous pick (Paul Turner, \"sched/core: Distribute tasks within affinity masks\"), instead of v5.6's cpumask_any_and, the first allowed CPU (sched/affinity.rs).";
     VCPU_HOST_WAIT = true, "SIM_ guest host", "SIM_ model of the host under a TCG guest (machine files with vcpu_host_cpus and vcpu_host_slice_us only; no effect elsewhere): an interrupt for a halted vCPU waits until the host gives that vCPU a CPU, at once when one is free, else at the next end of a host slice (sched/vcpu_host.rs); NO_VCPU_HOST_WAIT takes it at once and lets the vCPU preempt the longest-running one when it turns busy (the model before 2026-12-03).";
@@ -445,6 +447,19 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
         description: "v5.6 without the v4.20 misfit series (NO_MISFIT); only the misfit difference is modelled, everything else (load-balance rework, wakeup path, domain rules) stays v5.6",
         base: None,
         changes: &["NO_MISFIT"],
+        topology: topo_v5_6,
+    },
+    KernelPreset {
+        name: "v4.15",
+        description: "seed 003's base (v4.15-rc6): v5.6 without v4.16's recent_used_cpu step (NO_RECENT_USED_CPU), v4.17's util_est and v5.5's fast ramp (NO_UTIL_EST, NO_UTIL_EST_FASTUP) and the v4.20 misfit series (NO_MISFIT), with v4.15's load-based find_idlest_group (IDLEST_V4_15); a partial base: its wake_affine_weight (runnable load, affine on a tie), its load balancer (cpu_load[] indexes, LB_BIAS, no v5.5 rework) and its 589 SMT thread capacity are not modelled, and the rest stays v5.6 (docs/design/seed-bases.md ranks them)",
+        base: None,
+        changes: &[
+            "NO_RECENT_USED_CPU",
+            "NO_UTIL_EST",
+            "NO_UTIL_EST_FASTUP",
+            "NO_MISFIT",
+            "IDLEST_V4_15",
+        ],
         topology: topo_v5_6,
     },
     KernelPreset {

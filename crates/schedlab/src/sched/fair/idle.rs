@@ -10,7 +10,7 @@
 //! | 1 | target idle | `target_idle` |
 //! | 2 | prev ≠ target, shares target's LLC, prev idle | `prev_idle` |
 //! | – | (per-CPU kthread stacking: v5.7+, and no kthreads are modelled) | |
-//! | 3 | `p.recent_used_cpu` ∉ {prev, target}, shares the LLC, idle, allowed; then `p.recent_used_cpu = prev` | `recent_used` |
+//! | 3 | `p.recent_used_cpu` ∉ {prev, target}, shares the LLC, idle, allowed; then `p.recent_used_cpu = prev` (v4.16; `NO_RECENT_USED_CPU` is the kernel before it) | `recent_used` |
 //! | 4 | `select_idle_core`: with the LLC's `has_idle_cores` hint, the first core (wrapping from target, over LLC ∩ allowed) all of whose SMT siblings are `available_idle` (siblings outside the affinity count too); a fruitless full scan clears the hint | `idle_core` |
 //! | 5 | `select_idle_cpu`: the first idle CPU of LLC ∩ allowed, wrapping from target, at most `nr − 1` examined | `idle_cpu` |
 //! | 6 | `select_idle_smt`: an idle allowed SMT sibling of target | `idle_smt` |
@@ -259,7 +259,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             }
         }
         let recent = self.tasks[pid as usize].recent_used_cpu;
-        if recent != prev && recent != target && self.topo.cpus_share_cache(recent, target) {
+        if self.feat.has(SchedFeat::RECENT_USED_CPU)
+            && recent != prev
+            && recent != target
+            && self.topo.cpus_share_cache(recent, target)
+        {
             self.probe(pr, this_cpu, recent);
             if self.idle_or_sched_idle(recent)
                 && self.cpus_allowed(pid).test(recent)

@@ -47,6 +47,9 @@
 //! `find_idlest_group_cpu` is a probe (fair/wakeup.rs); one `FuncCall` for
 //! `find_idlest_cpu` with the total.
 //!
+//! With `IDLEST_V4_15` the group and CPU choices are v4.15's load-based ones
+//! instead (fair/idlest_v4_15.rs); the walk stays this one.
+//!
 //! **Gaps.** No NUMA balancing (`p.numa_preferred_nid` rules off, as with
 //! `CONFIG_NUMA_BALANCING` disabled); no uclamp; no asym packing producer.
 
@@ -311,11 +314,21 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 sd = dom.child;
                 continue;
             }
-            let Some(group) = self.find_idlest_group(d, pid, cpu, this_cpu, &mut pr) else {
+            let v4_15 = self.feat.has(SchedFeat::IDLEST_V4_15);
+            let group = if v4_15 {
+                self.find_idlest_group_v4_15(d, pid, cpu, sd_flag, this_cpu, &mut pr)
+            } else {
+                self.find_idlest_group(d, pid, cpu, this_cpu, &mut pr)
+            };
+            let Some(group) = group else {
                 sd = self.topo.domains[d].child;
                 continue;
             };
-            new_cpu = self.find_idlest_group_cpu(group, pid, cpu, this_cpu, &mut pr);
+            new_cpu = if v4_15 {
+                self.find_idlest_group_cpu_v4_15(group, pid, cpu, this_cpu, &mut pr)
+            } else {
+                self.find_idlest_group_cpu(group, pid, cpu, this_cpu, &mut pr)
+            };
             if new_cpu == cpu {
                 sd = self.topo.domains[d].child;
                 continue;

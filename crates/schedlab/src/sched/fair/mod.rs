@@ -25,6 +25,7 @@ pub mod entity;
 pub mod group;
 pub mod idle;
 pub mod idlest;
+pub mod idlest_v4_15;
 pub mod llc_idle_scan;
 pub mod misfit;
 pub mod smt_balance;

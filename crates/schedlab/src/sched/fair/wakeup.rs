@@ -295,7 +295,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             pr.add(p2);
             new_cpu = c;
             why = r;
-            if want_affine {
+            if want_affine && self.feat.has(SchedFeat::RECENT_USED_CPU) {
                 if let Some(cur) = current {
                     self.tasks[cur as usize].recent_used_cpu = cpu;
                 }
