@@ -245,7 +245,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
-    /// `find_idlest_group_cpu(group, p, this_cpu)` (kernel/sched/fair.c, v5.6).
+    /// `find_idlest_group_cpu(group, p, this_cpu)` (kernel/sched/fair.c, v5.6; with
+    /// `IDLEST_V4_15` v4.15's: no SCHED_IDLE shortcut, the busy CPUs ranked by
+    /// `runnable_load_avg` instead of `load_avg`, a tie going to `this_cpu`).
     pub fn find_idlest_group_cpu(
         &self,
         sg: usize,
@@ -258,12 +260,13 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if g.group_weight == 1 {
             return g.span.first().expect("empty group");
         }
+        let v4_15 = self.feat.has(SchedFeat::IDLEST_V4_15);
         let mut sh = ShallowestIdle::new(self.feat.has(SchedFeat::BREAK_EVEN));
         let mut min_load = u64::MAX;
         let mut least_loaded = this_cpu;
         for i in g.span.and(self.cpus_allowed(pid)).iter() {
             self.probe(pr, waker, i);
-            if self.sched_idle_cpu(i) {
+            if !v4_15 && self.sched_idle_cpu(i) {
                 return i;
             }
             let rq = &self.rqs[i];
@@ -273,8 +276,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                     .map(|s| self.m.idle_states(i)[s].exit_latency_ns);
                 sh.consider(i, exit, rq.idle_stamp, rq.break_even);
             } else if sh.cpu.is_none() {
-                let load = self.cpu_load(i);
-                if load < min_load {
+                let (load, tie) = if v4_15 {
+                    (rq.cfs.avg.runnable_load_avg, i == this_cpu)
+                } else {
+                    (self.cpu_load(i), false)
+                };
+                if load < min_load || (tie && load == min_load) {
                     min_load = load;
                     least_loaded = i;
                 }
@@ -324,11 +331,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 sd = self.topo.domains[d].child;
                 continue;
             };
-            new_cpu = if v4_15 {
-                self.find_idlest_group_cpu_v4_15(group, pid, cpu, this_cpu, &mut pr)
-            } else {
-                self.find_idlest_group_cpu(group, pid, cpu, this_cpu, &mut pr)
-            };
+            new_cpu = self.find_idlest_group_cpu(group, pid, cpu, this_cpu, &mut pr);
             if new_cpu == cpu {
                 sd = self.topo.domains[d].child;
                 continue;

@@ -28,10 +28,10 @@
 //! loads make lighter, where v5.6 keeps them wherever the most CPUs are idle (and
 //! on the local node while it has one idle CPU).
 //!
-//! **find_idlest_group_cpu** (v4.15): among idle CPUs the one in the shallowest
-//! cpuidle state, ties to the latest `idle_stamp` (the same rule as v5.6's,
-//! [`ShallowestIdle`]); otherwise the least runnable load (`weighted_cpuload`),
-//! a tie going to the current CPU. No SCHED_IDLE shortcut (v5.4).
+//! **find_idlest_group_cpu** (v4.15, in fair/idlest.rs under the same switch):
+//! among idle CPUs the one in the shallowest cpuidle state, ties to the latest
+//! `idle_stamp` (v5.6's rule too); otherwise the least runnable load
+//! (`weighted_cpuload`), a tie going to the current CPU. No SCHED_IDLE shortcut.
 //!
 //! **Not modelled here:** the v4.15 load balancer, `cpu_load[]` indexes (all 0 for
 //! these calls, so no decay is involved) and `wake_affine_weight`
@@ -40,7 +40,6 @@
 
 use crate::engine::Observer;
 use crate::sched::core::Kernel;
-use crate::sched::fair::idlest::ShallowestIdle;
 use crate::sched::fair::wakeup::Probes;
 use crate::sched::topology::SD_BALANCE_FORK;
 use crate::sched::{Pid, SchedEvent};
@@ -162,39 +161,5 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             util,
         )
         .map(|i| ids[i])
-    }
-
-    /// `find_idlest_group_cpu(group, p, this_cpu)` (kernel/sched/fair.c, v4.15).
-    pub fn find_idlest_group_cpu_v4_15(
-        &self,
-        sg: usize,
-        pid: Pid,
-        this_cpu: usize,
-        waker: usize,
-        pr: &mut Probes,
-    ) -> usize {
-        let g = &self.topo.groups[sg];
-        if g.group_weight == 1 {
-            return g.span.first().expect("empty group");
-        }
-        let mut sh = ShallowestIdle::new(false);
-        let (mut min_load, mut least_loaded) = (u64::MAX, this_cpu);
-        for i in g.span.and(self.cpus_allowed(pid)).iter() {
-            self.probe(pr, waker, i);
-            let rq = &self.rqs[i];
-            if self.available_idle_cpu(i) {
-                let exit = rq
-                    .idle_state
-                    .map(|s| self.m.idle_states(i)[s].exit_latency_ns);
-                sh.consider(i, exit, rq.idle_stamp, rq.break_even);
-            } else if sh.cpu.is_none() {
-                let load = rq.cfs.avg.runnable_load_avg;
-                if load < min_load || (load == min_load && i == this_cpu) {
-                    min_load = load;
-                    least_loaded = i;
-                }
-            }
-        }
-        sh.cpu.unwrap_or(least_loaded)
     }
 }
