@@ -1,4 +1,4 @@
-//! uperf-pingpong, forkbench, tpcc-proxy and background spinners end to end; every
+//! uperf-pingpong, forkbench, oracle-tpcc and background spinners end to end; every
 //! registered generator on every machine preset; random option sets never deadlock
 //! and conserve messages.
 
@@ -144,51 +144,76 @@ fn forkbench_heap_makes_forks_slower() {
 }
 
 #[test]
-fn tpcc_proxy_group_commit() {
+fn oracle_tpcc_group_commit_posts_each_session() {
     let sc = scenario(
         "xeon-e5-40",
-        "kind = \"tpcc-proxy\"\nusers = 6\nthink_us = 100\nduration = 0.03\n",
+        "kind = \"oracle-tpcc\"\nusers = 30\nwarehouses = 4\nduration = 0.03\n",
     )
     .unwrap();
-    let r = run(&sc);
+    let r = run_with(&sc, true);
     assert_eq!(r.workload.stop_reason, StopReason::Duration);
-    // 6 drivers + 6 shadows + LGWR.
-    assert_eq!(r.tasks.len(), 13);
+    // 30 shadows + LGWR; no client tasks (the clients are remote).
+    assert_eq!(r.tasks.len(), 31);
     let txns = count(&r, "txns");
     let logw = count(&r, "log_writes");
-    assert!(txns > 0 && logw > 0, "{txns} {logw}");
+    let posts = count(&r, "commit_posts");
+    assert!(txns > 100 && logw > 0, "{txns} {logw}");
     // One response time per transaction.
     assert_eq!(count(&r, "response_time"), txns);
     let t = &r.workload.tool;
-    assert!((t["tpm"] - txns as f64 * 60.0 / 0.03).abs() < 1e-6);
+    assert!((t["tpm"] - count(&r, "commits") as f64 * 60.0 / 0.03).abs() < 1e-6);
     assert!(r
         .workload
         .tool_output
         .as_deref()
         .unwrap()
-        .starts_with("TPC-C proxy"));
-    // LGWR woke several users per write at least once: more transactions than log
-    // writes needs a batch > 1 (6 users, 100-500 us log writes, ~1 ms per txn).
-    assert!(txns > logw, "{txns} transactions, {logw} log writes");
+        .starts_with("Oracle TPC-C model"));
+    // 21 of 23 transactions wait for a log write, each released by one post (a
+    // user's unfinished cycle is at most 2 syncs off the ratio; a session still
+    // waiting at the end was queued, not posted).
+    assert!(
+        (posts * 23).abs_diff(txns * 21) <= 23 * 3 * 30,
+        "{posts} posts, {txns} txns"
+    );
+    // Group commit: 30 users, 50-75 us writes, ~1 ms per transaction: LGWR
+    // often releases more than one session per write.
+    assert!(2 * posts > 3 * logw, "{posts} posts over {logw} writes");
+    // Oracle's TPM counts commits: 31 per 23 transactions (Delivery commits per
+    // district).
+    let commits = count(&r, "commits");
+    assert!(
+        // A user's unfinished cycle puts it at most 10 commits off the ratio.
+        (commits * 23).abs_diff(txns * 31) <= 23 * 10 * 30,
+        "{commits} commits, {txns} txns"
+    );
 }
 
 #[test]
-fn tpcc_proxy_single_user_one_log_write_per_commit() {
-    // One user: every commit posts LGWR once and waits for that write, so log writes
-    // and transactions match (the last write may finish before its transaction is
-    // counted). Also a regression test for the wakeup bookkeeping of condvar and futex
-    // waits that sleep in a loop (a stale wakeup used to hang the second commit or
-    // return LGWR's next wait at once).
+fn oracle_tpcc_single_user_one_log_write_per_sync() {
+    // One user: every syncing call posts LGWR once and waits for that write, so log
+    // writes and posts match: no post can come between LGWR's wakeup and its taking
+    // of the queue.
     let sc = scenario(
         "juno-r0",
-        "kind = \"tpcc-proxy\"\nusers = 1\nthink_us = 100\nduration = 0.06\n",
+        "kind = \"oracle-tpcc\"\nusers = 1\nduration = 0.2\n",
     )
     .unwrap();
-    let r = run(&sc);
+    let r = run_with(&sc, true);
     let txns = count(&r, "txns");
     let logw = count(&r, "log_writes");
-    assert!(txns >= 5, "{txns}");
-    assert!(logw == txns || logw == txns + 1, "{txns} {logw}");
+    let posts = count(&r, "commit_posts");
+    assert!(txns >= 23, "{txns}");
+    // (The run may end between a write and its post.)
+    assert!(logw == posts || logw == posts + 1, "{txns} {logw} {posts}");
+    // 21 syncs per 23-transaction cycle, the cycle starting with New-Order.
+    assert!((posts * 23).abs_diff(txns * 21) <= 23 * 3, "{posts} {txns}");
+}
+
+#[test]
+fn tpcc_proxy_is_gone_with_a_pointer() {
+    let e = scenario("xeon-88", "kind = \"tpcc-proxy\"\n").unwrap_err();
+    assert!(e.contains("oracle-tpcc"), "{e}");
+    assert!(e.contains("t.toml:"), "{e}");
 }
 
 #[test]
@@ -377,15 +402,16 @@ fn bad_options_name_the_key() {
         ("kind = \"forkbench\"\nforks = 0\n", "forks"),
         ("kind = \"forkbench\"\nheap = -5\n", "heap"),
         (
-            "kind = \"tpcc-proxy\"\ncpu_min_us = 50\ncpu_max_us = 10\n",
-            "cpu_max_us",
-        ),
-        ("kind = \"tpcc-proxy\"\nusers = 0\n", "users"),
-        (
-            "kind = \"tpcc-proxy\"\nlog_max_us = 0\nlog_min_us = 0\n",
+            "kind = \"oracle-tpcc\"\nlog_min_us = 50\nlog_max_us = 10\n",
             "log_max_us",
         ),
-        ("kind = \"tpcc-proxy\"\nthink_us = 1.5\n", "think_us"),
+        ("kind = \"oracle-tpcc\"\nusers = 0\n", "users"),
+        ("kind = \"oracle-tpcc\"\nwarehouses = 0\n", "warehouses"),
+        (
+            "kind = \"oracle-tpcc\"\nlog_max_us = 0\nlog_min_us = 0\n",
+            "log_max_us",
+        ),
+        ("kind = \"oracle-tpcc\"\ncpu_us = 1.5\n", "cpu_us"),
         (
             "kind = \"forkbench\"\n[workload.background]\nplacement = \"socket\"\n",
             "placement",
@@ -431,7 +457,7 @@ const SMALL: &[(&str, &str)] = &[
     ("perf-pipe", "loops = 20\n"),
     ("uperf-pingpong", "nthreads = 2\nduration = 0.0005\n"),
     ("forkbench", "forks = 3\nheap = 65536\n"),
-    ("tpcc-proxy", "users = 2\nthink_us = 50\nduration = 0.002\n"),
+    ("oracle-tpcc", "users = 2\nduration = 0.002\n"),
     // Relative to the crate directory (the scenario text has no directory).
     ("rtapp", "file = \"tests/rtapp/timer.json\"\n"),
     ("replay", "file = \"../../scenarios/replay-example.txt\"\n"),
@@ -500,17 +526,14 @@ fn body(kind: u8, a: u32, b: u32, c: u32, spin: u32, core: bool) -> String {
             u64::from(b % 4) * 65536 + u64::from(c % 3)
         ),
         _ => format!(
-            "kind = \"tpcc-proxy\"\nusers = {}\nthink_us = {}\ncpu_min_us = {}\ncpu_max_us = {}\n\
-             latches = {}\nreads = {}\nread_min_us = 0\nread_max_us = {}\nlog_min_us = 1\n\
-             log_max_us = {}\nduration = 0.004\n",
-            1 + a % 4,
+            "kind = \"oracle-tpcc\"\nusers = {}\nwarehouses = {}\ncpu_us = {}\nclient_us = {}\n\
+             log_min_us = {}\nlog_max_us = {}\nduration = 0.004\n",
+            1 + a % 6,
+            1 + b % 4,
+            c % 800,
             b % 300,
             c % 50,
-            c % 50 + b % 200,
-            a % 3,
-            b % 3,
-            c % 100,
-            1 + a % 200
+            c % 50 + 1 + a % 200
         ),
     };
     if spin > 0 {
@@ -527,7 +550,7 @@ proptest! {
 
     /// Random small option sets end Completed (fixed work) or Duration (timed tools),
     /// never in a deadlock or another error; uperf conserves messages; forkbench forks
-    /// exactly `forks` children; every proxy transaction was released by a log write.
+    /// exactly `forks` children; every posted TPC-C session was released by a log write.
     #[test]
     fn random_options_never_deadlock(
         kind in 0u8..3,
@@ -558,9 +581,8 @@ proptest! {
             }
             _ => {
                 prop_assert_eq!(r.workload.stop_reason, StopReason::Duration);
-                if count(&r, "txns") > 0 {
-                    prop_assert!(count(&r, "log_writes") > 0);
-                }
+                // Every session posted was released by a write before it.
+                prop_assert!(count(&r, "commit_posts") == 0 || count(&r, "log_writes") > 0);
                 // Every transaction counted got exactly one response.
                 prop_assert_eq!(count(&r, "response_time"), count(&r, "txns"));
             }
@@ -575,7 +597,7 @@ fn shipped_scenarios_run() {
     for (file, stop) in [
         ("uperf-pingpong.toml", StopReason::Duration),
         ("forkbench.toml", StopReason::Completed),
-        ("tpcc-proxy.toml", StopReason::Duration),
+        ("oracle-tpcc.toml", StopReason::Duration),
         ("background.toml", StopReason::Completed),
     ] {
         let sc = Scenario::load(&dir.join(file), &Overrides::default())

@@ -12,6 +12,7 @@ use schedlab::sched::core::{Kernel, Policy};
 use schedlab::sched::fair::wakeup::{
     wake_affine_weight_calc, wake_wide_flips, Probes, WakeAffineWeightIn,
 };
+use schedlab::sched::features::{Features, SchedFeat};
 use schedlab::sched::{Func, Pid, SchedEvent, WF_EXEC, WF_FORK, WF_SYNC, WF_TTWU};
 
 /// A waker task running on `cpu` (counted busy).
@@ -75,6 +76,7 @@ fn wa(this: u64, prev: u64, cur: Option<u64>, task: u64) -> WakeAffineWeightIn {
         prev_capacity: 1024,
         imbalance_pct: 117,
         wa_bias: true,
+        tie_affine: false,
     }
 }
 
@@ -108,6 +110,81 @@ fn wake_affine_weight_arithmetic() {
     assert!(!wake_affine_weight_calc(&i)); // 110000 vs 108000
     i.imbalance_pct = 125;
     assert!(wake_affine_weight_calc(&i)); // 110000 vs 112000
+}
+
+#[test]
+fn wake_affine_weight_v4_15_tie_rule() {
+    // v4.15 (`tie_affine`): affine on `<=`, no +1 for sync.
+    // Non-sync tie: this (0 + 0) × 100 × 1024 = 0 vs (0 − 0) × 108 × 1024 = 0:
+    // v5.6 stays (0 < 0 is false), v4.15 pulls.
+    let mut i = wa(0, 0, None, 0);
+    assert!(!wake_affine_weight_calc(&i));
+    i.tie_affine = true;
+    assert!(wake_affine_weight_calc(&i));
+    // An exact non-zero tie: this (540 + 0) × 100 = 54000, prev 500 × 108 = 54000.
+    let mut i = wa(540, 500, None, 0);
+    assert!(!wake_affine_weight_calc(&i));
+    i.tie_affine = true;
+    assert!(wake_affine_weight_calc(&i));
+    // One unit beyond the tie stays in both: 541 × 100 = 54100 > 54000.
+    let mut i = wa(541, 500, None, 0);
+    i.tie_affine = true;
+    assert!(!wake_affine_weight_calc(&i));
+    // Sync: v5.6's +1 on prev makes a tie pull; v4.15 has no +1 and pulls on the
+    // tie itself. this (1024 − 1024 + 0) = 0 vs prev 0: both pull.
+    let mut i = wa(1024, 0, Some(1024), 0);
+    i.tie_affine = true;
+    assert!(wake_affine_weight_calc(&i));
+    // Sync where only v5.6's +1 could matter: this_eff 1 × 100 × 1024 = 102400,
+    // prev_eff (1 − 0) × 108 × 1024 = 110592: both pull; the +1 never decides a
+    // case the `<=` does not (integers: a < b + 1 iff a <= b).
+    let mut i = wa(1025, 1, Some(1024), 0);
+    assert!(wake_affine_weight_calc(&i));
+    i.tie_affine = true;
+    assert!(wake_affine_weight_calc(&i));
+    // The waker's load above its CPU's load pulls at once in both.
+    let mut i = wa(500, 0, Some(600), 0);
+    i.tie_affine = true;
+    assert!(wake_affine_weight_calc(&i));
+}
+
+#[test]
+fn wake_affine_weight_v4_15_reads_runnable_load() {
+    // Two LLCs of 4 (CPUs 0-3, 4-7). The waker's CPU 0 carries 2000 of load_avg
+    // but only 100 runnable (its sleepers' blocked load); prev (CPU 4) carries
+    // 600 of both; the wakee's task_h_load is 200 × 600 / 601 = 199. With the top
+    // domain's bias b = 100 + (imbalance_pct − 100) / 2 (108 to 112):
+    // v5.6 (cpu_load = load_avg): this (2000 + 199) × 100 = 219900 vs prev
+    // (600 − 199) × b ≤ 44912: stay on prev. v4.15 (runnable): (100 + 199) × 100
+    // = 29900 < (600 − 199) × 108 = 43308: pull to the waker's CPU.
+    let setup = |k: &mut Kernel<Rec>| {
+        let w = waker(k, 0);
+        let p = sleeper_any(k, 4);
+        k.task_mut(p).se.avg.load_avg = 200;
+        busy(k, 4);
+        k.cpu_rq_mut(0).cfs.avg.load_avg = 2000;
+        k.cpu_rq_mut(0).cfs.avg.runnable_load_avg = 100;
+        k.cpu_rq_mut(4).cfs.avg.load_avg = 600;
+        k.cpu_rq_mut(4).cfs.avg.runnable_load_avg = 600;
+        (w, p)
+    };
+    let mut k = kernel(test_topology(1, 2, 4, 1));
+    let (w, p) = setup(&mut k);
+    let sd = k.topology().domains_of(0).last().unwrap();
+    let mut pr = Probes::default();
+    assert_eq!(
+        k.wake_affine_weight(sd, p, 0, 4, false, Some(w), &mut pr),
+        None
+    );
+    let mut f = Features::v5_6();
+    f.set(SchedFeat::WA_WEIGHT_V4_15, true);
+    let mut k = kernel_with(test_topology(1, 2, 4, 1), f);
+    let (w, p) = setup(&mut k);
+    let sd = k.topology().domains_of(0).last().unwrap();
+    assert_eq!(
+        k.wake_affine_weight(sd, p, 0, 4, false, Some(w), &mut pr),
+        Some(0)
+    );
 }
 
 #[test]

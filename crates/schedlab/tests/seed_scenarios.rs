@@ -45,7 +45,7 @@ fn kind_of(stem: &str) -> &'static str {
         ("sysbench-threads", "sysbench-threads"),
         ("sysbench-cpu", "sysbench-cpu"),
         ("uperf-pingpong", "uperf-pingpong"),
-        ("tpcc-proxy", "tpcc-proxy"),
+        ("oracle-tpcc", "oracle-tpcc"),
     ] {
         if bench.starts_with(prefix) {
             return kind;
@@ -75,7 +75,7 @@ fn every_seed_set_up_has_a_file() {
         "002-sysbench-threads-40-xeon-e5-40",
         "003-hackbench-16",
         "003-uperf-pingpong-32",
-        "003-tpcc-proxy-100",
+        "003-oracle-tpcc-100",
         "004-sysbench-cpu-misfit-juno",
         "004-sysbench-cpu-misfit-hikey960",
     ] {

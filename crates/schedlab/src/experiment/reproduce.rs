@@ -85,7 +85,7 @@ pub const SEED_SCENARIOS: &[(&str, &str)] = seed_files![
     "002-sysbench-threads-40-xeon-e5-40",
     "002-sysbench-threads-juno",
     "003-hackbench-16",
-    "003-tpcc-proxy-100",
+    "003-oracle-tpcc-100",
     "003-uperf-pingpong-32",
     "004-sysbench-cpu-misfit-hikey960",
     "004-sysbench-cpu-misfit-juno",

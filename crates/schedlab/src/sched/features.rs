@@ -80,6 +80,7 @@ sched_features! {
     IDLEST_AVG_LOAD = false, "v5.8", "SIM_ switch for a kernel fix: update_sg_wakeup_stats computes avg_load for fully_busy and overloaded groups (the groups find_idlest_group compares by load), not for has_spare ones as v5.6's inverted test did (Tao Zhou, \"Fix condition of avg_load calculation\").";
     IDLEST_GROUP_UTIL = false, "v5.9", "SIM_ switch for a kernel fix: update_pick_idlest breaks a tie of idle-CPU counts between has_spare groups by the lower group_util (Peter Puhov, \"update_pick_idlest() Select group with lowest group_util when idle_cpus are equal\"), so that tasks created in a tight loop that sleep at once (rt-app's threads meeting at their start barrier, sysbench threads) spread over the groups instead of each landing on the core its predecessor left idle; v5.6 keeps the first group with the most idle CPUs.";
     IDLEST_V4_15 = false, "v4.15 (before v5.5)", "SIM_ switch for a kernel version (seed 003's base): find_idlest_group and find_idlest_group_cpu as v4.15 has them, before v4.17's NUMA stay-local test and v5.5's rework: groups compared by runnable load with an imbalance margin, then by blocked-inclusive avg_load, spare capacity first except for forks; the least runnable load among busy CPUs (fair/idlest_v4_15.rs).";
+    WA_WEIGHT_V4_15 = false, "v4.15 (before v4.17)", "SIM_ switch for a kernel version (seed 003's base): wake_affine_weight as v4.15 has it: the two CPUs' runnable load (target_load/source_load at wake_idx 0, sleepers excluded) instead of v5.5's cpu_load, and affine when the waker side is at most the prev side, with no +1 on prev for a sync wakeup (v4.17 made a tie stay on prev).";
     IMB_NUMA_NR = false, "v5.18 (v6.12 form)", "SIM_ switch for a kernel version: the allowed NUMA imbalance scales with the LLCs (Mel Gorman): each SD_NUMA domain's imb_numa_nr comes from the LLC span at build time; calculate_imbalance (has_spare) zeroes an imbalance of at most 2 while the local group would run at most imb_numa_nr tasks, before halving; find_idlest_group (has_spare, NUMA) stays local on the same test with the idle-CPU difference and imb_numa_nr capped by the allowed CPUs of the local group, instead of v5.6's 'stay while the local node has an idle CPU'.";
     ANY_AND_DISTRIBUTE = false, "v5.9", "SIM_ switch for a kernel version: a task that an affinity change moves off its CPU goes to cpumask_any_and_distribute(cpu_active_mask, new_mask), the next allowed CPU after the calling CPU's previous pick (Paul Turner, \"sched/core: Distribute tasks within affinity masks\"), instead of v5.6's cpumask_any_and, the first allowed CPU (sched/affinity.rs).";
     VCPU_HOST_WAIT = true, "SIM_ guest host", "SIM_ model of the host under a TCG guest (machine files with vcpu_host_cpus and vcpu_host_slice_us only; no effect elsewhere): an interrupt for a halted vCPU waits until the host gives that vCPU a CPU, at once when one is free, else at the next end of a host slice (sched/vcpu_host.rs); NO_VCPU_HOST_WAIT takes it at once and lets the vCPU preempt the longest-running one when it turns busy (the model before 2026-12-03).";
@@ -451,7 +452,7 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
     },
     KernelPreset {
         name: "v4.15",
-        description: "seed 003's base (v4.15-rc6): v5.6 without v4.16's recent_used_cpu step (NO_RECENT_USED_CPU), v4.17's util_est and v5.5's fast ramp (NO_UTIL_EST, NO_UTIL_EST_FASTUP) and the v4.20 misfit series (NO_MISFIT), with v4.15's load-based find_idlest_group (IDLEST_V4_15); a partial base: its wake_affine_weight (runnable load, affine on a tie), its load balancer (cpu_load[] indexes, LB_BIAS, no v5.5 rework) and its 589 SMT thread capacity are not modelled, and the rest stays v5.6 (docs/design/seed-bases.md ranks them)",
+        description: "seed 003's base (v4.15-rc6): v5.6 without v4.16's recent_used_cpu step (NO_RECENT_USED_CPU), v4.17's util_est and v5.5's fast ramp (NO_UTIL_EST, NO_UTIL_EST_FASTUP) and the v4.20 misfit series (NO_MISFIT), with v4.15's load-based find_idlest_group (IDLEST_V4_15) and wake_affine_weight (WA_WEIGHT_V4_15: runnable load, affine on a tie); a partial base: its load balancer (cpu_load[] indexes, LB_BIAS, no v5.5 rework) and its 589 SMT thread capacity are not modelled, and the rest stays v5.6 (docs/design/seed-bases.md ranks them)",
         base: None,
         changes: &[
             "NO_RECENT_USED_CPU",
@@ -459,6 +460,7 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
             "NO_UTIL_EST_FASTUP",
             "NO_MISFIT",
             "IDLEST_V4_15",
+            "WA_WEIGHT_V4_15",
         ],
         topology: topo_v5_6,
     },

@@ -501,15 +501,26 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     ) -> Option<usize> {
         self.probe(pr, this_cpu, this_cpu);
         self.probe(pr, this_cpu, prev_cpu);
+        // v4.15 reads `target_load`/`source_load` at `wake_idx` 0: the runnable load,
+        // sleepers excluded; v5.5 moved the wakeup path to `cpu_load`.
+        let v4_15 = self.feat.has(SchedFeat::WA_WEIGHT_V4_15);
+        let load = |cpu: usize| {
+            if v4_15 {
+                self.rqs[cpu].cfs.avg.runnable_load_avg
+            } else {
+                self.cpu_load(cpu)
+            }
+        };
         let r = wake_affine_weight_calc(&WakeAffineWeightIn {
-            this_load: self.cpu_load(this_cpu),
-            prev_load: self.cpu_load(prev_cpu),
+            this_load: load(this_cpu),
+            prev_load: load(prev_cpu),
             current_load: sync.then(|| self.task_h_load(current)),
             task_load: self.task_h_load(Some(pid)),
             this_capacity: self.capacity_of(this_cpu),
             prev_capacity: self.capacity_of(prev_cpu),
             imbalance_pct: self.topo.domains[sd].imbalance_pct,
             wa_bias: self.feat.has(SchedFeat::WA_BIAS),
+            tie_affine: v4_15,
         });
         r.then_some(this_cpu)
     }
@@ -536,6 +547,10 @@ pub struct WakeAffineWeightIn {
     pub prev_capacity: u64,
     pub imbalance_pct: u32,
     pub wa_bias: bool,
+    /// v4.15's rule: affine when the waker side is `<=` the prev side, no +1 on
+    /// prev for sync (v4.17 made a tie stay on prev: "Do not migrate on
+    /// wake_affine_weight() if weights are equal").
+    pub tie_affine: bool,
 }
 
 /// The decision of `wake_affine_weight`: true = pull to this CPU. Signed 64-bit as
@@ -559,6 +574,9 @@ pub fn wake_affine_weight_calc(i: &WakeAffineWeightIn) -> bool {
         prev_eff *= 100 + (i.imbalance_pct as i64 - 100) / 2;
     }
     prev_eff *= i.this_capacity as i64;
+    if i.tie_affine {
+        return this_eff <= prev_eff;
+    }
     if i.current_load.is_some() {
         prev_eff += 1;
     }

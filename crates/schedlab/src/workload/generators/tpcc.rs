@@ -1,119 +1,201 @@
-//! `tpcc-proxy`: a closed-loop OLTP **proxy** for seed 003's Oracle TPC-C runs
-//! (`spec/workloads.md` §3.11). Not TPC-C, not Oracle: every parameter is an estimate.
+//! `oracle-tpcc`: seed 003's Oracle TPC-C as the database host sees it
+//! (`spec/workloads.md` §3.11; calibration sources in docs/calibration.md §8).
 //!
-//! **What it stands for.** Seed 003 reports Oracle TPC-C throughput for 20…220
-//! "users" on a 2×22-core Xeon, normalised to a baseline; no source or profile is
-//! available. The scheduler-relevant structure of such a run is: one client
-//! connection per user driving a dedicated server ("shadow") process; each
-//! transaction is a request/response exchange, some CPU work, short latch (spin-lock
-//! then sleep) sections, data-block reads that sleep on I/O, and a commit that posts
-//! the log writer (LGWR) and sleeps until the redo is on disk. LGWR writes whatever
-//! redo has accumulated in one I/O and then wakes *every* committed user (group
-//! commit: one-to-many wakeups), so the run is dominated by many short sleep/wake
-//! cycles per transaction.
+//! **What the seed ran.** Seed 003 reports "Oracle DB TPC-C throughput normalized to
+//! baseline" for 20…220 users on the 2 × 22 × 2 Xeon and names nothing else (kit,
+//! Oracle version, client host, warehouses, storage). The model follows the public
+//! kit of that date, HammerDB v2.23 (June 2017), whose Oracle driver and defaults are
+//! read from its source, and Oracle's documented process architecture:
 //!
-//! **Model.** Per user `u`: a driver thread (threads of one client process) and a
-//! shadow process, joined by two pipes `req[u]` and `resp[u]` (Oracle's local
-//! "bequeath" connections are pipes; sync wakeups).
+//! * each **user** is one client session (a HammerDB virtual user) served by one
+//!   *dedicated server* process, the **shadow**: one OS process per session;
+//! * the client runs on **another host** (HammerDB's documentation: "Typically the
+//!   load generation server is run on a separate system from the SUT"), with **no
+//!   keying or thinking time** (HammerDB's default `keyandthink = false`): a closed
+//!   loop where each call waits for the previous one's answer;
+//! * each transaction is **one round trip**, one PL/SQL call that commits inside; the
+//!   mix is HammerDB's draw of 1…23: 10 New-Order, 10 Payment, 1 each Delivery,
+//!   Stock-Level and Order-Status;
+//! * a PL/SQL call waits for its redo only **once**, before it returns (asynchronous
+//!   commit inside PL/SQL): New-Order, Payment and Delivery (10 commits) wait once;
+//!   Stock-Level's commit writes no redo, Order-Status does not commit;
+//! * the wait is Oracle's post/wait on per-process semaphores: the committer posts
+//!   the log writer (LGWR) and sleeps on its own semaphore; LGWR writes all redo
+//!   gathered so far in one write (group commit) and then **posts each waiting
+//!   session in turn** (`semctl` one by one, one waker and one wakee each time; not a
+//!   broadcast);
+//! * each user keeps a **home warehouse** for the whole run; Payment updates the
+//!   home warehouse's row, which stays locked until the commit: users whose homes
+//!   coincide queue behind one another's commit (Oracle's row-lock wait, again a
+//!   sleep on the semaphore until the holder's commit posts it).
+//!
+//! **Model.** Per user `u` a shadow task (its own process) with home warehouse
+//! `home[u]` (a fixed pseudo-random draw in `0..warehouses`: the same layout in every
+//! run and arm); one LGWR task. Per transaction of the 23-long mix cycle (the draws'
+//! order fixed, their CPU times random):
 //!
 //! ```text
-//! driver(u):  loop: [sleep(exp(think_us))]; t0 = now(); write(req[u], 256)
-//!                   read(resp[u], 1024); record(response_time, now() − t0); count(txns)
-//! shadow(u):  loop: read(req[u], 256); compute(U(cpu_min_us, cpu_max_us))
-//!                   lock(latch[u mod latches]); compute(latch_us); unlock
-//!                   repeat U(0, 2·reads): sleep(U(read_min_us, read_max_us))
-//!                   lock(log); post = 1; futex_wake(post); cond_wait(done, log); unlock(log)
-//!                   write(resp[u], 1024)
-//! lgwr:       loop: futex_wait(post, 0); post = 0; sleep(U(log_min_us, log_max_us))
-//!                   lock(log); cond_broadcast(done); unlock(log); count(log_writes)
+//! shadow(u): loop over the mix:
+//!     sleep(U(client/2, 3·client/2))        # the answer went out; the next call arrives
+//!     [Payment] lock(row[home[u]])
+//!     compute(N(w_k · cpu, w_k · cpu / 2))
+//!     [New-Order, Payment, Delivery]        # log file sync
+//!         sem[u] = 0; push(commits, u); post(sem[lgwr]); wait(sem[u])
+//!     [Payment] unlock(row[home[u]])
+//!     send (one syscall); count
+//! lgwr: loop: wait(sem[lgwr]); batch = take(commits)
+//!       sleep(U(log_min, log_max))            # log file parallel write
+//!       for s in batch: post(sem[s])          # one futex wake each
 //! ```
 //!
-//! The `post` futex word remembers a post made while LGWR is busy, so LGWR then
-//! writes again; a shadow sets it and registers on `done` under the `log` mutex,
-//! which LGWR also holds to broadcast, so no commit can miss its wakeup.
+//! A post is [`Op::FutexPost`] (a `futex_wake` of one waiter, non-sync), a wait
+//! [`Op::FutexAwait`]; the commit queue is a lock-free list ([`Op::Push`] /
+//! [`Op::Splice`]), taken whole by LGWR before each write.
 //!
-//! Simplifications (beyond every number being a guess): a commit posted while LGWR's
-//! write is in flight is released by that write rather than the next one (there is
-//! no per-batch sequence number), which shortens such commits by up to one log
-//! write; latches are plain sleeping mutexes chosen by user, not by the data touched;
-//! reads are sleeps (no I/O completion interrupt on another CPU); the driver has no
-//! keying time; DBWR and the other background processes are absent.
+//! **Parameters** (docs/calibration.md §8 gives each source and how solid it is):
+//! `cpu_us` = 600, the host's CPU per transaction on an idle core (derived from a
+//! published single-socket Oracle TPC-C result, scaled to 2017 cores: an estimate
+//! within ±50 %), spread over the mix by weights New-Order 1.3, Payment 0.6,
+//! Delivery 3.0, Stock-Level 1.5, Order-Status 0.4 (estimates; mix mean 1.04), each
+//! normal with a coefficient of variation of ½; it includes the host's network
+//! stack, since the derivation divides all of the host's CPU by its transactions.
+//! `client_us` = 150 (estimate: network round trip and the client's own work);
+//! `log_min_us`..`log_max_us` = 50..75 (Oracle's "log file parallel write" on flash,
+//! a practitioner's trace); `warehouses` = 800 (HammerDB's sizing advice, 250–500
+//! per socket).
 //!
-//! **Output.** Labelled as a proxy: users, elapsed time, transactions, log writes
-//! and transactions per minute (`tpm` = transactions · 60 / elapsed seconds), the
-//! mean response time and mean group-commit batch (transactions per log write).
+//! Simplifications: the network arrival is a timer wakeup on the shadow's own CPU
+//! (no NIC interrupt or softirq on another CPU; with receive flow steering the
+//! packet is processed where the reader last ran, which this matches); latches are
+//! left out (many, held for µs: rarely contended); New-Order's district row and
+//! Delivery's rows are not locked; DBWn, CKPT, SMON, PMON and 12c's LGWR workers
+//! are absent (idle or periodic); data reads never wait on I/O (the schema is
+//! cached, as HammerDB's documentation says of a sized buffer cache); the 1 % of
+//! New-Orders that roll back still count as commits (Oracle's TPM counts user
+//! commits and rollbacks alike).
+//!
+//! **Output.** Oracle's TPM (user commits and rollbacks per minute, HammerDB's
+//! headline figure), NOPM (New-Orders per minute), transactions, log writes, the
+//! sessions each write released, and the mean server-side response time.
 
 use super::secs_opt;
 use super::{pos, Generated, Tool, ToolInput, ToolResult};
 use crate::config::TableReader;
 use crate::error::InputError;
 use crate::workload::dist::Dist;
-use crate::workload::ipc::ChanKind;
 use crate::workload::program::{
-    ChanDecl, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec,
+    IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, FUTEX_BLOCKED,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Options of the proxy (all times in µs).
+/// Options of the model (times in µs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TpccOpts {
     pub users: u32,
-    pub think_us: u64,
-    pub cpu_min_us: u64,
-    pub cpu_max_us: u64,
-    pub latches: u32,
-    pub latch_us: u64,
-    pub reads: u64,
-    pub read_min_us: u64,
-    pub read_max_us: u64,
+    pub warehouses: u32,
+    pub cpu_us: u64,
+    pub client_us: u64,
     pub log_min_us: u64,
     pub log_max_us: u64,
     pub duration_ns: u64,
 }
 
 impl Default for TpccOpts {
-    /// Estimates (spec §3.11): CPU U(200 µs, 2 ms), reads U(0.1, 1 ms), log write
-    /// U(100, 500 µs); the rest invented.
+    /// docs/calibration.md §8.
     fn default() -> Self {
         TpccOpts {
             users: 20,
-            think_us: 1000,
-            cpu_min_us: 200,
-            cpu_max_us: 2000,
-            latches: 16,
-            latch_us: 5,
-            reads: 1,
-            read_min_us: 100,
-            read_max_us: 1000,
-            log_min_us: 100,
-            log_max_us: 500,
+            warehouses: 800,
+            cpu_us: 600,
+            client_us: 150,
+            log_min_us: 50,
+            log_max_us: 75,
             duration_ns: 60_000_000_000,
         }
     }
 }
 
+/// A TPC-C transaction type of HammerDB's mix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Txn {
+    NewOrder,
+    Payment,
+    Delivery,
+    StockLevel,
+    OrderStatus,
+}
+
+impl Txn {
+    /// CPU weight relative to `cpu_us` (estimates; the mix averages 1.04).
+    pub fn weight_pct(self) -> u64 {
+        match self {
+            Txn::NewOrder => 130,
+            Txn::Payment => 60,
+            Txn::Delivery => 300,
+            Txn::StockLevel => 150,
+            Txn::OrderStatus => 40,
+        }
+    }
+
+    /// User commits and rollbacks the call makes (Delivery commits per district).
+    pub fn commits(self) -> u32 {
+        match self {
+            Txn::NewOrder | Txn::Payment | Txn::StockLevel => 1,
+            Txn::Delivery => 10,
+            Txn::OrderStatus => 0,
+        }
+    }
+
+    /// Whether the call waits for its redo (log file sync) before it returns.
+    pub fn syncs(self) -> bool {
+        matches!(self, Txn::NewOrder | Txn::Payment | Txn::Delivery)
+    }
+}
+
+/// One cycle of HammerDB's mix (draws 1–10 New-Order, 11–20 Payment, 21 Delivery,
+/// 22 Stock-Level, 23 Order-Status), in a fixed interleaved order.
+pub fn mix_cycle() -> Vec<Txn> {
+    let mut v = Vec::with_capacity(23);
+    for pair in 0..10 {
+        v.push(Txn::NewOrder);
+        v.push(Txn::Payment);
+        match pair {
+            2 => v.push(Txn::Delivery),
+            5 => v.push(Txn::StockLevel),
+            8 => v.push(Txn::OrderStatus),
+            _ => {}
+        }
+    }
+    v
+}
+
+/// Home warehouse of user `u` among `w`: a fixed pseudo-random draw (splitmix64 of
+/// the user's index), the same in every run, arm and user count.
+pub fn home_warehouse(u: u32, w: u32) -> u32 {
+    let mut z = (u as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z % w as u64) as u32
+}
+
 /// Metric names.
 pub const TXNS: &str = "txns";
+pub const COMMITS: &str = "commits";
+pub const NEW_ORDERS: &str = "new_orders";
 pub const RESPONSE: &str = "response_time";
 pub const LOG_WRITES: &str = "log_writes";
+pub const POSTS: &str = "commit_posts";
 
-const REQ_BYTES: u32 = 256;
-const RESP_BYTES: u32 = 1024;
+/// Register holding the posted session's index in LGWR's batch loop.
+const R_ITEM: u8 = 1;
 
 fn c(base: u32, count: u32, k: u32) -> ObjRef {
     ObjRef {
         base,
         count,
         idx: IdxExpr::Const(k),
-    }
-}
-
-fn inst(base: u32, count: u32) -> ObjRef {
-    ObjRef {
-        base,
-        count,
-        idx: IdxExpr::Instance { div: 1, add: 0 },
     }
 }
 
@@ -128,6 +210,118 @@ fn us(lo: u64, hi: u64) -> Dist {
     }
 }
 
+/// The workload. Programs: 0 = LGWR, 1 + u = shadow u (each its own program, for
+/// its home row). Futexes: `sem[u]` = u, LGWR's = U. Mutexes: warehouse rows.
+/// List 0: the commit queue. Tasks: the U shadows, then LGWR.
+pub fn spec(o: &TpccOpts) -> WorkloadSpec {
+    let u = o.users;
+    let mut s = WorkloadSpec {
+        futexes: u + 1,
+        mutexes: o.warehouses,
+        lists: 1,
+        duration_ns: Some(o.duration_ns),
+        ..WorkloadSpec::default()
+    };
+    let txns = s.metric(TXNS, "count");
+    let commits = s.metric(COMMITS, "count");
+    let new_orders = s.metric(NEW_ORDERS, "count");
+    let resp_t = s.metric(RESPONSE, "ns");
+    let logw = s.metric(LOG_WRITES, "count");
+    let posts = s.metric(POSTS, "count");
+    let queue = c(0, 1, 0);
+    let lgwr_sem = c(u, 1, 0);
+    let forever = || Op::Loop {
+        count: LoopCount::Forever,
+        end: 0,
+    };
+
+    // LGWR.
+    let mut lg = vec![
+        forever(),
+        Op::FutexAwait { f: lgwr_sem },
+        Op::Splice { l: queue },
+        Op::Sleep(us(o.log_min_us, o.log_max_us)),
+        Op::Count { metric: logw },
+    ];
+    let each = lg.len();
+    lg.extend([
+        Op::Loop {
+            count: LoopCount::Each { slot: R_ITEM },
+            end: each + 3,
+        },
+        Op::FutexPost {
+            f: ObjRef {
+                base: 0,
+                count: u,
+                idx: IdxExpr::Reg(R_ITEM),
+            },
+        },
+        Op::Count { metric: posts },
+        Op::EndLoop { start: each },
+    ]);
+    close(&mut lg, 0);
+    let mut programs = vec![Program::new("lgwr", lg)];
+
+    // Shadows.
+    let client = us(o.client_us / 2, o.client_us * 3 / 2);
+    for i in 0..u {
+        let own = c(i, 1, 0);
+        let row = c(0, o.warehouses, home_warehouse(i, o.warehouses));
+        let mut sh = vec![forever()];
+        for t in mix_cycle() {
+            sh.push(Op::Sleep(client));
+            sh.push(Op::Mark { slot: 0 });
+            let locks = t == Txn::Payment;
+            if locks {
+                sh.push(Op::Lock(row));
+            }
+            let mean = o.cpu_us * 1000 * t.weight_pct() / 100;
+            sh.push(Op::Compute(Dist::Normal {
+                mean,
+                std: mean / 2,
+            }));
+            if t.syncs() {
+                sh.extend([
+                    Op::FutexSet {
+                        f: own,
+                        val: FUTEX_BLOCKED,
+                    },
+                    Op::Push {
+                        l: queue,
+                        item: IdxExpr::Const(i),
+                    },
+                    Op::FutexPost { f: lgwr_sem },
+                    Op::FutexAwait { f: own },
+                ]);
+            }
+            if locks {
+                sh.push(Op::Unlock(row));
+            }
+            sh.push(Op::Syscall);
+            sh.push(Op::Record {
+                metric: resp_t,
+                slot: 0,
+            });
+            sh.push(Op::Count { metric: txns });
+            for _ in 0..t.commits() {
+                sh.push(Op::Count { metric: commits });
+            }
+            if t == Txn::NewOrder {
+                sh.push(Op::Count { metric: new_orders });
+            }
+        }
+        close(&mut sh, 0);
+        programs.push(Program::new(format!("shadow-{i}"), sh));
+    }
+    s.programs = programs;
+    for i in 0..u {
+        s.tasks
+            .push(TaskSpec::new(format!("oracle-{i}"), 1 + i as usize, 0));
+    }
+    s.tasks.push(TaskSpec::new("ora_lgwr", 0, 0));
+    s
+}
+
 /// Close the `Loop` at `start` (its end is the next op pushed).
 fn close(ops: &mut Vec<Op>, start: usize) {
     let end = ops.len();
@@ -137,146 +331,7 @@ fn close(ops: &mut Vec<Op>, start: usize) {
     ops.push(Op::EndLoop { start });
 }
 
-/// The proxy workload. Programs: 0 = driver, 1 = shadow, 2 = lgwr. Channels:
-/// `req[0..U]` (0..U), `resp[0..U]` (U..2U). Mutexes: 0 = log, 1.. = latches.
-/// Futex 0 = post; condvar 0 = done. Tasks: U drivers (one process), U shadows,
-/// then LGWR.
-pub fn spec(o: &TpccOpts) -> WorkloadSpec {
-    let u = o.users;
-    let mut s = WorkloadSpec {
-        channels: vec![
-            ChanDecl {
-                name: "req".into(),
-                kind: ChanKind::Pipe,
-                count: u,
-            },
-            ChanDecl {
-                name: "resp".into(),
-                kind: ChanKind::Pipe,
-                count: u,
-            },
-        ],
-        futexes: 1,
-        mutexes: 1 + o.latches,
-        condvars: 1,
-        duration_ns: Some(o.duration_ns),
-        ..WorkloadSpec::default()
-    };
-    let txns = s.metric(TXNS, "count");
-    let resp_t = s.metric(RESPONSE, "ns");
-    let logw = s.metric(LOG_WRITES, "count");
-    let (req, resp) = (inst(0, u), inst(u, u));
-    let log = c(0, 1, 0);
-    let post = c(0, 1, 0);
-    let done = c(0, 1, 0);
-    let forever = || Op::Loop {
-        count: LoopCount::Forever,
-        end: 0,
-    };
-
-    // Driver.
-    let mut d = vec![forever()];
-    if o.think_us > 0 {
-        d.push(Op::Sleep(Dist::Exp {
-            mean: o.think_us * 1000,
-        }));
-    }
-    d.extend([
-        Op::Mark { slot: 0 },
-        Op::Write {
-            ch: req,
-            bytes: REQ_BYTES,
-        },
-        Op::Read {
-            ch: resp,
-            bytes: RESP_BYTES,
-        },
-        Op::Record {
-            metric: resp_t,
-            slot: 0,
-        },
-        Op::Count { metric: txns },
-    ]);
-    close(&mut d, 0);
-
-    // Shadow.
-    let mut sh = vec![
-        forever(),
-        Op::Read {
-            ch: req,
-            bytes: REQ_BYTES,
-        },
-        Op::Compute(us(o.cpu_min_us, o.cpu_max_us)),
-    ];
-    if o.latches > 0 {
-        let latch = inst(1, o.latches);
-        sh.push(Op::Lock(latch));
-        if o.latch_us > 0 {
-            sh.push(Op::Compute(Dist::Const(o.latch_us * 1000)));
-        }
-        sh.push(Op::Unlock(latch));
-    }
-    if o.reads > 0 && o.read_max_us > 0 {
-        let l = sh.len();
-        sh.push(Op::Loop {
-            count: LoopCount::Times(Dist::Uniform {
-                lo: 0,
-                hi: 2 * o.reads,
-            }),
-            end: 0,
-        });
-        sh.push(Op::Sleep(us(o.read_min_us, o.read_max_us)));
-        close(&mut sh, l);
-    }
-    sh.extend([
-        Op::Lock(log),
-        Op::FutexSet { f: post, val: 1 },
-        Op::FutexWake { f: post, n: 1 },
-        Op::CondWait { c: done, m: log },
-        Op::Unlock(log),
-        Op::Write {
-            ch: resp,
-            bytes: RESP_BYTES,
-        },
-    ]);
-    close(&mut sh, 0);
-
-    // Log writer.
-    let mut lg = vec![
-        forever(),
-        Op::FutexWait {
-            f: post,
-            expected: 0,
-        },
-        Op::FutexSet { f: post, val: 0 },
-        Op::Sleep(us(o.log_min_us, o.log_max_us)),
-        Op::Lock(log),
-        Op::CondBroadcast(done),
-        Op::Unlock(log),
-        Op::Count { metric: logw },
-    ];
-    close(&mut lg, 0);
-
-    s.programs = vec![
-        Program::new("driver", d),
-        Program::new("shadow", sh),
-        Program::new("lgwr", lg),
-    ];
-    let task = |name: String, prog: usize, instance: u32, process: Option<u32>| TaskSpec {
-        process,
-        ..TaskSpec::new(name, prog, instance)
-    };
-    for i in 0..u {
-        s.tasks.push(task(format!("driver-{i}"), 0, i, Some(0)));
-    }
-    for i in 0..u {
-        s.tasks.push(task(format!("shadow-{i}"), 1, i, None));
-    }
-    s.tasks.push(task("lgwr".into(), 2, 0, None));
-    s
-}
-
-/// Parse `[workload]` of kind `tpcc-proxy`.
+/// Parse `[workload]` of kind `oracle-tpcc`.
 pub fn parse(w: &TableReader<'_>) -> Result<Generated, InputError> {
     let d = TpccOpts::default();
     let t = |key: &'static str, def: u64| -> Result<u64, InputError> {
@@ -284,14 +339,9 @@ pub fn parse(w: &TableReader<'_>) -> Result<Generated, InputError> {
     };
     let o = TpccOpts {
         users: pos(w, "users", d.users)?,
-        think_us: t("think_us", d.think_us)?,
-        cpu_min_us: t("cpu_min_us", d.cpu_min_us)?,
-        cpu_max_us: t("cpu_max_us", d.cpu_max_us)?,
-        latches: w.uint("latches", 0, 4096)?.map_or(d.latches, |v| v as u32),
-        latch_us: t("latch_us", d.latch_us)?,
-        reads: w.uint("reads", 0, 1000)?.unwrap_or(d.reads),
-        read_min_us: t("read_min_us", d.read_min_us)?,
-        read_max_us: t("read_max_us", d.read_max_us)?,
+        warehouses: pos(w, "warehouses", d.warehouses)?,
+        cpu_us: t("cpu_us", d.cpu_us)?,
+        client_us: t("client_us", d.client_us)?,
         log_min_us: t("log_min_us", d.log_min_us)?,
         log_max_us: t("log_max_us", d.log_max_us)?,
         duration_ns: secs_opt(w, "duration", d.duration_ns)?,
@@ -299,14 +349,17 @@ pub fn parse(w: &TableReader<'_>) -> Result<Generated, InputError> {
     if o.users > 100_000 {
         return Err(w.err("users", "`users` must be at most 100000"));
     }
-    for (lo, hi, key) in [
-        (o.cpu_min_us, o.cpu_max_us, "cpu_max_us"),
-        (o.read_min_us, o.read_max_us, "read_max_us"),
-        (o.log_min_us, o.log_max_us, "log_max_us"),
-    ] {
-        if hi < lo {
-            return Err(w.err(key, format!("`{key}` = {hi} is below its minimum ({lo})")));
-        }
+    if o.warehouses > 1_000_000 {
+        return Err(w.err("warehouses", "`warehouses` must be at most 1000000"));
+    }
+    if o.log_max_us < o.log_min_us {
+        return Err(w.err(
+            "log_max_us",
+            format!(
+                "`log_max_us` = {} is below its minimum ({})",
+                o.log_max_us, o.log_min_us
+            ),
+        ));
     }
     if o.log_max_us == 0 {
         return Err(w.err(
@@ -320,37 +373,52 @@ pub fn parse(w: &TableReader<'_>) -> Result<Generated, InputError> {
     })
 }
 
-/// How the proxy reports.
+/// How the model reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TpccTool {
     pub users: u32,
 }
 
+/// Counts of one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TpccCounts {
+    pub txns: u64,
+    pub commits: u64,
+    pub new_orders: u64,
+    pub log_writes: u64,
+    pub posts: u64,
+    /// Mean server-side response time, ns.
+    pub resp_ns: f64,
+}
+
 impl TpccTool {
-    /// The printed result for `txns` transactions and `log_writes` in `ns`, with
-    /// mean response time `resp_ns`.
-    pub fn result(&self, txns: u64, log_writes: u64, resp_ns: f64, ns: u64) -> ToolResult {
+    /// The printed result for counts `n` over `ns`.
+    pub fn result(&self, n: &TpccCounts, ns: u64) -> ToolResult {
         let secs = ns as f64 / 1e9;
-        let tpm = txns as f64 * 60.0 / secs;
-        let batch = if log_writes == 0 {
+        let per_min = |x: u64| x as f64 * 60.0 / secs;
+        let batch = if n.log_writes == 0 {
             0.0
         } else {
-            txns as f64 / log_writes as f64
+            n.posts as f64 / n.log_writes as f64
         };
+        let (tpm, nopm) = (per_min(n.commits), per_min(n.new_orders));
         let mut values = BTreeMap::new();
         values.insert("tpm".to_string(), tpm);
-        values.insert("transactions".to_string(), txns as f64);
-        values.insert("log_writes".to_string(), log_writes as f64);
-        values.insert("response_time_us".to_string(), resp_ns / 1e3);
-        values.insert("txns_per_log_write".to_string(), batch);
+        values.insert("nopm".to_string(), nopm);
+        values.insert("transactions".to_string(), n.txns as f64);
+        values.insert("log_writes".to_string(), n.log_writes as f64);
+        values.insert("response_time_us".to_string(), n.resp_ns / 1e3);
+        values.insert("sessions_per_log_write".to_string(), batch);
         values.insert("time_s".to_string(), secs);
         let text = format!(
-            "TPC-C proxy (schedlab estimate, not a TPC-C result; every parameter invented)\n\
-             users {}  elapsed {secs:.3} s  transactions {txns}  log writes {log_writes}\n\
-             mean response {:.1} us  mean commit batch {batch:.2}\n\
-             tpm (proxy): {tpm:.1}",
+            "Oracle TPC-C model (schedlab; HammerDB v2.23 mix, remote clients, no think time)\n\
+             users {}  elapsed {secs:.3} s  transactions {}  log writes {}\n\
+             mean response {:.1} us  sessions per log write {batch:.2}\n\
+             NOPM {nopm:.0}  TPM {tpm:.0}",
             self.users,
-            resp_ns / 1e3
+            n.txns,
+            n.log_writes,
+            n.resp_ns / 1e3
         );
         ToolResult { text, values }
     }
@@ -362,15 +430,20 @@ impl Tool for TpccTool {
         if input.sim_time_ns == 0 {
             return None;
         }
-        let txns = input.hist(TXNS)?.count();
-        let logw = input.hist(LOG_WRITES)?.count();
         let resp = input.hist(RESPONSE)?;
-        let mean = if resp.count() == 0 {
-            0.0
-        } else {
-            resp.sum as f64 / resp.count() as f64
+        let n = TpccCounts {
+            txns: input.hist(TXNS)?.count(),
+            commits: input.hist(COMMITS)?.count(),
+            new_orders: input.hist(NEW_ORDERS)?.count(),
+            log_writes: input.hist(LOG_WRITES)?.count(),
+            posts: input.hist(POSTS)?.count(),
+            resp_ns: if resp.count() == 0 {
+                0.0
+            } else {
+                resp.sum as f64 / resp.count() as f64
+            },
         };
-        Some(self.result(txns, logw, mean, input.sim_time_ns))
+        Some(self.result(&n, input.sim_time_ns))
     }
 }
 
@@ -379,65 +452,108 @@ mod tests {
     use super::*;
 
     #[test]
+    fn mix_is_hammerdbs() {
+        let m = mix_cycle();
+        assert_eq!(m.len(), 23);
+        let n = |t: Txn| m.iter().filter(|&&x| x == t).count();
+        assert_eq!(
+            [
+                n(Txn::NewOrder),
+                n(Txn::Payment),
+                n(Txn::Delivery),
+                n(Txn::StockLevel),
+                n(Txn::OrderStatus)
+            ],
+            [10, 10, 1, 1, 1]
+        );
+        // 1.35 commits per transaction: (10 + 10 + 10 + 1 + 0) / 23.
+        let commits: u32 = m.iter().map(|t| t.commits()).sum();
+        assert_eq!(commits, 31);
+        // 0.91 log file syncs per transaction: 21 of 23.
+        assert_eq!(m.iter().filter(|t| t.syncs()).count(), 21);
+        // Mean CPU weight 23.9 / 23 = 1.04.
+        let w: u64 = m.iter().map(|t| t.weight_pct()).sum();
+        assert_eq!(w, 2390);
+    }
+
+    #[test]
+    fn homes_are_fixed_and_spread() {
+        assert_eq!(home_warehouse(7, 800), home_warehouse(7, 800));
+        let homes: Vec<u32> = (0..220).map(|u| home_warehouse(u, 800)).collect();
+        assert!(homes.iter().all(|&h| h < 800));
+        let mut d = homes.clone();
+        d.sort_unstable();
+        d.dedup();
+        // 220 draws from 800: about 800 (1 − e^(−220/800)) = 193 distinct homes.
+        assert!((175..=210).contains(&d.len()), "{} distinct", d.len());
+    }
+
+    #[test]
     fn wiring() {
         let o = TpccOpts {
             users: 3,
-            latches: 2,
+            warehouses: 2,
             ..TpccOpts::default()
         };
         let s = spec(&o);
         s.validate().unwrap();
-        // 3 drivers + 3 shadows + LGWR.
-        assert_eq!(s.tasks.len(), 7);
-        assert_eq!(s.nr_channels(), 6);
-        assert_eq!(s.mutexes, 3);
-        assert_eq!(s.duration_ns, Some(60_000_000_000));
-        // Driver i writes req[i] (i) and reads resp[i] (3 + i); shadow i the reverse.
-        let chans = |p: usize, i: u32| -> Vec<(bool, usize)> {
-            s.programs[p]
-                .ops
+        // 3 shadows + LGWR; each shadow its own program (its home row).
+        assert_eq!(s.tasks.len(), 4);
+        assert_eq!(s.programs.len(), 4);
+        assert_eq!(s.futexes, 4);
+        assert_eq!(s.mutexes, 2);
+        for i in 0..3u32 {
+            let ops = &s.programs[1 + i as usize].ops;
+            // Payment locks the home row; 10 Payments per cycle.
+            let locks: Vec<usize> = ops
                 .iter()
                 .filter_map(|o| match o {
-                    Op::Read { ch, .. } => Some((false, ch.resolve(i))),
-                    Op::Write { ch, .. } => Some((true, ch.resolve(i))),
+                    Op::Lock(m) => Some(m.resolve(0)),
                     _ => None,
                 })
-                .collect()
-        };
-        for i in 0..3u32 {
-            let i_ = i as usize;
-            assert_eq!(chans(0, i), vec![(true, i_), (false, 3 + i_)]);
-            assert_eq!(chans(1, i), vec![(false, i_), (true, 3 + i_)]);
+                .collect();
+            assert_eq!(locks.len(), 10);
+            assert!(locks.iter().all(|&m| m == home_warehouse(i, 2) as usize));
+            // 21 commits wait on the shadow's own semaphore, after posting LGWR's.
+            let awaits = ops
+                .iter()
+                .filter(|o| matches!(o, Op::FutexAwait { f } if f.resolve(0) == i as usize))
+                .count();
+            assert_eq!(awaits, 21);
+            let posts = ops
+                .iter()
+                .filter(|o| matches!(o, Op::FutexPost { f } if f.resolve(0) == 3))
+                .count();
+            assert_eq!(posts, 21);
         }
-        // Shadow i takes latch mutex 1 + i mod 2.
-        let latch = s.programs[1]
-            .ops
-            .iter()
-            .find_map(|o| match o {
-                Op::Lock(m) if m.base == 1 => Some(*m),
-                _ => None,
-            })
-            .unwrap();
-        assert_eq!(
-            (0..3).map(|i| latch.resolve(i)).collect::<Vec<_>>(),
-            vec![1, 2, 1]
-        );
-        // The one-to-many wakeup: LGWR broadcasts `done`, every shadow waits on it.
-        assert!(s.programs[2].ops.contains(&Op::CondBroadcast(c(0, 1, 0))));
-        assert!(s.programs[1].ops.contains(&Op::CondWait {
-            c: c(0, 1, 0),
-            m: c(0, 1, 0)
-        }));
+        // LGWR posts each session of its batch in turn, by the item's index.
+        let lg = &s.programs[0].ops;
+        assert!(lg.contains(&Op::Splice { l: c(0, 1, 0) }));
+        assert!(lg.iter().any(|o| matches!(
+            o,
+            Op::FutexPost { f } if f.idx == IdxExpr::Reg(R_ITEM) && f.count == 3
+        )));
+        assert_eq!(s.duration_ns, Some(60_000_000_000));
     }
 
     #[test]
     fn metric_as_defined() {
-        // 150 transactions in 3 s: 3000 tpm; 50 log writes: 3 per batch.
-        let r = TpccTool { users: 4 }.result(150, 50, 2_500_000.0, 3_000_000_000);
-        assert_eq!(r.values["tpm"], 3000.0);
-        assert_eq!(r.values["txns_per_log_write"], 3.0);
+        // 310 commits and 100 New-Orders in 3 s: 6200 TPM, 2000 NOPM; 60 posts over
+        // 20 writes: 3 sessions per write.
+        let n = TpccCounts {
+            txns: 230,
+            commits: 310,
+            new_orders: 100,
+            log_writes: 20,
+            posts: 60,
+            resp_ns: 2_500_000.0,
+        };
+        let r = TpccTool { users: 4 }.result(&n, 3_000_000_000);
+        assert_eq!(r.values["tpm"], 6200.0);
+        assert_eq!(r.values["nopm"], 2000.0);
+        assert_eq!(r.values["sessions_per_log_write"], 3.0);
         assert_eq!(r.values["response_time_us"], 2500.0);
-        assert!(r.text.starts_with("TPC-C proxy"));
-        assert_eq!(r.text.lines().last().unwrap(), "tpm (proxy): 3000.0");
+        assert!(r.text.starts_with("Oracle TPC-C model"));
+        assert_eq!(r.text.lines().last().unwrap(), "NOPM 2000  TPM 6200");
     }
 }
