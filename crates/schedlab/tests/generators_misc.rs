@@ -189,6 +189,35 @@ fn oracle_tpcc_group_commit_posts_each_session() {
 }
 
 #[test]
+fn oracle_tpcc_log_writer_workers_share_the_queue() {
+    let body = |lw: u32| {
+        format!("kind = \"oracle-tpcc\"\nusers = 30\nlog_writers = {lw}\nduration = 0.03\n")
+    };
+    let one = run_with(&scenario("xeon-e5-40", &body(1)).unwrap(), true);
+    let three = run_with(&scenario("xeon-e5-40", &body(3)).unwrap(), true);
+    // 30 shadows + LGWR + two LGnn.
+    assert_eq!(three.tasks.len(), 33);
+    let busy = |r: &RunResult, name: &str| {
+        r.tasks
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.runtime_ns)
+            .unwrap()
+    };
+    // The workers write and post too.
+    assert!(busy(&three, "ora_lg00") > 0 && busy(&three, "ora_lg01") > 0);
+    // Writes in parallel: more writes, fewer sessions per write, every post counted.
+    let (w1, w3) = (count(&one, "log_writes"), count(&three, "log_writes"));
+    assert!(w3 > w1, "{w1} writes with one writer, {w3} with three");
+    let txns = count(&three, "txns");
+    let posts = count(&three, "commit_posts");
+    assert!(
+        (posts * 23).abs_diff(txns * 21) <= 23 * 3 * 30,
+        "{posts} {txns}"
+    );
+}
+
+#[test]
 fn oracle_tpcc_single_user_one_log_write_per_sync() {
     // One user: every syncing call posts LGWR once and waits for that write, so log
     // writes and posts match: no post can come between LGWR's wakeup and its taking

@@ -64,6 +64,11 @@
 //! a practitioner's trace); `warehouses` = 800 (HammerDB's sizing advice, 250–500
 //! per socket).
 //!
+//! `log_writers` = 1: one LGWR. 12c's scalable LGWR adds worker processes (LGnn,
+//! "typically two") and switches between single and scalable mode by load;
+//! `log_writers = 3` models LGWR and two workers as peers that each take the queue,
+//! write and post (the workers' hand-off from LGWR is not modelled).
+//!
 //! Simplifications: the network arrival is a timer wakeup on the shadow's own CPU
 //! (no NIC interrupt or softirq on another CPU; with receive flow steering the
 //! packet is processed where the reader last ran, which this matches); latches are
@@ -98,6 +103,10 @@ pub struct TpccOpts {
     pub client_us: u64,
     pub log_min_us: u64,
     pub log_max_us: u64,
+    /// Tasks that take the commit queue, write and post: 1 = one LGWR (11g, and
+    /// 12c's single mode); 3 = LGWR with 12c's two LGnn workers, modelled as peers
+    /// that each take what is queued.
+    pub log_writers: u32,
     pub duration_ns: u64,
 }
 
@@ -111,6 +120,7 @@ impl Default for TpccOpts {
             client_us: 150,
             log_min_us: 50,
             log_max_us: 75,
+            log_writers: 1,
             duration_ns: 60_000_000_000,
         }
     }
@@ -212,7 +222,8 @@ fn us(lo: u64, hi: u64) -> Dist {
 
 /// The workload. Programs: 0 = LGWR, 1 + u = shadow u (each its own program, for
 /// its home row). Futexes: `sem[u]` = u, LGWR's = U. Mutexes: warehouse rows.
-/// List 0: the commit queue. Tasks: the U shadows, then LGWR.
+/// List 0: the commit queue. Tasks: the U shadows, then LGWR and its workers
+/// (`log_writers − 1`, on the same queue and semaphore: a post wakes one of them).
 pub fn spec(o: &TpccOpts) -> WorkloadSpec {
     let u = o.users;
     let mut s = WorkloadSpec {
@@ -319,6 +330,10 @@ pub fn spec(o: &TpccOpts) -> WorkloadSpec {
             .push(TaskSpec::new(format!("oracle-{i}"), 1 + i as usize, 0));
     }
     s.tasks.push(TaskSpec::new("ora_lgwr", 0, 0));
+    for k in 1..o.log_writers {
+        s.tasks
+            .push(TaskSpec::new(format!("ora_lg{:02}", k - 1), 0, k));
+    }
     s
 }
 
@@ -344,6 +359,9 @@ pub fn parse(w: &TableReader<'_>) -> Result<Generated, InputError> {
         client_us: t("client_us", d.client_us)?,
         log_min_us: t("log_min_us", d.log_min_us)?,
         log_max_us: t("log_max_us", d.log_max_us)?,
+        log_writers: w
+            .uint("log_writers", 1, 100)?
+            .map_or(d.log_writers, |v| v as u32),
         duration_ns: secs_opt(w, "duration", d.duration_ns)?,
     };
     if o.users > 100_000 {
@@ -534,6 +552,16 @@ mod tests {
             Op::FutexPost { f } if f.idx == IdxExpr::Reg(R_ITEM) && f.count == 3
         )));
         assert_eq!(s.duration_ns, Some(60_000_000_000));
+        // LGWR's workers run LGWR's program on the same queue.
+        let s = spec(&TpccOpts {
+            users: 3,
+            log_writers: 3,
+            ..TpccOpts::default()
+        });
+        s.validate().unwrap();
+        let names: Vec<&str> = s.tasks[3..].iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["ora_lgwr", "ora_lg00", "ora_lg01"]);
+        assert!(s.tasks[3..].iter().all(|t| t.prog == 0));
     }
 
     #[test]
