@@ -218,6 +218,29 @@ fn oracle_tpcc_log_writer_workers_share_the_queue() {
 }
 
 #[test]
+fn oracle_tpcc_polling_commits_complete_without_posts() {
+    let sc = scenario(
+        "xeon-e5-40",
+        "kind = \"oracle-tpcc\"\nusers = 30\ncommit_wait = \"poll\"\npoll_us = 40\nduration = 0.03\n",
+    )
+    .unwrap();
+    let r = run_with(&sc, true);
+    assert_eq!(r.workload.stop_reason, StopReason::Duration);
+    let txns = count(&r, "txns");
+    let released = count(&r, "commit_posts");
+    assert!(txns > 100, "{txns}");
+    // Every syncing call's flag was set by a write (the sessions still polling at
+    // the end excepted), and every transaction answered.
+    assert!(
+        (released * 23).abs_diff(txns * 21) <= 23 * 3 * 30,
+        "{released} {txns}"
+    );
+    assert_eq!(count(&r, "response_time"), txns);
+    // A poller's wait is whole polls: the mean response is above the CPU per call.
+    assert!(r.workload.tool["response_time_us"] > 600.0);
+}
+
+#[test]
 fn oracle_tpcc_single_user_one_log_write_per_sync() {
     // One user: every syncing call posts LGWR once and waits for that write, so log
     // writes and posts match: no post can come between LGWR's wakeup and its taking
@@ -441,6 +464,15 @@ fn bad_options_name_the_key() {
             "log_max_us",
         ),
         ("kind = \"oracle-tpcc\"\ncpu_us = 1.5\n", "cpu_us"),
+        (
+            "kind = \"oracle-tpcc\"\ncommit_wait = \"spin\"\n",
+            "commit_wait",
+        ),
+        ("kind = \"oracle-tpcc\"\npoll_us = 10\n", "poll_us"),
+        (
+            "kind = \"oracle-tpcc\"\ncommit_wait = \"poll\"\npoll_us = 0\n",
+            "poll_us",
+        ),
         (
             "kind = \"forkbench\"\n[workload.background]\nplacement = \"socket\"\n",
             "placement",

@@ -701,6 +701,7 @@ fn while_loops_deadline_and_ticket() {
                 LoopCount::While {
                     deadline: Some((0, 10_000_000)),
                     ticket: None,
+                    unset: None,
                 },
                 it,
             ),
@@ -712,6 +713,7 @@ fn while_loops_deadline_and_ticket() {
                 LoopCount::While {
                     deadline: None,
                     ticket: Some((0, 7)),
+                    unset: None,
                 },
                 tk,
             ),
@@ -727,6 +729,88 @@ fn while_loops_deadline_and_ticket() {
     assert_eq!(s.metrics().hists[it].count(), 10);
     assert_eq!(s.metrics().hists[tk].count(), 7);
     assert_eq!(s.words()[0], 9);
+}
+
+#[test]
+fn while_loop_until_a_flag_is_set() {
+    // A poller sleeps 1 ms per round while word 0 is clear; another task sets it
+    // (stores 1) after 5.5 ms. The poller leaves the loop at its first check after
+    // the store: after 5.5 ms and within one round (1 ms plus the sleep's slack and
+    // wakeup) of it, having slept through every round before. A flag set before the
+    // loop starts ends it at once (word 1).
+    let mut spec = WorkloadSpec {
+        words: 2,
+        ..WorkloadSpec::default()
+    };
+    let rounds = spec.metric("rounds", "count");
+    let never = spec.metric("never", "count");
+    let waited = spec.metric("waited", "ns");
+    let poll = |w: u32, metric, at: usize| {
+        vec![
+            Op::Mark { slot: 1 },
+            Op::Loop {
+                count: LoopCount::While {
+                    deadline: None,
+                    ticket: None,
+                    unset: Some(w),
+                },
+                end: at + 4,
+            },
+            Op::Sleep(Dist::Const(1_000_000)),
+            Op::Count { metric },
+            Op::EndLoop { start: at + 1 },
+            Op::Record {
+                metric: waited,
+                slot: 1,
+            },
+            Op::Exit,
+        ]
+    };
+    let word = |k| ObjRef {
+        base: k,
+        count: 1,
+        idx: IdxExpr::Const(0),
+    };
+    let mut late = vec![Op::Sleep(Dist::Const(100_000))];
+    late.extend(poll(1, never, 1));
+    spec.programs = vec![
+        Program::new("poller", poll(0, rounds, 0)),
+        Program::new(
+            "setter",
+            vec![
+                Op::SetReg { slot: 0, val: 1 },
+                Op::Store {
+                    w: word(1),
+                    slot: 0,
+                },
+                Op::Sleep(Dist::Const(5_500_000)),
+                Op::Store {
+                    w: word(0),
+                    slot: 0,
+                },
+                Op::Exit,
+            ],
+        ),
+        Program::new("late", late),
+    ];
+    spec.tasks = vec![
+        task_spec("poller", 0, Some(CpuMask::of(0))),
+        task_spec("setter", 1, Some(CpuMask::of(1))),
+        task_spec("late", 2, Some(CpuMask::of(1))),
+    ];
+    let (s, stop) = run_spec(spec);
+    assert_eq!(stop, StopReason::Completed);
+    let h = &s.metrics().hists[waited];
+    assert_eq!(h.count(), 2);
+    // The late poller records ~0 (no round): the sum is the poller's wait.
+    let poller_wait = h.sum;
+    assert!(
+        (5_500_000..7_000_000).contains(&poller_wait),
+        "waited {poller_wait} ns"
+    );
+    let n = s.metrics().hists[rounds].count();
+    assert!((5..=6).contains(&n), "{n} rounds");
+    assert_eq!(s.metrics().hists[never].count(), 0);
 }
 
 #[test]

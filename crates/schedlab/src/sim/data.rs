@@ -3,7 +3,8 @@
 //! These ops cost nothing in simulated time: they are the user-space bookkeeping a
 //! benchmark does between system calls (loop counters, a shared ticket counter, a
 //! lock-free request list as schbench's message threads use). Loops count down,
-//! walk a spliced batch newest first, or run while a deadline or ticket allows.
+//! walk a spliced batch newest first, or run while a deadline or ticket allows or
+//! a flag word is still clear.
 
 use super::{ProgState, Sim};
 use crate::engine::Observer;
@@ -26,8 +27,12 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                         }
                         n
                     }
-                    LoopCount::While { deadline, ticket } => {
-                        if self.loop_cond(st, deadline, ticket) {
+                    LoopCount::While {
+                        deadline,
+                        ticket,
+                        unset,
+                    } => {
+                        if self.loop_cond(st, deadline, ticket, unset) {
                             u64::MAX
                         } else {
                             0
@@ -45,9 +50,14 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::EndLoop { start } => {
                 let again = match self.spec.programs[st.prog].ops[start] {
                     Op::Loop {
-                        count: LoopCount::While { deadline, ticket },
+                        count:
+                            LoopCount::While {
+                                deadline,
+                                ticket,
+                                unset,
+                            },
                         ..
-                    } => self.loop_cond(st, deadline, ticket),
+                    } => self.loop_cond(st, deadline, ticket, unset),
                     Op::Loop {
                         count: LoopCount::Each { slot },
                         ..
@@ -119,7 +129,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
         st: &ProgState,
         deadline: Option<(u8, u64)>,
         ticket: Option<(u32, u64)>,
+        unset: Option<u32>,
     ) -> bool {
+        if unset.is_some_and(|w| self.words[w as usize] != 0) {
+            return false;
+        }
         if let Some((slot, ns)) = deadline {
             if self.k.now() >= st.marks[slot as usize].saturating_add(ns) {
                 return false;

@@ -106,10 +106,12 @@ pub enum LoopCount {
     /// `deadline = (slot, ns)` runs while `now < reg[slot] + ns` (a tool's time
     /// limit); `ticket = (word, limit)` then takes a ticket with an atomic
     /// fetch-and-add of 1 on shared word `word` and runs while it is below `limit` (a
-    /// global event limit shared by threads).
+    /// global event limit shared by threads); `unset = word` runs while shared word
+    /// `word` is 0 (a flag another task sets: a poller's loop).
     While {
         deadline: Option<(u8, u64)>,
         ticket: Option<(u32, u64)>,
+        unset: Option<u32>,
     },
 }
 
@@ -659,15 +661,20 @@ impl WorkloadSpec {
                 ..
             } => reg(*slot),
             Op::Loop {
-                count: LoopCount::While { deadline, ticket },
+                count:
+                    LoopCount::While {
+                        deadline,
+                        ticket,
+                        unset,
+                    },
                 ..
             } => {
                 if let Some((r, _)) = deadline {
                     reg(*r)?;
                 }
-                match ticket {
-                    Some((w, _)) if *w >= self.words => Err(format!(
-                        "ticket word {w} beyond the {} declared",
+                match (ticket, unset) {
+                    (Some((w, _)), _) | (_, Some(w)) if *w >= self.words => Err(format!(
+                        "loop condition word {w} beyond the {} declared",
                         self.words
                     )),
                     _ => Ok(()),

@@ -511,7 +511,11 @@ impl Ctx<'_> {
                 "a `while` loop needs `until` (with `reg`) or `ticket` (with `limit`)",
             ));
         }
-        Ok(LoopCount::While { deadline, ticket })
+        Ok(LoopCount::While {
+            deadline,
+            ticket,
+            unset: None,
+        })
     }
 
     /// Shared words, registers, lists, post/await, spin locks; else an unknown op.

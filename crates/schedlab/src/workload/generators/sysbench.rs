@@ -171,6 +171,7 @@ pub fn spec(groups: &[Group]) -> WorkloadSpec {
                     count: LoopCount::While {
                         deadline: (gr.time_ns > 0).then_some((R_T0, gr.time_ns)),
                         ticket: (gr.events > 0).then_some((2 * g as u32, gr.events)),
+                        unset: None,
                     },
                     end: 0,
                 },

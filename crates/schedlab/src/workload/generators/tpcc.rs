@@ -64,6 +64,13 @@
 //! a practitioner's trace); `warehouses` = 800 (HammerDB's sizing advice, 250–500
 //! per socket).
 //!
+//! `commit_wait` = `post`: post/wait as above. `poll` is the other mode Oracle's
+//! adaptive log file sync switches to (the default since 11.2.0.3): the committer
+//! queues itself, posts LGWR and then sleeps `poll_us` at a time until a flag LGWR
+//! sets after the write is up (a timer wakeup on the committer's own CPU each
+//! time); LGWR posts nobody. `poll_us` = 62, the log write's mean (estimate: Oracle
+//! derives the interval from the writes it measures; no number is published).
+//!
 //! `log_writers` = 1: one LGWR. 12c's scalable LGWR adds worker processes (LGnn,
 //! "typically two") and switches between single and scalable mode by load;
 //! `log_writers = 3` models LGWR and two workers as peers that each take the queue,
@@ -107,7 +114,20 @@ pub struct TpccOpts {
     /// 12c's single mode); 3 = LGWR with 12c's two LGnn workers, modelled as peers
     /// that each take what is queued.
     pub log_writers: u32,
+    /// How a committer learns its redo is written.
+    pub commit_wait: CommitWait,
     pub duration_ns: u64,
+}
+
+/// How a committing session waits for LGWR (Oracle's `_use_adaptive_log_file_sync`
+/// chooses between the two at run time since 11.2.0.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommitWait {
+    /// Post/wait: the session sleeps on its semaphore until LGWR posts it.
+    Post,
+    /// Polling: the session sleeps `poll_us` at a time and checks whether its redo
+    /// is written; LGWR posts nobody.
+    Poll { poll_us: u64 },
 }
 
 impl Default for TpccOpts {
@@ -121,6 +141,7 @@ impl Default for TpccOpts {
             log_min_us: 50,
             log_max_us: 75,
             log_writers: 1,
+            commit_wait: CommitWait::Post,
             duration_ns: 60_000_000_000,
         }
     }
@@ -190,6 +211,10 @@ pub fn home_warehouse(u: u32, w: u32) -> u32 {
     (z % w as u64) as u32
 }
 
+/// Polling mode's sleep per check: the log write's mean (estimate: Oracle derives
+/// its polling interval from the log writes it measures; no number is published).
+pub const DEFAULT_POLL_US: u64 = 62;
+
 /// Metric names.
 pub const TXNS: &str = "txns";
 pub const COMMITS: &str = "commits";
@@ -200,6 +225,9 @@ pub const POSTS: &str = "commit_posts";
 
 /// Register holding the posted session's index in LGWR's batch loop.
 const R_ITEM: u8 = 1;
+/// Registers holding the constants 0 and 1 for the polling mode's flag stores.
+const R_ZERO: u8 = 2;
+const R_ONE: u8 = 3;
 
 fn c(base: u32, count: u32, k: u32) -> ObjRef {
     ObjRef {
@@ -226,10 +254,16 @@ fn us(lo: u64, hi: u64) -> Dist {
 /// (`log_writers − 1`, on the same queue and semaphore: a post wakes one of them).
 pub fn spec(o: &TpccOpts) -> WorkloadSpec {
     let u = o.users;
+    let poll = match o.commit_wait {
+        CommitWait::Post => None,
+        CommitWait::Poll { poll_us } => Some(poll_us),
+    };
     let mut s = WorkloadSpec {
         futexes: u + 1,
         mutexes: o.warehouses,
         lists: 1,
+        // Polling: one "redo written" flag per session.
+        words: if poll.is_some() { u } else { 0 },
         duration_ns: Some(o.duration_ns),
         ..WorkloadSpec::default()
     };
@@ -247,26 +281,38 @@ pub fn spec(o: &TpccOpts) -> WorkloadSpec {
     };
 
     // LGWR.
-    let mut lg = vec![
-        forever(),
+    let by_item = ObjRef {
+        base: 0,
+        count: u,
+        idx: IdxExpr::Reg(R_ITEM),
+    };
+    let mut lg = vec![forever()];
+    // Post each session of the batch, or (polling) set its flag.
+    let release = if poll.is_some() {
+        lg.push(Op::SetReg {
+            slot: R_ONE,
+            val: 1,
+        });
+        Op::Store {
+            w: by_item,
+            slot: R_ONE,
+        }
+    } else {
+        Op::FutexPost { f: by_item }
+    };
+    lg.extend([
         Op::FutexAwait { f: lgwr_sem },
         Op::Splice { l: queue },
         Op::Sleep(us(o.log_min_us, o.log_max_us)),
         Op::Count { metric: logw },
-    ];
+    ]);
     let each = lg.len();
     lg.extend([
         Op::Loop {
             count: LoopCount::Each { slot: R_ITEM },
             end: each + 3,
         },
-        Op::FutexPost {
-            f: ObjRef {
-                base: 0,
-                count: u,
-                idx: IdxExpr::Reg(R_ITEM),
-            },
-        },
+        release,
         Op::Count { metric: posts },
         Op::EndLoop { start: each },
     ]);
@@ -292,18 +338,51 @@ pub fn spec(o: &TpccOpts) -> WorkloadSpec {
                 std: mean / 2,
             }));
             if t.syncs() {
-                sh.extend([
-                    Op::FutexSet {
-                        f: own,
-                        val: FUTEX_BLOCKED,
-                    },
-                    Op::Push {
-                        l: queue,
-                        item: IdxExpr::Const(i),
-                    },
-                    Op::FutexPost { f: lgwr_sem },
-                    Op::FutexAwait { f: own },
-                ]);
+                match poll {
+                    None => sh.extend([
+                        Op::FutexSet {
+                            f: own,
+                            val: FUTEX_BLOCKED,
+                        },
+                        Op::Push {
+                            l: queue,
+                            item: IdxExpr::Const(i),
+                        },
+                        Op::FutexPost { f: lgwr_sem },
+                        Op::FutexAwait { f: own },
+                    ]),
+                    Some(poll_us) => {
+                        let flag = c(i, 1, 0);
+                        sh.extend([
+                            Op::SetReg {
+                                slot: R_ZERO,
+                                val: 0,
+                            },
+                            Op::Store {
+                                w: flag,
+                                slot: R_ZERO,
+                            },
+                            Op::Push {
+                                l: queue,
+                                item: IdxExpr::Const(i),
+                            },
+                            Op::FutexPost { f: lgwr_sem },
+                        ]);
+                        let l = sh.len();
+                        sh.extend([
+                            Op::Loop {
+                                count: LoopCount::While {
+                                    deadline: None,
+                                    ticket: None,
+                                    unset: Some(i),
+                                },
+                                end: l + 2,
+                            },
+                            Op::Sleep(Dist::Const(poll_us * 1000)),
+                            Op::EndLoop { start: l },
+                        ]);
+                    }
+                }
             }
             if locks {
                 sh.push(Op::Unlock(row));
@@ -362,6 +441,23 @@ pub fn parse(w: &TableReader<'_>) -> Result<Generated, InputError> {
         log_writers: w
             .uint("log_writers", 1, 100)?
             .map_or(d.log_writers, |v| v as u32),
+        commit_wait: match w.str("commit_wait")? {
+            None | Some("post") => {
+                if w.get("poll_us").is_some() {
+                    return Err(w.err("poll_us", "`poll_us` needs `commit_wait = \"poll\"`"));
+                }
+                CommitWait::Post
+            }
+            Some("poll") => CommitWait::Poll {
+                poll_us: w.uint("poll_us", 1, 10_000_000)?.unwrap_or(DEFAULT_POLL_US),
+            },
+            Some(other) => {
+                return Err(w.err(
+                    "commit_wait",
+                    format!("`commit_wait` must be \"post\" or \"poll\", found \"{other}\""),
+                ))
+            }
+        },
         duration_ns: secs_opt(w, "duration", d.duration_ns)?,
     };
     if o.users > 100_000 {
@@ -562,6 +658,40 @@ mod tests {
         let names: Vec<&str> = s.tasks[3..].iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["ora_lgwr", "ora_lg00", "ora_lg01"]);
         assert!(s.tasks[3..].iter().all(|t| t.prog == 0));
+        // Polling: one flag word per session, cleared by the session before it
+        // queues itself and set by LGWR (no post to the session); the session
+        // sleeps `poll_us` per check while its flag is clear.
+        let s = spec(&TpccOpts {
+            users: 3,
+            commit_wait: CommitWait::Poll { poll_us: 40 },
+            ..TpccOpts::default()
+        });
+        s.validate().unwrap();
+        assert_eq!(s.words, 3);
+        let sh = &s.programs[2].ops;
+        let polls = sh
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o,
+                    Op::Loop {
+                        count: LoopCount::While { unset: Some(1), .. },
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert_eq!(polls, 21);
+        assert!(sh.contains(&Op::Sleep(Dist::Const(40_000))));
+        assert!(!sh.iter().any(|o| matches!(o, Op::FutexAwait { .. })));
+        let lg = &s.programs[0].ops;
+        assert!(lg.iter().any(|o| matches!(
+            o,
+            Op::Store { w, slot: R_ONE } if w.idx == IdxExpr::Reg(R_ITEM)
+        )));
+        assert!(!lg
+            .iter()
+            .any(|o| matches!(o, Op::FutexPost { f } if f.idx == IdxExpr::Reg(R_ITEM))));
     }
 
     #[test]
