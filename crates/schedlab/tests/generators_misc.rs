@@ -305,6 +305,35 @@ fn background_spinners_do_not_hold_up_completion() {
 }
 
 #[test]
+fn background_duty_cycle_spinners_sleep() {
+    // One spinner pinned to CPU 1 computes 3 ms and sleeps 1 ms in turn, beside a
+    // 40 ms task on CPU 0: over the run it is busy 3/4 of the time (its compute
+    // runs at CPU 1's capacity, a LITTLE's on Juno: the busy share, not the work,
+    // is what is checked) and sleeps once per round.
+    let sc = scenario(
+        "juno-r0",
+        "kind = \"tasks\"\n[[workload.task]]\nname = \"w\"\ncpus = \"0\"\nprogram = [{ op = \"spin\", time = \"40ms\" }]\n\
+         [workload.background]\nplacement = \"cpus\"\ncpus = [1]\nrun_us = 3000\nsleep_us = 1000\n",
+    )
+    .unwrap();
+    let r = run(&sc);
+    assert_eq!(r.workload.stop_reason, StopReason::Completed);
+    let sp = r.tasks.iter().find(|t| t.name == "spinner-0").unwrap();
+    assert!(sp.wakeups >= 5, "{} wakeups", sp.wakeups);
+    let busy = sp.runtime_ns as f64 / r.sim_time_ns as f64;
+    assert!(busy > 0.5 && busy < 0.9, "busy {busy}");
+    // Both or neither.
+    for (body, key) in [("run_us = 10\n", "run_us"), ("sleep_us = 10\n", "sleep_us")] {
+        let e = scenario(
+            "juno-r0",
+            &format!("kind = \"forkbench\"\n[workload.background]\nspinners = 1\n{body}"),
+        )
+        .unwrap_err();
+        assert!(e.contains(key), "{e}");
+    }
+}
+
+#[test]
 fn background_placements() {
     let sc = scenario(
         "juno-r0",

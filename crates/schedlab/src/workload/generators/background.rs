@@ -29,6 +29,10 @@
 //! 10 ms of simulated time (all of them asleep in ops only another task can end) and
 //! stops with the usual deadlock error.
 //!
+//! `run_us` with `sleep_us` makes each spinner a duty-cycled thread instead:
+//! `loop forever: compute(run); sleep(sleep)` (busy, but not a hog: while it
+//! sleeps its core can go fully idle).
+//!
 //! Simplifications: pinning is from the start (the seed's threads were probably
 //! started before the benchmark and pinned, or not, by hand; pinning is an
 //! assumption of the spec); spinners start at time 0 with the benchmark.
@@ -58,6 +62,9 @@ pub enum Placement {
 pub struct Background {
     pub spinners: u32,
     pub placement: Placement,
+    /// `Some((run, sleep))` ns: each spinner computes `run`, then sleeps `sleep`, in
+    /// turn (a busy thread that is not a pure hog); `None`: spins forever.
+    pub duty: Option<(u64, u64)>,
 }
 
 /// The first CPU of every physical core, in increasing order.
@@ -166,10 +173,24 @@ pub fn parse(w: &TableReader<'_>, m: &Machine) -> Result<Option<Background>, Inp
         }
         Placement::Cpus(l) => spinners.unwrap_or(l.len() as u32),
     };
+    let us = |key: &'static str| -> Result<Option<u64>, InputError> {
+        Ok(b.uint(key, 1, 10_000_000)?.map(|v| v * 1000))
+    };
+    let duty = match (us("run_us")?, us("sleep_us")?) {
+        (None, None) => None,
+        (Some(run), Some(sleep)) => Some((run, sleep)),
+        (Some(_), None) => {
+            return Err(b.err("run_us", "`run_us` needs `sleep_us` (a duty cycle)"));
+        }
+        (None, Some(_)) => {
+            return Err(b.err("sleep_us", "`sleep_us` needs `run_us` (a duty cycle)"));
+        }
+    };
     b.finish()?;
     Ok(Some(Background {
         spinners,
         placement,
+        duty,
     }))
 }
 
@@ -179,14 +200,25 @@ pub fn append(spec: &mut WorkloadSpec, bg: &Background, m: &Machine) {
     spec.programs.push(Program {
         name: "spinner".into(),
         work_class: None,
-        ops: vec![
-            Op::Loop {
-                count: LoopCount::Forever,
-                end: 2,
-            },
-            Op::Compute(Dist::Const(SPIN_CHUNK_NS)),
-            Op::EndLoop { start: 0 },
-        ],
+        ops: match bg.duty {
+            None => vec![
+                Op::Loop {
+                    count: LoopCount::Forever,
+                    end: 2,
+                },
+                Op::Compute(Dist::Const(SPIN_CHUNK_NS)),
+                Op::EndLoop { start: 0 },
+            ],
+            Some((run, sleep)) => vec![
+                Op::Loop {
+                    count: LoopCount::Forever,
+                    end: 3,
+                },
+                Op::Compute(Dist::Const(run)),
+                Op::Sleep(Dist::Const(sleep)),
+                Op::EndLoop { start: 0 },
+            ],
+        },
     });
     let process = spec
         .tasks
@@ -239,6 +271,7 @@ mod tests {
             &Background {
                 spinners: 3,
                 placement: Placement::Cpus(vec![5, 7]),
+                duty: None,
             },
             &m,
         );
