@@ -80,8 +80,8 @@
 //! (no NIC interrupt or softirq on another CPU; with receive flow steering the
 //! packet is processed where the reader last ran, which this matches); latches are
 //! left out (many, held for µs: rarely contended); New-Order's district row and
-//! Delivery's rows are not locked; DBWn, CKPT, SMON, PMON and 12c's LGWR workers
-//! are absent (idle or periodic); data reads never wait on I/O (the schema is
+//! Delivery's rows are not locked; DBWn, CKPT, SMON and PMON are absent (idle or
+//! periodic), and so are 12c's LGWR workers unless `log_writers` asks for them; data reads never wait on I/O (the schema is
 //! cached, as HammerDB's documentation says of a sized buffer cache); the 1 % of
 //! New-Orders that roll back still count as commits (Oracle's TPM counts user
 //! commits and rollbacks alike).
