@@ -622,7 +622,7 @@ fn run_maybe_traced(
             let (r, log, tasks) = experiment::run_logged(sc, seed, rep, opts, false)?;
             let nr_cpus = sc.machine.nr_cpus();
             let bytes =
-                schedlab::metrics::tracedat::render(&log.events, &tasks, nr_cpus).map_err(|e| {
+                schedlab::metrics::tracedat::render(&log, &tasks, nr_cpus).map_err(|e| {
                     schedlab::sim::SimError::Internal {
                         t_ns: sc.duration_ns.unwrap_or(0),
                         event: 0,

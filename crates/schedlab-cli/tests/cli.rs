@@ -391,10 +391,7 @@ fn trace_extension_picks_the_format_and_window_bounds_it() {
     );
     for l in text.lines().filter(|l| !l.starts_with('#')) {
         // The demo's v5.6 layout: four latency flags, then `%5lu.%06lu:`.
-        let ts = l
-            .split("] d..2 ")
-            .nth(1)
-            .unwrap()
+        let ts = l.split("] ").nth(1).unwrap()[5..]
             .split(':')
             .next()
             .unwrap();

@@ -27,8 +27,7 @@ fn run_trace_dat_writes_the_librarys_trace_dat() {
     let sc = Scenario::load(&scenario, &ov).unwrap();
     let (_, log, tasks) =
         experiment::run_logged(&sc, sc.seed, 0, &RunOpts::default(), false).unwrap();
-    let want =
-        schedlab::metrics::tracedat::render(&log.events, &tasks, sc.machine.nr_cpus()).unwrap();
+    let want = schedlab::metrics::tracedat::render(&log, &tasks, sc.machine.nr_cpus()).unwrap();
     assert!(got.starts_with(b"\x17\x08\x44tracing6\0"));
     assert!(
         got == want,

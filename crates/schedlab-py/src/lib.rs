@@ -160,7 +160,7 @@ fn run<'py>(
             trace_bytes = match kind {
                 Some(TraceFormat::Ftrace) => Some(
                     schedlab::metrics::ftrace::render(
-                        &l.events,
+                        &l,
                         &tasks,
                         sc.machine.nr_cpus(),
                         RunOpts::default().layout(&sc),
@@ -174,7 +174,7 @@ fn run<'py>(
                     sc.kernel_preset,
                 )),
                 Some(TraceFormat::Dat) => Some(
-                    schedlab::metrics::tracedat::render(&l.events, &tasks, sc.machine.nr_cpus())
+                    schedlab::metrics::tracedat::render(&l, &tasks, sc.machine.nr_cpus())
                         .map_err(|e| PyRuntimeError::new_err(format!("trace.dat: {e}")))?,
                 ),
                 _ => None,

@@ -262,7 +262,7 @@ fn energy_equals_the_integral_of_the_event_timeline() {
                     step(t, state, khz, busy);
                     state = Some(s);
                 }
-                SchedEvent::IdleExit { cpu: c } if c == cpu => {
+                SchedEvent::IdleExit { cpu: c, .. } if c == cpu => {
                     // The state's power holds through the exit latency.
                     step(t, state, khz, busy);
                 }
@@ -311,7 +311,7 @@ fn energy_equals_the_integral_of_the_event_timeline() {
             let cpu = match e {
                 SchedEvent::Switch { cpu, .. }
                 | SchedEvent::IdleEnter { cpu, .. }
-                | SchedEvent::IdleExit { cpu }
+                | SchedEvent::IdleExit { cpu, .. }
                 | SchedEvent::CpuFrequency { cpu, .. } => cpu,
                 _ => continue,
             };

@@ -232,10 +232,17 @@ fn perfetto_trace_window_drops_outside_events() {
     };
     let (_, win) = run_perfetto(&sc, 1, 0, &opts).unwrap();
     let (_, _, wb, _) = decode(&win);
-    let inside = ts.iter().filter(|&&t| t >= a && t <= b).count();
+    // The window shows what the whole trace shows inside it, and opens with the
+    // state at its start (each CPU's frequency and idle state, at `a`).
+    let inside = ts.iter().filter(|&&t| t > a && t <= b).count();
     let got: Vec<u64> = wb.iter().flatten().map(|e| e.ts).collect();
     assert!(got.iter().all(|&t| t >= a && t <= b));
-    assert_eq!(got.len(), inside);
+    assert_eq!(got.iter().filter(|&&t| t > a).count(), inside);
+    let at_start = got.iter().filter(|&&t| t == a).count();
+    assert!(
+        at_start >= sc.machine.nr_cpus(),
+        "{at_start} events at the start"
+    );
     assert!(got.len() < ts.len());
 }
 

@@ -40,7 +40,8 @@ fn trace(file: &str) -> (schedlab::experiment::result::RunResult, Vec<Ev>) {
     trace_on("quad.toml", file)
 }
 
-/// The ftrace records of `file` on machine file `machine` (without `cpu_idle`).
+/// The ftrace records of `file` on machine file `machine` (without the power
+/// events, `cpu_idle` and `cpu_frequency`).
 fn trace_on(machine: &str, file: &str) -> (schedlab::experiment::result::RunResult, Vec<Ev>) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp");
     let text = format!(
@@ -58,8 +59,8 @@ fn trace_on(machine: &str, file: &str) -> (schedlab::experiment::result::RunResu
     // The trace's records at full ns precision (the text rounds to the µs).
     let (r, log, tasks) = experiment::run_logged(&sc, sc.seed, 0, &opts, false).unwrap();
     let mut evs = vec![];
-    schedlab::metrics::ftrace::for_each_record(&log.events, &tasks, sc.machine.nr_cpus(), |e| {
-        if e.event == "cpu_idle" {
+    schedlab::metrics::ftrace::for_each_record(&log, &tasks, sc.machine.nr_cpus(), |e| {
+        if e.event == "cpu_idle" || e.event == "cpu_frequency" {
             return;
         }
         evs.push(Ev {
@@ -284,12 +285,8 @@ fn an_rt_app_barrier_hands_its_mutex_from_waiter_to_waiter() {
         .iter()
         .map(|e| match e.event.as_str() {
             "sched_wakeup" => format!("{} wakes {}", e.by, e.field("comm")),
-            // Preempted (`R`, or `R+` as this trace writes it: issue 42) or asleep.
-            _ => format!(
-                "{} out {}",
-                e.field("prev_comm"),
-                e.field("prev_state").trim_end_matches('+')
-            ),
+            // Preempted on its way back to user mode (`R`) or asleep.
+            _ => format!("{} out {}", e.field("prev_comm"), e.field("prev_state")),
         })
         .collect();
     assert_eq!(

@@ -30,8 +30,8 @@ fn demo_dat() -> (experiment::RunResult, Vec<TraceRecord>, Vec<u8>) {
     let (r, log, tasks) = experiment::run_logged(&sc, sc.seed, 0, &opts, false).unwrap();
     let nr_cpus = sc.machine.nr_cpus();
     let mut recs = Vec::new();
-    for_each_record(&log.events, &tasks, nr_cpus, |x| recs.push(x.clone()));
-    let dat = tracedat::render(&log.events, &tasks, nr_cpus).unwrap();
+    for_each_record(&log, &tasks, nr_cpus, |x| recs.push(x.clone()));
+    let dat = tracedat::render(&log, &tasks, nr_cpus).unwrap();
     (r, recs, dat)
 }
 

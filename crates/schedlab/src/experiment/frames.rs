@@ -118,7 +118,7 @@ pub fn events(log: &EventLog, tasks: &[Task], nr_cpus: usize) -> RecordBatch {
             }
         })
         .collect();
-    for_each_record(&log.events, tasks, nr_cpus, |r| {
+    for_each_record(log, tasks, nr_cpus, |r| {
         ts.push(i64_of(r.ts));
         cpu.push(r.cpu as u64);
         pid.push(u64::from(r.pid));
@@ -338,7 +338,7 @@ program = [ { op = "loop", body = [ { op = "compute", work = "200us" }, { op = "
         // Events: the same counts as the ftrace text of the same run.
         let e = events(&log, &tasks, sc.machine.nr_cpus());
         let text = crate::metrics::ftrace::render(
-            &log.events,
+            &log,
             &tasks,
             sc.machine.nr_cpus(),
             crate::metrics::ftrace::Layout::V5_6,

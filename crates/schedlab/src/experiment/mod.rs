@@ -804,12 +804,9 @@ pub fn run(
     };
     let (r, t) = run_traced(sc, seed, rep, opts, log)?;
     let t = t.map(|t| match t {
-        TraceOut::Log { log, tasks } => crate::metrics::ftrace::render(
-            &log.events,
-            &tasks,
-            sc.machine.nr_cpus(),
-            opts.layout(sc),
-        ),
+        TraceOut::Log { log, tasks } => {
+            crate::metrics::ftrace::render(&log, &tasks, sc.machine.nr_cpus(), opts.layout(sc))
+        }
         TraceOut::Text(s) => s,
     });
     Ok((r, t))
@@ -956,9 +953,9 @@ fn run_traced_here(
     let mut sim = build(sc, seed, rep, opts);
     if log != Log::No {
         sim.k.obs.trace = None;
-        sim.k.obs.log = Some(crate::metrics::EventLog::new(
-            opts.trace_window.unwrap_or((0, u64::MAX)),
-        ));
+        let mut log = crate::metrics::EventLog::new(opts.trace_window.unwrap_or((0, u64::MAX)));
+        log.boot(&sim.k.trace_state());
+        sim.k.obs.log = Some(log);
     }
     if log == Log::WithCounters {
         sim.k.set_log_counters();
@@ -966,8 +963,11 @@ fn run_traced_here(
     let stop = sim.run(sc.duration_ns)?;
     let wall = t0.elapsed().as_secs_f64();
     let trace = match sim.k.obs.log.take() {
-        Some(log) => Some(TraceOut::Log {
-            log,
+        Some(mut log) => Some(TraceOut::Log {
+            log: {
+                log.end = Some(sim.k.now);
+                log
+            },
             tasks: sim.k.tasks.clone(),
         }),
         None => sim.k.obs.trace.take().map(|t| TraceOut::Text(t.text)),

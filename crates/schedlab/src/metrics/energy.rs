@@ -237,7 +237,7 @@ impl EnergyMeter {
                 self.state[cpu] = Some(state);
                 self.exiting[cpu] = None;
             }
-            SchedEvent::IdleExit { cpu } => {
+            SchedEvent::IdleExit { cpu, .. } => {
                 self.close(cpu, now);
                 self.exiting[cpu] = self.state[cpu].take();
             }
@@ -340,7 +340,7 @@ mod tests {
             e.observe(0, &SchedEvent::IdleEnter { cpu, state: 2 });
         }
         // 0..2 ms in WFI at 15 mW.
-        e.observe(2 * ms, &SchedEvent::IdleExit { cpu: 1 });
+        e.observe(2 * ms, &SchedEvent::IdleExit { cpu: 1, exit_ns: 0 });
         // 2..3 ms leaving WFI: still 15 mW.
         let sw = |next| SchedEvent::Switch {
             cpu: 1,
@@ -398,7 +398,7 @@ mod tests {
         e.observe(ms, &SchedEvent::IdleEnter { cpu: 3, state: 0 });
         // At 2 ms CPU 3 leaves WFI (still counted in it while leaving): 56 mW to 3 ms,
         // when it switches to the idle loop (no task, no state): active, 57 mW.
-        e.observe(2 * ms, &SchedEvent::IdleExit { cpu: 3 });
+        e.observe(2 * ms, &SchedEvent::IdleExit { cpu: 3, exit_ns: 0 });
         let to_idle_loop = SchedEvent::Switch {
             cpu: 3,
             prev: None,

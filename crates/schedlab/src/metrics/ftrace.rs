@@ -15,17 +15,32 @@
 //! `sched_migrate_task`, `sched_process_fork`, `sched_process_exit`, `cpu_idle`
 //! (exit as `state=4294967295`) and `cpu_frequency`. The line's task is the one
 //! running on that CPU at that moment (`<idle>-0` for the idle task), tracked from
-//! the `sched_switch` events themselves; a wakeup is printed on the waker's CPU, as
-//! `ttwu` runs there. Comms are cut to 15 characters (`TASK_COMM_LEN`) with spaces
-//! replaced, since the text readers split fields on spaces. `prio` is `120 + nice`
-//! for fair tasks.
+//! the `sched_switch` events themselves. Comms are cut to 15 characters
+//! (`TASK_COMM_LEN`) with spaces replaced, since the text readers split fields on
+//! spaces. `prio` is `120 + nice` for fair tasks.
 //!
-//! Simplifications: the latency flags are a fixed `d..2` (`d..2.`) for scheduler
-//! events (irqs off, preempt depth 2, as `__schedule` and `ttwu` run); no
-//! `sched_stat_*` or `task_newtask` events.
+//! Each event is printed where and when the kernel's tracepoint fires
+//! ([`EventLog::tracepoints`]): `sched_waking` on the waker's CPU; `sched_wakeup` on
+//! the CPU that runs `ttwu_do_wakeup`, the waker's, or for a wakeup queued with
+//! TTWU_QUEUE the target's, when it processes its wake_list; `cpu_idle` exit once
+//! the state's exit latency has passed (`cpuidle_enter_state` fires it after the
+//! state's `enter()` returns); a preempted task is `R+` only when switched out at a
+//! kernel preemption point, `R` when it reschedules on its way back to user mode
+//! ([`PrevState`](crate::sched::PrevState)). A trace opens with the state then: each
+//! CPU's `cpu_frequency` and, for a CPU in an idle state, its `cpu_idle`.
+//!
+//! The latency flags are those of the modelled kernels' builds (Debian's
+//! `PREEMPT_VOLUNTARY`): v5.6–v5.12 have no `CONFIG_PREEMPT_COUNT`, so the
+//! preempt-depth column is `.`, and scheduler and power events show `d...`, fork
+//! and exit `....`, as the oracle's real 5.10 trace does; the v6 layout (6.12's
+//! `PREEMPT_DYNAMIC` has the count) shows `d..2.` (interrupts off under a
+//! runqueue lock) and `.....`. Simplifications: no need-resched (`N`) or
+//! hardirq/softirq (`h`, `s`) flags, which real traces show on wakeups from an
+//! interrupt or that preempt; the v6 preempt depth is not checked against a real
+//! 6.12 trace; no `sched_stat_*` or `task_newtask` events.
 
 use crate::engine::SimTime;
-use crate::metrics::WakerCpus;
+use crate::metrics::EventLog;
 use crate::sched::core::Task;
 use crate::sched::SchedEvent;
 use std::fmt::Write as _;
@@ -60,7 +75,7 @@ pub struct Layout {
 /// Which kernel's `trace_print_context`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayoutKernel {
-    /// v5.6 to v5.12: four flags (`d..2`: irqs-off, need-resched,
+    /// v5.6 to v5.12: four flags (`d...`: irqs-off, need-resched,
     /// hardirq/softirq, preempt-depth), `%16s-%-5d`.
     V5_6,
     /// Recent kernels (v6.x): a fifth flag (migrate-disable, `d..2.`), the
@@ -178,14 +193,24 @@ pub struct TraceRecord {
     pub fields: Vec<(&'static str, FieldVal)>,
 }
 
+impl TraceRecord {
+    /// Whether the tracepoint fires with interrupts off (the `d` flag,
+    /// `TRACE_FLAG_IRQS_OFF`): every scheduler and power event here runs under a
+    /// runqueue or `pi_lock` with interrupts disabled, or in the idle loop or a
+    /// cpufreq fast switch with them off; `sched_process_fork` (in `kernel_clone`)
+    /// and `sched_process_exit` (in `do_exit`) run with them on, as the oracle's
+    /// real 5.10 trace shows (`....`).
+    pub fn irqs_off(&self) -> bool {
+        !matches!(self.event, "sched_process_fork" | "sched_process_exit")
+    }
+}
+
 /// The event lines, each attributed to (cpu, task running there).
 struct Lines<'a> {
     tasks: &'a [Task],
     nr_cpus: usize,
     /// Each CPU's current task (`None`: idle).
     curr: Vec<Option<u32>>,
-    /// Each task's last waker CPU.
-    waker_cpu: WakerCpus,
 }
 
 impl<'a> Lines<'a> {
@@ -212,7 +237,6 @@ impl<'a> Lines<'a> {
     /// The record of event `e` at `t`, if the trace shows it.
     fn event(&mut self, t: SimTime, e: &SchedEvent) -> Option<TraceRecord> {
         use FieldVal::{Cpu, Int, Str};
-        self.waker_cpu.observe(e);
         let (cpu, who, ev, fields) = match *e {
             SchedEvent::Switch {
                 cpu, prev, next, ..
@@ -248,8 +272,12 @@ impl<'a> Lines<'a> {
                 f.push(("target_cpu", Cpu(target_cpu as i64)));
                 (w, self.curr(w), "sched_waking", f)
             }
-            SchedEvent::Wakeup { pid, cpu, new } => {
-                let w = self.waker_cpu.of(pid, cpu);
+            SchedEvent::Wakeup {
+                pid,
+                cpu,
+                new,
+                from_cpu: w,
+            } => {
                 let ev = if new {
                     "sched_wakeup_new"
                 } else {
@@ -292,7 +320,7 @@ impl<'a> Lines<'a> {
                 "cpu_idle",
                 vec![("state", Int(state as i64)), ("cpu_id", Int(cpu as i64))],
             ),
-            SchedEvent::IdleExit { cpu } => (
+            SchedEvent::IdleExit { cpu, .. } => (
                 cpu,
                 None,
                 "cpu_idle",
@@ -343,10 +371,11 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// Call `f` with the trace record of every event in `events` (in time order) of a
-/// run on `nr_cpus` CPUs with tasks `tasks` (indexed by pid) that the trace shows.
+/// Call `f` with the trace record of every tracepoint of `log`
+/// ([`EventLog::tracepoints`]) of a run on `nr_cpus` CPUs with tasks `tasks`
+/// (indexed by pid) that the trace shows.
 pub fn for_each_record(
-    events: &[(SimTime, SchedEvent)],
+    log: &EventLog,
     tasks: &[Task],
     nr_cpus: usize,
     mut f: impl FnMut(&TraceRecord),
@@ -355,9 +384,8 @@ pub fn for_each_record(
         tasks,
         nr_cpus,
         curr: vec![None; nr_cpus],
-        waker_cpu: WakerCpus::new(tasks.len()),
     };
-    for &(t, ref e) in events {
+    for &(t, ref e) in &log.tracepoints() {
         if let Some(r) = lines.event(t, e) {
             f(&r);
         }
@@ -369,9 +397,11 @@ fn line(s: &mut String, r: &TraceRecord, layout: Layout) {
     // `ns2usecs`: the ns clock rounded to the nearest µs.
     let us = (r.ts + 500) / 1000;
     let (secs, usec) = (us / 1_000_000, us % 1_000_000);
-    let (pid_w, flags) = match layout.kernel {
-        LayoutKernel::V5_6 => (5, "d..2"),
-        LayoutKernel::V6 => (7, "d..2."),
+    let (pid_w, flags) = match (layout.kernel, r.irqs_off()) {
+        (LayoutKernel::V5_6, true) => (5, "d..."),
+        (LayoutKernel::V5_6, false) => (5, "...."),
+        (LayoutKernel::V6, true) => (7, "d..2."),
+        (LayoutKernel::V6, false) => (7, "....."),
     };
     let _ = write!(s, "{:>16}-{:<pid_w$} [{:03}] ", r.comm, r.pid, r.cpu);
     if layout.irq_info {
@@ -387,17 +417,12 @@ fn line(s: &mut String, r: &TraceRecord, layout: Layout) {
     s.push('\n');
 }
 
-/// Render `events` (in time order) of a run on `nr_cpus` CPUs with tasks `tasks`
+/// Render the tracepoints of `log` of a run on `nr_cpus` CPUs with tasks `tasks`
 /// (indexed by pid) as ftrace text in `layout`.
-pub fn render(
-    events: &[(SimTime, SchedEvent)],
-    tasks: &[Task],
-    nr_cpus: usize,
-    layout: Layout,
-) -> String {
+pub fn render(log: &EventLog, tasks: &[Task], nr_cpus: usize, layout: Layout) -> String {
     let mut body = String::new();
     let mut n = 0;
-    for_each_record(events, tasks, nr_cpus, |r| {
+    for_each_record(log, tasks, nr_cpus, |r| {
         n += 1;
         line(&mut body, r, layout);
     });
@@ -435,7 +460,24 @@ mod tests {
         line(&mut s, &rec(1_234_567_890_500), Layout::V5_6);
         assert_eq!(
             s,
-            "       hackbench-42    [003] d..2  1234.567891: sched_waking: comm=worker pid=7 prio=120 target_cpu=005\n"
+            "       hackbench-42    [003] d...  1234.567891: sched_waking: comm=worker pid=7 prio=120 target_cpu=005\n"
+        );
+        // Fork and exit fire with interrupts on.
+        let mut s = String::new();
+        let fork = TraceRecord {
+            event: "sched_process_fork",
+            ..rec(0)
+        };
+        line(&mut s, &fork, Layout::V5_6);
+        assert!(
+            s.contains("] ....     0.000000: sched_process_fork:"),
+            "{s}"
+        );
+        let mut s = String::new();
+        line(&mut s, &fork, Layout::V6);
+        assert!(
+            s.contains("] .....     0.000000: sched_process_fork:"),
+            "{s}"
         );
         let mut s = String::new();
         line(&mut s, &rec(999), Layout::V6);
@@ -457,7 +499,7 @@ mod tests {
             header(&mut h, 1, 4, layout);
             let mut l = String::new();
             line(&mut l, &rec(0), layout);
-            let flags_at = l.find("d..2").unwrap();
+            let flags_at = l.find("] ").unwrap() + 2;
             let bars = h.lines().last().unwrap();
             assert_eq!(
                 &bars[flags_at..flags_at + nflags],

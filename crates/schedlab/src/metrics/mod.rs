@@ -26,34 +26,9 @@ pub mod tracedat;
 
 use crate::engine::{Observer, SimTime};
 use crate::machine::SharedLevel;
-use crate::sched::{Func, PrevState, SchedEvent};
+use crate::sched::{Func, SchedEvent};
 pub use crate::stats::{LatencyHist, Summary};
 use std::collections::BTreeMap;
-
-/// Each task's last waker CPU, as the trace exporters (ftrace.rs, perfetto.rs)
-/// follow it: a `sched_wakeup` is attributed to the CPU of its `sched_waking`.
-#[derive(Debug)]
-pub(crate) struct WakerCpus(Vec<usize>);
-
-impl WakerCpus {
-    pub(crate) fn new(nr_tasks: usize) -> Self {
-        WakerCpus(vec![0; nr_tasks])
-    }
-
-    /// Note the waker CPU of a `sched_waking` (other events leave it).
-    pub(crate) fn observe(&mut self, e: &SchedEvent) {
-        if let SchedEvent::Waking { pid, waker_cpu, .. } = *e {
-            if let Some(slot) = self.0.get_mut(pid as usize) {
-                *slot = waker_cpu;
-            }
-        }
-    }
-
-    /// The CPU that last woke `pid` (`or` for a pid it does not know).
-    pub(crate) fn of(&self, pid: u32, or: usize) -> usize {
-        self.0.get(pid as usize).copied().unwrap_or(or)
-    }
-}
 
 const NONE: SimTime = SimTime::MAX;
 
@@ -129,9 +104,12 @@ pub struct Collector {
     pub functions: [FuncStats; Func::ALL.len()],
     pub busy_ns: Vec<u64>,
     busy_since: Vec<SimTime>,
-    /// Per CPU, ns spent in each idle state.
+    /// Per CPU, ns spent in each idle state, as cpuidle counts it: from entry
+    /// until the state's `enter()` returns, the exit latency included.
     pub idle_residency: Vec<Vec<u64>>,
-    idle_since: Vec<(SimTime, usize)>,
+    /// Per CPU, the open residency interval: (since, state, until), `until` the end
+    /// of an exit latency under way (`NONE` while no exit has begun).
+    idle_since: Vec<(SimTime, usize, SimTime)>,
     tasks: Vec<TaskTrack>,
     pub switches: u64,
     pub wakeups: u64,
@@ -160,7 +138,7 @@ impl Collector {
             busy_ns: vec![0; nr_cpus],
             busy_since: vec![NONE; nr_cpus],
             idle_residency: idle_states.iter().map(|&n| vec![0; n]).collect(),
-            idle_since: vec![(NONE, 0); nr_cpus],
+            idle_since: vec![(NONE, 0, NONE); nr_cpus],
             tasks: Vec::new(),
             switches: 0,
             wakeups: 0,
@@ -222,11 +200,22 @@ impl Collector {
                 self.busy_ns[cpu] += now - self.busy_since[cpu];
                 self.busy_since[cpu] = now;
             }
-            let (t, s) = self.idle_since[cpu];
+            let (t, s, until) = self.idle_since[cpu];
             if t != NONE {
-                self.idle_residency[cpu][s] += now - t;
-                self.idle_since[cpu] = (now, s);
+                self.close_idle(cpu, now);
+                if until > now {
+                    self.idle_since[cpu] = (now, s, until);
+                }
             }
+        }
+    }
+
+    /// End `cpu`'s residency interval at `now`, or where its exit latency ended if
+    /// that was earlier.
+    fn close_idle(&mut self, cpu: usize, now: SimTime) {
+        let (t, s, until) = std::mem::replace(&mut self.idle_since[cpu], (NONE, 0, NONE));
+        if t != NONE {
+            self.idle_residency[cpu][s] += now.min(until).saturating_sub(t);
         }
     }
 }
@@ -265,7 +254,7 @@ impl Collector {
             } => {
                 self.switches += 1;
                 if let Some((p, prev_state)) = ev.switched_out() {
-                    if prev_state == PrevState::Preempted {
+                    if prev_state.is_runnable() {
                         self.task(p).runnable = now;
                     }
                     if next.is_none() && self.busy_since[cpu] != NONE {
@@ -276,6 +265,7 @@ impl Collector {
                 if let Some(n) = next {
                     if prev.is_none() {
                         self.busy_since[cpu] = now;
+                        self.close_idle(cpu, now);
                     }
                     let t = self.task(n);
                     let w = t.waking;
@@ -321,13 +311,15 @@ impl Collector {
                 ..
             } => self.functions[func as usize].add(probed, cost_ns, skipped),
             SchedEvent::IdleEnter { cpu, state } => {
-                self.idle_since[cpu] = (now, state);
+                self.close_idle(cpu, now);
+                self.idle_since[cpu] = (now, state, NONE);
             }
-            SchedEvent::IdleExit { cpu } => {
-                let (t, s) = self.idle_since[cpu];
-                if t != NONE {
-                    self.idle_residency[cpu][s] += now - t;
-                    self.idle_since[cpu] = (NONE, 0);
+            SchedEvent::IdleExit { cpu, exit_ns } => {
+                // cpuidle's residency: until the state's enter() returns, after the
+                // exit latency (the trace's `cpu_idle` exit).
+                let open = &mut self.idle_since[cpu];
+                if open.0 != NONE {
+                    open.2 = now.saturating_add(exit_ns);
                 }
             }
             SchedEvent::Fork { .. }
@@ -347,7 +339,8 @@ pub struct Observers {
     pub log: Option<EventLog>,
 }
 
-/// The events observed within `window` (inclusive), in order.
+/// The events observed within `window` (inclusive), in order, and the state the
+/// trace shows at the window's start.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct EventLog {
     pub window: (SimTime, SimTime),
@@ -355,6 +348,29 @@ pub struct EventLog {
     /// By CPU, the last `SchedEvent::CfsRq` report seen before the window opened
     /// (`(nr_running, util_avg)`): the counters' values at the window's start.
     pub cfs_rq_at_start: Vec<Option<(u32, u64)>>,
+    /// By CPU, the cpuidle state it sat in when the window opened (entered before
+    /// it and not left).
+    #[serde(default)]
+    pub idle_at_start: Vec<Option<usize>>,
+    /// By CPU, its frequency (kHz) when the window opened.
+    #[serde(default)]
+    pub freq_at_start: Vec<Option<u32>>,
+    /// Idle exits begun before the window opened whose `cpu_idle` exit fires
+    /// inside it (`(time, cpu, exit_ns)`; the CPU counts as in its state at the
+    /// start).
+    #[serde(default)]
+    pub exits_at_start: Vec<(SimTime, usize, u64)>,
+    /// When the run ended: no tracepoint fires after it.
+    #[serde(default)]
+    pub end: Option<SimTime>,
+}
+
+/// Set `v[cpu]` to `x`, growing `v` as needed.
+fn set_at<T: Clone + Default>(v: &mut Vec<T>, cpu: usize, x: T) {
+    if cpu >= v.len() {
+        v.resize(cpu + 1, T::default());
+    }
+    v[cpu] = x;
 }
 
 impl EventLog {
@@ -373,18 +389,97 @@ impl EventLog {
         if now >= self.window.0 && now <= self.window.1 {
             self.events.push((now, *ev));
         } else if now < self.window.0 {
-            if let SchedEvent::CfsRq {
-                cpu,
-                nr_running,
-                util_avg,
-            } = *ev
-            {
-                if cpu >= self.cfs_rq_at_start.len() {
-                    self.cfs_rq_at_start.resize(cpu + 1, None);
+            match *ev {
+                SchedEvent::CfsRq {
+                    cpu,
+                    nr_running,
+                    util_avg,
+                } => set_at(&mut self.cfs_rq_at_start, cpu, Some((nr_running, util_avg))),
+                SchedEvent::IdleEnter { cpu, state } => {
+                    set_at(&mut self.idle_at_start, cpu, Some(state));
                 }
-                self.cfs_rq_at_start[cpu] = Some((nr_running, util_avg));
+                SchedEvent::IdleExit { cpu, exit_ns } => {
+                    self.exits_at_start.retain(|e| e.1 != cpu);
+                    if now.saturating_add(exit_ns) >= self.window.0 {
+                        self.exits_at_start.push((now, cpu, exit_ns));
+                    } else {
+                        set_at(&mut self.idle_at_start, cpu, None);
+                    }
+                }
+                SchedEvent::CpuFrequency { cpu, freq_khz } => {
+                    set_at(&mut self.freq_at_start, cpu, Some(freq_khz));
+                }
+                _ => {}
             }
         }
+    }
+
+    /// Record the state the kernel booted into (`events`, at time 0: each CPU's
+    /// frequency and idle state, which it reached before the log existed), as if
+    /// observed then.
+    pub fn boot(&mut self, events: &[SchedEvent]) {
+        for e in events {
+            self.observe(0, e);
+        }
+    }
+
+    /// The events as the kernel's tracepoints fire them, in time order, for the
+    /// trace writers (ftrace text, trace.dat, Perfetto):
+    ///
+    /// * a window opening after 0 starts with the state then: `cpu_frequency` for
+    ///   each CPU with a known frequency, then `cpu_idle` for each CPU inside an
+    ///   idle state (a window from 0 has the boot state as events at 0);
+    /// * a `cpu_idle` exit fires when the state's `enter()` returns, after its exit
+    ///   latency ([`SchedEvent::IdleExit`]), before anything else at that time; one
+    ///   after the window's end or the run's is not recorded.
+    pub fn tracepoints(&self) -> Vec<(SimTime, SchedEvent)> {
+        let start = self.window.0;
+        let last = self.end.map_or(self.window.1, |e| e.min(self.window.1));
+        let mut out = Vec::with_capacity(self.events.len() + 2 * self.freq_at_start.len());
+        if start > 0 {
+            let n = self.freq_at_start.len().max(self.idle_at_start.len());
+            for cpu in 0..n {
+                if let Some(&Some(freq_khz)) = self.freq_at_start.get(cpu) {
+                    out.push((start, SchedEvent::CpuFrequency { cpu, freq_khz }));
+                }
+            }
+            for cpu in 0..n {
+                if let Some(&Some(state)) = self.idle_at_start.get(cpu) {
+                    out.push((start, SchedEvent::IdleEnter { cpu, state }));
+                }
+            }
+        }
+        // Exits still in their latency, earliest first (ties in emission order).
+        let mut pending = std::collections::BinaryHeap::new();
+        let mut seq = 0u64;
+        for &(t, cpu, exit_ns) in &self.exits_at_start {
+            pending.push(std::cmp::Reverse((t + exit_ns, seq, cpu, exit_ns)));
+            seq += 1;
+        }
+        let exit = |cpu, exit_ns| SchedEvent::IdleExit { cpu, exit_ns };
+        for &(t, e) in &self.events {
+            while let Some(&std::cmp::Reverse((at, _, cpu, lat))) = pending.peek() {
+                if at > t {
+                    break;
+                }
+                out.push((at, exit(cpu, lat)));
+                pending.pop();
+            }
+            match e {
+                SchedEvent::IdleExit { cpu, exit_ns } if exit_ns > 0 => {
+                    let at = t.saturating_add(exit_ns);
+                    pending.push(std::cmp::Reverse((at, seq, cpu, exit_ns)));
+                    seq += 1;
+                }
+                _ => out.push((t, e)),
+            }
+        }
+        while let Some(std::cmp::Reverse((at, _, cpu, lat))) = pending.pop() {
+            if at <= last {
+                out.push((at, exit(cpu, lat)));
+            }
+        }
+        out
     }
 }
 
@@ -404,6 +499,7 @@ impl Observer<SchedEvent> for Observers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::PrevState;
 
     #[test]
     fn wakeup_latency_and_runqueue_wait_from_events() {
@@ -422,6 +518,7 @@ mod tests {
                 pid: 5,
                 cpu: 1,
                 new: false,
+                from_cpu: 0,
             },
         );
         c.observe(
@@ -442,7 +539,7 @@ mod tests {
             &SchedEvent::Switch {
                 cpu: 1,
                 prev: Some(5),
-                prev_state: PrevState::Preempted,
+                prev_state: PrevState::Runnable,
                 next: Some(6),
             },
         );
@@ -499,9 +596,117 @@ mod tests {
     fn idle_residency_accumulates_per_state() {
         let mut c = Collector::new(1, &[3]);
         c.observe(10, &SchedEvent::IdleEnter { cpu: 0, state: 2 });
-        c.observe(110, &SchedEvent::IdleExit { cpu: 0 });
+        // The interrupt at 110, awake 40 later: cpuidle counts the exit latency.
+        c.observe(
+            110,
+            &SchedEvent::IdleExit {
+                cpu: 0,
+                exit_ns: 40,
+            },
+        );
         c.observe(200, &SchedEvent::IdleEnter { cpu: 0, state: 0 });
         c.finish(260);
-        assert_eq!(c.idle_residency[0], vec![60, 0, 100]);
+        assert_eq!(c.idle_residency[0], vec![60, 0, 140]);
+    }
+
+    fn exit(cpu: usize, exit_ns: u64) -> SchedEvent {
+        SchedEvent::IdleExit { cpu, exit_ns }
+    }
+
+    #[test]
+    fn tracepoints_fire_idle_exits_after_their_latency() {
+        let mut log = EventLog::new((0, u64::MAX));
+        log.boot(&[
+            SchedEvent::CpuFrequency {
+                cpu: 0,
+                freq_khz: 450_000,
+            },
+            SchedEvent::IdleEnter { cpu: 1, state: 2 },
+        ]);
+        let switch = SchedEvent::Switch {
+            cpu: 1,
+            prev: None,
+            prev_state: PrevState::Runnable,
+            next: Some(3),
+        };
+        log.observe(100, &exit(1, 50));
+        log.observe(120, &exit(0, 0));
+        // Awake at 150: the exit fires first, then what the CPU does then.
+        log.observe(150, &switch);
+        // An exit whose latency outlasts the run is not recorded.
+        log.observe(190, &exit(0, 30));
+        log.end = Some(200);
+        let tp = log.tracepoints();
+        assert_eq!(
+            tp,
+            vec![
+                (
+                    0,
+                    SchedEvent::CpuFrequency {
+                        cpu: 0,
+                        freq_khz: 450_000
+                    }
+                ),
+                (0, SchedEvent::IdleEnter { cpu: 1, state: 2 }),
+                (120, exit(0, 0)),
+                (150, exit(1, 50)),
+                (150, switch),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_window_opens_with_the_state_then() {
+        let mut log = EventLog::new((1000, 2000));
+        log.boot(&[
+            SchedEvent::CpuFrequency {
+                cpu: 0,
+                freq_khz: 450_000,
+            },
+            SchedEvent::CpuFrequency {
+                cpu: 1,
+                freq_khz: 450_000,
+            },
+            SchedEvent::IdleEnter { cpu: 0, state: 1 },
+            SchedEvent::IdleEnter { cpu: 1, state: 1 },
+        ]);
+        log.observe(
+            300,
+            &SchedEvent::CpuFrequency {
+                cpu: 1,
+                freq_khz: 800_000,
+            },
+        );
+        log.observe(400, &exit(0, 10));
+        // CPU 2 is woken before the window and its exit fires inside it.
+        log.observe(500, &SchedEvent::IdleEnter { cpu: 2, state: 2 });
+        log.observe(900, &exit(2, 300));
+        log.observe(1500, &exit(1, 10));
+        let tp = log.tracepoints();
+        assert_eq!(
+            tp,
+            vec![
+                (
+                    1000,
+                    SchedEvent::CpuFrequency {
+                        cpu: 0,
+                        freq_khz: 450_000
+                    }
+                ),
+                (
+                    1000,
+                    SchedEvent::CpuFrequency {
+                        cpu: 1,
+                        freq_khz: 800_000
+                    }
+                ),
+                // CPU 0 left its state before the window; CPU 1 is still in it,
+                // and so is CPU 2 until its exit latency has passed.
+                (1000, SchedEvent::IdleEnter { cpu: 1, state: 1 }),
+                (1000, SchedEvent::IdleEnter { cpu: 2, state: 2 }),
+                (1200, exit(2, 300)),
+                (1510, exit(1, 10)),
+            ]
+        );
     }
 }

@@ -13,8 +13,10 @@
 //!
 //! How it is modelled: from the SAME event log as the ftrace text writer
 //! (`metrics/ftrace.rs`), so the two formats always agree. Each event is attributed
-//! to the CPU and the current task exactly as the text writer does (a wakeup is
-//! recorded on the waker's CPU, as the kernel's tracepoint fires there). The
+//! to the CPU and the current task exactly as the text writer does, from the same
+//! tracepoints ([`EventLog::tracepoints`]: a wakeup on the CPU that runs
+//! `ttwu_do_wakeup`, a `cpu_idle` exit after the exit latency, the state at the
+//! window's start). The
 //! encoding is a small hand-rolled protobuf writer (varints, length-delimited
 //! fields, nested messages built bottom-up into byte vectors): the subset is under
 //! twenty messages, field numbers come from the public Perfetto .proto files
@@ -59,7 +61,7 @@
 use crate::engine::SimTime;
 use crate::machine::Machine;
 use crate::metrics::ftrace::task_comm as comm;
-use crate::metrics::{EventLog, WakerCpus};
+use crate::metrics::EventLog;
 use crate::sched::core::Task;
 use crate::sched::{Func, SchedEvent};
 
@@ -384,8 +386,6 @@ struct Events<'a> {
     nr_cpus: usize,
     /// Each CPU's current task (`None`: idle).
     curr: Vec<Option<u32>>,
-    /// Each task's last waker CPU.
-    waker_cpu: WakerCpus,
     /// Each CPU's encoded `FtraceEvent`s.
     per_cpu: Vec<Vec<Vec<u8>>>,
     /// Encoded counter packets.
@@ -406,7 +406,6 @@ impl<'a> Events<'a> {
 
     /// Append `SchedEvent` `e` at `t`: an `FtraceEvent` on its CPU, or a counter.
     fn event(&mut self, t: SimTime, e: &SchedEvent) {
-        self.waker_cpu.observe(e);
         let mut body = Vec::new();
         let (cpu, who, field) = match *e {
             SchedEvent::Switch {
@@ -423,8 +422,12 @@ impl<'a> Events<'a> {
                 self.task_fields(&mut body, pid, 1, target_cpu);
                 (w, self.curr(w), FE_SCHED_WAKING)
             }
-            SchedEvent::Wakeup { pid, cpu, new } => {
-                let w = self.waker_cpu.of(pid, cpu);
+            SchedEvent::Wakeup {
+                pid,
+                cpu,
+                new,
+                from_cpu: w,
+            } => {
                 self.task_fields(&mut body, pid, 1, cpu);
                 let f = if new {
                     FE_SCHED_WAKEUP_NEW
@@ -461,7 +464,7 @@ impl<'a> Events<'a> {
                 uint(&mut body, 2, cpu as u64);
                 (cpu, None, FE_CPU_IDLE)
             }
-            SchedEvent::IdleExit { cpu } => {
+            SchedEvent::IdleExit { cpu, .. } => {
                 uint(&mut body, 1, u64::from(u32::MAX));
                 uint(&mut body, 2, cpu as u64);
                 (cpu, None, FE_CPU_IDLE)
@@ -600,7 +603,6 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
         tasks,
         nr_cpus,
         curr: vec![None; nr_cpus],
-        waker_cpu: WakerCpus::new(tasks.len()),
         per_cpu: vec![Vec::new(); nr_cpus],
         counters: Vec::new(),
         cfs: CfsRqTracks {
@@ -614,7 +616,7 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
             ev.cfs.update(&mut ev.counters, log.window.0, cpu, nr, util);
         }
     }
-    for &(t, ref e) in &log.events {
+    for &(t, ref e) in &log.tracepoints() {
         ev.event(t, e);
     }
     ev.bundles(&mut out);

@@ -54,7 +54,7 @@ impl Observer<SchedEvent> for DecisionTrace {
                     "{now} waking pid={pid} waker_cpu={waker_cpu} prev_cpu={target_cpu}"
                 )
             }
-            SchedEvent::Wakeup { pid, cpu, new } => {
+            SchedEvent::Wakeup { pid, cpu, new, .. } => {
                 writeln!(
                     t,
                     "{now} {} pid={pid} cpu={cpu}",
@@ -102,7 +102,7 @@ impl Observer<SchedEvent> for DecisionTrace {
             SchedEvent::IdleEnter { cpu, state } => {
                 writeln!(t, "{now} idle_enter cpu={cpu} state={state}")
             }
-            SchedEvent::IdleExit { cpu } => writeln!(t, "{now} idle_exit cpu={cpu}"),
+            SchedEvent::IdleExit { cpu, .. } => writeln!(t, "{now} idle_exit cpu={cpu}"),
             SchedEvent::Probe {
                 cpu,
                 target,

@@ -44,7 +44,8 @@
 //!   split across an event, and an event's extend stays on its page.
 //!
 //! An event's payload is its `struct trace_entry` (`common_type` = the event's ID,
-//! `common_flags` = `TRACE_FLAG_IRQS_OFF`, `common_preempt_count` = 2,
+//! `common_flags` = `TRACE_FLAG_IRQS_OFF` but for fork and exit,
+//! `common_preempt_count` = 0 (no `CONFIG_PREEMPT_COUNT`),
 //! `common_pid` = the task running on the CPU) and then its fields at the offsets of
 //! its format: comms as `char[16]` (NUL-terminated, at most 15 characters),
 //! `pid_t`/`int`/`u32` as 4 bytes, `sched_switch`'s `prev_state` as a `long` with the
@@ -57,10 +58,9 @@
 //! records as the ftrace text, so both show the same run. The output is a pure
 //! function of the records: the same run gives the same bytes.
 
-use crate::engine::SimTime;
 use crate::metrics::ftrace::{self, FieldVal, TraceRecord};
 use crate::sched::core::Task;
-use crate::sched::SchedEvent;
+
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -82,11 +82,12 @@ const TYPE_TIME_STAMP: u32 = 31;
 const TS_BITS: u32 = 27;
 /// The largest delta an entry header holds.
 pub const MAX_DELTA: u64 = (1 << TS_BITS) - 1;
-/// `common_flags` of every event: `TRACE_FLAG_IRQS_OFF` (`__schedule` and `ttwu`
-/// run with interrupts off), as the text trace's `d` flag.
-const COMMON_FLAGS: u8 = 0x01;
-/// `common_preempt_count`, as the text trace's preempt-depth column.
-const COMMON_PREEMPT_COUNT: u8 = 2;
+/// `TRACE_FLAG_IRQS_OFF` in `common_flags`: set for the events that fire with
+/// interrupts off ([`TraceRecord::irqs_off`]), as the text trace's `d` flag.
+const TRACE_FLAG_IRQS_OFF: u8 = 0x01;
+/// `common_preempt_count`: 0, a v5.6 build without `CONFIG_PREEMPT_COUNT` (the
+/// text trace's preempt-depth column `.`).
+const COMMON_PREEMPT_COUNT: u8 = 0;
 /// `TASK_COMM_LEN`.
 const COMM_LEN: usize = 16;
 
@@ -571,7 +572,7 @@ pub fn payload(ev: &EventDef, r: &TraceRecord) -> Result<Vec<u8>, TraceDatError>
     let (offs, size) = layout(ev);
     let mut b = vec![0u8; size];
     b[0..2].copy_from_slice(&ev.id.to_le_bytes());
-    b[2] = COMMON_FLAGS;
+    b[2] = if r.irqs_off() { TRACE_FLAG_IRQS_OFF } else { 0 };
     b[3] = COMMON_PREEMPT_COUNT;
     let pid = i32::try_from(r.pid).map_err(|_| TraceDatError::Pid(r.pid))?;
     b[4..8].copy_from_slice(&pid.to_le_bytes());
@@ -711,10 +712,10 @@ pub fn render_records(
     Ok(out)
 }
 
-/// Render `events` (in time order) of a run on `nr_cpus` CPUs with tasks `tasks`
+/// Render the tracepoints of `log` of a run on `nr_cpus` CPUs with tasks `tasks`
 /// (indexed by pid) as a trace-cmd `trace.dat` (version 6).
 pub fn render(
-    events: &[(SimTime, SchedEvent)],
+    log: &crate::metrics::EventLog,
     tasks: &[Task],
     nr_cpus: usize,
 ) -> Result<Vec<u8>, TraceDatError> {
@@ -722,7 +723,7 @@ pub fn render(
         return Err(TraceDatError::CpuCount(nr_cpus));
     }
     let mut records = Vec::new();
-    ftrace::for_each_record(events, tasks, nr_cpus, |r| records.push(r.clone()));
+    ftrace::for_each_record(log, tasks, nr_cpus, |r| records.push(r.clone()));
     // saved_cmdlines: every task (pid 0 is the idle task, which trace-cmd names
     // itself), with the comm the records print for it.
     let mut cmdlines = BTreeMap::new();

@@ -209,12 +209,12 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             // Moving itself: preempted by its own CPU's stopper at `might_sleep()`,
             // which runs `migration_cpu_stop` on the still-queued caller.
             self.stopper_runs(cpu, q);
-            self.move_queued_task(cpu, pid, dest, cpu, q);
+            self.move_queued_task(cpu, pid, dest, cpu, true, q);
             return true;
         }
         if !(running || waking) {
             if self.tasks[pid as usize].se.on_rq {
-                self.move_queued_task(tcpu, pid, dest, cpu, q);
+                self.move_queued_task(tcpu, pid, dest, cpu, false, q);
             }
             if !stop_pending {
                 return false;
@@ -291,7 +291,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let p = self.aff.pending.remove(i);
             if !allowed {
                 if self.tasks[pid as usize].se.on_rq {
-                    self.move_queued_task(cpu, pid, p.dest, cpu, q);
+                    self.move_queued_task(cpu, pid, p.dest, cpu, false, q);
                 } else {
                     self.aff.set_wake_cpu(pid, p.dest);
                 }
@@ -317,13 +317,16 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// `move_queued_task`: `pid`, queued on `src` (running there only when the
     /// stopper preempted it), moves to `dest` as a migration (`TASK_ON_RQ_MIGRATING`:
     /// its load leaves `src` at once; a delayed task stays delayed), then
-    /// `wakeup_preempt` there. A task that was running lets `src` pick again first.
+    /// `wakeup_preempt` there. A task that was running lets `src` pick again first:
+    /// `in_kernel`, it was preempted at a kernel preemption point (moving itself:
+    /// `R+`), else on its way back to user mode from the stopper's IPI (`R`).
     fn move_queued_task(
         &mut self,
         src: usize,
         pid: Pid,
         dest: usize,
         from_cpu: usize,
+        in_kernel: bool,
         q: &mut EventQueue<Event>,
     ) {
         let now = self.now;
@@ -333,7 +336,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.deactivate_task(src, pid, 0);
         self.set_task_cpu(pid, dest, false);
         self.lb.migrating = None;
-        if was_curr {
+        if was_curr && in_kernel {
+            self.preempt_schedule(src, q);
+        } else if was_curr {
             self.schedule(src, q);
         }
         self.rq_update_clock(dest, now);

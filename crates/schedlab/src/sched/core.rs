@@ -972,6 +972,29 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         k
     }
 
+    /// The state the CPUs are in now (at boot, before any event was logged), as the
+    /// events a trace shows for it: `cpu_frequency` for each CPU of each cpufreq
+    /// policy, then `cpu_idle` for each CPU inside a cpuidle state.
+    pub fn trace_state(&self) -> Vec<SchedEvent> {
+        let mut v = Vec::new();
+        for (d, p) in self.cpufreq.policies.iter().enumerate() {
+            if p.cur_khz > 0 {
+                for cpu in self.m.freq_domains[d].cpus.iter() {
+                    v.push(SchedEvent::CpuFrequency {
+                        cpu,
+                        freq_khz: p.cur_khz,
+                    });
+                }
+            }
+        }
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            if let Some(state) = rq.idle_state {
+                v.push(SchedEvent::IdleEnter { cpu, state });
+            }
+        }
+        v
+    }
+
     #[inline]
     pub(crate) fn emit(&mut self, ev: SchedEvent) {
         self.obs.observe(self.now, &ev);
@@ -1304,6 +1327,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             pid,
             cpu,
             new: true,
+            from_cpu: this_cpu,
         });
         self.check_preempt_curr(cpu, pid, WF_FORK, this_cpu, q);
     }
@@ -1517,6 +1541,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             pid,
             cpu,
             new: false,
+            from_cpu: waker_cpu,
         });
         if self.rqs[cpu].curr != Some(pid) {
             self.check_preempt_curr(cpu, pid, wake_flags, waker_cpu, q);
@@ -1548,6 +1573,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             pid,
             cpu,
             new: false,
+            from_cpu,
         });
         self.check_preempt_curr(cpu, pid, wake_flags, from_cpu, q);
         // ttwu_do_wakeup: fold the idle period into avg_idle.
@@ -1762,16 +1788,32 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     // schedule()
     // ------------------------------------------------------------------
 
-    /// `__schedule` on `cpu`: the current task blocks, exits or is preempted; pick the
-    /// next and switch, or go idle.
+    /// `schedule()` on `cpu` (`__schedule(false)`): the current task blocks, exits,
+    /// yields or is preempted on its way back to user mode; pick the next and
+    /// switch, or go idle.
     pub fn schedule(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        self.schedule_as(cpu, false, q);
+    }
+
+    /// `preempt_schedule_common` on `cpu` (`__schedule(true)`): the current task,
+    /// in kernel mode, is preempted at a preemption point (its switch shows `R+`).
+    pub(crate) fn preempt_schedule(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        self.schedule_as(cpu, true, q);
+    }
+
+    /// `__schedule(preempt)` on `cpu`.
+    fn schedule_as(&mut self, cpu: usize, preempt: bool, q: &mut EventQueue<Event>) {
         let now = self.now;
         self.sync_progress(cpu, now);
         self.rq_update_clock(cpu, now);
         let rq = &mut self.rqs[cpu];
         rq.need_resched = false;
         let prev = rq.curr;
-        let mut prev_state = PrevState::Preempted;
+        let mut prev_state = if preempt {
+            PrevState::Preempted
+        } else {
+            PrevState::Runnable
+        };
         if let Some(p) = prev {
             match self.tasks[p as usize].state {
                 TaskState::Sleeping => {
@@ -2130,7 +2172,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             // `begin_idle_exit`): the cluster comes up all the same.
             self.leave_idle_state(cpu, s);
             self.end_idle_round(cpu, s, now);
-            self.emit(SchedEvent::IdleExit { cpu });
+            self.emit(SchedEvent::IdleExit { cpu, exit_ns: 0 });
         }
     }
 
@@ -2780,7 +2822,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 self.end_idle_round(cpu, s, now + lat);
                 // Balance work charged to the idle CPU (fair/balance.rs) runs first.
                 self.rqs[cpu].exit_until = self.rqs[cpu].exit_until.max(now) + lat;
-                self.emit(SchedEvent::IdleExit { cpu });
+                self.emit(SchedEvent::IdleExit { cpu, exit_ns: lat });
             }
         }
         self.rqs[cpu].exit_until.max(now)
@@ -2837,7 +2879,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.m.idle_states(cpu)[s].is_polling() {
             self.idle_dev[cpu].dev.poll_time_limit = true;
         }
-        self.emit(SchedEvent::IdleExit { cpu });
+        self.emit(SchedEvent::IdleExit { cpu, exit_ns: 0 });
         self.idle_loop_continue(cpu);
     }
 

@@ -69,9 +69,24 @@ pub enum Event {
 }
 
 /// Why a task is not running when it leaves the CPU (`prev_state` of sched_switch).
+///
+/// A task switched out still runnable shows `R` or `R+` by *how* `__schedule` was
+/// entered, not by why the CPU picked again: `__trace_sched_switch_state(preempt, p)`
+/// reports `TASK_REPORT_MAX` (`R+`) only for `__schedule(true)`, the kernel-mode
+/// preemption points (`preempt_schedule*`, and `_cond_resched` / `might_resched`,
+/// which go through `preempt_schedule_common`). The modelled kernels are built
+/// without `CONFIG_PREEMPTION` (Debian's 5.10 and 6.12 are `PREEMPT_VOLUNTARY`), so a
+/// task preempted by the tick or by a wakeup, which the model runs in user mode,
+/// reschedules on its way back to user space through plain `schedule()`: `R`, as
+/// the oracle's real 5.10 trace shows for its spinning `hog`s. So does `sched_yield`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PrevState {
-    /// Still runnable: preempted or yielded (`R+` / `R`).
+    /// Still runnable, switched out through `schedule()` (`R`: return to user
+    /// mode with `TIF_NEED_RESCHED`, or a yield).
+    Runnable,
+    /// Still runnable, switched out at a kernel-mode preemption point (`R+`): in
+    /// the model only a task moving itself off its CPU, preempted by the stopper
+    /// at `wait_for_completion`'s `might_sleep()` (sched/affinity.rs).
     Preempted,
     Sleeping,
     Dead,
@@ -80,23 +95,30 @@ pub enum PrevState {
 impl PrevState {
     /// The `prev_state` field of `sched_switch` as v5.6's
     /// `__trace_sched_switch_state` reports it: `TASK_REPORT_MAX` (0x100) for a
-    /// preempted task, else `1 << (task_state_index − 1)`: 1 for S
-    /// (TASK_INTERRUPTIBLE), 0x10 for X (EXIT_DEAD).
+    /// preempted task, else `1 << (task_state_index − 1)`, or 0 for a running one:
+    /// 0 for R, 1 for S (TASK_INTERRUPTIBLE), 0x10 for X (EXIT_DEAD).
     pub(crate) fn bits(self) -> i64 {
         match self {
+            PrevState::Runnable => 0,
             PrevState::Preempted => 0x100,
             PrevState::Sleeping => 1,
             PrevState::Dead => 0x10,
         }
     }
 
-    /// The same state as ftrace prints it (`R+`, `S`, `X`).
+    /// The same state as ftrace prints it (`R`, `R+`, `S`, `X`).
     pub(crate) fn letters(self) -> &'static str {
         match self {
+            PrevState::Runnable => "R",
             PrevState::Preempted => "R+",
             PrevState::Sleeping => "S",
             PrevState::Dead => "X",
         }
+    }
+
+    /// Still on the runqueue after the switch (`R` or `R+`).
+    pub fn is_runnable(self) -> bool {
+        matches!(self, PrevState::Runnable | PrevState::Preempted)
     }
 }
 
@@ -168,8 +190,15 @@ pub enum SchedEvent {
         waker_cpu: usize,
         target_cpu: usize,
     },
-    /// `sched_wakeup` / `sched_wakeup_new`: the task is enqueued on `cpu`.
-    Wakeup { pid: Pid, cpu: usize, new: bool },
+    /// `sched_wakeup` / `sched_wakeup_new`: the task is enqueued on `cpu` by
+    /// `from_cpu`, the CPU running `ttwu_do_wakeup` (the waker's, or with
+    /// TTWU_QUEUE the target itself when it processes its wake_list).
+    Wakeup {
+        pid: Pid,
+        cpu: usize,
+        new: bool,
+        from_cpu: usize,
+    },
     /// `sched_migrate_task`.
     Migrate {
         pid: Pid,
@@ -196,8 +225,12 @@ pub enum SchedEvent {
     Exit { pid: Pid, cpu: usize },
     /// `cpu_idle` entry into state `state` (index into the CPU's idle table).
     IdleEnter { cpu: usize, state: usize },
-    /// `cpu_idle` exit (`state=4294967295`).
-    IdleExit { cpu: usize },
+    /// The CPU starts leaving its cpuidle state (an interrupt or IPI arrived, or a
+    /// polling loop ended): it is awake `exit_ns` later, the state's exit latency
+    /// (0 for a polling state). `cpuidle_enter_state` fires the `cpu_idle` exit
+    /// (`state=4294967295`) once the state's `enter()` returns, i.e. at the end of
+    /// that latency: the trace writers print it there ([`crate::metrics::EventLog::tracepoints`]).
+    IdleExit { cpu: usize, exit_ns: u64 },
     /// One CPU read by a placement search running on `cpu` (only with probe logging,
     /// for `schedlab explain`): its state as the search saw it. Every `FuncCall`
     /// covers the last `probed` of these before it.
