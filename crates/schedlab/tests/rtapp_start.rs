@@ -14,6 +14,7 @@
 
 use schedlab::config::Doc;
 use schedlab::experiment::{self, Overrides, RunOpts, Scenario};
+use schedlab::metrics::ftrace::FieldVal;
 use schedlab::workload::rtapp::MAIN_TASK;
 use std::path::Path;
 
@@ -41,7 +42,9 @@ fn trace(file: &str) -> (schedlab::experiment::result::RunResult, Vec<Ev>) {
 }
 
 /// The ftrace records of `file` on machine file `machine` (without the power
-/// events, `cpu_idle` and `cpu_frequency`).
+/// events, `cpu_idle` and `cpu_frequency`, and the threads' `task_rename`), each
+/// task named by its name (a thread's comm is `rt-app` until its `task_rename`:
+/// [`threads_name_themselves_first`]).
 fn trace_on(machine: &str, file: &str) -> (schedlab::experiment::result::RunResult, Vec<Ev>) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp");
     let text = format!(
@@ -59,24 +62,117 @@ fn trace_on(machine: &str, file: &str) -> (schedlab::experiment::result::RunResu
     // The trace's records at full ns precision (the text rounds to the µs).
     let (r, log, tasks) = experiment::run_logged(&sc, sc.seed, 0, &opts, false).unwrap();
     let mut evs = vec![];
+    let name = |pid: u32, comm: &str| match pid {
+        0 => comm.to_string(),
+        p => tasks[p as usize].name.chars().take(15).collect(),
+    };
     schedlab::metrics::ftrace::for_each_record(&log, &tasks, sc.machine.nr_cpus(), |e| {
-        if e.event == "cpu_idle" || e.event == "cpu_frequency" {
+        if matches!(e.event, "cpu_idle" | "cpu_frequency" | "task_rename") {
             return;
         }
+        let pid_of = |k: &str| {
+            let pk = k.replace("comm", "pid");
+            e.fields.iter().find_map(|(f, v)| match v {
+                FieldVal::Int(p) if *f == pk => Some(*p as u32),
+                _ => None,
+            })
+        };
         evs.push(Ev {
             ts_ns: e.ts,
             cpu: e.cpu,
-            by: format!("{}-{}", e.comm, e.pid),
+            by: format!("{}-{}", name(e.pid, &e.comm), e.pid),
             event: e.event.to_string(),
             payload: e
                 .fields
                 .iter()
-                .map(|(k, v)| format!("{k}={v}"))
+                .map(|(k, v)| match (k.ends_with("comm"), pid_of(k)) {
+                    (true, Some(p)) => format!("{k}={}", name(p, &v.to_string())),
+                    _ => format!("{k}={v}"),
+                })
                 .collect::<Vec<_>>()
                 .join(" "),
         });
     });
     (r, evs)
+}
+
+/// The raw records of `file` on `quad`: (event, cpu, time, printing task, fields).
+fn raw(file: &str) -> Vec<(String, usize, u64, String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp");
+    let text = format!(
+        "[machine]\nfile = \"quad.toml\"\n[run]\nseed = 3\n[workload]\nkind = \"rtapp\"\nfile = \"{file}\"\n"
+    );
+    let sc = Scenario::from_doc(
+        Doc::parse(&text, &dir.join("t.toml")).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let (_, log, tasks) =
+        experiment::run_logged(&sc, sc.seed, 0, &RunOpts::default(), false).unwrap();
+    let mut v = vec![];
+    schedlab::metrics::ftrace::for_each_record(&log, &tasks, sc.machine.nr_cpus(), |e| {
+        let f: Vec<String> = e.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        v.push((
+            e.event.to_string(),
+            e.cpu,
+            e.ts,
+            format!("{}-{}", e.comm, e.pid),
+            f.join(" "),
+        ));
+    });
+    v
+}
+
+/// rt-app's `thread_body` names its thread first (`pthread_setname_np`): a new
+/// thread is forked as `rt-app` (the comm `dup_task_struct` copied, as the oracle's
+/// real 5.10 trace shows: `child_comm=rt-app`), placed and switched in as
+/// `rt-app`, and renames itself on that CPU before anything else it does (once the
+/// switch and the fork's return path are paid); from
+/// then on every event names it by its own name.
+#[test]
+fn threads_name_themselves_first() {
+    let ev = raw("start2.json");
+    let rename: Vec<_> = ev.iter().filter(|e| e.0 == "task_rename").collect();
+    assert_eq!(rename.len(), 2, "one per thread, none for the main task");
+    for (i, r) in rename.iter().enumerate() {
+        let pid: u32 = r.4.split(' ').next().unwrap()[4..].parse().unwrap();
+        assert!(
+            r.4.ends_with(&format!("oldcomm=rt-app newcomm=t-{i} oom_score_adj=0")),
+            "{r:?}"
+        );
+        assert_eq!(r.3, format!("t-{i}-{pid}"), "printed by the renamed thread");
+        // Its fork and first switch-in name it rt-app; the rename follows at once
+        // on the CPU it was switched in on.
+        let fork = ev
+            .iter()
+            .find(|e| e.0 == "sched_process_fork" && e.4.ends_with(&format!("child_pid={pid}")))
+            .unwrap();
+        assert!(fork.4.contains("child_comm=rt-app "), "{fork:?}");
+        let first_in = ev
+            .iter()
+            .find(|e| {
+                e.0 == "sched_switch" && e.4.ends_with(&format!("next_pid={pid} next_prio=120"))
+            })
+            .unwrap();
+        assert!(first_in.4.contains("next_comm=rt-app "), "{first_in:?}");
+        assert_eq!(first_in.1, r.1, "{first_in:?} {r:?}");
+        assert!(r.2 >= first_in.2);
+        let between = ev
+            .iter()
+            .filter(|e| e.2 > first_in.2 && e.2 < r.2 && e.1 == r.1)
+            .count();
+        assert_eq!(between, 0, "the thread's first act after its switch-in");
+        let later: Vec<_> = ev
+            .iter()
+            .filter(|e| {
+                e.2 > r.2 && e.0 == "sched_switch" && e.4.contains(&format!("prev_pid={pid} "))
+            })
+            .collect();
+        assert!(!later.is_empty());
+        assert!(later
+            .iter()
+            .all(|e| e.4.contains(&format!("prev_comm=t-{i} "))));
+    }
 }
 
 #[test]

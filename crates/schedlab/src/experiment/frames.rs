@@ -79,7 +79,7 @@ pub fn latency(r: &RunResult) -> RecordBatch {
 }
 
 /// The tracepoints' fields, in the order the table gives them.
-const EVENT_FIELDS: [&str; 17] = [
+const EVENT_FIELDS: [&str; 20] = [
     "comm",
     "pid",
     "prio",
@@ -95,6 +95,9 @@ const EVENT_FIELDS: [&str; 17] = [
     "next_prio",
     "child_comm",
     "child_pid",
+    "oldcomm",
+    "newcomm",
+    "oom_score_adj",
     "state",
     "cpu_id",
 ];

@@ -12,8 +12,8 @@
 //! TGID column, since `record-tgid` is off by default). The payloads are the
 //! mainline raw `key=value` ones of `sched_switch` (prev_state letters, `+` for a
 //! preempted task), `sched_waking`, `sched_wakeup`, `sched_wakeup_new`,
-//! `sched_migrate_task`, `sched_process_fork`, `sched_process_exit`, `cpu_idle`
-//! (exit as `state=4294967295`) and `cpu_frequency`. The line's task is the one
+//! `sched_migrate_task`, `sched_process_fork`, `sched_process_exit`, `task_rename`
+//! (`oom_score_adj` 0), `cpu_idle` (exit as `state=4294967295`) and `cpu_frequency`. The line's task is the one
 //! running on that CPU at that moment (`<idle>-0` for the idle task), tracked from
 //! the `sched_switch` events themselves. Comms are cut to 15 characters
 //! (`TASK_COMM_LEN`) with spaces replaced, since the text readers split fields on
@@ -27,7 +27,10 @@
 //! state's `enter()` returns); a preempted task is `R+` only when switched out at a
 //! kernel preemption point, `R` when it reschedules on its way back to user mode
 //! ([`PrevState`](crate::sched::PrevState)). A trace opens with the state then: each
-//! CPU's `cpu_frequency` and, for a CPU in an idle state, its `cpu_idle`.
+//! CPU's `cpu_frequency` and, for a CPU in an idle state, its `cpu_idle`. A task
+//! that names itself (rt-app's threads, `pthread_setname_np` at the start of
+//! `thread_body`) shows its parent's comm, inherited at fork, until its
+//! `task_rename` ([`Comms`]).
 //!
 //! The latency flags are those of the modelled kernels' builds (Debian's
 //! `PREEMPT_VOLUNTARY`): v5.6–v5.12 have no `CONFIG_PREEMPT_COUNT`, so the
@@ -54,12 +57,74 @@ pub(crate) fn task_comm(t: Option<&Task>) -> String {
     }
 }
 
-/// [`task_comm`] sanitised for text traces (no spaces).
-fn comm(t: Option<&Task>) -> String {
-    task_comm(t)
-        .chars()
+/// A comm sanitised for text traces (no spaces).
+fn text(c: &str) -> String {
+    c.chars()
         .map(|c| if c.is_whitespace() { '_' } else { c })
         .collect()
+}
+
+/// The comm each task shows at each point of a trace, followed event by event
+/// (shared with the Perfetto writer). A task that renames itself later in the trace
+/// (`SchedEvent::Rename`) shows until then the comm it inherited at fork, its
+/// parent's then (`dup_task_struct` copies it); every other task shows its name.
+pub(crate) struct Comms {
+    /// By pid: the comm now ([`task_comm`] form; `<idle>` for pid 0).
+    now: Vec<String>,
+    /// By pid: renamed somewhere in the trace.
+    renamed: Vec<bool>,
+}
+
+impl Comms {
+    pub(crate) fn new(tasks: &[Task], events: &[(SimTime, SchedEvent)]) -> Comms {
+        let mut renamed = vec![false; tasks.len()];
+        for (_, e) in events {
+            if let SchedEvent::Rename { pid, .. } = *e {
+                if let Some(r) = renamed.get_mut(pid as usize) {
+                    *r = true;
+                }
+            }
+        }
+        let name = |p: usize| task_comm(tasks.get(p).filter(|_| p != 0));
+        let now = (0..tasks.len())
+            .map(|p| match tasks[p].parent {
+                // Forked before the trace began: its parent's name.
+                Some(pp) if renamed[p] => name(pp as usize),
+                _ => name(p),
+            })
+            .collect();
+        Comms { now, renamed }
+    }
+
+    /// Follow `e`: a fork gives a child that renames itself later its parent's
+    /// comm; a rename gives the task its name, and returns the comm it had.
+    pub(crate) fn observe(&mut self, e: &SchedEvent, tasks: &[Task]) -> Option<String> {
+        match *e {
+            SchedEvent::Fork {
+                parent: Some(p),
+                child,
+                ..
+            } if self.renamed.get(child as usize) == Some(&true) => {
+                let pc = self.of(p).to_string();
+                self.now[child as usize] = pc;
+                None
+            }
+            SchedEvent::Rename { pid, .. } => {
+                let name = task_comm(tasks.get(pid as usize));
+                let slot = self.now.get_mut(pid as usize)?;
+                Some(std::mem::replace(slot, name))
+            }
+            _ => None,
+        }
+    }
+
+    /// `pid`'s comm now (`<idle>` for the idle task or an unknown pid).
+    pub(crate) fn of(&self, pid: u32) -> &str {
+        match self.now.get(pid as usize) {
+            Some(c) if pid != 0 => c,
+            _ => "<idle>",
+        }
+    }
 }
 
 /// The tracefs text layout: the latency-flag columns and the pid width changed
@@ -211,9 +276,13 @@ struct Lines<'a> {
     nr_cpus: usize,
     /// Each CPU's current task (`None`: idle).
     curr: Vec<Option<u32>>,
+    comms: Comms,
 }
 
 impl<'a> Lines<'a> {
+    fn comm(&self, p: u32) -> String {
+        text(self.comms.of(p))
+    }
     fn task(&self, p: u32) -> Option<&'a Task> {
         self.tasks.get(p as usize).filter(|_| p != 0)
     }
@@ -228,7 +297,7 @@ impl<'a> Lines<'a> {
     /// them.
     fn task_fields(&self, pid: u32) -> Vec<(&'static str, FieldVal)> {
         vec![
-            ("comm", FieldVal::Str(comm(self.task(pid)))),
+            ("comm", FieldVal::Str(self.comm(pid))),
             ("pid", FieldVal::Int(i64::from(pid))),
             ("prio", FieldVal::Int(self.prio(pid))),
         ]
@@ -237,13 +306,14 @@ impl<'a> Lines<'a> {
     /// The record of event `e` at `t`, if the trace shows it.
     fn event(&mut self, t: SimTime, e: &SchedEvent) -> Option<TraceRecord> {
         use FieldVal::{Cpu, Int, Str};
+        let old_comm = self.comms.observe(e, self.tasks);
         let (cpu, who, ev, fields) = match *e {
             SchedEvent::Switch {
                 cpu, prev, next, ..
             } => {
                 let st = e.switched_out().map_or("R", |(_, s)| s.letters());
                 let pc = |p: Option<u32>| match p {
-                    Some(p) => (comm(self.task(p)), p, self.prio(p)),
+                    Some(p) => (self.comm(p), p, self.prio(p)),
                     None => (format!("swapper/{cpu}"), 0, 120),
                 };
                 let (pn, pp, ppr) = pc(prev);
@@ -299,20 +369,26 @@ impl<'a> Lines<'a> {
                 (orig_cpu, self.curr(orig_cpu), "sched_migrate_task", f)
             }
             SchedEvent::Fork { parent, child, cpu } => {
-                let (pn, pp) = match parent {
-                    Some(p) => (comm(self.task(p)), p),
-                    None => ("<idle>".to_string(), 0),
-                };
+                let pp = parent.unwrap_or(0);
                 let f = vec![
-                    ("comm", Str(pn)),
+                    ("comm", Str(self.comm(pp))),
                     ("pid", Int(i64::from(pp))),
-                    ("child_comm", Str(comm(self.task(child)))),
+                    ("child_comm", Str(self.comm(child))),
                     ("child_pid", Int(i64::from(child))),
                 ];
                 (cpu, parent, "sched_process_fork", f)
             }
             SchedEvent::Exit { pid, cpu } => {
                 (cpu, Some(pid), "sched_process_exit", self.task_fields(pid))
+            }
+            SchedEvent::Rename { pid, cpu } => {
+                let f = vec![
+                    ("pid", Int(i64::from(pid))),
+                    ("oldcomm", Str(text(&old_comm.unwrap_or_default()))),
+                    ("newcomm", Str(self.comm(pid))),
+                    ("oom_score_adj", Int(0)),
+                ];
+                (cpu, Some(pid), "task_rename", f)
             }
             SchedEvent::IdleEnter { cpu, state } => (
                 cpu,
@@ -356,7 +432,7 @@ impl<'a> Lines<'a> {
         fields: Vec<(&'static str, FieldVal)>,
     ) -> TraceRecord {
         let (comm, pid, tgid) = match who.and_then(|p| self.task(p).map(|tk| (p, tk))) {
-            Some((p, tk)) => (comm(Some(tk)), p, tk.tgid),
+            Some((p, tk)) => (self.comm(p), p, tk.tgid),
             None => ("<idle>".to_string(), 0, 0),
         };
         TraceRecord {
@@ -380,12 +456,14 @@ pub fn for_each_record(
     nr_cpus: usize,
     mut f: impl FnMut(&TraceRecord),
 ) {
+    let events = log.tracepoints();
     let mut lines = Lines {
         tasks,
         nr_cpus,
         curr: vec![None; nr_cpus],
+        comms: Comms::new(tasks, &events),
     };
-    for &(t, ref e) in &log.tracepoints() {
+    for &(t, ref e) in &events {
         if let Some(r) = lines.event(t, e) {
             f(&r);
         }

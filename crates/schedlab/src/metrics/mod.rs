@@ -324,6 +324,7 @@ impl Collector {
             }
             SchedEvent::Fork { .. }
             | SchedEvent::Exit { .. }
+            | SchedEvent::Rename { .. }
             | SchedEvent::Probe { .. }
             | SchedEvent::CpuFrequency { .. }
             | SchedEvent::CfsRq { .. } => {}

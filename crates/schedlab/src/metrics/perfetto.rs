@@ -60,7 +60,7 @@
 
 use crate::engine::SimTime;
 use crate::machine::Machine;
-use crate::metrics::ftrace::task_comm as comm;
+use crate::metrics::ftrace::{task_comm as comm, Comms};
 use crate::metrics::EventLog;
 use crate::sched::core::Task;
 use crate::sched::{Func, SchedEvent};
@@ -142,6 +142,7 @@ const FE_SCHED_WAKING: u32 = 20;
 const FE_SCHED_WAKEUP_NEW: u32 = 114;
 const FE_TASK_NEWTASK: u32 = 235;
 const FE_SCHED_PROCESS_EXIT: u32 = 238;
+const FE_TASK_RENAME: u32 = 236;
 const FE_SCHED_PROCESS_FORK: u32 = 239;
 const FE_SCHED_MIGRATE_TASK: u32 = 491;
 
@@ -386,6 +387,8 @@ struct Events<'a> {
     nr_cpus: usize,
     /// Each CPU's current task (`None`: idle).
     curr: Vec<Option<u32>>,
+    /// Each task's comm at this point of the trace.
+    comms: Comms,
     /// Each CPU's encoded `FtraceEvent`s.
     per_cpu: Vec<Vec<Vec<u8>>>,
     /// Encoded counter packets.
@@ -407,6 +410,7 @@ impl<'a> Events<'a> {
     /// Append `SchedEvent` `e` at `t`: an `FtraceEvent` on its CPU, or a counter.
     fn event(&mut self, t: SimTime, e: &SchedEvent) {
         let mut body = Vec::new();
+        let old_comm = self.comms.observe(e, self.tasks);
         let (cpu, who, field) = match *e {
             SchedEvent::Switch {
                 cpu, prev, next, ..
@@ -448,8 +452,15 @@ impl<'a> Events<'a> {
             SchedEvent::Fork { parent, child, cpu } => {
                 self.sched_process_fork(&mut body, t, parent, child, cpu)
             }
+            SchedEvent::Rename { pid, cpu } => {
+                int(&mut body, 1, i64::from(pid));
+                string(&mut body, 2, &old_comm.unwrap_or_default());
+                string(&mut body, 3, self.comms.of(pid));
+                int(&mut body, 4, 0);
+                (cpu, Some(pid), FE_TASK_RENAME)
+            }
             SchedEvent::Exit { pid, cpu } => {
-                string(&mut body, 1, &comm(self.task(pid)));
+                string(&mut body, 1, self.comms.of(pid));
                 int(&mut body, 2, i64::from(pid));
                 int(
                     &mut body,
@@ -517,7 +528,7 @@ impl<'a> Events<'a> {
     /// comm, pid, prio, then two integers: the body of the wakeup and migration
     /// events.
     fn task_fields(&self, body: &mut Vec<u8>, pid: u32, f4: i64, f5: usize) {
-        string(body, 1, &comm(self.task(pid)));
+        string(body, 1, self.comms.of(pid));
         int(body, 2, i64::from(pid));
         int(body, 3, self.prio(pid));
         int(body, 4, f4);
@@ -534,7 +545,7 @@ impl<'a> Events<'a> {
         next: Option<u32>,
     ) -> (usize, Option<u32>, u32) {
         let pc = |p: Option<u32>| match p {
-            Some(p) => (comm(self.task(p)), p, self.prio(p)),
+            Some(p) => (self.comms.of(p).to_string(), p, self.prio(p)),
             None => (format!("swapper/{cpu}"), 0, 120),
         };
         let (pn, pp, ppr) = pc(prev);
@@ -565,12 +576,11 @@ impl<'a> Events<'a> {
     ) -> (usize, Option<u32>, u32) {
         let mut nt = Vec::new();
         int(&mut nt, 1, i64::from(child));
-        string(&mut nt, 2, &comm(self.task(child)));
+        string(&mut nt, 2, self.comms.of(child));
         self.push(cpu, t, parent, FE_TASK_NEWTASK, &nt);
-        let pn = parent.map_or("<idle>".to_string(), |p| comm(self.task(p)));
-        string(body, 1, &pn);
+        string(body, 1, self.comms.of(parent.unwrap_or(0)));
         int(body, 2, i64::from(parent.unwrap_or(0)));
-        string(body, 3, &comm(self.task(child)));
+        string(body, 3, self.comms.of(child));
         int(body, 4, i64::from(child));
         (cpu, parent, FE_SCHED_PROCESS_FORK)
     }
@@ -599,10 +609,12 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
     process_tree(&mut out, tasks);
     track_descriptors(&mut out, nr_cpus);
 
+    let events = log.tracepoints();
     let mut ev = Events {
         tasks,
         nr_cpus,
         curr: vec![None; nr_cpus],
+        comms: Comms::new(tasks, &events),
         per_cpu: vec![Vec::new(); nr_cpus],
         counters: Vec::new(),
         cfs: CfsRqTracks {
@@ -616,7 +628,7 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
             ev.cfs.update(&mut ev.counters, log.window.0, cpu, nr, util);
         }
     }
-    for &(t, ref e) in &log.tracepoints() {
+    for &(t, ref e) in &events {
         ev.event(t, e);
     }
     ev.bundles(&mut out);

@@ -99,6 +99,8 @@ impl Observer<SchedEvent> for DecisionTrace {
                 )
             }
             SchedEvent::Exit { pid, cpu } => writeln!(t, "{now} exit pid={pid} cpu={cpu}"),
+            // Names are not decisions: the decision trace names no task.
+            SchedEvent::Rename { .. } => return,
             SchedEvent::IdleEnter { cpu, state } => {
                 writeln!(t, "{now} idle_enter cpu={cpu} state={state}")
             }

@@ -26,8 +26,8 @@
 //!   (`ring_buffer_print_page_header` / `ring_buffer_print_entry_header`);
 //! * no ftrace-internal event formats; the systems `sched` (`sched_switch`,
 //!   `sched_waking`, `sched_wakeup`, `sched_wakeup_new`, `sched_migrate_task`,
-//!   `sched_process_fork`, `sched_process_exit`) and `power` (`cpu_idle`,
-//!   `cpu_frequency`) with their v5.6 `format` files; the IDs are schedlab's own,
+//!   `sched_process_fork`, `sched_process_exit`), `task` (`task_rename`) and
+//!   `power` (`cpu_idle`, `cpu_frequency`) with their v5.6 `format` files; the IDs are schedlab's own,
 //!   stable numbering (see [`EVENTS`]), as IDs differ between kernel builds anyway;
 //! * empty kallsyms and `trace_printk` formats, `saved_cmdlines` with every task's
 //!   comm, the CPU count, no options, then `flyrecord` and each CPU's (offset,
@@ -162,6 +162,8 @@ enum Kind {
     I32,
     /// An unsigned 32-bit integer (`u32`).
     U32,
+    /// A signed 16-bit integer (`short`).
+    I16,
     /// `long prev_state`: task-state letters as the kernel's bits.
     State,
 }
@@ -183,6 +185,7 @@ impl FieldDef {
         match self.kind {
             Kind::Comm => COMM_LEN,
             Kind::I32 | Kind::U32 => 4,
+            Kind::I16 => 2,
             Kind::State => 8,
         }
     }
@@ -190,7 +193,7 @@ impl FieldDef {
     fn align(&self) -> usize {
         match self.kind {
             Kind::Comm => 1,
-            Kind::I32 | Kind::U32 | Kind::State => self.size(),
+            Kind::I16 | Kind::I32 | Kind::U32 | Kind::State => self.size(),
         }
     }
     fn signed(&self) -> bool {
@@ -306,6 +309,18 @@ pub const EVENTS: &[EventDef] = &[
             f("int", "prio", "prio", Kind::I32),
         ],
         print_fmt: "\"comm=%s pid=%d prio=%d\", REC->comm, REC->pid, REC->prio",
+    },
+    EventDef {
+        system: "task",
+        name: "task_rename",
+        id: 300,
+        fields: &[
+            f("pid_t", "pid", "pid", Kind::I32),
+            f("char", "oldcomm", "oldcomm", Kind::Comm),
+            f("char", "newcomm", "newcomm", Kind::Comm),
+            f("short", "oom_score_adj", "oom_score_adj", Kind::I16),
+        ],
+        print_fmt: "\"pid=%d oldcomm=%s newcomm=%s oom_score_adj=%hd\", REC->pid, REC->oldcomm, REC->newcomm, REC->oom_score_adj",
     },
     EventDef {
         system: "power",
@@ -608,6 +623,10 @@ pub fn payload(ev: &EventDef, r: &TraceRecord) -> Result<Vec<u8>, TraceDatError>
                 let i = i32::try_from(*i).map_err(|_| bad(v))?;
                 b[off..off + 4].copy_from_slice(&i.to_le_bytes());
             }
+            (Kind::I16, FieldVal::Int(i)) => {
+                let i = i16::try_from(*i).map_err(|_| bad(v))?;
+                b[off..off + 2].copy_from_slice(&i.to_le_bytes());
+            }
             (Kind::U32, FieldVal::Int(i) | FieldVal::Cpu(i)) => {
                 let i = u32::try_from(*i).map_err(|_| bad(v))?;
                 b[off..off + 4].copy_from_slice(&i.to_le_bytes());
@@ -676,7 +695,7 @@ pub fn render_records(
         out.extend_from_slice(text.as_bytes());
     }
     put_u32(&mut out, 0); // ftrace event formats
-    let systems = ["sched", "power"];
+    let systems = ["sched", "task", "power"];
     put_u32(&mut out, systems.len() as u32);
     for sys in systems {
         out.extend_from_slice(sys.as_bytes());

@@ -1375,6 +1375,14 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
+    /// `__set_task_comm` by the task running on `cpu`: it takes its own name
+    /// (`task_rename`).
+    pub(crate) fn set_task_comm(&mut self, cpu: usize) {
+        if let Some(pid) = self.rqs[cpu].curr {
+            self.emit(SchedEvent::Rename { pid, cpu });
+        }
+    }
+
     /// `do_exit` for the task running on `cpu`: dequeue for good, then schedule.
     pub(crate) fn exit_current(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
         let pid = self.rqs[cpu].curr.expect("exit_current on an idle CPU");

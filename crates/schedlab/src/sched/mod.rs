@@ -223,6 +223,10 @@ pub enum SchedEvent {
     },
     /// `sched_process_exit`.
     Exit { pid: Pid, cpu: usize },
+    /// `task_rename`: the task running on `cpu` sets its own comm to its name
+    /// (`__set_task_comm`, from rt-app's `pthread_setname_np` in `thread_body`);
+    /// until then it shows the comm it inherited from its parent at fork.
+    Rename { pid: Pid, cpu: usize },
     /// `cpu_idle` entry into state `state` (index into the CPU's idle table).
     IdleEnter { cpu: usize, state: usize },
     /// The CPU starts leaving its cpuidle state (an interrupt or IPI arrived, or a

@@ -75,7 +75,15 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 self.k.yield_current(cpu, &mut self.q);
                 true
             }
-            Op::Syscall | Op::ThreadStart { .. } => {
+            Op::ThreadStart { .. } => {
+                if st.phase == 0 {
+                    // thread_body's first act: pthread_setname_np.
+                    self.k.set_task_comm(cpu);
+                }
+                pay!(self, cpu, op, st);
+                next!(st)
+            }
+            Op::Syscall => {
                 pay!(self, cpu, op, st);
                 next!(st)
             }
