@@ -7,10 +7,11 @@ counter: sched_switch = context switches, sched_waking = wakeups,
 sched_migrate_task = migrations, sched_process_fork and sched_wakeup_new = tasks.
 
 trappy reads tracefs text with four latency flags or none (not the five of recent
-kernels: its regex stops at four). LISA's text parsers do
-not take the flags column (``TxtTraceParser`` is for ``trace-cmd report -R``,
-``HRTxtTraceParser`` stops at the preempt-depth digit), so LISA is given the layout
-tracefs prints with ``options/irq-info`` off (``--ftrace-layout ...-no-irq-info``).
+kernels: its regex stops at four). LISA's ``HRTxtTraceParser`` reads the v5.6
+layout's flags (``d...``: no preempt-count digit, as a ``PREEMPT_VOLUNTARY`` 5.x build
+prints them) but stops at the v6 layout's preempt-depth digit (``d..2.``), so it is
+also given the layout tracefs prints with ``options/irq-info`` off
+(``--ftrace-layout ...-no-irq-info``).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def test_trappy_reads_the_four_flag_and_flagless_layouts(
 
 
 @pytest.mark.parametrize("scenario,sets", CASES)
-@pytest.mark.parametrize("layout", ["v5.6-no-irq-info", "v6-no-irq-info"])
+@pytest.mark.parametrize("layout", ["v5.6", "v5.6-no-irq-info", "v6-no-irq-info"])
 def test_lisa_reads_the_kernel_text(tmp_path: Path, scenario: str, sets: list, layout) -> None:
     from lisa.trace import HRTxtTraceParser, Trace
 

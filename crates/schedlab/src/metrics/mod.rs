@@ -432,7 +432,9 @@ impl EventLog {
     ///   idle state (a window from 0 has the boot state as events at 0);
     /// * a `cpu_idle` exit fires when the state's `enter()` returns, after its exit
     ///   latency ([`SchedEvent::IdleExit`]), before anything else at that time; one
-    ///   after the window's end or the run's is not recorded.
+    ///   after the window's end or the run's is not recorded. A CPU the model sends
+    ///   back into an idle state (or switches) sooner has its exit then, as
+    ///   the idle residency counts it ([`Collector`]: `close_idle`).
     pub fn tracepoints(&self) -> Vec<(SimTime, SchedEvent)> {
         let start = self.window.0;
         let last = self.end.map_or(self.window.1, |e| e.min(self.window.1));
@@ -450,32 +452,42 @@ impl EventLog {
                 }
             }
         }
-        // Exits still in their latency, earliest first (ties in emission order).
-        let mut pending = std::collections::BinaryHeap::new();
-        let mut seq = 0u64;
-        for &(t, cpu, exit_ns) in &self.exits_at_start {
-            pending.push(std::cmp::Reverse((t + exit_ns, seq, cpu, exit_ns)));
-            seq += 1;
-        }
+        // Exits still in their latency (at most one per CPU), by when they fire.
+        let mut pending: Vec<(SimTime, usize, u64)> = self
+            .exits_at_start
+            .iter()
+            .map(|&(t, cpu, lat)| (t + lat, cpu, lat))
+            .collect();
         let exit = |cpu, exit_ns| SchedEvent::IdleExit { cpu, exit_ns };
-        for &(t, e) in &self.events {
-            while let Some(&std::cmp::Reverse((at, _, cpu, lat))) = pending.peek() {
-                if at > t {
-                    break;
+        // Fire the pending exits due by `t` (or, for `cpu`, any: a CPU that enters
+        // an idle state or switches has left the previous one), earliest first.
+        let fire = |pending: &mut Vec<(SimTime, usize, u64)>, out: &mut Vec<_>, t, cpu| {
+            pending.sort_by_key(|p| p.0);
+            pending.retain(|&(at, c, lat)| {
+                let due = at <= t || Some(c) == cpu;
+                if due {
+                    out.push((at.min(t), exit(c, lat)));
                 }
-                out.push((at, exit(cpu, lat)));
-                pending.pop();
+                !due
+            });
+        };
+        for &(t, e) in &self.events {
+            let on = match e {
+                SchedEvent::IdleEnter { cpu, .. } | SchedEvent::Switch { cpu, .. } => Some(cpu),
+                _ => None,
+            };
+            if !pending.is_empty() {
+                fire(&mut pending, &mut out, t, on);
             }
             match e {
                 SchedEvent::IdleExit { cpu, exit_ns } if exit_ns > 0 => {
-                    let at = t.saturating_add(exit_ns);
-                    pending.push(std::cmp::Reverse((at, seq, cpu, exit_ns)));
-                    seq += 1;
+                    pending.push((t.saturating_add(exit_ns), cpu, exit_ns));
                 }
                 _ => out.push((t, e)),
             }
         }
-        while let Some(std::cmp::Reverse((at, _, cpu, lat))) = pending.pop() {
+        pending.sort_by_key(|p| p.0);
+        for (at, cpu, lat) in pending {
             if at <= last {
                 out.push((at, exit(cpu, lat)));
             }

@@ -1,0 +1,234 @@
+"""LISA's own analyses on schedlab's traces give schedlab's own numbers.
+
+Each case runs a scenario with the CLI ($SCHEDLAB_BIN), writing the run's JSON, its
+``trace.dat`` and its ftrace text (``v5.6-no-irq-info``, the layout LISA's
+``HRTxtTraceParser`` reads), opens both with LISA 3.1's ``Trace`` and compares what
+LISA computes with what schedlab reports:
+
+* per task, the time in each state of ``ana.tasks.df_task_states``: running
+  (``TASK_ACTIVE``) against ``runtime_ns``, waking plus preempted (``TASK_WAKING``,
+  ``TASK_RUNNING``) against ``runqueue_wait_ns``;
+* over all tasks, ``ana.latency.df_latency_wakeup`` and ``df_latency_preemption``
+  together against the run's runqueue-wait histogram (count and mean);
+* per CPU, ``ana.idle.df_cpu_idle_state_residency`` against ``idle_residency``;
+* per task, ``df_task_activation``'s active time against the same runtime;
+* every task that names itself has its ``task_rename`` and is found by name
+  (``get_task_ids``).
+
+LISA 3.1's text parser turns a ``prev_state`` string into bits by OR-ing every
+``TaskState`` whose letter occurs in it, and the states without a letter (the empty
+string occurs in every string) add ``0x1d00`` to each: ``R`` reads as 7424, so
+``df_latency_preemption`` finds no preemption in any text trace, real or simulated.
+In trace.dat a task preempted in the kernel (``R+``, ``0x100``) is ``TASK_WAKEKILL``
+to LISA, which ``df_latency_preemption`` skips: those waits are added from the
+states.
+The text checks clear those bits and take the latencies from the states; trace.dat
+(integer states) needs no help.
+
+LISA leaves the last state of each task (and CPU) open: the trace ends at its last
+event, and the state's ``delta`` is NaN. schedlab counts a task running at the end
+until ``sim_time_ns`` (an idle state likewise), and a wait only once it has ended in
+a switch-in, so an open running (or idle) state is closed at the run's end and an
+open wait is left out. What remains must be equal: to the ns in ``trace.dat``, to
+the text's µs rounding (1 µs per state change) in the text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import warnings
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("SCHEDLAB_BIN", REPO / "target" / "release" / "schedlab"))
+TEXT_EVENTS = ["sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new",
+               "sched_migrate_task", "sched_process_fork", "sched_process_exit",
+               "cpu_idle", "cpu_frequency", "task_rename"]
+# The demo (a pipe workload on juno-r0), hackbench on a 2-socket SMT Xeon (v5.6,
+# TTWU_QUEUE: its cross-LLC wakeups are queued on the target) and rt-app's example
+# on juno-r0 under schedutil (threads that name themselves, idle states, OPPs).
+CASES = {
+    "demo": ("scenarios/demo.toml", ["run.duration_ms=100"]),
+    "hackbench": ("scenarios/hackbench.toml", ["machine.preset=xeon-e5-40",
+                                               "workload.groups=2", "workload.loops=30"]),
+    "rtapp": ("scenarios/rtapp-example.toml", ["kernel.cpufreq=schedutil",
+                                               "run.duration_ms=300"]),
+}
+
+
+@pytest.fixture(autouse=True)
+def quiet() -> None:
+    warnings.simplefilter("ignore")
+
+
+def traces(tmp: Path, case: str) -> tuple:
+    scenario, sets = CASES[case]
+    out = {}
+    for name, extra in [("t.dat", []), ("t.txt", ["--ftrace-layout", "v5.6-no-irq-info"])]:
+        js = tmp / f"{name}.json"
+        args = [str(BIN), "run", str(REPO / scenario), "--trace", str(tmp / name),
+                "--json", str(js), "-q", *extra]
+        for s in sets:
+            args += ["--set", s]
+        subprocess.run(args, check=True)
+        out[name] = json.loads(js.read_text())
+    # Both formats come from the same run.
+    a, b = out["t.dat"], out["t.txt"]
+    assert a["tasks"] == b["tasks"] and a["metrics"] == b["metrics"]
+    return tmp / "t.dat", tmp / "t.txt", a
+
+
+def lisa_trace(path: Path):
+    from lisa.trace import HRTxtTraceParser, Trace
+
+    if path.suffix == ".dat":
+        return Trace(str(path), normalize_time=False)
+    return Trace(str(path), parser=HRTxtTraceParser.from_txt_file, events=TEXT_EVENTS,
+                 normalize_time=False)
+
+
+# The letterless TaskStates (WAKEKILL, NOLOAD, NEW, STATE_MAX) LISA 3.1's text parser
+# adds to every prev_state.
+LISA_TEXT_NOISE = 0x1D00
+
+
+def idle_state_names(scenario: str, sets: list, tmp: Path) -> list:
+    """Per CPU, its idle states' names in index order (the machine file)."""
+    import tomllib
+
+    preset = next((s.split("=", 1)[1] for s in sets if s.startswith("machine.preset=")), None)
+    if preset is None:
+        sc = tomllib.loads((REPO / scenario).read_text())
+        preset = sc["machine"]["preset"]
+    out = tmp / "machine.toml"
+    subprocess.run([str(BIN), "topology", preset, "--export", str(out)], check=True,
+                   stdout=subprocess.DEVNULL)
+    m = tomllib.loads(out.read_text())
+    tables = {t["name"]: [s["name"] for s in t.get("state", [])] for t in m.get("idle_table", [])}
+    names = {}
+    for g in m["cpu_group"]:
+        for part in g["cpus"].split(","):
+            lo, _, hi = part.partition("-")
+            for c in range(int(lo), int(hi or lo) + 1):
+                names[c] = tables.get(g.get("idle_table"), [])
+    return [names[c] for c in sorted(names)]
+
+
+def closed(df, end: float, state):
+    """The task states `df` with an open last row in `state` closed at `end`."""
+    df = df.copy()
+    last = df.index[-1]
+    if df["delta"].isna().iloc[-1] and df["curr_state"].iloc[-1] == state:
+        df.loc[last, "delta"] = end - last
+    return df
+
+
+@pytest.mark.parametrize("fmt", ["dat", "txt"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_lisa_task_states_and_latencies_equal_schedlab(tmp_path: Path, case: str, fmt: str):
+    from lisa.analysis.tasks import TaskState
+
+    dat, txt, r = traces(tmp_path, case)
+    tr = lisa_trace(dat if fmt == "dat" else txt)
+    end = r["sim_time_ns"] / 1e9
+    waits = []
+    nwaits = 0
+    import pandas as pd
+
+    for t in r["tasks"]:
+        # A thread that renamed itself is two TaskIDs to LISA (its comm before and
+        # after): its states are both together.
+        # (Only a trace with a task_rename has TaskIDs to LISA: pids do otherwise.)
+        if case == "rtapp":
+            ids = [i for i in tr.task_ids if i.pid == t["pid"]]
+        else:
+            ids = [t["pid"]]
+        df = pd.concat([tr.ana.tasks.df_task_states(i) for i in ids]).sort_index()
+        # Each TaskID's last state is open: the timeline is the rows together.
+        df["delta"] = df.index.to_series().diff().shift(-1).to_numpy()
+        if fmt == "txt":
+            st = df["curr_state"]
+            df["curr_state"] = st.where(st >= TaskState.TASK_ACTIVE, st & ~LISA_TEXT_NOISE)
+        df = closed(df, end, TaskState.TASK_ACTIVE)
+        by = df.groupby("curr_state")["delta"].sum()
+        # LISA marks the rename itself (TASK_RENAMED): the task runs on through it.
+        run = by.get(TaskState.TASK_ACTIVE, 0.0) + by.get(TaskState.TASK_RENAMED, 0.0)
+        # `R+` (0x100, TASK_REPORT_MAX in trace.dat) is a task preempted in the
+        # kernel, which LISA files as TASK_WAKEKILL (and df_latency_preemption
+        # skips): in the model, a thread moving itself off its CPU.
+        wait = (by.get(TaskState.TASK_WAKING, 0.0) + by.get(TaskState.TASK_RUNNING, 0.0)
+                + by.get(TaskState.TASK_WAKEKILL, 0.0))
+        kernel_preempted = (df["curr_state"] == TaskState.TASK_WAKEKILL) & (
+            df["next_state"] == TaskState.TASK_ACTIVE)
+        # The text rounds every timestamp to the µs.
+        tol = 1e-9 if fmt == "dat" else 1e-6 * (len(df) + 1)
+        assert run == pytest.approx(t["runtime_ns"] / 1e9, abs=tol), (t["name"], fmt)
+        # df_task_activation (pandas 2.1.4: 2.2 makes it raise): the same running
+        # time but for the open last slice and the rename's.
+        act = pd.concat([tr.ana.tasks.df_task_activation(i) for i in ids])
+        on = act[act["active"] == 1]["duration"].sum()
+        off = run - on - by.get(TaskState.TASK_RENAMED, 0.0)
+        assert -tol <= off <= end - df.index[-1] + tol, (t["name"], run, on)
+        assert wait == pytest.approx(t["runqueue_wait_ns"] / 1e9, abs=tol), (t["name"], fmt)
+        if fmt == "dat":
+            for i in ids:
+                waits += list(tr.ana.latency.df_latency_wakeup(i)["wakeup_latency"])
+                waits += list(tr.ana.latency.df_latency_preemption(i)["preempt_latency"])
+            waits += list(df["delta"][kernel_preempted])
+        else:
+            # The waits that ended in a switch-in (the last one may be open).
+            ended = df["curr_state"].isin([TaskState.TASK_WAKING, TaskState.TASK_RUNNING,
+                                           TaskState.TASK_WAKEKILL])
+            ended &= df["next_state"] == TaskState.TASK_ACTIVE
+            nwaits += int(ended.sum())
+    # Every wait that ended in a switch-in, as the run's histogram counts them.
+    h = r["metrics"]["runqueue_wait_ns"]
+    if fmt == "dat":
+        assert len(waits) == h["count"]
+        assert sum(waits) / len(waits) * 1e9 == pytest.approx(h["mean"], abs=0.001)
+    else:
+        assert nwaits == h["count"]
+
+
+@pytest.mark.parametrize("fmt", ["dat", "txt"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_lisa_idle_residency_equals_schedlab(tmp_path: Path, case: str, fmt: str):
+    dat, txt, r = traces(tmp_path, case)
+    tr = lisa_trace(dat if fmt == "dat" else txt)
+    end = r["sim_time_ns"] / 1e9
+    df = tr.df_event("cpu_idle")
+    order = idle_state_names(*CASES[case], tmp_path)
+    # schedlab reports fractions of the run rounded to 1e-6; the text's µs add one
+    # µs per state change.
+    for cpu, want in enumerate(r["metrics"]["idle_residency"]):
+        ev = df[df["cpu_id"] == cpu]
+        got = [0.0] * len(want)
+        for (t0, row), t1 in zip(ev.iterrows(), list(ev.index[1:]) + [end]):
+            if row["state"] != 4294967295 and row["state"] != -1:
+                got[int(row["state"])] += t1 - t0
+        lisa = tr.ana.idle.df_cpu_idle_state_residency(cpu)["time"]
+        assert sorted(order[cpu]) == sorted(want), (cpu, order[cpu], want)
+        for s, name in enumerate(order[cpu]):
+            frac = want[name]
+            tol = 1e-6 * end + (0 if fmt == "dat" else 1e-6 * (len(ev) + 1))
+            assert got[s] == pytest.approx(frac * end, abs=tol), (cpu, name, fmt)
+            # LISA's own analysis: the same, but for the last state, which it
+            # closes at the trace's last event.
+            cut = end - tr.end if len(ev) and ev["state"].iloc[-1] == s else 0.0
+            assert lisa.get(s, 0.0) + cut == pytest.approx(frac * end, abs=tol), (cpu, name)
+
+
+def test_rt_app_threads_are_found_by_name(tmp_path: Path):
+    dat, txt, r = traces(tmp_path, "rtapp")
+    for path in (dat, txt):
+        tr = lisa_trace(path)
+        ren = tr.df_event("task_rename")
+        threads = [t for t in r["tasks"] if t["name"] != "rt-app"]
+        assert sorted(ren["newcomm"]) == sorted(t["name"][:15] for t in threads)
+        assert set(ren["oldcomm"]) == {"rt-app"}
+        for t in threads:
+            assert [p.pid for p in tr.get_task_ids(t["name"])] == [t["pid"]], t["name"]
