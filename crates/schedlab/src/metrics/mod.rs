@@ -646,6 +646,10 @@ mod tests {
         log.observe(120, &exit(0, 0));
         // Awake at 150: the exit fires first, then what the CPU does then.
         log.observe(150, &switch);
+        // A CPU the model sends back into a state before its latency has passed
+        // has left the previous one then.
+        log.observe(160, &exit(0, 20));
+        log.observe(170, &SchedEvent::IdleEnter { cpu: 0, state: 1 });
         // An exit whose latency outlasts the run is not recorded.
         log.observe(190, &exit(0, 30));
         log.end = Some(200);
@@ -664,6 +668,8 @@ mod tests {
                 (120, exit(0, 0)),
                 (150, exit(1, 50)),
                 (150, switch),
+                (170, exit(0, 20)),
+                (170, SchedEvent::IdleEnter { cpu: 0, state: 1 }),
             ]
         );
     }
