@@ -118,6 +118,13 @@ def idle_state_names(scenario: str, sets: list, tmp: Path) -> list:
     return [names[c] for c in sorted(names)]
 
 
+def case_trace(tmp: Path, case: str, fmt: str) -> tuple:
+    """LISA's Trace of `case`'s run in `fmt` ("dat" or "txt"), the run's JSON, and
+    its end (s)."""
+    dat, txt, r = traces(tmp, case)
+    return lisa_trace(dat if fmt == "dat" else txt), r, r["sim_time_ns"] / 1e9
+
+
 def closed(df, end: float, state):
     """The task states `df` with an open last row in `state` closed at `end`."""
     df = df.copy()
@@ -132,9 +139,7 @@ def closed(df, end: float, state):
 def test_lisa_task_states_and_latencies_equal_schedlab(tmp_path: Path, case: str, fmt: str):
     from lisa.analysis.tasks import TaskState
 
-    dat, txt, r = traces(tmp_path, case)
-    tr = lisa_trace(dat if fmt == "dat" else txt)
-    end = r["sim_time_ns"] / 1e9
+    tr, r, end = case_trace(tmp_path, case, fmt)
     waits = []
     nwaits = 0
     import pandas as pd
@@ -197,9 +202,7 @@ def test_lisa_task_states_and_latencies_equal_schedlab(tmp_path: Path, case: str
 @pytest.mark.parametrize("fmt", ["dat", "txt"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_lisa_idle_residency_equals_schedlab(tmp_path: Path, case: str, fmt: str):
-    dat, txt, r = traces(tmp_path, case)
-    tr = lisa_trace(dat if fmt == "dat" else txt)
-    end = r["sim_time_ns"] / 1e9
+    tr, r, end = case_trace(tmp_path, case, fmt)
     df = tr.df_event("cpu_idle")
     order = idle_state_names(*CASES[case], tmp_path)
     # schedlab reports fractions of the run rounded to 1e-6; the text's µs add one
@@ -232,3 +235,50 @@ def test_rt_app_threads_are_found_by_name(tmp_path: Path):
         assert set(ren["oldcomm"]) == {"rt-app"}
         for t in threads:
             assert [p.pid for p in tr.get_task_ids(t["name"])] == [t["pid"]], t["name"]
+
+
+def test_the_idle_check_rejects_exits_at_the_interrupt(tmp_path: Path):
+    """Negative control: the trace as schedlab wrote it until 2026-12-07, each
+    `cpu_idle` exit at the interrupt instead of after the exit latency, must fail
+    the residency comparison (demo, text; juno-r0's cluster and CPU sleeps exit in
+    1.5 ms)."""
+    import re
+    import tomllib
+
+    dat, txt, r = traces(tmp_path, "demo")
+    subprocess.run([str(BIN), "topology", "juno-r0", "--export", str(tmp_path / "m.toml")],
+                   check=True, stdout=subprocess.DEVNULL)
+    m = tomllib.loads((tmp_path / "m.toml").read_text())
+    lat = {t["name"]: [s["exit_latency_us"] for s in t["state"]] for t in m["idle_table"]}
+    table = {}
+    for g in m["cpu_group"]:
+        for part in g["cpus"].split(","):
+            lo, _, hi = part.partition("-")
+            for c in range(int(lo), int(hi or lo) + 1):
+                table[c] = lat[g["idle_table"]]
+    last = {}
+    out = []
+    pat = re.compile(r" (\d+\.\d{6}): cpu_idle: state=(\d+) cpu_id=(\d+)")
+    for line in txt.read_text().splitlines(keepends=True):
+        mt = pat.search(line)
+        if mt:
+            ts, st, cpu = float(mt[1]), int(mt[2]), int(mt[3])
+            if st == 4294967295:
+                early = ts - table[cpu][last.get(cpu, 0)] * 1e-6
+                line = line.replace(mt[1], f"{max(early, 0.0):.6f}")
+            else:
+                last[cpu] = st
+        out.append(line)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("".join(out))
+    tr = lisa_trace(bad)
+    end = r["sim_time_ns"] / 1e9
+    order = idle_state_names(*CASES["demo"], tmp_path)
+    off = 0.0
+    for cpu, want in enumerate(r["metrics"]["idle_residency"]):
+        lisa = tr.ana.idle.df_cpu_idle_state_residency(cpu)["time"]
+        for s, name in enumerate(order[cpu]):
+            off = max(off, abs(lisa.get(s, 0.0) - want[name] * end))
+    # The real trace meets the comparison to the µs; this one misses it by
+    # milliseconds.
+    assert off > 1e-3, off
