@@ -30,7 +30,7 @@
 //! CPU's `cpu_frequency` and, for a CPU in an idle state, its `cpu_idle`. A task
 //! that names itself (rt-app's threads, `pthread_setname_np` at the start of
 //! `thread_body`) shows its parent's comm, inherited at fork, until its
-//! `task_rename` ([`Comms`]).
+//! `task_rename` (`Comms`).
 //!
 //! The latency flags are those of the modelled kernels' builds (Debian's
 //! `PREEMPT_VOLUNTARY`): v5.6–v5.12 have no `CONFIG_PREEMPT_COUNT`, so the
