@@ -962,12 +962,12 @@ fn run_traced_here(
     }
     let stop = sim.run(sc.duration_ns)?;
     let wall = t0.elapsed().as_secs_f64();
+    if let Some(log) = &mut sim.k.obs.log {
+        log.end = Some(sim.k.now);
+    }
     let trace = match sim.k.obs.log.take() {
-        Some(mut log) => Some(TraceOut::Log {
-            log: {
-                log.end = Some(sim.k.now);
-                log
-            },
+        Some(log) => Some(TraceOut::Log {
+            log,
             tasks: sim.k.tasks.clone(),
         }),
         None => sim.k.obs.trace.take().map(|t| TraceOut::Text(t.text)),

@@ -452,17 +452,20 @@ impl EventLog {
                 }
             }
         }
-        // Exits still in their latency (at most one per CPU), by when they fire.
-        let mut pending: Vec<(SimTime, usize, u64)> = self
-            .exits_at_start
-            .iter()
-            .map(|&(t, cpu, lat)| (t + lat, cpu, lat))
-            .collect();
+        // Exits still in their latency (at most one per CPU), kept in the order
+        // they fire (ties in emission order).
+        let mut pending: Vec<(SimTime, usize, u64)> = Vec::new();
+        let add = |pending: &mut Vec<(SimTime, usize, u64)>, at: SimTime, cpu, lat| {
+            let i = pending.partition_point(|p| p.0 <= at);
+            pending.insert(i, (at, cpu, lat));
+        };
+        for &(t, cpu, lat) in &self.exits_at_start {
+            add(&mut pending, t + lat, cpu, lat);
+        }
         let exit = |cpu, exit_ns| SchedEvent::IdleExit { cpu, exit_ns };
         // Fire the pending exits due by `t` (or, for `cpu`, any: a CPU that enters
         // an idle state or switches has left the previous one), earliest first.
         let fire = |pending: &mut Vec<(SimTime, usize, u64)>, out: &mut Vec<_>, t, cpu| {
-            pending.sort_by_key(|p| p.0);
             pending.retain(|&(at, c, lat)| {
                 let due = at <= t || Some(c) == cpu;
                 if due {
@@ -481,12 +484,11 @@ impl EventLog {
             }
             match e {
                 SchedEvent::IdleExit { cpu, exit_ns } if exit_ns > 0 => {
-                    pending.push((t.saturating_add(exit_ns), cpu, exit_ns));
+                    add(&mut pending, t.saturating_add(exit_ns), cpu, exit_ns);
                 }
                 _ => out.push((t, e)),
             }
         }
-        pending.sort_by_key(|p| p.0);
         for (at, cpu, lat) in pending {
             if at <= last {
                 out.push((at, exit(cpu, lat)));
