@@ -36,6 +36,7 @@ __all__ = [
     "kernels",
     "workloads",
     "topology",
+    "lisa_platform",
     "__version__",
 ]
 
@@ -208,6 +209,24 @@ class Topology(NamedTuple):
     toml: str
     cpus: Any
     domains: Any
+
+
+def lisa_platform(
+    name_or_path: Union[str, "os.PathLike[str]"],
+    *,
+    kernel: str = "v5.6",
+    hz: int = 250,
+    rtapp_calib: Optional[int] = None,
+) -> str:
+    """The machine as LISA's ``PlatformInfo`` YAML (``schedlab topology MACHINE
+    --export-lisa``): capacities, frequency domains, energy model, kernel version and
+    config, rt-app calibration (``rtapp_calib``: ns per loop on a capacity-1024 CPU,
+    default 100). Write it to a file and load it with
+    ``lisa.platforms.platinfo.PlatformInfo.from_yaml_map``."""
+    arg = os.fspath(name_or_path)
+    if isinstance(arg, bytes):
+        arg = os.fsdecode(arg)
+    return _native.lisa_platform(arg, kernel, hz, rtapp_calib)
 
 
 def topology(name_or_path: Union[str, "os.PathLike[str]"], *, frame: str = "pandas") -> Topology:

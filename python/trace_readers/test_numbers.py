@@ -282,3 +282,109 @@ def test_the_idle_check_rejects_exits_at_the_interrupt(tmp_path: Path):
     # The real trace meets the comparison to the µs; this one misses it by
     # milliseconds.
     assert off > 1e-3, off
+
+
+def machine_of(case: str) -> str:
+    scenario, sets = CASES[case]
+    import tomllib
+
+    preset = next((s.split("=", 1)[1] for s in sets if s.startswith("machine.preset=")), None)
+    return preset or tomllib.loads((REPO / scenario).read_text())["machine"]["preset"]
+
+
+def platform_info(tmp: Path, machine: str, extra: tuple = ()):
+    """LISA's PlatformInfo of `machine` as `schedlab topology --export-lisa` writes it."""
+    from lisa.platforms.platinfo import PlatformInfo
+
+    out = tmp / f"{machine}.platform.yml"
+    subprocess.run([str(BIN), "topology", machine, "--export-lisa", str(out), *extra],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return PlatformInfo.from_yaml_map(str(out))
+
+
+def lisa_trace_with(path: Path, plat_info):
+    from lisa.trace import HRTxtTraceParser, Trace
+
+    if path.suffix == ".dat":
+        return Trace(str(path), plat_info=plat_info, normalize_time=False)
+    return Trace(str(path), parser=HRTxtTraceParser.from_txt_file, events=TEXT_EVENTS,
+                 plat_info=plat_info, normalize_time=False)
+
+
+@pytest.mark.parametrize("fmt", ["dat", "txt"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_lisa_frequency_residency_equals_schedlab(tmp_path: Path, case: str, fmt: str):
+    dat, txt, r = traces(tmp_path, case)
+    pi = platform_info(tmp_path, machine_of(case))
+    tr = lisa_trace_with(dat if fmt == "dat" else txt, pi)
+    end = r["sim_time_ns"] / 1e9
+    freq = tr.df_event("cpu_frequency")
+    for d, dom in enumerate(pi["freq-domains"]):
+        want = {int(k): v for k, v in r["metrics"]["freq_residency"][d].items()}
+        assert sorted(want) == sorted(pi["freqs"][dom[0]])
+        got = tr.ana.frequency.df_domain_frequency_residency(dom[0])["total_time"]
+        # LISA ends the last frequency at the trace's last event.
+        last = freq[freq["cpu_id"].isin(dom)]["state"].iloc[-1]
+        n = int((freq["cpu_id"] == dom[0]).sum())
+        tol = 1e-6 * end + (0 if fmt == "dat" else 1e-6 * (n + 1))
+        for f, frac in want.items():
+            cut = end - tr.end if f == last else 0.0
+            assert got.get(f, 0.0) + cut == pytest.approx(frac * end, abs=tol), (d, f, fmt)
+
+
+def lisa_energy(tr, end: float):
+    """Joules of LISA's EnergyModel.estimate_from_trace (mW per interval), per node
+    column, up to `end`."""
+    import numpy as np
+
+    p = tr.plat_info["nrg-model"].estimate_from_trace(tr)
+    dt = np.diff(list(p.index) + [end])
+    return {c: float((p[c].to_numpy() * dt).sum()) * 1e-3 for c in p.columns}
+
+
+ENERGY_CASES = [c for c in CASES if machine_of(c) == "juno-r0"]
+
+
+@pytest.mark.parametrize("fmt", ["dat", "txt"])
+@pytest.mark.parametrize("case", ENERGY_CASES)
+def test_lisa_energy_estimate_equals_schedlab(tmp_path: Path, case: str, fmt: str):
+    """LISA's estimate from the trace's idle states and frequencies, with the platform
+    file's energy model, is schedlab's energy meter: per CPU, per cluster, total."""
+    dat, txt, r = traces(tmp_path, case)
+    pi = platform_info(tmp_path, machine_of(case))
+    tr = lisa_trace_with(dat if fmt == "dat" else txt, pi)
+    end = r["sim_time_ns"] / 1e9
+    e = r["metrics"]["energy_joules"]
+    got = lisa_energy(tr, end)
+    # The text's µs: each state change moves up to 1 µs between two powers (< 1 W).
+    n = len(tr.df_event("cpu_idle")) + len(tr.df_event("cpu_frequency"))
+    tol = 2e-9 if fmt == "dat" else 1e-6 * 1.0 * (n + 1)
+    for cpu, j in enumerate(e["per_cpu"]):
+        assert got[str(cpu)] == pytest.approx(j, abs=tol), (cpu, fmt)
+    for d, dom in enumerate(pi["freq-domains"]):
+        cl = got["-".join(str(c) for c in dom)]
+        own = sum(e["per_cpu"][c] for c in dom)
+        assert cl + sum(got[str(c)] for c in dom) == pytest.approx(e["per_cluster"][d], abs=tol)
+        assert own + cl == pytest.approx(e["per_cluster"][d], abs=tol)
+    assert sum(got.values()) == pytest.approx(e["total"], abs=tol)
+
+
+def test_the_energy_check_rejects_a_model_without_the_cluster_term(tmp_path: Path):
+    """Negative control: juno-r0's platform file with the clusters' own power
+    removed (a flat per-CPU model, as LISA reads the kernel's debugfs EM) must miss
+    schedlab's total by the cluster energy."""
+    import tomllib
+
+    dat, txt, r = traces(tmp_path, "rtapp")
+    subprocess.run([str(BIN), "topology", "juno-r0", "--export", str(tmp_path / "m.toml")],
+                   check=True, stdout=subprocess.DEVNULL)
+    text = (tmp_path / "m.toml").read_text()
+    flat = "\n".join(l for l in text.splitlines()
+                     if not l.startswith(("cluster_power_mw", "cluster_idle_mw")))
+    assert tomllib.loads(flat)["freq_domain"][0].get("cluster_idle_mw") is None
+    (tmp_path / "flat.toml").write_text(flat + "\n")
+    pi = platform_info(tmp_path, str(tmp_path / "flat.toml"))
+    tr = lisa_trace_with(dat, pi)
+    got = sum(lisa_energy(tr, r["sim_time_ns"] / 1e9).values())
+    e = r["metrics"]["energy_joules"]
+    assert abs(got - e["total"]) > 0.5 * e["clusters"], (got, e)

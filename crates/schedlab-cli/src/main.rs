@@ -108,6 +108,21 @@ enum Cmd {
         /// Also write the machine as a TOML machine file.
         #[arg(long)]
         export: Option<PathBuf>,
+        /// Also write the machine as a LISA `PlatformInfo` YAML file (capacities,
+        /// frequency domains, energy model, kernel version and config, rt-app
+        /// calibration) for LISA's analyses and tests on schedlab's traces.
+        #[arg(long, value_name = "FILE")]
+        export_lisa: Option<PathBuf>,
+        /// The kernel preset the platform file describes (`--export-lisa`).
+        #[arg(long, default_value = "v5.6", requires = "export_lisa")]
+        kernel: String,
+        /// CONFIG_HZ of the platform file (`--export-lisa`); the scenario's `hz`.
+        #[arg(long, default_value_t = 250, requires = "export_lisa")]
+        hz: u32,
+        /// rt-app's ns per loop on a capacity-1024 CPU (`--export-lisa`): the
+        /// `calibration` LISA then writes into its rt-app files.
+        #[arg(long, value_name = "NS", default_value_t = schedlab::report::lisa::DEFAULT_RTAPP_NS_PER_LOOP, requires = "export_lisa")]
+        rtapp_calib: u64,
     },
     /// List machines, features, kernels or workloads.
     List {
@@ -798,11 +813,21 @@ fn topology_cmd(
     machine: &str,
     sysfs: Option<&Path>,
     export: Option<PathBuf>,
+    lisa: Option<(PathBuf, &str, u32, u64)>,
 ) -> Result<(), Failure> {
     let m = schedlab::machine::resolve(machine, sysfs)?;
     out!("{}", schedlab::report::topology_text(&m));
     if let Some(p) = export {
         save(&p, machine::file::machine_to_toml(&m).as_bytes(), false)?;
+    }
+    if let Some((p, kernel, hz, calib)) = lisa {
+        let o = schedlab::report::lisa::LisaOpts::parse(kernel, hz, calib)
+            .map_err(|e| InputError::new(format!("--export-lisa: {e}")))?;
+        save(
+            &p,
+            schedlab::report::lisa::platform_info_yaml(&m, &o).as_bytes(),
+            false,
+        )?;
     }
     Ok(())
 }
@@ -1091,7 +1116,16 @@ fn real_main() -> Result<(), Failure> {
             machine,
             sysfs,
             export,
-        } => topology_cmd(&machine, sysfs.as_deref(), export)?,
+            export_lisa,
+            kernel,
+            hz,
+            rtapp_calib,
+        } => topology_cmd(
+            &machine,
+            sysfs.as_deref(),
+            export,
+            export_lisa.map(|p| (p, kernel.as_str(), hz, rtapp_calib)),
+        )?,
         Cmd::List { what } => list_cmd(&what),
         Cmd::Compare {
             scenario,

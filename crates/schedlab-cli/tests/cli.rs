@@ -105,6 +105,47 @@ fn bad_input_exits_2_with_file_and_line() {
     assert_eq!(code, 2);
 }
 
+/// `--export-lisa`: a PlatformInfo with the preset's release and HZ and each CPU's
+/// calibration; a bad preset, HZ or calibration is an input error.
+#[test]
+fn topology_exports_a_lisa_platform_file() {
+    let d = tmpdir("cli", "lisa");
+    let p = d.join("juno.yml");
+    let out = bin()
+        .args(["topology", "juno-r0", "--kernel", "v6.12", "--hz", "1000"])
+        .arg("--export-lisa")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let y = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        y.contains("version_string: '6.12.0 #1 SMP schedlab'"),
+        "{y}"
+    );
+    assert!(y.contains("CONFIG_HZ: 1000") && y.contains("CONFIG_SCHED_CLUSTER"));
+    assert!(
+        y.contains("                0: 230\n                1: 100\n"),
+        "{y}"
+    );
+    for (flag, v, msg) in [
+        ("--kernel", "v9.9", "no such kernel preset"),
+        ("--hz", "123", "CONFIG_HZ must be"),
+        ("--rtapp-calib", "0", "at least 1 ns per loop"),
+    ] {
+        let (code, err) = run_err(&[
+            "topology",
+            "juno-r0",
+            "--export-lisa",
+            p.to_str().unwrap(),
+            flag,
+            v,
+        ]);
+        assert_eq!(code, 2, "{flag} {v}: {err}");
+        assert!(err.contains(msg), "{err}");
+    }
+}
+
 #[test]
 fn topology_and_list_commands() {
     let out = bin().args(["topology", "xeon-e5-40"]).output().unwrap();

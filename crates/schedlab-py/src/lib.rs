@@ -507,6 +507,22 @@ fn topology<'py>(py: Python<'py>, machine: &str) -> PyResult<Bound<'py, PyDict>>
     Ok(d)
 }
 
+/// `schedlab topology MACHINE --export-lisa`: the machine as LISA's PlatformInfo YAML.
+#[pyfunction]
+#[pyo3(signature = (machine, kernel = "v5.6", hz = 250, rtapp_calib = None))]
+fn lisa_platform(
+    machine: &str,
+    kernel: &str,
+    hz: u32,
+    rtapp_calib: Option<u64>,
+) -> PyResult<String> {
+    let rtapp_calib = rtapp_calib.unwrap_or(schedlab::report::lisa::DEFAULT_RTAPP_NS_PER_LOOP);
+    let m = schedlab::machine::resolve(machine, None).map_err(input_err)?;
+    let o = schedlab::report::lisa::LisaOpts::parse(kernel, hz, rtapp_calib)
+        .map_err(|e| input_err(LibInputError::new(e)))?;
+    Ok(schedlab::report::lisa::platform_info_yaml(&m, &o))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -521,5 +537,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernels, m)?)?;
     m.add_function(wrap_pyfunction!(workloads, m)?)?;
     m.add_function(wrap_pyfunction!(topology, m)?)?;
+    m.add_function(wrap_pyfunction!(lisa_platform, m)?)?;
     Ok(())
 }

@@ -11,7 +11,7 @@ use schedlab::experiment::{Overrides, Scenario};
 use schedlab::machine::presets::preset;
 use schedlab::machine::{CpuMask, Machine};
 use schedlab::metrics::energy::EnergyMeter;
-use schedlab::metrics::Collector;
+use schedlab::metrics::{Collector, EventLog};
 use schedlab::sched::core::{Kernel, Policy};
 use schedlab::sched::cpufreq::Governor;
 use schedlab::sched::fair::wakeup::Probes;
@@ -226,7 +226,13 @@ fn energy_equals_the_integral_of_the_event_timeline() {
     sim.kernel_mut().observer_mut().c.finish(end);
     let meter = sim.kernel().observer().c.energy.as_ref().unwrap();
     let got = meter.per_cpu_joules();
-    let evs = &sim.kernel().observer().evs;
+    // The timeline as the trace shows it (`EventLog::tracepoints`): each `cpu_idle`
+    // exit where the state's enter() returns, after its exit latency (or at the
+    // switch or entry that comes first).
+    let mut log = EventLog::new((0, SimTime::MAX));
+    log.events = sim.kernel().observer().evs.clone();
+    log.end = Some(end);
+    let evs = &log.tracepoints();
     assert!(
         evs.iter()
             .filter(|(_, e)| matches!(e, SchedEvent::CpuFrequency { .. }))
@@ -263,8 +269,9 @@ fn energy_equals_the_integral_of_the_event_timeline() {
                     state = Some(s);
                 }
                 SchedEvent::IdleExit { cpu: c, .. } if c == cpu => {
-                    // The state's power holds through the exit latency.
+                    // The state's power held through the exit latency, to here.
                     step(t, state, khz, busy);
+                    state = None;
                 }
                 SchedEvent::CpuFrequency { cpu: c, freq_khz } if c == cpu => {
                     step(t, state, khz, busy);
@@ -286,7 +293,7 @@ fn energy_equals_the_integral_of_the_event_timeline() {
     // The clusters' own power, rebuilt from the same events: per domain, the current
     // OPP's cluster figure while any of its CPUs is outside a state (running or in the
     // idle loop), else the figure of the shallowest state its CPUs are in (a CPU
-    // leaving a state is still in it, as above).
+    // leaving a state is in it until the trace's exit, as above).
     let mut clusters = 0.0;
     for (d, fd) in m.freq_domains.iter().enumerate() {
         assert!(fd.has_cluster_power(), "juno-r0 has cluster figures");
@@ -321,7 +328,7 @@ fn energy_equals_the_integral_of_the_event_timeline() {
             mw_ns += (t - t0) as f64 * power(&state, khz);
             t0 = t;
             match e {
-                SchedEvent::Switch { .. } => state[cpu] = None,
+                SchedEvent::Switch { .. } | SchedEvent::IdleExit { .. } => state[cpu] = None,
                 SchedEvent::IdleEnter { state: s, .. } => state[cpu] = Some(s),
                 SchedEvent::CpuFrequency { freq_khz, .. } => khz = freq_khz,
                 _ => {}

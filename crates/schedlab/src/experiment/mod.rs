@@ -752,6 +752,13 @@ pub fn build(sc: &Scenario, seed: u64, rep: u64, opts: &RunOpts) -> Sim<Observer
     let obs = Observers {
         collector: Collector::new(m.nr_cpus(), &idle)
             .with_levels(&m.shared_levels())
+            .with_freq_domains(
+                &m.freq_domains
+                    .iter()
+                    .map(|d| d.opps.iter().map(|o| o.freq_khz).collect())
+                    .collect::<Vec<_>>(),
+                m.cpus.iter().map(|c| c.freq_domain).collect(),
+            )
             .with_energy(crate::metrics::energy::EnergyMeter::new(&m)),
         trace: opts.trace.then(|| DecisionTrace {
             window: opts.trace_window,

@@ -51,6 +51,10 @@ pub struct CoreMetrics {
     pub cpu_busy: Vec<f64>,
     /// Per CPU, fraction of the run spent in each idle state (by state name).
     pub idle_residency: Vec<BTreeMap<String, f64>>,
+    /// Per frequency domain, fraction of the run at each OPP (kHz, as text); empty
+    /// without cpufreq.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub freq_residency: Vec<BTreeMap<String, f64>>,
     #[serde(deserialize_with = "de_static_keys")]
     pub functions: BTreeMap<&'static str, FuncStats>,
     #[serde(deserialize_with = "de_static_keys")]
@@ -303,6 +307,15 @@ impl RunResult {
                 migrations: c.migrations.clone(),
                 cpu_busy: c.busy_ns.iter().map(|&b| frac(b, now)).collect(),
                 idle_residency,
+                freq_residency: c
+                    .freq_residency
+                    .iter()
+                    .map(|d| {
+                        d.iter()
+                            .map(|&(f, ns)| (f.to_string(), frac(ns, now)))
+                            .collect()
+                    })
+                    .collect(),
                 functions: Func::ALL
                     .iter()
                     .filter(|&&f| c.functions[f as usize].calls > 0)

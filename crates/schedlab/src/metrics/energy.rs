@@ -10,10 +10,11 @@
 //!   task (busy time, from `sched_switch`), and also while it is idle in no cpuidle
 //!   state (the idle loop of a CPU without states, which polls);
 //! * the power of its cpuidle state (`IdleState::power_mw`) while inside it, from
-//!   `cpu_idle` entry until the CPU runs a task or enters a state again: the exit
-//!   latency (which starts at the `cpu_idle` exit event here) is counted in the state,
-//!   as cpuidle's own residency accounting (`cpuidle_enter_state` measures until the
-//!   state's enter callback returns) does.
+//!   `cpu_idle` entry until the state's enter callback returns, its exit latency
+//!   after the interrupt (or sooner, if the CPU switches or enters a state first):
+//!   the interval cpuidle's own residency accounting (`cpuidle_enter_state`)
+//!   measures and the trace's `cpu_idle` exit closes. After it the CPU draws active
+//!   power (the idle loop's exit path, `schedule`).
 //!
 //! Frequencies come from `cpu_frequency` events; every policy starts at its highest
 //! OPP. Energy is reported in joules (mW × ns × 10⁻¹²): total, per CPU, per frequency
@@ -50,8 +51,11 @@ pub struct EnergyMeter {
     active_mw: Vec<f64>,
     busy: Vec<bool>,
     state: Vec<Option<usize>>,
-    /// The state being left (after `cpu_idle` exit, before the next switch or entry).
+    /// The state being left: from the interrupt until its exit latency has passed
+    /// (`exit_until`), or sooner, at the next switch or entry.
     exiting: Vec<Option<usize>>,
+    /// When each exit under way ends (the state's `enter()` returns).
+    exit_until: Vec<SimTime>,
     since: Vec<SimTime>,
     /// Accumulated mW·ns per CPU: busy, idle loop, idle states.
     busy_e: Vec<f64>,
@@ -168,6 +172,7 @@ impl EnergyMeter {
             busy: vec![false; n],
             state: vec![None; n],
             exiting: vec![None; n],
+            exit_until: vec![0; n],
             since: vec![0; n],
             busy_e: vec![0.0; n],
             loop_e: vec![0.0; n],
@@ -210,8 +215,41 @@ impl EnergyMeter {
         c.since = now;
     }
 
+    /// End the exits that have run their latency by `now`, earliest first, among
+    /// the CPUs whose power `cpu`'s accounting reads: itself, and its cluster's CPUs
+    /// where the cluster term is modelled.
+    fn settle_exits(&mut self, cpu: usize, now: SimTime) {
+        loop {
+            let d = self.domain[cpu];
+            let mut first: Option<(SimTime, usize)> = None;
+            let mut consider = |c: usize, exiting: &[Option<usize>], until: &[SimTime]| {
+                if exiting[c].is_some() && until[c] <= now && first.is_none_or(|f| until[c] < f.0) {
+                    first = Some((until[c], c));
+                }
+            };
+            match &self.cluster[d] {
+                Some(cl) => {
+                    for &c in &cl.cpus {
+                        consider(c, &self.exiting, &self.exit_until);
+                    }
+                }
+                None => consider(cpu, &self.exiting, &self.exit_until),
+            }
+            let Some((t, c)) = first else { return };
+            self.close_cluster(c, t);
+            self.close_own(c, t);
+            self.exiting[c] = None;
+        }
+    }
+
     fn close(&mut self, cpu: usize, now: SimTime) {
+        self.settle_exits(cpu, now);
         self.close_cluster(cpu, now);
+        self.close_own(cpu, now);
+    }
+
+    /// Account `cpu` itself (not its cluster) up to `now`.
+    fn close_own(&mut self, cpu: usize, now: SimTime) {
         let dt = now.saturating_sub(self.since[cpu]) as f64;
         self.since[cpu] = now;
         let e = dt * self.power_mw(cpu);
@@ -237,9 +275,10 @@ impl EnergyMeter {
                 self.state[cpu] = Some(state);
                 self.exiting[cpu] = None;
             }
-            SchedEvent::IdleExit { cpu, .. } => {
+            SchedEvent::IdleExit { cpu, exit_ns } => {
                 self.close(cpu, now);
                 self.exiting[cpu] = self.state[cpu].take();
+                self.exit_until[cpu] = now.saturating_add(exit_ns);
             }
             SchedEvent::CpuFrequency { cpu, freq_khz } => {
                 self.close(cpu, now);
@@ -340,8 +379,14 @@ mod tests {
             e.observe(0, &SchedEvent::IdleEnter { cpu, state: 2 });
         }
         // 0..2 ms in WFI at 15 mW.
-        e.observe(2 * ms, &SchedEvent::IdleExit { cpu: 1, exit_ns: 0 });
-        // 2..3 ms leaving WFI: still 15 mW.
+        e.observe(
+            2 * ms,
+            &SchedEvent::IdleExit {
+                cpu: 1,
+                exit_ns: ms,
+            },
+        );
+        // 2..3 ms leaving WFI (its exit latency, taken as 1 ms): still 15 mW.
         let sw = |next| SchedEvent::Switch {
             cpu: 1,
             prev: None,
@@ -398,7 +443,13 @@ mod tests {
         e.observe(ms, &SchedEvent::IdleEnter { cpu: 3, state: 0 });
         // At 2 ms CPU 3 leaves WFI (still counted in it while leaving): 56 mW to 3 ms,
         // when it switches to the idle loop (no task, no state): active, 57 mW.
-        e.observe(2 * ms, &SchedEvent::IdleExit { cpu: 3, exit_ns: 0 });
+        e.observe(
+            2 * ms,
+            &SchedEvent::IdleExit {
+                cpu: 3,
+                exit_ns: ms,
+            },
+        );
         let to_idle_loop = SchedEvent::Switch {
             cpu: 3,
             prev: None,
@@ -422,6 +473,53 @@ mod tests {
         assert!((r.per_cpu[3] - cpu3).abs() < 1e-9, "{r:?}");
         assert!((r.per_cluster[0] - (a53 + cpu3)).abs() < 1e-9, "{r:?}");
         assert!((r.clusters.unwrap() - (a53 + a57)).abs() < 1e-9, "{r:?}");
+    }
+
+    /// An exit whose latency ends before the CPU switches: the state's power until
+    /// `enter()` returns, active power after it, for the CPU and for its cluster,
+    /// even when the next event is on another CPU of the cluster.
+    #[test]
+    fn exit_ends_after_its_latency_not_at_the_switch() {
+        let m = preset("juno-r0").unwrap();
+        let mut e = EnergyMeter::new(&m).unwrap();
+        let ms = 1_000_000;
+        for cpu in 0..6 {
+            e.observe(0, &SchedEvent::IdleEnter { cpu, state: 1 });
+        }
+        // CPU 1 (A57, cpu-sleep-0: 0 mW) is woken at 1 ms; its exit takes 1.5 ms.
+        e.observe(
+            ms,
+            &SchedEvent::IdleExit {
+                cpu: 1,
+                exit_ns: 3 * ms / 2,
+            },
+        );
+        // CPU 2 enters WFI at 3 ms: the A57 cluster's accounting reaches 3 ms, past
+        // CPU 1's exit end at 2.5 ms.
+        e.observe(3 * ms, &SchedEvent::IdleEnter { cpu: 2, state: 0 });
+        // CPU 1 switches to a task at 4 ms.
+        e.observe(
+            4 * ms,
+            &SchedEvent::Switch {
+                cpu: 1,
+                prev: None,
+                prev_state: PrevState::Runnable,
+                next: Some(7),
+            },
+        );
+        e.finish(5 * ms);
+        let r = e.report();
+        // CPU 1: 0..2.5 ms in cpu-sleep-0 (0 mW), 2.5..4 ms the idle loop at the top
+        // OPP (616 mW), 4..5 ms busy (616 mW).
+        assert!((r.per_cpu[1] - 2.5 * 616.0 * 1e-6).abs() < 1e-12, "{r:?}");
+        assert!((r.idle_loop.unwrap() - 1.5 * 616.0 * 1e-6).abs() < 1e-12);
+        // The A57 cluster: 0..2.5 ms both in cpu-sleep-0 (65 mW), then CPU 1 active
+        // (64 mW) to the end.
+        let a57 = (2.5 * 65.0 + 2.5 * 64.0) * 1e-6;
+        let a53 = 5.0 * 56.0 * 1e-6;
+        assert!((r.clusters.unwrap() - (a57 + a53)).abs() < 1e-12, "{r:?}");
+        // CPU 2: WFI from 3 ms at 15 mW.
+        assert!((r.per_cpu[2] - 2.0 * 15.0 * 1e-6).abs() < 1e-12);
     }
 
     #[test]

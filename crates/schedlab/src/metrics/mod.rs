@@ -110,6 +110,14 @@ pub struct Collector {
     /// Per CPU, the open residency interval: (since, state, until), `until` the end
     /// of an exit latency under way (`NONE` while no exit has begun).
     idle_since: Vec<(SimTime, usize, SimTime)>,
+    /// Per frequency domain, ns at each OPP (`(freq_khz, ns)`, the domain's OPP
+    /// order), as `cpu_frequency` changes it; see [`Collector::with_freq_domains`].
+    pub freq_residency: Vec<Vec<(u32, u64)>>,
+    /// Per frequency domain, since when it has been at which OPP (an index into
+    /// its `freq_residency`).
+    freq_since: Vec<(SimTime, usize)>,
+    /// Each CPU's frequency domain (empty without cpufreq).
+    freq_domain: Vec<usize>,
     tasks: Vec<TaskTrack>,
     pub switches: u64,
     pub wakeups: u64,
@@ -139,6 +147,9 @@ impl Collector {
             busy_since: vec![NONE; nr_cpus],
             idle_residency: idle_states.iter().map(|&n| vec![0; n]).collect(),
             idle_since: vec![(NONE, 0, NONE); nr_cpus],
+            freq_residency: Vec::new(),
+            freq_since: Vec::new(),
+            freq_domain: Vec::new(),
             tasks: Vec::new(),
             switches: 0,
             wakeups: 0,
@@ -152,6 +163,30 @@ impl Collector {
     pub fn with_levels(mut self, levels: &[SharedLevel]) -> Self {
         self.migrations = levels.iter().map(|l| (l.name(), 0)).collect();
         self
+    }
+
+    /// Count frequency residency: `domains` gives each domain's OPPs (ascending)
+    /// and `cpu_domain` each CPU's domain. Every policy starts at its highest OPP
+    /// (`CpuFreq::new`).
+    pub fn with_freq_domains(mut self, domains: &[Vec<u32>], cpu_domain: Vec<usize>) -> Self {
+        self.freq_residency = domains
+            .iter()
+            .map(|opps| opps.iter().map(|&f| (f, 0)).collect())
+            .collect();
+        self.freq_since = domains
+            .iter()
+            .map(|opps| (0, opps.len().saturating_sub(1)))
+            .collect();
+        self.freq_domain = cpu_domain;
+        self
+    }
+
+    fn close_freq(&mut self, d: usize, now: SimTime) {
+        let (t, i) = self.freq_since[d];
+        if let Some(r) = self.freq_residency[d].get_mut(i) {
+            r.1 += now.saturating_sub(t);
+        }
+        self.freq_since[d].0 = now;
     }
 
     /// Attach an energy meter (see [`energy::EnergyMeter::new`]).
@@ -194,6 +229,9 @@ impl Collector {
     pub fn finish(&mut self, now: SimTime) {
         if let Some(e) = &mut self.energy {
             e.finish(now);
+        }
+        for d in 0..self.freq_since.len() {
+            self.close_freq(d, now);
         }
         for cpu in 0..self.busy_ns.len() {
             if self.busy_since[cpu] != NONE {
@@ -322,11 +360,20 @@ impl Collector {
                     open.2 = now.saturating_add(exit_ns);
                 }
             }
+            SchedEvent::CpuFrequency { cpu, freq_khz } => {
+                // One event per CPU of the policy, at once: the first moves it.
+                if let Some(&d) = self.freq_domain.get(cpu) {
+                    let i = self.freq_residency[d].iter().position(|o| o.0 == freq_khz);
+                    if let Some(i) = i.filter(|&i| i != self.freq_since[d].1) {
+                        self.close_freq(d, now);
+                        self.freq_since[d].1 = i;
+                    }
+                }
+            }
             SchedEvent::Fork { .. }
             | SchedEvent::Exit { .. }
             | SchedEvent::Rename { .. }
             | SchedEvent::Probe { .. }
-            | SchedEvent::CpuFrequency { .. }
             | SchedEvent::CfsRq { .. } => {}
         }
     }
@@ -605,6 +652,28 @@ mod tests {
         // population stddev of 2, 4, 6 = sqrt(8/3)
         assert!((sd - (8.0f64 / 3.0).sqrt()).abs() < 1e-9);
         assert_eq!(f.cost_mean_std().0, 40.0);
+    }
+
+    /// Frequency residency per domain: the policy starts at its top OPP; each
+    /// `cpu_frequency` of the policy's CPUs (one per CPU, at once) moves it once; an
+    /// unknown frequency or a repeat changes nothing.
+    #[test]
+    fn freq_residency_follows_the_policy() {
+        let mut c = Collector::new(3, &[0, 0, 0])
+            .with_freq_domains(&[vec![450, 800, 1100], vec![500]], vec![0, 0, 1]);
+        let f = |cpu, freq_khz| SchedEvent::CpuFrequency { cpu, freq_khz };
+        c.observe(100, &f(0, 450));
+        c.observe(100, &f(1, 450));
+        c.observe(250, &f(1, 800));
+        c.observe(250, &f(0, 800));
+        c.observe(300, &f(0, 800));
+        c.observe(400, &f(2, 999));
+        c.finish(1000);
+        assert_eq!(
+            c.freq_residency[0],
+            vec![(450, 150), (800, 750), (1100, 100)]
+        );
+        assert_eq!(c.freq_residency[1], vec![(500, 1000)]);
     }
 
     #[test]

@@ -23,7 +23,9 @@
 //! * [`html`]: the pages (head, footer, escaping written once) for a comparison, a
 //!   sweep and a reproduction;
 //! * [`oracle`]: the oracle's domain and decision comparisons, text and page;
-//! * [`plot`]: the SVG plots of the pages.
+//! * [`plot`]: the SVG plots of the pages;
+//! * [`lisa`]: a machine as LISA's `PlatformInfo` YAML (`topology --export-lisa`),
+//!   what LISA's analyses and tests read beside a schedlab trace.
 //!
 //! The presentation methods of the result types (`Comparison::text`,
 //! `Reproduction::html`, `RunResult::summary_text`, …) are defined here, in the
@@ -32,6 +34,7 @@
 pub mod explain;
 pub mod host;
 pub mod html;
+pub mod lisa;
 pub mod oracle;
 pub mod plot;
 pub mod summary;
