@@ -15,3 +15,12 @@ python -m pip install -q --disable-pip-version-check -r python/trace_readers/req
 # schedlab-cli` did: 3 min in CI, measured 2026-11-28).
 cargo build --release --locked -q --workspace
 SCHEDLAB_BIN="$PWD/target/release/schedlab" python -m pytest -q -p no:cacheprovider python/trace_readers
+# The notebook (examples/lisa.ipynb): the Python API and LISA on one run. It needs the
+# schedlab wheel, which tools/python-test.sh builds (run before this in tools/test.sh);
+# run alone, this builds it.
+if ! ls target/wheels/schedlab-*.whl >/dev/null 2>&1; then
+    python -m pip install -q --disable-pip-version-check maturin==1.16.0
+    maturin build --release --locked -q -o target/wheels
+fi
+python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall target/wheels/schedlab-*.whl
+python tools/run-notebook.py examples/lisa.ipynb

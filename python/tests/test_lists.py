@@ -79,3 +79,14 @@ def test_polars_lists() -> None:
     pl = pytest.importorskip("polars")
     assert isinstance(schedlab.machines(frame="polars"), pl.DataFrame)
     assert isinstance(schedlab.topology("juno-r0", frame="polars").domains, pl.DataFrame)
+
+
+def test_lisa_platform_matches_cli(schedlab_bin, tmp_path) -> None:
+    out = tmp_path / "p.yml"
+    run_cli(schedlab_bin, ["topology", "juno-r0", "--export-lisa", str(out), "--hz", "1000"])
+    assert schedlab.lisa_platform("juno-r0", hz=1000) == out.read_text()
+    assert "CONFIG_HZ: 1000" in out.read_text()
+    with pytest.raises(schedlab.InputError, match="no such kernel preset"):
+        schedlab.lisa_platform("juno-r0", kernel="v9.9")
+    with pytest.raises(schedlab.InputError, match="at least 1 ns"):
+        schedlab.lisa_platform("juno-r0", rtapp_calib=0)
