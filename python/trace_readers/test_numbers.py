@@ -388,3 +388,29 @@ def test_the_energy_check_rejects_a_model_without_the_cluster_term(tmp_path: Pat
     got = sum(lisa_energy(tr, r["sim_time_ns"] / 1e9).values())
     e = r["metrics"]["energy_joules"]
     assert abs(got - e["total"]) > 0.5 * e["clusters"], (got, e)
+
+
+def test_the_frequency_check_rejects_a_trace_without_its_start_state(tmp_path: Path):
+    """Negative control: the rt-app run's text without the `cpu_frequency` records
+    at its start (as schedlab wrote traces until 2026-12-07: under schedutil no
+    frequency for a domain until its first change) must fail the residency
+    comparison: LISA then counts nothing before that change."""
+    import re
+
+    dat, txt, r = traces(tmp_path, "rtapp")
+    lines = txt.read_text().splitlines(keepends=True)
+    pat = re.compile(r" (\d+\.\d{6}): cpu_frequency: ")
+    kept = [l for l in lines if not ((m := pat.search(l)) and float(m[1]) == 0.0)]
+    assert len(kept) < len(lines)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("".join(kept))
+    pi = platform_info(tmp_path, machine_of("rtapp"))
+    tr = lisa_trace_with(bad, pi)
+    end = r["sim_time_ns"] / 1e9
+    off = 0.0
+    for d, dom in enumerate(pi["freq-domains"]):
+        got = tr.ana.frequency.df_domain_frequency_residency(dom[0])["total_time"]
+        for f, frac in r["metrics"]["freq_residency"][d].items():
+            off = max(off, abs(got.get(int(f), 0.0) - frac * end))
+    # The real check holds to the µs; this trace misses by the first interval.
+    assert off > 1e-3, off
