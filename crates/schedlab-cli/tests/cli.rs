@@ -131,7 +131,8 @@ fn topology_exports_a_lisa_platform_file() {
     for (flag, v, msg) in [
         ("--kernel", "v9.9", "no such kernel preset"),
         ("--hz", "123", "CONFIG_HZ must be"),
-        ("--rtapp-calib", "0", "at least 1 ns per loop"),
+        ("--rtapp-calib", "0", "must be 1 to 1000000000 ns per loop"),
+        ("--rtapp-calib", "18446744073709551615", "must be 1 to"),
     ] {
         let (code, err) = run_err(&[
             "topology",

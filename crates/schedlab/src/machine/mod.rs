@@ -805,6 +805,11 @@ impl Machine {
         let c0 = self.cpus[0].capacity_orig;
         self.cpus.iter().any(|c| c.capacity_orig != c0)
     }
+    /// True when every frequency domain has an OPP table with power figures: an
+    /// Energy Model can be built (`em_create_pd` succeeds for every policy).
+    pub fn has_energy_model(&self) -> bool {
+        self.freq_domains.iter().all(|fd| fd.has_energy_model())
+    }
     /// True when some core has more than one hardware thread (`sched_smt_present`).
     #[inline]
     pub fn has_smt(&self) -> bool {

@@ -119,7 +119,7 @@ fn round9(x: f64) -> f64 {
 impl EnergyMeter {
     /// A meter for `m`, or `None` when the machine has no Energy Model.
     pub fn new(m: &Machine) -> Option<EnergyMeter> {
-        if !m.freq_domains.iter().all(|fd| fd.has_energy_model()) {
+        if !m.has_energy_model() {
             return None;
         }
         let n = m.nr_cpus();

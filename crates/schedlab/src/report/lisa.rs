@@ -58,13 +58,13 @@ impl LisaOpts<'static> {
         let k = KernelPreset::by_name(kernel).ok_or_else(|| {
             format!("kernel {kernel:?}: no such kernel preset (`schedlab list kernels`)")
         })?;
-        if ![100, 250, 300, 1000].contains(&hz) {
+        crate::sched::features::check_hz(hz as u64)?;
+        // One loop of at most a second: `p · 1024` (the calibration of each CPU) and
+        // LISA's own arithmetic stay far from overflow.
+        if !(1..=MAX_RTAPP_NS_PER_LOOP).contains(&rtapp_ns_per_loop) {
             return Err(format!(
-                "hz = {hz}: CONFIG_HZ must be 100, 250, 300 or 1000"
+                "rt-app calibration {rtapp_ns_per_loop}: must be 1 to {MAX_RTAPP_NS_PER_LOOP} ns per loop"
             ));
-        }
-        if rtapp_ns_per_loop == 0 {
-            return Err("rt-app calibration must be at least 1 ns per loop".to_string());
         }
         Ok(LisaOpts {
             kernel: k,
@@ -74,8 +74,11 @@ impl LisaOpts<'static> {
     }
 }
 
-/// The default rt-app calibration of a capacity-1024 CPU (ns per loop), of the order
-/// rt-app measures on Juno's A57s.
+/// The largest rt-app calibration accepted (ns per loop): a second.
+pub const MAX_RTAPP_NS_PER_LOOP: u64 = 1_000_000_000;
+
+/// The default rt-app calibration of a capacity-1024 CPU (ns per loop): a round
+/// value, not a measurement (schedlab's `run` only rounds to whole loops of it).
 pub const DEFAULT_RTAPP_NS_PER_LOOP: u64 = 100;
 
 /// `uname -r` of a kernel preset: `v5.6` -> `5.6.0`.
@@ -93,7 +96,10 @@ pub fn kernel_release(k: &KernelPreset) -> String {
 pub fn rtapp_calibration(m: &Machine, ns_per_loop: u64) -> Vec<u64> {
     m.cpus
         .iter()
-        .map(|c| (ns_per_loop * 1024 + c.capacity_orig as u64 / 2) / c.capacity_orig as u64)
+        .map(|c| {
+            let cap = (c.capacity_orig as u64).max(1);
+            ns_per_loop.saturating_mul(1024).saturating_add(cap / 2) / cap
+        })
         .collect()
 }
 
@@ -145,16 +151,12 @@ fn kernel_config(m: &Machine, o: &LisaOpts) -> Vec<(String, String)> {
         y("CONFIG_CPU_IDLE_GOV_MENU");
         y("CONFIG_CPU_IDLE_GOV_TEO");
     }
-    if has_energy_model(m) {
+    if m.has_energy_model() {
         y("CONFIG_ENERGY_MODEL");
     }
     y(&format!("CONFIG_HZ_{}", o.hz));
     c.push(("CONFIG_HZ".to_string(), o.hz.to_string()));
     c
-}
-
-fn has_energy_model(m: &Machine) -> bool {
-    !m.freq_domains.is_empty() && m.freq_domains.iter().all(|d| d.has_energy_model())
 }
 
 /// Where the energy model has the cluster level: every domain carries cluster power,
@@ -358,7 +360,7 @@ pub fn platform_info_yaml(m: &Machine, o: &LisaOpts) -> String {
             let _ = writeln!(s, "            {cpu}: [{}]", f.join(", "));
         }
     }
-    if has_energy_model(m) {
+    if m.has_energy_model() {
         energy_model(m, &mut s);
     }
     s

@@ -255,6 +255,17 @@ pub struct Tunables {
     pub watchdog_thresh: u64,
 }
 
+/// `CONFIG_HZ` is one of the kernel's four choices.
+pub fn check_hz(hz: u64) -> Result<(), String> {
+    if [100, 250, 300, 1000].contains(&hz) {
+        Ok(())
+    } else {
+        Err(format!(
+            "hz = {hz}: CONFIG_HZ must be 100, 250, 300 or 1000"
+        ))
+    }
+}
+
 impl Tunables {
     /// v5.6 defaults, scaled for `nr_cpus` online CPUs.
     pub fn v5_6(nr_cpus: usize) -> Tunables {
@@ -348,11 +359,7 @@ impl Tunables {
         match name {
             "hz" => {
                 let hz = int(v)?;
-                if ![100, 250, 300, 1000].contains(&hz) {
-                    return Err(format!(
-                        "hz = {hz}: CONFIG_HZ must be 100, 250, 300 or 1000"
-                    ));
-                }
+                check_hz(hz)?;
                 self.hz = hz;
             }
             "sched_latency_ns" => self.set_latency_ns = Some(within(v, GRAN_MIN, GRAN_MAX)?),

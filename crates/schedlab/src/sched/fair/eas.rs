@@ -76,7 +76,7 @@ pub(crate) fn perf_domains_possible(m: &Machine, asym_cpucapacity: bool, schedut
     if !asym_cpucapacity || !schedutil {
         return false;
     }
-    if !m.freq_domains.iter().all(|fd| fd.has_energy_model()) {
+    if !m.has_energy_model() {
         return false;
     }
     let nr_pd = m.freq_domains.len();
