@@ -414,3 +414,103 @@ def test_the_frequency_check_rejects_a_trace_without_its_start_state(tmp_path: P
             off = max(off, abs(got.get(int(f), 0.0) - frac * end))
     # The real check holds to the µs; this trace misses by the first interval.
     assert off > 1e-3, off
+
+
+# rt-app's ftrace markers: a file with every category on juno-r0 (LITTLE CPU4's
+# calibration), two phases with a timer and a one-phase task.
+MARKERS_JSON = {
+    "global": {"calibration": "CPU4", "ftrace": "main,task,loop,event,stats"},
+    "tasks": {
+        "small": {"loop": 3, "phases": {
+            "p0": {"loop": 2, "run": 1000, "timer": {"ref": "unique", "period": 16000}},
+            "p1": {"run": 5000, "sleep": 2000}}},
+        "big": {"instance": 2, "loop": 4, "run": 3000, "sleep": 5000},
+    },
+}
+
+
+def marker_traces(tmp: Path) -> tuple:
+    (tmp / "m.json").write_text(json.dumps(MARKERS_JSON))
+    (tmp / "m.toml").write_text('[machine]\npreset = "juno-r0"\n[run]\nseed = 1\n'
+                               '[workload]\nkind = "rtapp"\nfile = "m.json"\n')
+    out = {}
+    for name, extra in [("m.dat", []), ("m.txt", ["--ftrace-layout", "v5.6-no-irq-info"])]:
+        js = tmp / f"{name}.json"
+        subprocess.run([str(BIN), "run", str(tmp / "m.toml"), "--trace", str(tmp / name),
+                        "--json", str(js), "-q", *extra], check=True)
+        out[name] = json.loads(js.read_text())
+    assert out["m.dat"]["workload"] == out["m.txt"]["workload"]
+    return tmp / "m.dat", tmp / "m.txt", out["m.dat"]
+
+
+def check_rta(tr, r) -> None:
+    """LISA's `ana.rta` on `tr` against schedlab's rt-app figures of run `r`."""
+    m = r["workload"]["metrics"]
+    threads = {"small": ["p0", "p1"], "big-0": ["phase0"], "big-1": ["phase0"]}
+    assert sorted(t.comm for t in tr.ana.rta.rtapp_tasks) == sorted(["rt-app", *threads])
+    start, end = tr.ana.rta.rtapp_window
+    assert 0 < start < end <= r["sim_time_ns"] / 1e9
+    ref = tr.ana.rta.rtapp_reftime
+    assert 0 <= ref.kernel * 1e6 - ref.user < 10, ref
+    loops = tr.ana.rta.df_rtapp_loop()
+    stats = tr.ana.rta.df_rtapp_stats()
+    for name, phases in threads.items():
+        mine = loops[(loops["__comm"] == name) & (loops["event"] == "end")]
+        st = stats[stats["__comm"] == name]
+        n_all = 0
+        for p, ph in enumerate(phases):
+            n = m[f"{name}/{ph}/loops"]["count"]
+            assert int((mine["phase"] == p).sum()) == n, (name, ph)
+            n_all += n
+        assert len(st) == len(mine) == n_all
+
+        # Summed over the thread: schedlab's ns against rt-app's truncated µs.
+        def total(metric: str) -> float:
+            return sum(m[k]["count"] * m[k]["mean"] for k in m
+                       if k.startswith(f"{name}/") and k.endswith(f"/{metric}")) / 1e3
+        for col in ["period", "wu_lat", "slack"]:
+            got, want = float(st[col].sum()), total(col)
+            assert want - n_all - 1 <= got <= want + 1, (name, col, got, want)
+        assert set(st["c_period"]) <= {0, 16000}
+    # LISA's phases of small: p0 then p1 (its rows group the loops by phase).
+    assert list(tr.ana.rta.df_phases("small")["phase"]) == [0, 1]
+
+
+def test_lisa_rta_analysis_reads_rt_apps_markers(tmp_path: Path):
+    """LISA's `ana.rta` on the trace.dat: the loops, phases and `rtapp_stats` rt-app's
+    markers carry are schedlab's own rt-app figures (per thread and phase: loops,
+    period, wakeup latency, slack), to the µs rt-app truncates each figure to."""
+    dat, txt, r = marker_traces(tmp_path)
+    check_rta(lisa_trace(dat), r)
+
+
+def test_rt_app_markers_in_the_text_are_the_dat_s(tmp_path: Path):
+    """The tracefs text prints each marker as `tracing_mark_write: <line>` (LISA's
+    `HRTxtTraceParser` reads them as that event; its `ana.rta` takes rt-app's events
+    from `print`, which only trace.dat's records are): the same lines, on the same
+    CPUs, by the same tasks."""
+    from lisa.trace import HRTxtTraceParser, Trace
+
+    dat, txt, r = marker_traces(tmp_path)
+    d = lisa_trace(dat).df_event("print")
+    t = Trace(str(txt), parser=HRTxtTraceParser.from_txt_file,
+              events=["tracing_mark_write"], normalize_time=False).df_event("tracing_mark_write")
+    assert len(d) == len(t) > 50
+    bufs = [b.decode() if isinstance(b, bytes) else b for b in t["buf"]]
+    assert [b.decode() for b in d["buf"]] == bufs
+    assert list(d["__cpu"]) == list(t["__cpu"]) and list(d["__pid"]) == list(t["__pid"])
+    assert set(d["ip"]) == {"tracing_mark_write"}
+
+
+def test_the_rta_check_rejects_markers_that_miscount_the_phases(tmp_path: Path):
+    """Negative control: the same trace.dat with every `rtapp_loop` of phase 1
+    relabelled phase 0 (markers that do not follow the phases; the bytes are
+    patched in place, same length) must fail the check."""
+    dat, txt, r = marker_traces(tmp_path)
+    raw = dat.read_bytes()
+    bad_raw = raw.replace(b" phase=1 phase_loop=", b" phase=0 phase_loop=")
+    assert bad_raw != raw
+    bad = tmp_path / "bad.dat"
+    bad.write_bytes(bad_raw)
+    with pytest.raises(AssertionError):
+        check_rta(lisa_trace(bad), r)

@@ -46,3 +46,12 @@ pub const WF_FORK: u32 = 0x04;
 pub const WF_EXEC: u32 = 0x08;
 /// `WF_MIGRATED`: the wakee changed CPU.
 pub const WF_MIGRATED: u32 = 0x10;
+
+/// What rt-app's main thread reports in its `rtapp_main` ftrace markers
+/// (`event=start|shutdown|end`): a line a task writes to tracefs' `trace_marker`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum MainEvent {
+    Start,
+    Shutdown,
+    End,
+}

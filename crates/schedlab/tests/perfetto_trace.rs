@@ -731,3 +731,82 @@ fn system_info_names_the_architecture() {
         assert_eq!(string(&uts, 4), want, "{preset}");
     }
 }
+
+/// rt-app's markers (`global.ftrace`) arrive as `PrintFtraceEvent`s, as
+/// traced_probes records `print` events: the writer's address in `ip` and the line
+/// with the kernel's newline in `buf`, on the writer's CPU, with its pid; one per
+/// `print` record of the ftrace text, in the same order.
+#[test]
+fn perfetto_prints_rt_apps_markers() {
+    let schema = Schema::load();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp");
+    let text = "[machine]\nfile = \"quad.toml\"\n[run]\nseed = 3\n[workload]\nkind = \"rtapp\"\nfile = \"markers.json\"\n";
+    let sc = Scenario::from_doc(
+        Doc::parse(text, &dir.join("t.toml")).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let (_, buf) = run_perfetto(&sc, sc.seed, 0, &RunOpts::default()).unwrap();
+    let (_, ftrace) = common::run_ftrace(&sc, sc.seed);
+    let want: Vec<(u64, String)> = ftrace
+        .lines()
+        .filter_map(|l| {
+            let (head, line) = l.split_once(": tracing_mark_write: ")?;
+            let cpu = head.split('[').nth(1)?[..3].parse().ok()?;
+            Some((cpu, format!("{line}\n")))
+        })
+        .collect();
+    assert!(want.len() > 50);
+    let md = |n: &str| schema.md(n);
+    let trace = md("Trace").parse_from_bytes(&buf).unwrap();
+    let packets = md("Trace").field_by_name("packet").unwrap();
+    let packets = packets.get_repeated(&*trace);
+    let (fe, cpu_f, ev_f) = (
+        md("TracePacket").field_by_name("ftrace_events").unwrap(),
+        md("FtraceEventBundle").field_by_name("cpu").unwrap(),
+        md("FtraceEventBundle").field_by_name("event").unwrap(),
+    );
+    let print_f = md("FtraceEvent").field_by_name("print").unwrap();
+    let (ip_f, buf_f) = (
+        md("PrintFtraceEvent").field_by_name("ip").unwrap(),
+        md("PrintFtraceEvent").field_by_name("buf").unwrap(),
+    );
+    let mut got: Vec<(u64, u64, String)> = vec![];
+    for i in 0..packets.len() {
+        let p = packets.get(i).to_message().unwrap().clone_box();
+        let Some(b) = fe.get_singular(&*p) else {
+            continue;
+        };
+        let b = b.to_message().unwrap();
+        let cpu = cpu_f.get_singular(&*b).unwrap().to_u32().unwrap();
+        let evs = ev_f.get_repeated(&*b);
+        for j in 0..evs.len() {
+            let e = evs.get(j).to_message().unwrap().clone_box();
+            let ts = md("FtraceEvent")
+                .field_by_name("timestamp")
+                .unwrap()
+                .get_singular(&*e)
+                .unwrap()
+                .to_u64()
+                .unwrap();
+            if let Some(pr) = print_f.get_singular(&*e) {
+                let pr = pr.to_message().unwrap();
+                assert_eq!(
+                    ip_f.get_singular(&*pr).unwrap().to_u64(),
+                    Some(schedlab::metrics::tracedat::MARKER_IP)
+                );
+                let s = buf_f
+                    .get_singular(&*pr)
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_string();
+                got.push((ts, u64::from(cpu), s));
+            }
+        }
+    }
+    // Bundles are per CPU: order by time (stable within a CPU) as the text is.
+    got.sort_by_key(|g| g.0);
+    let got: Vec<(u64, String)> = got.into_iter().map(|(_, c, s)| (c, s)).collect();
+    assert_eq!(got, want);
+}

@@ -294,3 +294,56 @@ fn trace_cmd_reads_every_event_and_time_extends() {
         assert_eq!(l, &expected(r, true), "event {k}");
     }
 }
+
+/// rt-app's markers (`tests/rtapp/markers.json` on `quad`): `trace-cmd report -N`
+/// resolves each `print` event's `ip` through the file's kallsyms and prints
+/// `print: tracing_mark_write: <line>`, one per marker record, at its CPU, time and
+/// pid, the line without the newline the kernel stored.
+#[test]
+fn trace_cmd_report_prints_rt_apps_markers() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp");
+    let text = "[machine]\nfile = \"quad.toml\"\n[run]\nseed = 3\n[workload]\nkind = \"rtapp\"\nfile = \"markers.json\"\n";
+    let sc = Scenario::from_doc(
+        schedlab::config::Doc::parse(text, &dir.join("t.toml")).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let (_, log, tasks) =
+        experiment::run_logged(&sc, sc.seed, 0, &RunOpts::default(), false).unwrap();
+    let mut marks = vec![];
+    for_each_record(&log, &tasks, 4, |x| {
+        if x.event == "print" {
+            let Some((_, FieldVal::Str(b))) = x.fields.iter().find(|(k, _)| *k == "buf") else {
+                panic!("{x:?}")
+            };
+            marks.push((x.ts, x.cpu, x.pid, b.clone()));
+        }
+    });
+    assert!(marks.len() > 50);
+    let dat = tracedat::render(&log, &tasks, 4).unwrap();
+    let Some(tc) = trace_cmd() else { return };
+    let path = temp_path("markers.dat");
+    std::fs::write(&path, &dat).unwrap();
+    let out = Command::new(&tc)
+        .args(["report", "-N", "-t", "-i"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(out.status.success());
+    let report = String::from_utf8_lossy(&out.stdout);
+    let mut got = vec![];
+    for l in report.lines() {
+        let Some((head, line)) = l.split_once(": print: ") else {
+            continue;
+        };
+        let line = line.trim_start();
+        let buf = line
+            .strip_prefix("tracing_mark_write: ")
+            .unwrap_or_else(|| panic!("unresolved ip: {l}"));
+        let x = parse_line(&format!("{head}: print: -")).unwrap();
+        got.push((x.ts, x.cpu, x.pid, buf.to_string()));
+    }
+    marks.sort_by_key(|m| (m.0, m.1));
+    assert_eq!(got, marks);
+}

@@ -79,7 +79,7 @@ pub fn latency(r: &RunResult) -> RecordBatch {
 }
 
 /// The tracepoints' fields, in the order the table gives them.
-const EVENT_FIELDS: [&str; 20] = [
+const EVENT_FIELDS: [&str; 22] = [
     "comm",
     "pid",
     "prio",
@@ -100,6 +100,8 @@ const EVENT_FIELDS: [&str; 20] = [
     "oom_score_adj",
     "state",
     "cpu_id",
+    "ip",
+    "buf",
 ];
 
 /// The scheduler events of `log` (a run on `nr_cpus` CPUs with `tasks`), one row
@@ -110,7 +112,7 @@ pub fn events(log: &EventLog, tasks: &[Task], nr_cpus: usize) -> RecordBatch {
     let mut pid = vec![];
     let mut comm: Vec<String> = vec![];
     let mut event = vec![];
-    let string_field = |k: &str| k.ends_with("comm") || k == "prev_state";
+    let string_field = |k: &str| k.ends_with("comm") || matches!(k, "prev_state" | "ip" | "buf");
     let mut cols: Vec<Column> = EVENT_FIELDS
         .iter()
         .map(|k| {

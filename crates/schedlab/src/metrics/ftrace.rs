@@ -13,7 +13,9 @@
 //! mainline raw `key=value` ones of `sched_switch` (prev_state letters, `+` for a
 //! preempted task), `sched_waking`, `sched_wakeup`, `sched_wakeup_new`,
 //! `sched_migrate_task`, `sched_process_fork`, `sched_process_exit`, `task_rename`
-//! (`oom_score_adj` 0), `cpu_idle` (exit as `state=4294967295`) and `cpu_frequency`. The line's task is the one
+//! (`oom_score_adj` 0), `cpu_idle` (exit as `state=4294967295`) and `cpu_frequency`,
+//! and a task's `trace_marker` writes (rt-app's markers) as tracefs prints a `print`
+//! event: `tracing_mark_write: <line>`. The line's task is the one
 //! running on that CPU at that moment (`<idle>-0` for the idle task), tracked from
 //! the `sched_switch` events themselves. Comms are cut to 15 characters
 //! (`TASK_COMM_LEN`) with spaces replaced, since the text readers split fields on
@@ -47,6 +49,10 @@ use crate::metrics::EventLog;
 use crate::sched::core::Task;
 use crate::sched::SchedEvent;
 use std::fmt::Write as _;
+
+/// The function a `trace_marker` write's `print` event names as its `ip`: the
+/// tracefs write handler, which tracefs prints in front of the buffer.
+pub const MARKER_IP_SYM: &str = "tracing_mark_write";
 
 /// A task's `comm` as the kernel keeps it (`TASK_COMM_LEN` 16: at most 15
 /// characters), `<idle>` for the idle task. Shared with the Perfetto writer.
@@ -266,7 +272,10 @@ impl TraceRecord {
     /// and `sched_process_exit` (in `do_exit`) run with them on, as the oracle's
     /// real 5.10 trace shows (`....`).
     pub fn irqs_off(&self) -> bool {
-        !matches!(self.event, "sched_process_fork" | "sched_process_exit")
+        !matches!(
+            self.event,
+            "sched_process_fork" | "sched_process_exit" | "print"
+        )
     }
 }
 
@@ -414,6 +423,15 @@ impl<'a> Lines<'a> {
                     ("cpu_id", Int(cpu as i64)),
                 ],
             ),
+            SchedEvent::Marker { cpu, pid, marker } => (
+                cpu,
+                Some(pid),
+                "print",
+                vec![
+                    ("ip", Str(MARKER_IP_SYM.to_string())),
+                    ("buf", Str(marker.to_string())),
+                ],
+            ),
             SchedEvent::Placement { .. }
             | SchedEvent::FuncCall { .. }
             | SchedEvent::Probe { .. }
@@ -485,6 +503,17 @@ fn line(s: &mut String, r: &TraceRecord, layout: Layout) {
     if layout.irq_info {
         s.push_str(flags);
     }
+    if r.event == "print" {
+        // `trace_print_print`: the writer's symbol (`%ps`), then the buffer.
+        let field = |k: &str| {
+            r.fields
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map_or(String::new(), |(_, v)| v.to_string())
+        };
+        let _ = writeln!(s, " {secs:>5}.{usec:06}: {}: {}", field("ip"), field("buf"));
+        return;
+    }
     let _ = write!(s, " {secs:>5}.{usec:06}: {}:", r.event);
     for (k, v) in &r.fields {
         if *k == "next_comm" {
@@ -529,6 +558,33 @@ mod tests {
                 ("target_cpu", FieldVal::Cpu(5)),
             ],
         }
+    }
+
+    #[test]
+    fn a_marker_prints_as_tracefs_prints_a_print_event() {
+        let r = TraceRecord {
+            ts: 1_500_000_000,
+            cpu: 1,
+            pid: 4,
+            tgid: 1,
+            comm: "big-1".into(),
+            event: "print",
+            fields: vec![
+                ("ip", FieldVal::Str(MARKER_IP_SYM.into())),
+                (
+                    "buf",
+                    FieldVal::Str(
+                        "rtapp_loop: event=start thread_loop=0 phase=1 phase_loop=2".into(),
+                    ),
+                ),
+            ],
+        };
+        let mut s = String::new();
+        line(&mut s, &r, Layout::V5_6);
+        assert_eq!(
+            s,
+            "           big-1-4     [001] ....     1.500000: tracing_mark_write: rtapp_loop: event=start thread_loop=0 phase=1 phase_loop=2\n"
+        );
     }
 
     #[test]

@@ -373,6 +373,7 @@ impl Collector {
             SchedEvent::Fork { .. }
             | SchedEvent::Exit { .. }
             | SchedEvent::Rename { .. }
+            | SchedEvent::Marker { .. }
             | SchedEvent::Probe { .. }
             | SchedEvent::CfsRq { .. } => {}
         }

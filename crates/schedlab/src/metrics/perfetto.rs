@@ -9,7 +9,8 @@
 //! `CpuInfo` packet (per-CPU capacity and frequency table). ui.perfetto.dev and
 //! trace_processor turn `sched_switch` into per-CPU scheduling slices and thread
 //! states, `sched_waking`/`sched_wakeup` into wakeup arrows, `cpu_idle` and
-//! `cpu_frequency` into per-CPU counter tracks.
+//! `cpu_frequency` into per-CPU counter tracks; a `trace_marker` write (rt-app's
+//! markers) is a `PrintFtraceEvent` (`ip`, `buf`), listed with the raw ftrace events.
 //!
 //! How it is modelled: from the SAME event log as the ftrace text writer
 //! (`metrics/ftrace.rs`), so the two formats always agree. Each event is attributed
@@ -134,6 +135,7 @@ const TYPE_COUNTER: u64 = 4;
 
 const FE_TIMESTAMP: u32 = 1;
 const FE_PID: u32 = 2;
+const FE_PRINT: u32 = 3;
 const FE_SCHED_SWITCH: u32 = 4;
 const FE_CPU_FREQUENCY: u32 = 11;
 const FE_CPU_IDLE: u32 = 13;
@@ -505,6 +507,13 @@ impl<'a> Events<'a> {
                     counter_packet(&mut self.counters, t, uuid, i64::from(probed));
                 }
                 return;
+            }
+            SchedEvent::Marker { cpu, pid, marker } => {
+                // `PrintFtraceEvent`: the writer's address and the buffer, with
+                // the newline `tracing_mark_write` appends.
+                uint(&mut body, 1, crate::metrics::tracedat::MARKER_IP);
+                string(&mut body, 2, &format!("{marker}\n"));
+                (cpu, Some(pid), FE_PRINT)
             }
             SchedEvent::Placement { .. }
             | SchedEvent::FuncCall { .. }

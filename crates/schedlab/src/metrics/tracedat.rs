@@ -24,12 +24,14 @@
 //!   endianness (0: little), `sizeof(long)` (8), page size (4096);
 //! * `header_page` and `header_event` as tracefs prints them on a 64-bit kernel
 //!   (`ring_buffer_print_page_header` / `ring_buffer_print_entry_header`);
-//! * no ftrace-internal event formats; the systems `sched` (`sched_switch`,
+//! * ftrace's own `print` format ([`PRINT`], for `trace_marker` writes: rt-app's
+//!   markers); the systems `sched` (`sched_switch`,
 //!   `sched_waking`, `sched_wakeup`, `sched_wakeup_new`, `sched_migrate_task`,
 //!   `sched_process_fork`, `sched_process_exit`), `task` (`task_rename`) and
 //!   `power` (`cpu_idle`, `cpu_frequency`) with their v5.6 `format` files; the IDs are schedlab's own,
 //!   stable numbering (see [`EVENTS`]), as IDs differ between kernel builds anyway;
-//! * empty kallsyms and `trace_printk` formats, `saved_cmdlines` with every task's
+//! * kallsyms holding `tracing_mark_write` (a `print` event's `ip`, [`MARKER_IP`],
+//!   falls inside it), no `trace_printk` formats, `saved_cmdlines` with every task's
 //!   comm, the CPU count, no options, then `flyrecord` and each CPU's (offset,
 //!   size) of its page-aligned data;
 //! * per CPU, 4096-byte ring-buffer pages: a 16-byte header (`time_stamp`, u64 ns;
@@ -48,7 +50,9 @@
 //! `common_preempt_count` = 0 (no `CONFIG_PREEMPT_COUNT`),
 //! `common_pid` = the task running on the CPU) and then its fields at the offsets of
 //! its format: comms as `char[16]` (NUL-terminated, at most 15 characters),
-//! `pid_t`/`int`/`u32` as 4 bytes, `sched_switch`'s `prev_state` as a `long` with the
+//! `pid_t`/`int`/`u32` as 4 bytes, a `print`'s `ip` as an `unsigned long` and its
+//! `buf` as the line with the newline and NUL `tracing_mark_write` ends it with,
+//! `sched_switch`'s `prev_state` as a `long` with the
 //! kernel's task-state bits (`S` 0x1, `D` 0x2, `X` 0x10, ..., `R` 0, and 0x100,
 //! `TASK_REPORT_MAX`, for a preempted task, printed `R+`). `sched_wakeup*`'s
 //! `success` is always 1. Timestamps are the simulated ns, as `trace_clock`
@@ -166,6 +170,11 @@ enum Kind {
     I16,
     /// `long prev_state`: task-state letters as the kernel's bits.
     State,
+    /// `unsigned long ip`: a code address (`print`'s writer, [`MARKER_IP`]).
+    Ip,
+    /// `char buf[]`: a string to the end of the entry (size 0 in the format), with
+    /// the newline and NUL `tracing_mark_write` ends it with.
+    Buf,
 }
 
 /// One field of an event's format.
@@ -186,18 +195,19 @@ impl FieldDef {
             Kind::Comm => COMM_LEN,
             Kind::I32 | Kind::U32 => 4,
             Kind::I16 => 2,
-            Kind::State => 8,
+            Kind::State | Kind::Ip => 8,
+            Kind::Buf => 0,
         }
     }
     /// Its C alignment (a char array's is 1).
     fn align(&self) -> usize {
         match self.kind {
-            Kind::Comm => 1,
-            Kind::I16 | Kind::I32 | Kind::U32 | Kind::State => self.size(),
+            Kind::Comm | Kind::Buf => 1,
+            Kind::I16 | Kind::I32 | Kind::U32 | Kind::State | Kind::Ip => self.size(),
         }
     }
     fn signed(&self) -> bool {
-        !matches!(self.kind, Kind::U32)
+        !matches!(self.kind, Kind::U32 | Kind::Ip)
     }
 }
 
@@ -344,8 +354,34 @@ pub const EVENTS: &[EventDef] = &[
     },
 ];
 
+/// `print` (ftrace's `TRACE_PRINT`, ID 5): a `trace_marker` write, stored with the
+/// ftrace-internal formats rather than an event system.
+pub const PRINT: EventDef = EventDef {
+    system: "ftrace",
+    name: "print",
+    id: 5,
+    fields: &[
+        f("unsigned long", "ip", "ip", Kind::Ip),
+        f("char", "buf", "buf", Kind::Buf),
+    ],
+    print_fmt: "\"%ps: %s\", (void *)REC->ip, REC->buf",
+};
+
+/// The address `print` events carry as `ip`: inside `tracing_mark_write`, the one
+/// function of the `kallsyms` this writer stores, so readers print
+/// its name.
+pub const MARKER_IP: u64 = 0xffff_ffff_8120_a5ec;
+
+/// `/proc/kallsyms` as stored: `tracing_mark_write` and the function after it, so
+/// an address inside the first resolves to it.
+const KALLSYMS: &str =
+    "ffffffff8120a5a0 t tracing_mark_write\nffffffff8120a8d0 t tracing_mark_raw_write\n";
+
 /// The event named `name`.
 pub fn event_def(name: &str) -> Option<&'static EventDef> {
+    if name == PRINT.name {
+        return Some(&PRINT);
+    }
     EVENTS.iter().find(|e| e.name == name)
 }
 
@@ -407,6 +443,7 @@ pub fn format_file(ev: &EventDef) -> String {
     for (fd, off) in ev.fields.iter().zip(offs) {
         let decl = match fd.kind {
             Kind::Comm => format!("{} {}[{COMM_LEN}]", fd.c_type, fd.name),
+            Kind::Buf => format!("{} {}[]", fd.c_type, fd.name),
             _ => format!("{} {}", fd.c_type, fd.name),
         };
         line(&mut s, &decl, off, fd.size(), fd.signed());
@@ -638,6 +675,18 @@ pub fn payload(ev: &EventDef, r: &TraceRecord) -> Result<Vec<u8>, TraceDatError>
             (Kind::State, FieldVal::Int(i)) => {
                 b[off..off + 8].copy_from_slice(&i.to_le_bytes());
             }
+            (Kind::Ip, FieldVal::Str(s)) if s == ftrace::MARKER_IP_SYM => {
+                b[off..off + 8].copy_from_slice(&MARKER_IP.to_le_bytes());
+            }
+            (Kind::Buf, FieldVal::Str(s)) => {
+                // The last field: the text runs to the end of the entry.
+                b.truncate(off);
+                b.extend_from_slice(s.as_bytes());
+                if !s.ends_with('\n') {
+                    b.push(b'\n');
+                }
+                b.push(0);
+            }
             _ => return Err(bad(v)),
         }
     }
@@ -694,7 +743,11 @@ pub fn render_records(
         put_u64(&mut out, text.len() as u64);
         out.extend_from_slice(text.as_bytes());
     }
-    put_u32(&mut out, 0); // ftrace event formats
+    // ftrace's own formats: `print`, for trace_marker writes.
+    put_u32(&mut out, 1);
+    let text = format_file(&PRINT);
+    put_u64(&mut out, text.len() as u64);
+    out.extend_from_slice(text.as_bytes());
     let systems = ["sched", "task", "power"];
     put_u32(&mut out, systems.len() as u32);
     for sys in systems {
@@ -708,7 +761,8 @@ pub fn render_records(
             out.extend_from_slice(text.as_bytes());
         }
     }
-    put_u32(&mut out, 0); // kallsyms
+    put_u32(&mut out, KALLSYMS.len() as u32);
+    out.extend_from_slice(KALLSYMS.as_bytes());
     put_u32(&mut out, 0); // trace_printk formats
     let mut cl = String::new();
     for (pid, comm) in cmdlines {
@@ -833,6 +887,44 @@ mod tests {
                 ts: 5
             })
         );
+    }
+
+    #[test]
+    fn print_is_stored_as_tracing_mark_write_stores_it() {
+        let f = format_file(&PRINT);
+        assert!(f.starts_with("name: print\nID: 5\nformat:\n"));
+        assert!(f.contains("\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"));
+        assert!(f.contains(
+            "\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:1;\n\nprint fmt: \"%ps: %s\", (void *)REC->ip, REC->buf\n"
+        ));
+        let r = TraceRecord {
+            ts: 5,
+            cpu: 0,
+            pid: 9,
+            tgid: 9,
+            comm: "t".into(),
+            event: "print",
+            fields: vec![
+                ("ip", FieldVal::Str(ftrace::MARKER_IP_SYM.into())),
+                ("buf", FieldVal::Str("rtapp_task: event=start".into())),
+            ],
+        };
+        let p = payload(&PRINT, &r).unwrap();
+        assert_eq!(&p[0..2], &5u16.to_le_bytes());
+        assert_eq!(p[2], 0, "written with interrupts on");
+        assert_eq!(&p[8..16], &MARKER_IP.to_le_bytes());
+        assert_eq!(&p[16..], b"rtapp_task: event=start\n\0");
+        // The address lies in the first kallsyms function, before the next.
+        let syms: Vec<u64> = KALLSYMS
+            .lines()
+            .map(|l| u64::from_str_radix(&l[..16], 16).unwrap())
+            .collect();
+        assert!(syms[0] <= MARKER_IP && MARKER_IP < syms[1]);
+        assert!(KALLSYMS
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(" tracing_mark_write"));
     }
 
     #[test]

@@ -20,7 +20,7 @@ mod vcpu_host;
 
 use crate::machine::SharedLevel;
 
-pub use crate::abi::{Pid, WF_EXEC, WF_FORK, WF_MIGRATED, WF_SYNC, WF_TTWU};
+pub use crate::abi::{MainEvent, Pid, WF_EXEC, WF_FORK, WF_MIGRATED, WF_SYNC, WF_TTWU};
 
 /// The placement kind a set of wake flags carries.
 pub(crate) fn wake_kind_of(wake_flags: u32) -> WakeKind {
@@ -268,6 +268,103 @@ pub enum SchedEvent {
         /// wakeup had seen them busy (seed 000, `IDLE_CPU_MASK`).
         skipped: u32,
     },
+    /// A `print` event: what the task `pid` running on `cpu` wrote to tracefs'
+    /// `trace_marker` (rt-app's ftrace markers, [`Marker`]).
+    Marker {
+        cpu: usize,
+        pid: Pid,
+        marker: Marker,
+    },
+}
+
+/// One line rt-app writes to `trace_marker` with its `ftrace` option (rt-app's
+/// `log_ftrace` calls, as LISA's `lisa.analysis.rta` reads them), with the values
+/// it prints: its [`Display`](std::fmt::Display) is the line without the newline
+/// the kernel appends (`tracing_mark_write` adds one when the write lacks it).
+/// Times are µs, truncated as rt-app's `timespec_to_usec` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Marker {
+    /// `rtapp_main: event=start|shutdown|end` (category `main`).
+    Main(MainEvent),
+    /// `rtapp_main: event=clock_ref data=<t_zero>`: thread 0 read `t_zero`
+    /// (CLOCK_MONOTONIC, µs; category `task`).
+    ClockRef { t_zero_us: u64 },
+    /// `rtapp_task: event=start|end`: a thread passed its start barrier, or left
+    /// its task loop (category `task`).
+    Task { end: bool },
+    /// `rtapp_loop: event=start|end thread_loop= phase= phase_loop=`: one phase
+    /// iteration begins or ends (category `loop`).
+    Loop {
+        end: bool,
+        thread_loop: u32,
+        phase: u32,
+        phase_loop: u32,
+    },
+    /// `rtapp_event: id= type= desc=`: the `id`-th event of the phase, of rt-app's
+    /// `resource_t` `kind`, named `desc` (category `event`).
+    Event {
+        id: u32,
+        kind: u32,
+        #[serde(deserialize_with = "crate::engine::wire::de_static")]
+        desc: crate::engine::wire::Name,
+    },
+    /// `rtapp_stats: period= run= wu_lat= slack= c_period= c_run=` after each phase
+    /// iteration: its wall time, the measured time of its `run`/`runtime` events,
+    /// the wakeup latency of its timers, the last (or summed) timer slack, and the
+    /// timer periods and run times it asked for (category `stats`).
+    Stats {
+        period: u32,
+        run: u32,
+        wu_lat: u32,
+        slack: i32,
+        c_period: u32,
+        c_run: u32,
+    },
+}
+
+impl std::fmt::Display for Marker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let se = |end: bool| if end { "end" } else { "start" };
+        match *self {
+            Marker::Main(e) => write!(
+                f,
+                "rtapp_main: event={}",
+                match e {
+                    MainEvent::Start => "start",
+                    MainEvent::Shutdown => "shutdown",
+                    MainEvent::End => "end",
+                }
+            ),
+            Marker::ClockRef { t_zero_us } => {
+                write!(f, "rtapp_main: event=clock_ref data={t_zero_us}")
+            }
+            Marker::Task { end } => write!(f, "rtapp_task: event={}", se(end)),
+            Marker::Loop {
+                end,
+                thread_loop,
+                phase,
+                phase_loop,
+            } => write!(
+                f,
+                "rtapp_loop: event={} thread_loop={thread_loop} phase={phase} phase_loop={phase_loop}",
+                se(end)
+            ),
+            Marker::Event { id, kind, desc } => {
+                write!(f, "rtapp_event: id={id} type={kind} desc={desc}")
+            }
+            Marker::Stats {
+                period,
+                run,
+                wu_lat,
+                slack,
+                c_period,
+                c_run,
+            } => write!(
+                f,
+                "rtapp_stats: period={period} run={run} wu_lat={wu_lat} slack={slack} c_period={c_period} c_run={c_run}"
+            ),
+        }
+    }
 }
 
 impl SchedEvent {

@@ -128,6 +128,25 @@ struct ProgState {
     t_start: SimTime,
     timer_exp: SimTime,
     uclamp: (u16, u16),
+    /// rt-app's statistics of the current phase iteration (`Op::LoopStat`).
+    rta: RtaStats,
+}
+
+/// rt-app's `log_data` of one phase iteration, in its µs (each figure truncated
+/// as `timespec_to_usec` does before it is summed), for the `rtapp_stats` marker.
+#[derive(Clone, Copy, Debug, Default)]
+struct RtaStats {
+    /// When the current `run` event started.
+    run_start: SimTime,
+    /// The measured wall time of the iteration's `run` / `runtime` events.
+    run_us: u64,
+    /// Wakeup latencies of its timers (reset by a timer already late).
+    wu_lat_us: u64,
+    /// The last timer's slack (expiry − arrival, negative when late), and the sum.
+    slack_us: i64,
+    slack_sum_us: i64,
+    /// The iteration's end (`t_end`).
+    t_end: SimTime,
 }
 
 /// The name of a task's random stream (which its forked children's names extend):
@@ -613,6 +632,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             t_start: self.k.now(),
             timer_exp: 0,
             uclamp: (0, 1024),
+            rta: RtaStats::default(),
         }));
         if !daemon {
             self.alive += 1;
@@ -820,7 +840,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             Op::Exit => c.exit,
             Op::Yield => c.yield_,
             Op::Mark { .. } | Op::Record { .. } | Op::Timer { .. } | Op::Elapsed { .. } => c.gtod,
-            Op::SetAffinity { .. } | Op::SetUclamp { .. } => c.syscall,
+            Op::SetAffinity { .. } | Op::SetUclamp { .. } | Op::Marker(_) => c.syscall,
             // Memory operations are free; a post or an await enters the kernel only
             // on one of its paths, so it pays its futex cost itself.
             Op::Store { .. }
@@ -835,7 +855,8 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             | Op::FutexAwait { .. }
             | Op::SpinLock { .. }
             | Op::SpinUnlock { .. }
-            | Op::SetEpoch { .. } => return None,
+            | Op::SetEpoch { .. }
+            | Op::LoopStat(_) => return None,
             Op::Compute(_)
             | Op::Spin(_)
             | Op::Sleep(_)
@@ -891,7 +912,9 @@ impl<O: Observer<SchedEvent>> Sim<O> {
             | Op::Count { .. }
             | Op::Elapsed { .. }
             | Op::SetEpoch { .. }
-            | Op::RecordReg { .. } => self.exec_timers(cpu, op, st),
+            | Op::RecordReg { .. }
+            | Op::Marker(_)
+            | Op::LoopStat(_) => self.exec_timers(cpu, pid, op, st),
             Op::Loop { .. }
             | Op::EndLoop { .. }
             | Op::Store { .. }

@@ -6,14 +6,18 @@
 //! period boundary (absolute, or relative to when it was reached) and logs its
 //! lateness and slack, as rt-app's own log does.
 
+use super::RtaStats;
 use super::{ProgState, Sim};
+use crate::abi::Pid;
 use crate::engine::Observer;
+use crate::sched::Marker;
 use crate::sched::SchedEvent;
-use crate::workload::program::{Op, NO_METRIC};
+use crate::workload::dist::Dist;
+use crate::workload::program::{LoopCount, LoopStat, MarkerOp, Op, NO_METRIC};
 
 impl<O: Observer<SchedEvent>> Sim<O> {
     /// Execute (part of) one of the time and metric ops. Returns true when the step is over.
-    pub(super) fn exec_timers(&mut self, cpu: usize, op: Op, st: &mut ProgState) -> bool {
+    pub(super) fn exec_timers(&mut self, cpu: usize, pid: Pid, op: Op, st: &mut ProgState) -> bool {
         let inst = st.instance;
         match op {
             Op::Timer {
@@ -26,10 +30,11 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 let lat = (metrics != NO_METRIC).then_some(metrics as usize);
                 if st.phase == 2 {
                     // Woken at (or after) the expiry: the lateness rt-app logs.
+                    let l = self.k.now().saturating_sub(st.timer_exp);
                     if let Some(m) = lat {
-                        let l = self.k.now().saturating_sub(st.timer_exp);
                         self.metrics.hists[m].record(l);
                     }
+                    st.rta.wu_lat_us += l / 1000;
                     next!(st)
                 }
                 pay!(self, cpu, op, st);
@@ -46,6 +51,10 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 if let Some(m) = lat {
                     self.metrics.hists[m + 1].record(exp.saturating_sub(now));
                 }
+                // rt-app's slack: a signed difference, floored to µs.
+                let slack = (exp as i64 - now as i64).div_euclid(1000);
+                st.rta.slack_us = slack;
+                st.rta.slack_sum_us += slack;
                 if now < exp {
                     st.timer_exp = exp;
                     st.phase = 2;
@@ -58,6 +67,7 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 if let Some(m) = lat {
                     self.metrics.hists[m].record(0);
                 }
+                st.rta.wu_lat_us = 0;
                 next!(st)
             }
             Op::Mark { slot } => {
@@ -90,7 +100,86 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 self.metrics.hists[metric].record(v);
                 next!(st)
             }
+            Op::LoopStat(s) => {
+                let now = self.k.now();
+                let r = &mut st.rta;
+                match s {
+                    LoopStat::Begin => *r = RtaStats::default(),
+                    LoopStat::RunBegin => r.run_start = now,
+                    LoopStat::RunEnd => r.run_us += (now - r.run_start) / 1000,
+                    LoopStat::End => r.t_end = now,
+                }
+                next!(st)
+            }
+            Op::Marker(m) => {
+                pay!(self, cpu, op, st);
+                let marker = self.marker(m, st);
+                self.k.emit(SchedEvent::Marker { cpu, pid, marker });
+                next!(st)
+            }
             _ => unreachable!("not a time and metric op: {op:?}"),
         }
+    }
+
+    /// The marker `m` completes to in state `st`.
+    fn marker(&self, m: MarkerOp, st: &ProgState) -> Marker {
+        let us32 = |ns: u64| u32::try_from(ns / 1000).unwrap_or(u32::MAX);
+        match m {
+            MarkerOp::Main(e) => Marker::Main(e),
+            MarkerOp::ClockRef { slot } => Marker::ClockRef {
+                t_zero_us: st.marks[slot as usize] / 1000,
+            },
+            MarkerOp::Task { end } => Marker::Task { end },
+            MarkerOp::Loop {
+                end,
+                phase,
+                task_loop,
+                phase_loop,
+            } => Marker::Loop {
+                end,
+                thread_loop: self.loops_done(st, task_loop as usize),
+                phase,
+                phase_loop: self.loops_done(st, phase_loop as usize),
+            },
+            MarkerOp::Event { id, kind, desc } => Marker::Event { id, kind, desc },
+            MarkerOp::Stats {
+                c_period,
+                c_run,
+                cumulative_slack,
+            } => {
+                let r = &st.rta;
+                let slack = if cumulative_slack {
+                    r.slack_sum_us
+                } else {
+                    r.slack_us
+                };
+                let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+                Marker::Stats {
+                    period: us32(r.t_end.saturating_sub(st.marks[0])),
+                    run: clamp(r.run_us),
+                    wu_lat: clamp(r.wu_lat_us),
+                    slack: slack.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+                    c_period,
+                    c_run,
+                }
+            }
+        }
+    }
+
+    /// The iterations done so far of the open loop whose `Loop` op is at `at` (0
+    /// when it is not open): its count less the iterations left.
+    fn loops_done(&self, st: &ProgState, at: usize) -> u32 {
+        let Some(&(_, left)) = st.loops.iter().find(|(pc, _)| *pc == at) else {
+            return 0;
+        };
+        let total = match self.spec.programs[st.prog].ops.get(at) {
+            Some(Op::Loop {
+                count: LoopCount::Times(Dist::Const(n)),
+                ..
+            }) => *n,
+            _ => u64::MAX,
+        };
+        // rt-app's counters are C ints.
+        (total.saturating_sub(left) % (1 << 31)) as u32
     }
 }

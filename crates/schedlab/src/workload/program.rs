@@ -11,7 +11,7 @@
 //! an [`ObjRef`]: a fixed index, or one chosen by the task's instance number (so a
 //! group of `count = N` tasks can each own `chan[i]`, or pairs can share `chan[i/2]`).
 
-use crate::abi::Policy;
+use crate::abi::{MainEvent, Policy};
 use crate::machine::CpuMask;
 use crate::workload::dist::Dist;
 use crate::workload::ipc::ChanKind;
@@ -113,6 +113,54 @@ pub enum LoopCount {
         ticket: Option<(u32, u64)>,
         unset: Option<u32>,
     },
+}
+
+/// The marker an [`Op::Marker`] writes (`sched::Marker` with what is known when the
+/// program is built; the rest comes from the task's state).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MarkerOp {
+    /// `rtapp_main: event=...`.
+    Main(MainEvent),
+    /// `rtapp_main: event=clock_ref data=...`, `t_zero` in register `slot`.
+    ClockRef { slot: u8 },
+    /// `rtapp_task: event=start|end`.
+    Task { end: bool },
+    /// `rtapp_loop`: phase `phase`; the thread and phase loop counts are the
+    /// iterations done of the `Loop` ops at `task_loop` and `phase_loop`.
+    Loop {
+        end: bool,
+        phase: u32,
+        task_loop: u32,
+        phase_loop: u32,
+    },
+    /// `rtapp_event`: the `id`-th event of its phase, rt-app type `kind`.
+    Event {
+        id: u32,
+        kind: u32,
+        desc: crate::engine::wire::Name,
+    },
+    /// `rtapp_stats`, with the iteration's asked-for timer periods and run times
+    /// (µs); period from the iteration's start mark (register 0) to
+    /// [`LoopStat::End`]; the slack is the last timer's, or with rt-app's
+    /// `cumulative_slack` the sum over the iteration.
+    Stats {
+        c_period: u32,
+        c_run: u32,
+        cumulative_slack: bool,
+    },
+}
+
+/// A step of rt-app's per-iteration bookkeeping ([`Op::LoopStat`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopStat {
+    /// A phase iteration starts: clear its sums (`memset(&ldata, 0, ...)`).
+    Begin,
+    /// A `run` / `runtime` event starts (`clock_gettime` before it).
+    RunBegin,
+    /// ... and ends: its wall time adds to the iteration's `run`.
+    RunEnd,
+    /// The iteration's end time (`t_end`), for its `period`.
+    End,
 }
 
 /// One operation of a behaviour program.
@@ -256,6 +304,13 @@ pub enum Op {
     SetEpoch {
         slot: u8,
     },
+    /// Write one of rt-app's ftrace markers to `trace_marker` (a `write` system
+    /// call, cost `syscall`): the template, completed with the task's loop counts,
+    /// clock and phase statistics when it runs.
+    Marker(MarkerOp),
+    /// Keep rt-app's per-iteration statistics (its `log_data`, for the `rtapp_stats`
+    /// marker). Free: rt-app's own clock reads around a `run` are not charged.
+    LoopStat(LoopStat),
     // ---- Shared words, registers, lock-free lists, post/wait, spin locks ----
     // (schbench, adrestia, sysbench: plain user-space memory operations, free unless
     // they read the clock or enter the kernel.)

@@ -19,7 +19,9 @@
 //! on them. Threads wake each other only through those objects (futex wakeups) and
 //! through timers. `fork` creates a new thread running another task's definition.
 //! rt-app logs one line per phase iteration per thread (timestamps, run time,
-//! period, slack, wakeup latency `wu_lat`).
+//! period, slack, wakeup latency `wu_lat`), and with `global.ftrace` writes its
+//! markers to tracefs' `trace_marker` (`rtapp_main`, `rtapp_task`, `rtapp_loop`,
+//! `rtapp_event`, `rtapp_stats`: the lines LISA's `rta` analysis parses).
 //!
 //! **How it is modelled.** The file is parsed by the `jsonc-parser` crate, whose
 //! syntax tree keeps keys in order, duplicates and positions ([`json`]), validated into a task list ([`parse_file`]), and every thread
@@ -30,7 +32,12 @@
 //! glibc's `pthread_barrier`, [`Op::Barrier`]), `fork` → a thread `spawn`, task and
 //! phase `cpus` → [`Op::SetAffinity`] at each phase iteration, `util_min`/`util_max` →
 //! [`Op::SetUclamp`]. Each phase iteration takes rt-app's two timestamps (`now()`)
-//! and records its period, and counts itself. The main task `rt-app` has its own
+//! and records its period, and counts itself. With `global.ftrace`, rt-app's
+//! markers are [`Op::Marker`]s where rt-app writes them (the current rt-app's
+//! `log_ftrace` calls: main start and end, `clock_ref` by thread 0, task start
+//! after the barrier and end after the loops, loop start/end around each
+//! iteration, one `rtapp_event` before each event, `rtapp_stats` from
+//! [`Op::LoopStat`]'s sums). The main task `rt-app` has its own
 //! program: a thread creation ([`Op::Spawn`]) per thread, then a `sleep` of
 //! `global.duration` and the joins. `global.duration` stays the workload's own time
 //! limit, counted from t = 0 (rt-app's main thread starts its sleep after the last
@@ -83,14 +90,15 @@
 
 pub mod json;
 
-use crate::abi::Policy;
+use crate::abi::{MainEvent, Policy};
 use crate::config::TableReader;
 use crate::error::{line_of, InputError};
 use crate::machine::{CpuMask, Machine};
 use crate::workload::dist::Dist;
 use crate::workload::generators::{Generated, Tool, ToolInput, ToolResult};
 use crate::workload::program::{
-    AffinityTarget, IdxExpr, LoopCount, ObjRef, Op, Program, TaskSpec, WorkloadSpec, NO_METRIC,
+    AffinityTarget, IdxExpr, LoopCount, LoopStat, MarkerOp, ObjRef, Op, Program, TaskSpec,
+    WorkloadSpec, NO_METRIC,
 };
 use json::{JNode, JVal};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -168,6 +176,8 @@ pub struct Phase {
     pub util_min: Option<u16>,
     pub util_max: Option<u16>,
     pub events: Vec<Event>,
+    /// Each event's key in the file (`run0`, `timer`, ...): rt-app's event name.
+    pub keys: Vec<String>,
 }
 
 /// A task object.
@@ -193,6 +203,11 @@ pub struct RtAppFile {
     pub duration_s: Option<u64>,
     pub calibration: Calibration,
     pub tasks: Vec<TaskDef>,
+    /// `global.ftrace`: the categories of markers written to `trace_marker`
+    /// ([`ftrace`] bits; 0: none).
+    pub ftrace: u8,
+    /// `global.cumulative_slack`: `rtapp_stats` sums the iteration's timer slacks.
+    pub cumulative_slack: bool,
 }
 
 // ---------------------------------------------------------------------------------
@@ -529,8 +544,12 @@ const PHASE_ATTRS: &[&str] = &[
 
 /// Events of an object, in file order; other keys must be known attributes.
 /// Fork events are also listed in `forks` as (target, offset, JSON path).
-fn events(o: &Obj<'_>, forks: &mut Vec<(String, usize, String)>) -> Result<Vec<Event>, InputError> {
+/// The events of `o`, with their keys.
+type Events = (Vec<Event>, Vec<String>);
+
+fn events(o: &Obj<'_>, forks: &mut Vec<(String, usize, String)>) -> Result<Events, InputError> {
     let mut ev = Vec::new();
+    let mut keys = Vec::new();
     for (i, (k, kpos, n)) in o.members.iter().enumerate() {
         if event_word(k).is_some() {
             o.used.borrow_mut()[i] = true;
@@ -539,6 +558,7 @@ fn events(o: &Obj<'_>, forks: &mut Vec<(String, usize, String)>) -> Result<Vec<E
                 forks.push((t.clone(), n.pos, child(&o.path, k)));
             }
             ev.push(e);
+            keys.push(k.clone());
         } else if !PHASE_ATTRS.contains(&k.as_str())
             && !matches!(k.as_str(), "instance" | "delay" | "phases")
         {
@@ -554,7 +574,7 @@ fn events(o: &Obj<'_>, forks: &mut Vec<(String, usize, String)>) -> Result<Vec<E
             .src
             .err(o.pos, &o.path, "no events (a phase needs at least one)"));
     }
-    Ok(ev)
+    Ok((ev, keys))
 }
 
 /// Attributes rt-app accepts that the simulator ignores (read so `finish` passes).
@@ -573,18 +593,71 @@ fn ignored(o: &Obj<'_>) -> Result<(), InputError> {
     Ok(())
 }
 
-/// The `global` object: the duration (s, `None` for none), the calibration and the
-/// default policy.
-fn global(
-    src: &Src<'_>,
-    g: Option<&JNode>,
-    nr_cpus: usize,
-) -> Result<(Option<u64>, Calibration, Policy), InputError> {
+/// rt-app's ftrace marker categories (`global.ftrace`, rt-app's `FTRACE_*` bits).
+pub mod ftrace {
+    pub const MAIN: u8 = 0x01;
+    pub const TASK: u8 = 0x02;
+    pub const LOOP: u8 = 0x04;
+    pub const EVENT: u8 = 0x08;
+    pub const STATS: u8 = 0x10;
+    /// Every category (`"ftrace": true`; rt-app's `rtapp_attrs` markers are not
+    /// written).
+    pub const ALL: u8 = MAIN | TASK | LOOP | EVENT | STATS;
+    /// The names `global.ftrace` lists, comma-separated (`none` clears the set).
+    pub const NAMES: [(&str, u8); 5] = [
+        ("main", MAIN),
+        ("task", TASK),
+        ("loop", LOOP),
+        ("event", EVENT),
+        ("stats", STATS),
+    ];
+}
+
+/// The categories a `global.ftrace` string lists (rt-app's `ftrace_setup`:
+/// case-insensitive, `none` clears what came before), or the unknown one.
+fn ftrace_categories(list: &str) -> Result<u8, String> {
+    let mut mask = 0;
+    for c in list.split(',').filter(|c| !c.is_empty()) {
+        if c.eq_ignore_ascii_case("none") {
+            mask = 0;
+            continue;
+        }
+        match ftrace::NAMES
+            .iter()
+            .find(|(n, _)| c.eq_ignore_ascii_case(n))
+        {
+            Some((_, b)) => mask |= b,
+            None => return Err(c.to_string()),
+        }
+    }
+    Ok(mask)
+}
+
+/// What the `global` object sets.
+struct Global {
+    /// `duration` (s, `None` for none).
+    duration_s: Option<u64>,
+    calibration: Calibration,
+    def_policy: Policy,
+    /// `ftrace`: the marker categories ([`ftrace`]).
+    ftrace: u8,
+    cumulative_slack: bool,
+}
+
+/// The `global` object.
+fn global(src: &Src<'_>, g: Option<&JNode>, nr_cpus: usize) -> Result<Global, InputError> {
     let mut duration_s = None;
     let mut calibration = Calibration::Cpu(0);
     let mut def_policy = Policy::Normal;
+    let (mut ftrace_mask, mut cumulative_slack) = (0, false);
     let Some(g) = g else {
-        return Ok((duration_s, calibration, def_policy));
+        return Ok(Global {
+            duration_s,
+            calibration,
+            def_policy,
+            ftrace: ftrace_mask,
+            cumulative_slack,
+        });
     };
     let g = Obj::new(src, g, "global")?;
     g.no_duplicates()?;
@@ -624,22 +697,66 @@ fn global(
     if let Some(n) = g.get("default_policy") {
         def_policy = policy_value(src, n, "global.default_policy")?;
     }
+    if let Some(n) = g.get("ftrace") {
+        ftrace_mask = match &n.val {
+            JVal::Bool(b) => {
+                if *b {
+                    ftrace::ALL
+                } else {
+                    0
+                }
+            }
+            JVal::Str(s) => ftrace_categories(s).map_err(|c| {
+                g.err(
+                    n,
+                    "ftrace",
+                    format!("unknown category {c:?} (rt-app takes main, task, loop, event, stats or none)"),
+                )
+            })?,
+            v => {
+                return Err(g.err(
+                    n,
+                    "ftrace",
+                    format!(
+                        "expected a comma-separated list of categories or a boolean, found {}",
+                        v.describe()
+                    ),
+                ))
+            }
+        };
+    }
+    if let Some(n) = g.get("cumulative_slack") {
+        cumulative_slack = match &n.val {
+            JVal::Bool(b) => *b,
+            v => {
+                return Err(g.err(
+                    n,
+                    "cumulative_slack",
+                    format!("expected a boolean, found {}", v.describe()),
+                ))
+            }
+        };
+    }
     for k in [
         "pi_enabled",
         "lock_pages",
         "logdir",
         "log_basename",
         "log_size",
-        "ftrace",
         "gnuplot",
         "io_device",
         "mem_buffer_size",
-        "cumulative_slack",
     ] {
         g.get(k);
     }
     g.finish()?;
-    Ok((duration_s, calibration, def_policy))
+    Ok(Global {
+        duration_s,
+        calibration,
+        def_policy,
+        ftrace: ftrace_mask,
+        cumulative_slack,
+    })
 }
 
 /// A fork of `.0` from the event at `.1` (path `.2`), checked once every task is
@@ -695,10 +812,16 @@ fn task(
         }
         None => {
             t.no_duplicates_events()?;
-            let loops = loop_count(&t, None)?;
-            let ev = events(&t, forks)?;
+            // rt-app's one phase: with a `loop`, the phase repeats that often and
+            // the task runs it once; without, the phase runs once per iteration of
+            // a task loop that never ends (what its `rtapp_loop` markers count).
+            let (task_loops, loops) = match t.get("loop") {
+                Some(_) => (Some(1), loop_count(&t, None)?),
+                None => (None, Some(1)),
+            };
+            let (ev, keys) = events(&t, forks)?;
             (
-                Some(1),
+                task_loops,
                 vec![Phase {
                     name: SINGLE_PHASE.into(),
                     loops,
@@ -706,6 +829,7 @@ fn task(
                     util_min: None,
                     util_max: None,
                     events: ev,
+                    keys,
                 }],
             )
         }
@@ -764,7 +888,7 @@ fn phases(
         }
         let (pmin, pmax) = (util(&p, "util_min")?, util(&p, "util_max")?);
         ignored(&p)?;
-        let ev = events(&p, forks)?;
+        let (ev, keys) = events(&p, forks)?;
         phases.push(Phase {
             name: pname.clone(),
             loops,
@@ -772,6 +896,7 @@ fn phases(
             util_min: pmin,
             util_max: pmax,
             events: ev,
+            keys,
         });
     }
     if phases.is_empty() {
@@ -819,7 +944,13 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
     let top = Obj::new(&src, &root, "")?;
     top.no_duplicates()?;
     let nr_cpus = m.nr_cpus();
-    let (duration_s, calibration, def_policy) = global(&src, top.get("global"), nr_cpus)?;
+    let Global {
+        duration_s,
+        calibration,
+        def_policy,
+        ftrace,
+        cumulative_slack,
+    } = global(&src, top.get("global"), nr_cpus)?;
     top.get("resources");
     let tasks_node = top
         .get("tasks")
@@ -857,6 +988,8 @@ pub fn parse_file(text: &str, file: &Path, m: &Machine) -> Result<RtAppFile, Inp
         duration_s,
         calibration,
         tasks,
+        ftrace,
+        cumulative_slack,
     })
 }
 
@@ -1031,9 +1164,13 @@ impl Builder<'_> {
         };
         let outer = cx.ops.len();
         cx.ops.push(Op::Syscall); // placeholder for the task loop
-        for p in &t.phases {
+        for (i, p) in t.phases.iter().enumerate() {
             let affinity = phase_cpus.then(|| p.cpus.unwrap_or(def_mask));
-            let pm = self.phase(&mut cx, p, tname, affinity, has_util);
+            let at = PhaseAt {
+                index: i as u32,
+                task_loop: outer as u32,
+            };
+            let pm = self.phase(&mut cx, p, tname, affinity, has_util, at);
             tm.phases.push(pm);
         }
         let mut ops = cx.ops;
@@ -1043,6 +1180,9 @@ impl Builder<'_> {
             end,
         };
         ops.push(Op::EndLoop { start: outer });
+        if self.f.ftrace & ftrace::TASK != 0 {
+            ops.push(Op::Marker(MarkerOp::Task { end: true }));
+        }
         if let Some(ss) = start {
             // pthread_exit: the kernel clears the thread's tid word and wakes its
             // joiner (`mm_release`, CLONE_CHILD_CLEARTID) before the exit is traced.
@@ -1091,6 +1231,7 @@ impl Builder<'_> {
                 max: t.util_max.unwrap_or(1024),
             });
         }
+        let task_markers = self.f.ftrace & ftrace::TASK != 0;
         if let Some(ss) = start {
             if ss.first {
                 cx.ops.push(Op::Mark { slot: TZERO_SLOT });
@@ -1098,6 +1239,10 @@ impl Builder<'_> {
                     w: ss.t_zero,
                     slot: TZERO_SLOT,
                 });
+                if task_markers {
+                    cx.ops
+                        .push(Op::Marker(MarkerOp::ClockRef { slot: TZERO_SLOT }));
+                }
             }
             cx.ops.push(Op::Barrier(ss.barrier));
             cx.ops.push(Op::Load {
@@ -1105,6 +1250,9 @@ impl Builder<'_> {
                 w: ss.t_zero,
             });
             cx.ops.push(Op::SetEpoch { slot: TZERO_SLOT });
+        }
+        if task_markers {
+            cx.ops.push(Op::Marker(MarkerOp::Task { end: false }));
         }
         if t.delay_us > 0 {
             let d = self.unique_ref(cx, "\0delay");
@@ -1127,6 +1275,7 @@ impl Builder<'_> {
         tname: &str,
         affinity: Option<CpuMask>,
         has_util: bool,
+        at: PhaseAt,
     ) -> PhaseMetrics {
         let t = cx.t;
         let pre = format!("{tname}/{}/", p.name);
@@ -1165,14 +1314,71 @@ impl Builder<'_> {
                 max: p.util_max.or(t.util_max).unwrap_or(1024),
             });
         }
+        let cats = self.f.ftrace;
+        let (loops, events, stats) = (
+            cats & ftrace::LOOP != 0,
+            cats & ftrace::EVENT != 0,
+            cats & ftrace::STATS != 0,
+        );
+        let loop_marker = |end| {
+            Op::Marker(MarkerOp::Loop {
+                end,
+                phase: at.index,
+                task_loop: at.task_loop,
+                phase_loop: start as u32,
+            })
+        };
+        if loops {
+            cx.ops.push(loop_marker(false));
+        }
+        if stats {
+            cx.ops.push(Op::LoopStat(LoopStat::Begin));
+        }
         cx.ops.push(Op::Mark { slot: 0 });
-        for e in &p.events {
+        for (id, (e, key)) in p.events.iter().zip(&p.keys).enumerate() {
+            if events {
+                let (kind, desc) = event_marker(e, key);
+                cx.ops.push(Op::Marker(MarkerOp::Event {
+                    id: id as u32,
+                    kind,
+                    desc: crate::engine::wire::intern(&desc),
+                }));
+            }
+            let run = stats && matches!(e, Event::Run(_) | Event::Runtime(_));
+            if run {
+                cx.ops.push(Op::LoopStat(LoopStat::RunBegin));
+            }
             self.event(cx, e, timer_m);
+            if run {
+                cx.ops.push(Op::LoopStat(LoopStat::RunEnd));
+            }
         }
         cx.ops.push(Op::Record {
             metric: period_m,
             slot: 0,
         });
+        if stats {
+            cx.ops.push(Op::LoopStat(LoopStat::End));
+        }
+        if loops {
+            cx.ops.push(loop_marker(true));
+        }
+        if stats {
+            let (mut c_period, mut c_run) = (0u64, 0u64);
+            for e in &p.events {
+                match e {
+                    Event::Run(us) | Event::Runtime(us) => c_run += us,
+                    Event::Timer { period_us, .. } => c_period += period_us,
+                    _ => {}
+                }
+            }
+            let c32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+            cx.ops.push(Op::Marker(MarkerOp::Stats {
+                c_period: c32(c_period),
+                c_run: c32(c_run),
+                cumulative_slack: self.f.cumulative_slack,
+            }));
+        }
         cx.ops.push(Op::Count { metric: loops_m });
         let end = cx.ops.len();
         cx.ops[start] = Op::Loop {
@@ -1297,6 +1503,43 @@ impl Builder<'_> {
             absolute: abs,
             metrics: timer_m,
         }
+    }
+}
+
+/// Where a phase sits: its index and the index of its task loop's `Loop` op (the
+/// `rtapp_loop` marker's `phase` and `thread_loop`).
+#[derive(Clone, Copy)]
+struct PhaseAt {
+    index: u32,
+    task_loop: u32,
+}
+
+/// rt-app's `resource_t` number and event name (`desc`) of event `e` under key
+/// `key`, as its parser names them: the key, with the resources it uses after a
+/// colon. Unique timers and `mem`/`iorun` buffers carry rt-app's per-thread
+/// names there (the name plus a tag); here they show the name as written, and
+/// `mem`/`iorun` their key.
+fn event_marker(e: &Event, key: &str) -> (u32, String) {
+    match e {
+        Event::Run(_) => (6, key.to_string()),
+        Event::Runtime(_) => (19, key.to_string()),
+        Event::Sleep(_) => (5, key.to_string()),
+        Event::Yield => (20, key.to_string()),
+        Event::Mem(_) => (14, key.to_string()),
+        Event::Iorun(_) => (18, key.to_string()),
+        Event::Timer { name, unique, .. } => {
+            (if *unique { 11 } else { 10 }, format!("{key}:{name}"))
+        }
+        Event::Lock(m) => (8, format!("{key}:{m}")),
+        Event::Unlock(m) => (9, format!("{key}:{m}")),
+        Event::Signal(c) => (3, format!("{key}:{c}")),
+        Event::Broad(c) => (4, format!("{key}:{c}")),
+        Event::Wait { cond, mutex } => (2, format!("{key}:{cond}:{mutex}")),
+        Event::Sync { cond, mutex } => (7, format!("{key}:{cond}:{mutex}")),
+        Event::Barrier(b) => (21, format!("{key}:{b}")),
+        Event::Suspend(n) => (12, format!("{key}:{n}:{n}")),
+        Event::Resume(n) => (13, format!("{key}:{n}:{n}")),
+        Event::Fork(t) => (22, format!("{key}:{t}")),
     }
 }
 
@@ -1445,10 +1688,20 @@ pub fn build(f: &RtAppFile, m: &Machine) -> (WorkloadSpec, Vec<ThreadMetrics>) {
         }
     }
     // Then `sleep(duration)` and the shutdown's joins, or the joins alone.
+    let main_markers = f.ftrace & ftrace::MAIN != 0;
+    if main_markers {
+        main_ops.insert(0, Op::Marker(MarkerOp::Main(MainEvent::Start)));
+    }
     if let Some(d) = b.spec.duration_ns {
         main_ops.push(Op::Sleep(Dist::Const(d)));
+        if main_markers {
+            main_ops.push(Op::Marker(MarkerOp::Main(MainEvent::Shutdown)));
+        }
     }
     main_ops.extend(joins.into_iter().map(|f| Op::FutexAwait { f }));
+    if main_markers {
+        main_ops.push(Op::Marker(MarkerOp::Main(MainEvent::End)));
+    }
     main_ops.push(Op::Exit);
     b.spec.programs.push(Program {
         name: MAIN_TASK.to_string(),
@@ -1605,8 +1858,9 @@ mod tests {
         assert_eq!(f.calibration, Calibration::Cpu(0));
         assert_eq!(f.duration_s, None);
         let (a, b, c) = (&f.tasks[0], &f.tasks[1], &f.tasks[2]);
-        // Without `phases`: the body is one phase run once, its loop forever by default.
-        assert_eq!((a.loops, a.phases[0].loops), (Some(1), None));
+        // Without `phases`: one phase; without `loop` it runs once per iteration of
+        // a task loop that never ends (rt-app's `parse_task_data`).
+        assert_eq!((a.loops, a.phases[0].loops), (None, Some(1)));
         assert_eq!((b.loops, b.phases[0].loops), (Some(1), Some(3)));
         assert_eq!((b.instances, b.delay_us, b.nice), (2, 5, -3));
         // With `phases`: the phase list repeats forever by default, phases once.
@@ -1614,6 +1868,138 @@ mod tests {
         let names: Vec<_> = c.phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["x", "y"]);
         assert_eq!((c.phases[0].loops, c.phases[1].loops), (Some(1), None));
+    }
+
+    #[test]
+    fn ftrace_takes_rt_app_categories_or_a_boolean() {
+        let cats = |v: &str| {
+            file(&format!(
+                r#"{{"global": {{"ftrace": {v}}}, "tasks": {{"a": {{"run": 10}}}}}}"#
+            ))
+            .ftrace
+        };
+        assert_eq!(cats(r#""main,LOOP""#), ftrace::MAIN | ftrace::LOOP);
+        assert_eq!(cats(r#""stats,none,task""#), ftrace::TASK, "none clears");
+        assert_eq!(cats(r#""""#), 0);
+        assert_eq!(cats("true"), ftrace::ALL);
+        assert_eq!(cats("false"), 0);
+        assert_eq!(file(r#"{"tasks": {"a": {"run": 10}}}"#).ftrace, 0);
+        for (v, want) in [
+            (r#""main,attrs""#, r#"unknown category "attrs""#),
+            ("3", "found 3"),
+        ] {
+            let text = format!(
+                "{{\"global\":\n {{\"ftrace\": {v}}}, \"tasks\": {{\"a\": {{\"run\": 10}}}}}}"
+            );
+            let e = parse_file(&text, Path::new("t.json"), &juno()).unwrap_err();
+            assert_eq!(e.line, Some(2), "{e}");
+            assert!(e.to_string().contains("global.ftrace"), "{e}");
+            assert!(e.to_string().contains(want), "{e}");
+        }
+        let e = parse_file(
+            r#"{"global": {"cumulative_slack": 1}, "tasks": {"a": {"run": 10}}}"#,
+            Path::new("t.json"),
+            &juno(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("cumulative_slack"), "{e}");
+    }
+
+    /// With every category, a phase iteration is: loop start, then per event its
+    /// `rtapp_event` before it (a `run` between the two `LoopStat` clock reads),
+    /// the period's record, loop end and stats; the thread starts with
+    /// `clock_ref` (thread 0) and `task start`, ends with `task end`; the main task
+    /// writes `start` first and `end` after its joins.
+    #[test]
+    fn markers_sit_where_rt_app_writes_them() {
+        let f = file(
+            r#"{"global": {"calibration": 100, "ftrace": true},
+                "tasks": {"a": {"loop": 2, "run0": 1000, "timer0": {"ref": "t", "period": 4000}}}}"#,
+        );
+        let (spec, _) = build(&f, &juno());
+        let prog = &spec.programs[spec.tasks[1].prog].ops;
+        let at = |want: &Op| prog.iter().position(|o| o == want).expect("present");
+        let clock = at(&Op::Marker(MarkerOp::ClockRef { slot: TZERO_SLOT }));
+        let start = at(&Op::Marker(MarkerOp::Task { end: false }));
+        assert!(clock < at(&Op::Barrier(cref(0))) || clock < start);
+        let Some(Op::Loop { .. }) = prog.get(start + 1) else {
+            panic!("the task loop follows task start: {prog:?}")
+        };
+        let phase_loop = (start + 2) as u32;
+        assert!(matches!(prog[phase_loop as usize], Op::Loop { .. }));
+        let lm = |end| {
+            Op::Marker(MarkerOp::Loop {
+                end,
+                phase: 0,
+                task_loop: (start + 1) as u32,
+                phase_loop,
+            })
+        };
+        let body: Vec<Op> = prog[phase_loop as usize + 1..]
+            .iter()
+            .take_while(|o| !matches!(o, Op::EndLoop { .. }))
+            .copied()
+            .collect();
+        let ev = |id, kind, desc| Op::Marker(MarkerOp::Event { id, kind, desc });
+        let want = [
+            lm(false),
+            Op::LoopStat(LoopStat::Begin),
+            Op::Mark { slot: 0 },
+            ev(0, 6, "run0"),
+            Op::LoopStat(LoopStat::RunBegin),
+            Op::Compute(Dist::Const(1_000_000)),
+            Op::LoopStat(LoopStat::RunEnd),
+            ev(1, 10, "timer0:t"),
+        ];
+        assert_eq!(body[..want.len()], want, "{body:?}");
+        let tail = &body[want.len() + 1..];
+        assert_eq!(tail[0], Op::Record { metric: 1, slot: 0 });
+        assert_eq!(tail[1], Op::LoopStat(LoopStat::End));
+        assert_eq!(tail[2], lm(true));
+        assert_eq!(
+            tail[3],
+            Op::Marker(MarkerOp::Stats {
+                c_period: 4000,
+                c_run: 1000,
+                cumulative_slack: false
+            })
+        );
+        let end = at(&Op::Marker(MarkerOp::Task { end: true }));
+        assert!(matches!(prog[end - 1], Op::EndLoop { .. }));
+        let main = &spec.programs[spec.tasks[0].prog].ops;
+        assert_eq!(main[0], Op::Marker(MarkerOp::Main(MainEvent::Start)));
+        assert_eq!(
+            main[main.len() - 2],
+            Op::Marker(MarkerOp::Main(MainEvent::End))
+        );
+        // Without `ftrace` (or with none), the programs have no marker at all.
+        for g in ["", r#""global": {"ftrace": "none"},"#] {
+            let f = file(&format!(
+                r#"{{{g} "tasks": {{"a": {{"loop": 2, "run0": 1000}}}}}}"#
+            ));
+            let (spec, _) = build(&f, &juno());
+            assert!(spec
+                .programs
+                .iter()
+                .flat_map(|p| &p.ops)
+                .all(|o| !matches!(o, Op::Marker(_) | Op::LoopStat(_))));
+        }
+    }
+
+    /// rt-app's one-phase task: a `loop` repeats the phase inside one task
+    /// iteration; without one, the task loop repeats a phase of one iteration.
+    #[test]
+    fn a_task_without_phases_loops_as_rt_app_does() {
+        let f = file(r#"{"tasks": {"a": {"loop": 3, "run": 10}, "b": {"run": 10}}}"#);
+        assert_eq!(
+            (f.tasks[0].loops, f.tasks[0].phases[0].loops),
+            (Some(1), Some(3))
+        );
+        assert_eq!(
+            (f.tasks[1].loops, f.tasks[1].phases[0].loops),
+            (None, Some(1))
+        );
+        assert_eq!(f.tasks[0].phases[0].keys, ["run"]);
     }
 
     #[test]
