@@ -60,6 +60,7 @@ def run(
     trace: Union[None, bool, str, "os.PathLike[str]"] = None,
     frame: str = "pandas",
     allow_native_scheduler: bool = False,
+    sched_tp: bool = False,
 ) -> Result:
     """Run one scenario, like ``schedlab run SCENARIO [--seed] [--set]... [--features]``.
 
@@ -72,17 +73,21 @@ def run(
     decision trace). ``allow_native_scheduler``: compile and run the C scheduler the
     scenario names (``[kernel] scheduler = "x.bpf.c"``), which is native code run
     contained (docs/sched-ext.md, "Trust"); the shipped ``scenarios/scx/`` sources
-    need no consent. It is the CLI's ``--allow-native-scheduler``.
+    need no consent. It is the CLI's ``--allow-native-scheduler``. ``sched_tp``: also
+    log LISA's ``sched_tp`` module events the modelled kernel has (``sched_pelt_se``,
+    ...; the CLI's ``--sched-tp``); needs ``trace``.
     Raises :class:`InputError` on bad input.
     """
     _frames.check_frame(frame)
     source, kind = _args.scenario_source(scenario)
     events, trace_path = _args.trace(trace)
+    if sched_tp and not events:
+        raise InputError("sched_tp=True needs trace= (the events are trace events)")
     if seed is not None and not isinstance(seed, int):
         raise TypeError(f"seed must be an int, not {type(seed).__name__}")
     raw = _native.run(
         source, kind, seed, _args.sets(set), _args.features(features), events, trace_path,
-        allow_native_scheduler=bool(allow_native_scheduler),
+        allow_native_scheduler=bool(allow_native_scheduler), sched_tp=bool(sched_tp),
     )
     return Result(raw, frame)
 

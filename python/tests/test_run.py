@@ -180,6 +180,28 @@ def test_df_event(tmp_path) -> None:
         r.df_event("sched_nope")
 
 
+def test_sched_tp_events(tmp_path) -> None:
+    """LISA's sched_tp events, opt-in: the demo (juno-r0, v5.6) gives PELT and
+    overutilized events and nothing else changes; v5.10 adds util_est and capacity."""
+    plain = schedlab.run(DEMO, set=SHORT, trace=True)
+    r = schedlab.run(DEMO, set=SHORT, trace=True, sched_tp=True)
+    assert strip_wall(plain.to_json()) == strip_wall(r.to_json())
+    se = r.df_event("sched_pelt_se")
+    assert {"cpu", "path", "comm", "pid", "load", "rbl_load", "util", "update_time"} <= set(se.columns)
+    assert set(se["path"]) == {"(null)"} and se["util"].between(0, 1024).all()
+    assert set(r.df_event("sched_pelt_cfs")["path"]) == {"/"}
+    tp = {"sched_pelt_se", "sched_pelt_cfs", "sched_overutilized", "sched_util_est_se",
+          "sched_util_est_cfs", "sched_cpu_capacity"}
+    assert "sched_util_est_se" not in set(r.events["event"])
+    rest = r.events[~r.events["event"].isin(tp)].reset_index(drop=True)
+    assert rest[["ts", "event"]].equals(plain.events[["ts", "event"]])
+    r10 = schedlab.run(DEMO, set=[*SHORT, "kernel.preset=v5.10"], trace=True, sched_tp=True)
+    got = tp & set(r10.events["event"])
+    assert {"sched_util_est_se", "sched_util_est_cfs", "sched_cpu_capacity"} <= got
+    with pytest.raises(schedlab.InputError, match="sched_tp"):
+        schedlab.run(DEMO, set=SHORT, sched_tp=True)
+
+
 def test_events_need_trace(demo_run) -> None:
     with pytest.raises(RuntimeError, match="trace=True"):
         demo_run.events

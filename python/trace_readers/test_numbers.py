@@ -514,3 +514,93 @@ def test_the_rta_check_rejects_markers_that_miscount_the_phases(tmp_path: Path):
     bad.write_bytes(bad_raw)
     with pytest.raises(AssertionError):
         check_rta(lisa_trace(bad), r)
+
+
+SCHED_TP_EVENTS = ["sched_pelt_cfs", "sched_pelt_se", "sched_overutilized",
+                   "sched_util_est_cfs", "sched_util_est_se", "sched_cpu_capacity"]
+
+
+def sched_tp_traces(tmp: Path) -> tuple:
+    """The rt-app example on juno-r0 under v5.10 and schedutil (every sched_tp event
+    it has), 300 ms, as trace.dat and text, with the events table of the same run."""
+    out = {}
+    for name, extra in [("tp.dat", []), ("tp.txt", ["--ftrace-layout", "v5.6-no-irq-info"])]:
+        js = tmp / f"{name}.json"
+        subprocess.run([str(BIN), "run", str(REPO / "scenarios/rtapp-example.toml"),
+                        "--set", "kernel.preset=v5.10", "--set", "kernel.cpufreq=schedutil",
+                        "--set", "run.duration_ms=300", "--sched-tp",
+                        "--trace", str(tmp / name), "--json", str(js), "-q", *extra], check=True)
+        out[name] = json.loads(js.read_text())
+    assert out["tp.dat"]["metrics"] == out["tp.txt"]["metrics"]
+    return tmp / "tp.dat", tmp / "tp.txt", out["tp.dat"]
+
+
+def sched_tp_lines(txt: Path) -> dict:
+    """Per sched_tp event, its (µs, field dict) rows read straight off the text."""
+    import re
+
+    pat = re.compile(r" (\d+\.\d{6}): (sched_\w+): (.*)$")
+    rows = {e: [] for e in SCHED_TP_EVENTS}
+    for line in txt.read_text().splitlines():
+        m = pat.search(line)
+        if m and m[2] in rows:
+            rows[m[2]].append((float(m[1]), dict(kv.split("=", 1) for kv in m[3].split())))
+    return rows
+
+
+@pytest.mark.parametrize("fmt", ["dat", "txt"])
+def test_lisa_load_tracking_and_overutilized_read_sched_tp(tmp_path: Path, fmt: str):
+    """LISA's `ana.load_tracking` (tasks' and CPUs' util, util_est, capacity) and
+    `ana.status.df_overutilized` on the sched_tp events: the same values, event for
+    event, as the trace's lines, and the overutilized time the flag's changes give."""
+    from lisa.trace import HRTxtTraceParser, Trace
+
+    dat, txt, r = sched_tp_traces(tmp_path)
+    if fmt == "dat":
+        tr = Trace(str(dat), normalize_time=False)
+    else:
+        tr = Trace(str(txt), parser=HRTxtTraceParser.from_txt_file,
+                   events=TEXT_EVENTS + SCHED_TP_EVENTS, normalize_time=False)
+    rows = sched_tp_lines(txt)
+    for e in SCHED_TP_EVENTS:
+        assert rows[e], e
+    lt = tr.ana.load_tracking
+    for df, event, col in [(lt.df_tasks_signal("util"), "sched_pelt_se", "util"),
+                           (lt.df_cpus_signal("util"), "sched_pelt_cfs", "util"),
+                           (lt.df_tasks_signal("enqueued"), "sched_util_est_se", "enqueued"),
+                           (lt.df_cpus_signal("enqueued"), "sched_util_est_cfs", "enqueued"),
+                           (lt.df_cpus_signal("capacity"), "sched_cpu_capacity", "capacity_curr")]:
+        # trace.dat's readers merge the CPUs by timestamp: equal ones in any order.
+        want = sorted((round(t, 6), int(f["cpu"]), int(f[col])) for t, f in rows[event])
+        got = sorted((round(t, 6), int(c), int(v))
+                     for t, c, v in zip(df.index, df["cpu"], df[col]))
+        assert got == want, event
+    ou = tr.ana.status.df_overutilized()
+    flags = [(t, int(f["overutilized"])) for t, f in rows["sched_overutilized"]]
+    # Time with the flag set, from its first event to the trace's last event.
+    end = tr.end
+    got_on = float(ou[ou["overutilized"] == 1]["len"].sum())
+    want_on = 0.0
+    for (t, v), nxt in zip(flags, [t for t, _ in flags[1:]] + [end]):
+        want_on += (nxt - t) if v == 1 else 0.0
+    assert got_on == pytest.approx(want_on, abs=2e-6 * (len(flags) + 1))
+    assert set(tr.df_event("sched_overutilized")["span"]) == {0x3F}
+
+
+def test_the_sched_tp_check_rejects_a_misread_format(tmp_path: Path):
+    """Negative control: the trace.dat with `sched_pelt_se`'s `util` offset pointing
+    at `rbl_load` (the format patched in place, same length) must fail the
+    load-tracking comparison."""
+    from lisa.trace import Trace
+
+    dat, txt, r = sched_tp_traces(tmp_path)
+    raw = dat.read_bytes()
+    bad_raw = raw.replace(b"unsigned long util;\toffset:112;", b"unsigned long util;\toffset:104;")
+    assert bad_raw != raw
+    bad = tmp_path / "bad.dat"
+    bad.write_bytes(bad_raw)
+    df = Trace(str(bad), normalize_time=False).ana.load_tracking.df_tasks_signal("util")
+    want = sorted((round(t, 6), int(f["cpu"]), int(f["util"]))
+                  for t, f in sched_tp_lines(txt)["sched_pelt_se"])
+    got = sorted((round(t, 6), int(c), int(v)) for t, c, v in zip(df.index, df["cpu"], df["util"]))
+    assert got != want

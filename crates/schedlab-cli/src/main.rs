@@ -90,6 +90,11 @@ enum Cmd {
         /// modelled kernel preset's, with flags.
         #[arg(long, value_parser = schedlab::metrics::ftrace::Layout::NAMES, requires = "trace")]
         ftrace_layout: Option<String>,
+        /// Also trace LISA's `sched_tp` module events the modelled kernel has
+        /// (`sched_pelt_cfs`, `sched_pelt_se`, `sched_overutilized`; v5.9+:
+        /// `sched_util_est_cfs`/`_se`; v5.10+ on arm64: `sched_cpu_capacity`).
+        #[arg(long, requires = "trace")]
+        sched_tp: bool,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
@@ -183,6 +188,11 @@ enum Cmd {
         /// modelled kernel preset's, with flags.
         #[arg(long, value_parser = schedlab::metrics::ftrace::Layout::NAMES, requires = "trace")]
         ftrace_layout: Option<String>,
+        /// Also trace LISA's `sched_tp` module events the modelled kernel has
+        /// (`sched_pelt_cfs`, `sched_pelt_se`, `sched_overutilized`; v5.9+:
+        /// `sched_util_est_cfs`/`_se`; v5.10+ on arm64: `sched_cpu_capacity`).
+        #[arg(long, requires = "trace")]
+        sched_tp: bool,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -518,7 +528,12 @@ fn compare_cmd(
     jobs: Option<usize>,
     (sets, native): (&[String], bool),
     [csv, json, report, parquet]: [Option<PathBuf>; 4],
-    (trace, trace_window, layout): (Option<PathBuf>, Option<String>, Option<String>),
+    (trace, trace_window, layout, sched_tp): (
+        Option<PathBuf>,
+        Option<String>,
+        Option<String>,
+        bool,
+    ),
     quiet: bool,
 ) -> Result<(), Failure> {
     use experiment::compare::{compare_detailed, load_arms, ArmSpec};
@@ -558,7 +573,13 @@ fn compare_cmd(
     if let Some(p) = trace {
         // The first paired seed of each arm, traced: the same run the table's first
         // column pair comes from.
-        let (opts, fmt) = trace_opts(Some(&p), trace_window.as_deref(), layout.as_deref(), false)?;
+        let (opts, fmt) = trace_opts(
+            Some(&p),
+            trace_window.as_deref(),
+            layout.as_deref(),
+            false,
+            sched_tp,
+        )?;
         for (arm, sc) in [("a", &sa), ("b", &sb)] {
             let (_, t) = run_maybe_traced(sc, sc.seed, 0, &opts, fmt)
                 .map_err(|e| Failure::Internal(format!("arm {arm} trace: {e}")))?;
@@ -603,6 +624,7 @@ fn trace_opts(
     window: Option<&str>,
     layout: Option<&str>,
     check: bool,
+    sched_tp: bool,
 ) -> Result<(RunOpts, TraceFormat), Failure> {
     let fmt = trace.map_or(TraceFormat::Decision, TraceFormat::of);
     let window = match window {
@@ -616,6 +638,7 @@ fn trace_opts(
         ftrace: fmt == TraceFormat::Ftrace,
         // The names are clap's choices, so `by_name` cannot fail.
         ftrace_layout: layout.and_then(schedlab::metrics::ftrace::Layout::by_name),
+        sched_tp,
     };
     Ok((opts, fmt))
 }
@@ -745,7 +768,12 @@ fn run_cmd(
     ov: Overrides,
     json: Option<PathBuf>,
     check: bool,
-    (trace, trace_window, layout): (Option<PathBuf>, Option<String>, Option<String>),
+    (trace, trace_window, layout, sched_tp): (
+        Option<PathBuf>,
+        Option<String>,
+        Option<String>,
+        bool,
+    ),
     (quiet, verbose): (bool, bool),
 ) -> Result<(), Failure> {
     schedlab::files::check_all(json.iter().chain(&trace))?;
@@ -755,6 +783,7 @@ fn run_cmd(
         trace_window.as_deref(),
         layout.as_deref(),
         check,
+        sched_tp,
     )?;
     // Replication i of the seed: independent random streams, same scenario.
     let mut results = Vec::new();
@@ -1093,6 +1122,7 @@ fn real_main() -> Result<(), Failure> {
             trace,
             trace_window,
             ftrace_layout,
+            sched_tp,
             quiet,
             verbose,
             allow_native_scheduler,
@@ -1108,7 +1138,7 @@ fn real_main() -> Result<(), Failure> {
                 ov,
                 json,
                 check,
-                (trace, trace_window, ftrace_layout),
+                (trace, trace_window, ftrace_layout, sched_tp),
                 (quiet, verbose),
             )?
         }
@@ -1141,6 +1171,7 @@ fn real_main() -> Result<(), Failure> {
             trace,
             trace_window,
             ftrace_layout,
+            sched_tp,
             quiet,
             allow_native_scheduler,
         } => compare_cmd(
@@ -1151,7 +1182,7 @@ fn real_main() -> Result<(), Failure> {
             jobs,
             (&sets, allow_native_scheduler),
             [csv, json, report, parquet],
-            (trace, trace_window, ftrace_layout),
+            (trace, trace_window, ftrace_layout, sched_tp),
             quiet,
         )?,
         Cmd::Sweep {

@@ -121,7 +121,7 @@ fn bytes<'py>(py: Python<'py>, b: &RecordBatch) -> Bound<'py, PyBytes> {
 
 /// Run a scenario (replication 0 of its seed); see the package's `schedlab.run`.
 #[pyfunction]
-#[pyo3(signature = (source, kind, seed=None, sets=vec![], features=None, events=false, trace=None, allow_native_scheduler=false))]
+#[pyo3(signature = (source, kind, seed=None, sets=vec![], features=None, events=false, trace=None, allow_native_scheduler=false, sched_tp=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -133,6 +133,7 @@ fn run<'py>(
     events: bool,
     trace: Option<PathBuf>,
     allow_native_scheduler: bool,
+    sched_tp: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scen = Scen::new(source, kind)?;
     let ov = Overrides {
@@ -155,7 +156,11 @@ fn run<'py>(
         );
         let r = if events || logged {
             let perfetto = kind == Some(TraceFormat::Perfetto);
-            let (r, l, tasks) = exp::run_logged(&sc, sc.seed, 0, &RunOpts::default(), perfetto)
+            let lopts = RunOpts {
+                sched_tp,
+                ..RunOpts::default()
+            };
+            let (r, l, tasks) = exp::run_logged(&sc, sc.seed, 0, &lopts, perfetto)
                 .map_err(|e| sim_err(e, &scen.path))?;
             trace_bytes = match kind {
                 Some(TraceFormat::Ftrace) => Some(

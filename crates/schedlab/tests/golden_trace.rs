@@ -15,6 +15,7 @@ fn check(name: &str) {
         trace_window: None,
         ftrace: false,
         ftrace_layout: None,
+        sched_tp: false,
     };
     let (_, trace) = experiment::run(&sc, sc.seed, 0, &opts).expect("run succeeds");
     let trace = trace.expect("trace requested");

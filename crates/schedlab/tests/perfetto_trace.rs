@@ -810,3 +810,71 @@ fn perfetto_prints_rt_apps_markers() {
     let got: Vec<(u64, String)> = got.into_iter().map(|(_, c, s)| (c, s)).collect();
     assert_eq!(got, want);
 }
+
+/// LISA's `sched_tp` signals (`RunOpts::sched_tp`) as counter tracks: per CPU under
+/// a `sched_tp` root, per task attached to its thread (`TrackDescriptor.thread`,
+/// so the UI shows them with the thread), one value per change, each equal to the
+/// `sched_tp` record it comes from (tests/rtapp/sched-tp.json, juno-r0, v5.10).
+#[test]
+fn perfetto_sched_tp_tracks_follow_the_events() {
+    let schema = Schema::load();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp");
+    let text = "[machine]\npreset = \"juno-r0\"\n[kernel]\npreset = \"v5.10\"\n[run]\nseed = 5\n[workload]\nkind = \"rtapp\"\nfile = \"sched-tp.json\"\n";
+    let sc = Scenario::from_doc(
+        Doc::parse(text, &dir.join("t.toml")).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let opts = RunOpts {
+        sched_tp: true,
+        ..Default::default()
+    };
+    let (_, buf) = run_perfetto(&sc, sc.seed, 0, &opts).unwrap();
+    let d = decode_counters(&schema, &buf);
+    let (_, log, tasks) = schedlab::experiment::run_logged(&sc, sc.seed, 0, &opts, false).unwrap();
+    use schedlab::metrics::perfetto::{sched_tp_uuid, TpSignal, SCHED_TP_UUID};
+    use schedlab::sched::{SchedEvent, SchedTp};
+    assert_eq!(d.tracks[&SCHED_TP_UUID].name, "sched_tp");
+    let cpu_util = sched_tp_uuid(TpSignal::CfsUtil, 3);
+    assert_eq!(d.tracks[&cpu_util].name, "cpu3 util");
+    assert_eq!(d.tracks[&cpu_util].parent, Some(SCHED_TP_UUID));
+    // Expected samples per track from the records, deduplicated as written.
+    let mut want: BTreeMap<u64, Vec<(u64, i64)>> = BTreeMap::new();
+    let mut push = |u: u64, t: u64, v: u32| {
+        let tr = want.entry(u).or_default();
+        if tr.last().map(|s| s.1) != Some(i64::from(v)) {
+            tr.push((t, i64::from(v)));
+        }
+    };
+    for (t, e) in log.tracepoints() {
+        match e {
+            SchedEvent::SchedTp(SchedTp::PeltSe { pid, util, .. }) => {
+                push(sched_tp_uuid(TpSignal::TaskUtil, pid), t, util)
+            }
+            SchedEvent::SchedTp(SchedTp::UtilEstSe { pid, enqueued, .. }) => {
+                push(sched_tp_uuid(TpSignal::TaskUtilEst, pid), t, enqueued)
+            }
+            SchedEvent::SchedTp(SchedTp::PeltCfs { cpu, util, .. }) => {
+                push(sched_tp_uuid(TpSignal::CfsUtil, cpu), t, util)
+            }
+            SchedEvent::SchedTp(SchedTp::CpuCapacity {
+                cpu, capacity_curr, ..
+            }) => push(sched_tp_uuid(TpSignal::CapacityCurr, cpu), t, capacity_curr),
+            _ => {}
+        }
+    }
+    assert!(want.len() > 10);
+    for (u, samples) in &want {
+        assert!(d.tracks.contains_key(u), "{u:#x} declared");
+        assert_eq!(&d.track(*u), samples, "{}", d.tracks[u].name);
+    }
+    // Every task has its util track; the hog's is named so, under its thread.
+    let hog = tasks.iter().find(|t| t.name == "hog").unwrap();
+    let hu = sched_tp_uuid(TpSignal::TaskUtil, hog.pid);
+    assert_eq!(d.tracks[&hu].name, "util");
+    assert_eq!(
+        d.tracks[&hu].parent, None,
+        "attached to the thread, not the root"
+    );
+    assert!(d.track(hu).iter().any(|s| s.1 > 900));
+}

@@ -47,6 +47,7 @@ fn one_placement_per_decision_on_several_machines() {
             trace_window: None,
             ftrace: false,
             ftrace_layout: None,
+            sched_tp: false,
         };
         let (_, trace) = experiment::run(&sc, sc.seed, 0, &opts).expect("runs");
         let trace = trace.unwrap();

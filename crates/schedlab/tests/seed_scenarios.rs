@@ -121,6 +121,7 @@ fn seed_scenarios_load_match_their_seed_and_run_briefly() {
             trace_window: None,
             ftrace: false,
             ftrace_layout: None,
+            sched_tp: false,
         };
         let (r, _) =
             experiment::run(&short, short.seed, 0, &opts).unwrap_or_else(|e| panic!("{stem}: {e}"));

@@ -153,10 +153,58 @@ fn report(tc: &Path, path: &Path, extra: &[&str]) -> Vec<Line> {
 fn trace_cmd_report_reads_the_run_back() {
     let (r, recs, dat) = demo_dat();
     let Some(tc) = trace_cmd() else { return };
-    let path = temp_path("demo.dat");
-    std::fs::write(&path, &dat).unwrap();
-    let by_us = report(&tc, &path, &[]);
-    let by_ns = report(&tc, &path, &["-t"]);
+    let want = report_matches(&tc, &recs, &dat, "demo.dat");
+    assert_eq!(want["sched_switch"], r.metrics.context_switches);
+    assert_eq!(want["sched_waking"], r.metrics.wakeups);
+}
+
+/// LISA's `sched_tp` events (`tests/rtapp/sched-tp.json` on juno-r0, v5.10:
+/// every one of them) read back by `trace-cmd report` from their formats in the
+/// file, event by event as the run's records.
+#[test]
+fn trace_cmd_report_reads_sched_tp_events() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp");
+    let text = "[machine]\npreset = \"juno-r0\"\n[kernel]\npreset = \"v5.10\"\n[run]\nseed = 5\n[workload]\nkind = \"rtapp\"\nfile = \"sched-tp.json\"\n";
+    let sc = Scenario::from_doc(
+        schedlab::config::Doc::parse(text, &dir.join("t.toml")).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let opts = RunOpts {
+        sched_tp: true,
+        ..Default::default()
+    };
+    let (_, log, tasks) = experiment::run_logged(&sc, sc.seed, 0, &opts, false).unwrap();
+    let mut recs = Vec::new();
+    for_each_record(&log, &tasks, 6, |x| recs.push(x.clone()));
+    let dat = tracedat::render(&log, &tasks, 6).unwrap();
+    let Some(tc) = trace_cmd() else { return };
+    let got = report_matches(&tc, &recs, &dat, "sched-tp.dat");
+    for e in [
+        "sched_pelt_cfs",
+        "sched_pelt_se",
+        "sched_overutilized",
+        "sched_util_est_cfs",
+        "sched_util_est_se",
+        "sched_cpu_capacity",
+    ] {
+        assert!(got.get(e).copied().unwrap_or(0) > 0, "{e}: {got:?}");
+    }
+}
+
+/// `trace-cmd report -N` of `dat` (saved as `name`), with and without `-t`, against
+/// `recs`: per event name as many lines as records, then event by event. Returns
+/// the per-event counts.
+fn report_matches<'a>(
+    tc: &Path,
+    recs: &'a [TraceRecord],
+    dat: &[u8],
+    name: &str,
+) -> BTreeMap<&'a str, u64> {
+    let path = temp_path(name);
+    std::fs::write(&path, dat).unwrap();
+    let by_us = report(tc, &path, &[]);
+    let by_ns = report(tc, &path, &["-t"]);
     if std::env::var_os("SCHEDLAB_KEEP_DAT").is_some() {
         eprintln!("kept {}", path.display());
     } else {
@@ -165,7 +213,7 @@ fn trace_cmd_report_reads_the_run_back() {
 
     // Per event name, as many lines as records; sched_switch = the run's count.
     let mut want: BTreeMap<&str, u64> = BTreeMap::new();
-    for x in &recs {
+    for x in recs {
         *want.entry(x.event).or_default() += 1;
     }
     let mut got: BTreeMap<&str, u64> = BTreeMap::new();
@@ -173,8 +221,6 @@ fn trace_cmd_report_reads_the_run_back() {
         *got.entry(l.event.as_str()).or_default() += 1;
     }
     assert_eq!(got, want, "event counts");
-    assert_eq!(want["sched_switch"], r.metrics.context_switches);
-    assert_eq!(want["sched_waking"], r.metrics.wakeups);
 
     // Event by event. trace-cmd merges the CPUs by timestamp, the lowest CPU first
     // at equal timestamps: order the records so, keeping each CPU's own order.
@@ -190,6 +236,7 @@ fn trace_cmd_report_reads_the_run_back() {
             assert_eq!(l, &expected(&recs[i], ns), "event {k} (ns: {ns})");
         }
     }
+    want
 }
 
 /// Hand-made records of every event, on 2 CPUs, with gaps past a ring-buffer

@@ -79,7 +79,7 @@ pub fn latency(r: &RunResult) -> RecordBatch {
 }
 
 /// The tracepoints' fields, in the order the table gives them.
-const EVENT_FIELDS: [&str; 22] = [
+const EVENT_FIELDS: [&str; 35] = [
     "comm",
     "pid",
     "prio",
@@ -102,6 +102,19 @@ const EVENT_FIELDS: [&str; 22] = [
     "cpu_id",
     "ip",
     "buf",
+    "cpu",
+    "path",
+    "load",
+    "rbl_load",
+    "util",
+    "update_time",
+    "enqueued",
+    "ewma",
+    "capacity",
+    "capacity_orig",
+    "capacity_curr",
+    "overutilized",
+    "span",
 ];
 
 /// The scheduler events of `log` (a run on `nr_cpus` CPUs with `tasks`), one row
@@ -112,7 +125,8 @@ pub fn events(log: &EventLog, tasks: &[Task], nr_cpus: usize) -> RecordBatch {
     let mut pid = vec![];
     let mut comm: Vec<String> = vec![];
     let mut event = vec![];
-    let string_field = |k: &str| k.ends_with("comm") || matches!(k, "prev_state" | "ip" | "buf");
+    let string_field =
+        |k: &str| k.ends_with("comm") || matches!(k, "prev_state" | "ip" | "buf" | "path" | "span");
     let mut cols: Vec<Column> = EVENT_FIELDS
         .iter()
         .map(|k| {
@@ -135,6 +149,7 @@ pub fn events(log: &EventLog, tasks: &[Task], nr_cpus: usize) -> RecordBatch {
                     b.append_value(*v)
                 }
                 (Some((_, FieldVal::Str(v))), Column::Str(b)) => b.append_value(v),
+                (Some((_, v @ FieldVal::Hex(_))), Column::Str(b)) => b.append_value(v.to_string()),
                 (Some((_, v)), c) => {
                     debug_assert!(false, "field {k} = {v} of the wrong type");
                     c.null()

@@ -735,9 +735,23 @@ pub struct RunOpts {
     /// The ftrace text's layout; `None`: the modelled kernel's
     /// ([`crate::metrics::ftrace::Layout::of_kernel`]).
     pub ftrace_layout: Option<crate::metrics::ftrace::Layout>,
+    /// Trace LISA's `sched_tp` module events the modelled kernel has
+    /// ([`RunOpts::sched_tp_set`]).
+    pub sched_tp: bool,
 }
 
 impl RunOpts {
+    /// LISA's `sched_tp` events a traced run of `sc` records: none unless
+    /// [`RunOpts::sched_tp`], else those the modelled kernel's release (and, for
+    /// `sched_cpu_capacity`, an arm machine) has.
+    pub fn sched_tp_set(&self, sc: &Scenario) -> crate::sched::SchedTpSet {
+        if !self.sched_tp {
+            return crate::sched::SchedTpSet::default();
+        }
+        let arm = sc.machine.arch == machine::Arch::Arm64;
+        crate::sched::SchedTpSet::of(crate::sched::features::version_of(sc.kernel_preset), arm)
+    }
+
     /// The ftrace layout for a run of `sc`.
     pub fn layout(&self, sc: &Scenario) -> crate::metrics::ftrace::Layout {
         self.ftrace_layout
@@ -962,6 +976,8 @@ fn run_traced_here(
         sim.k.obs.trace = None;
         let mut log = crate::metrics::EventLog::new(opts.trace_window.unwrap_or((0, u64::MAX)));
         log.boot(&sim.k.trace_state());
+        log.sched_tp = opts.sched_tp_set(sc);
+        sim.k.set_log_sched_tp(log.sched_tp);
         sim.k.obs.log = Some(log);
     }
     if log == Log::WithCounters {

@@ -47,7 +47,7 @@
 use crate::engine::SimTime;
 use crate::metrics::EventLog;
 use crate::sched::core::Task;
-use crate::sched::SchedEvent;
+use crate::sched::{SchedEvent, SchedTp};
 use std::fmt::Write as _;
 
 /// The function a `trace_marker` write's `print` event names as its `ip`: the
@@ -236,6 +236,9 @@ pub enum FieldVal {
     /// (`target_cpu=003`).
     Cpu(i64),
     Str(String),
+    /// A bitmap as `cpumap_print_to_pagebuf` writes it (hex chunks), which the
+    /// event prints after `0x` (`sched_overutilized`'s `span`).
+    Hex(String),
 }
 
 impl std::fmt::Display for FieldVal {
@@ -244,6 +247,7 @@ impl std::fmt::Display for FieldVal {
             FieldVal::Int(i) => write!(f, "{i}"),
             FieldVal::Cpu(c) => write!(f, "{c:03}"),
             FieldVal::Str(s) => f.write_str(s),
+            FieldVal::Hex(s) => write!(f, "0x{s}"),
         }
     }
 }
@@ -278,6 +282,14 @@ impl TraceRecord {
         )
     }
 }
+
+/// An event's CPU, the task running there, its name and fields.
+type Rec = (
+    usize,
+    Option<u32>,
+    &'static str,
+    Vec<(&'static str, FieldVal)>,
+);
 
 /// The event lines, each attributed to (cpu, task running there).
 struct Lines<'a> {
@@ -432,12 +444,122 @@ impl<'a> Lines<'a> {
                     ("buf", Str(marker.to_string())),
                 ],
             ),
+            SchedEvent::SchedTp(tp) => self.sched_tp(tp),
             SchedEvent::Placement { .. }
             | SchedEvent::FuncCall { .. }
             | SchedEvent::Probe { .. }
             | SchedEvent::CfsRq { .. } => return None,
         };
         Some(self.record(t, cpu, who, ev, fields))
+    }
+
+    /// A LISA `sched_tp` event: its CPU, the task running there, its name and
+    /// fields in its `TP_printk` order (a root cfs_rq's path is `/`, a task
+    /// entity's `(null)`).
+    fn sched_tp(&self, tp: SchedTp) -> Rec {
+        use FieldVal::{Int, Str};
+        let u = |v: u32| Int(i64::from(v));
+        let (cpu, ev, fields) = match tp {
+            SchedTp::PeltCfs {
+                cpu,
+                load,
+                rbl_load,
+                util,
+                update_time,
+            } => (
+                cpu,
+                "sched_pelt_cfs",
+                vec![
+                    ("cpu", u(cpu)),
+                    ("path", Str("/".into())),
+                    ("load", u(load)),
+                    ("rbl_load", u(rbl_load)),
+                    ("util", u(util)),
+                    ("update_time", Int(update_time as i64)),
+                ],
+            ),
+            SchedTp::PeltSe {
+                cpu,
+                pid,
+                load,
+                rbl_load,
+                util,
+                update_time,
+            } => (
+                cpu,
+                "sched_pelt_se",
+                vec![
+                    ("cpu", u(cpu)),
+                    ("path", Str("(null)".into())),
+                    ("comm", Str(self.comm(pid))),
+                    ("pid", u(pid)),
+                    ("load", u(load)),
+                    ("rbl_load", u(rbl_load)),
+                    ("util", u(util)),
+                    ("update_time", Int(update_time as i64)),
+                ],
+            ),
+            SchedTp::UtilEstCfs {
+                cpu,
+                enqueued,
+                ewma,
+                util,
+            } => (
+                cpu,
+                "sched_util_est_cfs",
+                vec![
+                    ("cpu", u(cpu)),
+                    ("path", Str("/".into())),
+                    ("enqueued", u(enqueued)),
+                    ("ewma", u(ewma)),
+                    ("util", u(util)),
+                ],
+            ),
+            SchedTp::UtilEstSe {
+                cpu,
+                pid,
+                enqueued,
+                ewma,
+                util,
+            } => (
+                cpu,
+                "sched_util_est_se",
+                vec![
+                    ("cpu", u(cpu)),
+                    ("path", Str("(null)".into())),
+                    ("comm", Str(self.comm(pid))),
+                    ("pid", u(pid)),
+                    ("enqueued", u(enqueued)),
+                    ("ewma", u(ewma)),
+                    ("util", u(util)),
+                ],
+            ),
+            SchedTp::CpuCapacity {
+                cpu,
+                capacity,
+                capacity_orig,
+                capacity_curr,
+            } => (
+                cpu,
+                "sched_cpu_capacity",
+                vec![
+                    ("cpu", u(cpu)),
+                    ("capacity", u(capacity)),
+                    ("capacity_orig", u(capacity_orig)),
+                    ("capacity_curr", u(capacity_curr)),
+                ],
+            ),
+            SchedTp::Overutilized { cpu, overutilized } => (
+                cpu,
+                "sched_overutilized",
+                vec![
+                    ("overutilized", Int(i64::from(overutilized))),
+                    ("span", FieldVal::Hex(cpumap_hex(self.nr_cpus))),
+                ],
+            ),
+        };
+        let cpu = cpu as usize;
+        (cpu, self.curr(cpu), ev, fields)
     }
 
     /// `who` (idle when `None`) on `cpu` at `t`, event `ev`.
@@ -463,6 +585,29 @@ impl<'a> Lines<'a> {
             fields,
         }
     }
+}
+
+/// The CPU mask of CPUs `0..nr_cpus` as `cpumap_print_to_pagebuf` (`%*pb`) prints
+/// it, without its newline: 32-bit chunks in hex, most significant first, comma
+/// separated, the first zero-padded to the digits of its own width.
+pub fn cpumap_hex(nr_cpus: usize) -> String {
+    let mut chunks = vec![];
+    let mut left = nr_cpus;
+    while left > 0 {
+        let n = left.min(32);
+        chunks.push((n, if n == 32 { u32::MAX } else { (1u32 << n) - 1 }));
+        left -= n;
+    }
+    // The most significant chunk is the last (partial) one.
+    let mut s = String::new();
+    for (i, (n, v)) in chunks.iter().rev().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let w = if i == 0 { n.div_ceil(4) } else { 8 };
+        let _ = write!(s, "{v:0w$x}");
+    }
+    s
 }
 
 /// Call `f` with the trace record of every tracepoint of `log`

@@ -374,6 +374,7 @@ impl Collector {
             | SchedEvent::Exit { .. }
             | SchedEvent::Rename { .. }
             | SchedEvent::Marker { .. }
+            | SchedEvent::SchedTp(_)
             | SchedEvent::Probe { .. }
             | SchedEvent::CfsRq { .. } => {}
         }
@@ -412,6 +413,10 @@ pub struct EventLog {
     /// When the run ended: no tracepoint fires after it.
     #[serde(default)]
     pub end: Option<SimTime>,
+    /// LISA's `sched_tp` events the run traced (none unless asked for): their
+    /// formats and tracks are written even where no event fired.
+    #[serde(default)]
+    pub sched_tp: crate::sched::SchedTpSet,
 }
 
 /// Set `v[cpu]` to `x`, growing `v` as needed.

@@ -40,6 +40,12 @@
 //! | `cfs_rq nr_running` | `cpuN nr_running` | cfs `nr_running`, running task included | it changed (enqueue, dequeue) |
 //! | `select_task_rq_fair probes` | `cpuN probes` | CPUs probed by one `select_task_rq_fair` call, callees included | every call, on the CPU that ran it |
 //!
+//! With LISA's `sched_tp` events traced (`EventLog::sched_tp`), a `sched_tp` root
+//! track holds per-CPU `util`, `load`, `util_est.enqueued`, `capacity_curr` and the
+//! `overutilized` flag, and every task gets `util`, `load`, `util_est.enqueued` and
+//! `util_est.ewma` counter tracks attached to its thread (`TrackDescriptor.thread`),
+//! each written when its event's value changes ([`sched_tp_uuid`]).
+//!
 //! util_avg is the value stored in the cfs_rq after the kernel's own update (what
 //! `pelt_cfs_tp` exposes), not a decayed reading between updates: between two
 //! samples the track holds the last stored value, as the kernel does. The cfs_rq
@@ -64,7 +70,7 @@ use crate::machine::Machine;
 use crate::metrics::ftrace::{task_comm as comm, Comms};
 use crate::metrics::EventLog;
 use crate::sched::core::Task;
-use crate::sched::{Func, SchedEvent};
+use crate::sched::{Func, SchedEvent, SchedTp, SchedTpSet};
 
 /// Largest number of events in one `FtraceEventBundle`.
 pub const BUNDLE_MAX: usize = 4096;
@@ -117,6 +123,7 @@ const TP_CPU_INFO: u32 = 67;
 
 const TD_UUID: u32 = 1; // TrackDescriptor
 const TD_NAME: u32 = 2;
+const TD_THREAD: u32 = 4;
 const TD_PARENT_UUID: u32 = 5;
 const TD_COUNTER: u32 = 8;
 const TD_CHILD_ORDERING: u32 = 11;
@@ -281,6 +288,194 @@ fn counter_packet(out: &mut Vec<u8>, t: SimTime, uuid: u64, v: i64) {
     bytes(out, TRACE_PACKET, &p);
 }
 
+// --- LISA's sched_tp signals as counter tracks -----------------------------------
+
+/// uuid of the `sched_tp` root track ("scht" in the high 32 bits); below it each
+/// track's kind (bits 24..31) and its CPU or pid + 1 (bits 0..23).
+pub const SCHED_TP_UUID: u64 = 0x7363_6874_0000_0000;
+
+/// The signals of LISA's `sched_tp` events written as counter tracks: per CPU
+/// (the root cfs_rq, the CPU's capacity), per task (its entity, attached to the
+/// thread), and the root domain's overutilized flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TpSignal {
+    CfsUtil,
+    CfsLoad,
+    CfsUtilEst,
+    CapacityCurr,
+    TaskUtil,
+    TaskLoad,
+    TaskUtilEst,
+    TaskUtilEstEwma,
+    Overutilized,
+}
+
+impl TpSignal {
+    /// Per-CPU signals, per-task signals, and which `SchedTpSet` member gives each.
+    const CPU: [(TpSignal, &'static str); 4] = [
+        (TpSignal::CfsUtil, "util"),
+        (TpSignal::CfsLoad, "load"),
+        (TpSignal::CfsUtilEst, "util_est.enqueued"),
+        (TpSignal::CapacityCurr, "capacity_curr"),
+    ];
+    const TASK: [(TpSignal, &'static str); 4] = [
+        (TpSignal::TaskUtil, "util"),
+        (TpSignal::TaskLoad, "load"),
+        (TpSignal::TaskUtilEst, "util_est.enqueued"),
+        (TpSignal::TaskUtilEstEwma, "util_est.ewma"),
+    ];
+
+    fn traced(self, set: SchedTpSet) -> bool {
+        match self {
+            TpSignal::CfsUtil
+            | TpSignal::CfsLoad
+            | TpSignal::TaskUtil
+            | TpSignal::TaskLoad
+            | TpSignal::Overutilized => set.pelt,
+            TpSignal::CfsUtilEst | TpSignal::TaskUtilEst | TpSignal::TaskUtilEstEwma => {
+                set.util_est
+            }
+            TpSignal::CapacityCurr => set.cpu_capacity,
+        }
+    }
+}
+
+/// uuid of signal `s`'s track for CPU or pid `id` (0 for the overutilized flag).
+pub fn sched_tp_uuid(s: TpSignal, id: u32) -> u64 {
+    SCHED_TP_UUID | ((s as u64 + 1) << 24) | (u64::from(id) + 1)
+}
+
+/// The `TrackDescriptor`s of the traced `sched_tp` signals: a `sched_tp` root with
+/// the per-CPU tracks and the overutilized flag, and for every task its own
+/// counter tracks attached to its thread (shown under it in the UI).
+fn sched_tp_descriptors(out: &mut Vec<u8>, set: SchedTpSet, nr_cpus: usize, tasks: &[Task]) {
+    if !set.any() {
+        return;
+    }
+    let packet = |out: &mut Vec<u8>, td: Vec<u8>| {
+        let mut p = Vec::new();
+        bytes(&mut p, TP_TRACK_DESCRIPTOR, &td);
+        uint(&mut p, TP_SEQ_ID, 1);
+        bytes(out, TRACE_PACKET, &p);
+    };
+    let mut td = Vec::new();
+    uint(&mut td, TD_UUID, SCHED_TP_UUID);
+    string(&mut td, TD_NAME, "sched_tp");
+    string(
+        &mut td,
+        TD_DESCRIPTION,
+        "LISA's sched_tp module events (sched_pelt_cfs, sched_util_est_cfs, \
+         sched_cpu_capacity, sched_overutilized) as counters",
+    );
+    uint(&mut td, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
+    packet(out, td);
+    let mut rank = 0;
+    let mut counter =
+        |out: &mut Vec<u8>, uuid: u64, name: &str, key: &str, thread: Option<&Task>| {
+            let mut cd = Vec::new();
+            string(&mut cd, CD_Y_AXIS_SHARE_KEY, key);
+            let mut td = Vec::new();
+            uint(&mut td, TD_UUID, uuid);
+            match thread {
+                Some(t) => {
+                    let mut th = Vec::new();
+                    int(&mut th, 1, i64::from(t.tgid));
+                    int(&mut th, 2, i64::from(t.pid));
+                    bytes(&mut td, TD_THREAD, &th);
+                }
+                None => {
+                    uint(&mut td, TD_PARENT_UUID, SCHED_TP_UUID);
+                    int(&mut td, TD_SIBLING_ORDER_RANK, rank);
+                    rank += 1;
+                }
+            }
+            string(&mut td, TD_NAME, name);
+            bytes(&mut td, TD_COUNTER, &cd);
+            packet(out, td);
+        };
+    for (s, n) in TpSignal::CPU {
+        if s.traced(set) {
+            for cpu in 0..nr_cpus {
+                let u = sched_tp_uuid(s, cpu as u32);
+                counter(out, u, &format!("cpu{cpu} {n}"), n, None);
+            }
+        }
+    }
+    let o = sched_tp_uuid(TpSignal::Overutilized, 0);
+    counter(out, o, "overutilized", "overutilized", None);
+    for t in tasks.iter().skip(1) {
+        for (s, n) in TpSignal::TASK {
+            if s.traced(set) {
+                let key = format!("task {n}");
+                counter(out, sched_tp_uuid(s, t.pid), n, &key, Some(t));
+            }
+        }
+    }
+}
+
+/// The `sched_tp` tracks' last written values, so a track gets a value only when it
+/// changes.
+#[derive(Default)]
+struct SchedTpTracks {
+    last: std::collections::HashMap<u64, i64>,
+}
+
+impl SchedTpTracks {
+    fn put(&mut self, out: &mut Vec<u8>, t: SimTime, uuid: u64, v: i64) {
+        if self.last.insert(uuid, v) != Some(v) {
+            counter_packet(out, t, uuid, v);
+        }
+    }
+
+    fn update(&mut self, out: &mut Vec<u8>, t: SimTime, tp: SchedTp) {
+        let u = sched_tp_uuid;
+        match tp {
+            SchedTp::PeltCfs {
+                cpu, load, util, ..
+            } => {
+                self.put(out, t, u(TpSignal::CfsUtil, cpu), i64::from(util));
+                self.put(out, t, u(TpSignal::CfsLoad, cpu), i64::from(load));
+            }
+            SchedTp::PeltSe {
+                pid, load, util, ..
+            } => {
+                self.put(out, t, u(TpSignal::TaskUtil, pid), i64::from(util));
+                self.put(out, t, u(TpSignal::TaskLoad, pid), i64::from(load));
+            }
+            SchedTp::UtilEstCfs { cpu, enqueued, .. } => {
+                self.put(out, t, u(TpSignal::CfsUtilEst, cpu), i64::from(enqueued));
+            }
+            SchedTp::UtilEstSe {
+                pid,
+                enqueued,
+                ewma,
+                ..
+            } => {
+                self.put(out, t, u(TpSignal::TaskUtilEst, pid), i64::from(enqueued));
+                self.put(out, t, u(TpSignal::TaskUtilEstEwma, pid), i64::from(ewma));
+            }
+            SchedTp::CpuCapacity {
+                cpu, capacity_curr, ..
+            } => {
+                self.put(
+                    out,
+                    t,
+                    u(TpSignal::CapacityCurr, cpu),
+                    i64::from(capacity_curr),
+                );
+            }
+            SchedTp::Overutilized { overutilized, .. } => {
+                self.put(
+                    out,
+                    t,
+                    u(TpSignal::Overutilized, 0),
+                    i64::from(overutilized),
+                );
+            }
+        }
+    }
+}
+
 /// The cfs_rq counter tracks' last written values, by CPU, so that each track gets
 /// a value only when it changes.
 struct CfsRqTracks {
@@ -303,16 +498,6 @@ impl CfsRqTracks {
     }
 }
 
-/// `v5.6` -> `5.6.0` (utsname release of the modelled kernel).
-pub(crate) fn release_of(preset: &str) -> String {
-    let r = preset.trim_start_matches('v');
-    if r.matches('.').count() < 2 {
-        format!("{r}.0")
-    } else {
-        r.to_string()
-    }
-}
-
 /// One packet of `out` carrying `msg` in `field`, on packet sequence 1.
 fn seq_packet(out: &mut Vec<u8>, field: u32, msg: &[u8]) {
     let mut p = Vec::new();
@@ -325,7 +510,11 @@ fn seq_packet(out: &mut Vec<u8>, field: u32, msg: &[u8]) {
 fn system_info(out: &mut Vec<u8>, m: &Machine, kernel_preset: &str) {
     let mut uts = Vec::new();
     string(&mut uts, 1, "Linux");
-    string(&mut uts, 3, &release_of(kernel_preset));
+    string(
+        &mut uts,
+        3,
+        &crate::sched::features::release_of(kernel_preset),
+    );
     string(
         &mut uts,
         4,
@@ -396,6 +585,7 @@ struct Events<'a> {
     /// Encoded counter packets.
     counters: Vec<u8>,
     cfs: CfsRqTracks,
+    sched_tp: SchedTpTracks,
 }
 
 impl<'a> Events<'a> {
@@ -515,6 +705,10 @@ impl<'a> Events<'a> {
                 string(&mut body, 2, &format!("{marker}\n"));
                 (cpu, Some(pid), FE_PRINT)
             }
+            SchedEvent::SchedTp(tp) => {
+                self.sched_tp.update(&mut self.counters, t, tp);
+                return;
+            }
             SchedEvent::Placement { .. }
             | SchedEvent::FuncCall { .. }
             | SchedEvent::Probe { .. } => return,
@@ -617,6 +811,7 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
     cpu_info(&mut out, m);
     process_tree(&mut out, tasks);
     track_descriptors(&mut out, nr_cpus);
+    sched_tp_descriptors(&mut out, log.sched_tp, nr_cpus, tasks);
 
     let events = log.tracepoints();
     let mut ev = Events {
@@ -629,6 +824,7 @@ pub fn render(log: &EventLog, tasks: &[Task], m: &Machine, kernel_preset: &str) 
         cfs: CfsRqTracks {
             last: vec![(None, None); nr_cpus],
         },
+        sched_tp: SchedTpTracks::default(),
     };
     // Counter values, in time order; first the cfs_rq counters in force when the
     // window opened (reported before it), so each track starts at the window start.

@@ -100,7 +100,9 @@ impl Observer<SchedEvent> for DecisionTrace {
             }
             SchedEvent::Exit { pid, cpu } => writeln!(t, "{now} exit pid={pid} cpu={cpu}"),
             // Names are not decisions: the decision trace names no task.
-            SchedEvent::Rename { .. } | SchedEvent::Marker { .. } => return,
+            SchedEvent::Rename { .. } | SchedEvent::Marker { .. } | SchedEvent::SchedTp(_) => {
+                return
+            }
             SchedEvent::IdleEnter { cpu, state } => {
                 writeln!(t, "{now} idle_enter cpu={cpu} state={state}")
             }

@@ -172,6 +172,10 @@ enum Kind {
     State,
     /// `unsigned long ip`: a code address (`print`'s writer, [`MARKER_IP`]).
     Ip,
+    /// An unsigned 64-bit integer (`unsigned long`, `unsigned long long`).
+    U64,
+    /// `char name[n]`: a NUL-terminated string (a cgroup path, a CPU mask).
+    Chars(usize),
     /// `char buf[]`: a string to the end of the entry (size 0 in the format), with
     /// the newline and NUL `tracing_mark_write` ends it with.
     Buf,
@@ -195,19 +199,20 @@ impl FieldDef {
             Kind::Comm => COMM_LEN,
             Kind::I32 | Kind::U32 => 4,
             Kind::I16 => 2,
-            Kind::State | Kind::Ip => 8,
+            Kind::State | Kind::Ip | Kind::U64 => 8,
+            Kind::Chars(n) => n,
             Kind::Buf => 0,
         }
     }
     /// Its C alignment (a char array's is 1).
     fn align(&self) -> usize {
         match self.kind {
-            Kind::Comm | Kind::Buf => 1,
-            Kind::I16 | Kind::I32 | Kind::U32 | Kind::State | Kind::Ip => self.size(),
+            Kind::Comm | Kind::Buf | Kind::Chars(_) => 1,
+            Kind::I16 | Kind::I32 | Kind::U32 | Kind::State | Kind::Ip | Kind::U64 => self.size(),
         }
     }
     fn signed(&self) -> bool {
-        !matches!(self.kind, Kind::U32 | Kind::Ip)
+        !matches!(self.kind, Kind::U32 | Kind::Ip | Kind::U64)
     }
 }
 
@@ -377,12 +382,119 @@ pub const MARKER_IP: u64 = 0xffff_ffff_8120_a5ec;
 const KALLSYMS: &str =
     "ffffffff8120a5a0 t tracing_mark_write\nffffffff8120a8d0 t tracing_mark_raw_write\n";
 
+/// LISA's `sched_tp` module's `char path[PATH_SIZE]`.
+const PATH_SIZE: usize = 64;
+/// Its `SPAN_SIZE` on a kernel built with `NR_CPUS` ≥ 512 (x86 and POWER
+/// distribution kernels; arm64's 256 gives 64).
+const SPAN_SIZE: usize = 128;
+
+/// The events of LISA's `sched_tp` module (system `sched`, as its
+/// `TRACE_SYSTEM`), with schedlab's IDs; `TP_STRUCT__entry` of
+/// `ftrace_events.h` on a 64-bit kernel. A file holds those the run traced.
+pub const SCHED_TP_EVENTS: &[EventDef] = &[
+    EventDef {
+        system: "sched",
+        name: "sched_pelt_cfs",
+        id: 1500,
+        fields: &[
+            f("int", "cpu", "cpu", Kind::I32),
+            f("char", "path", "path", Kind::Chars(PATH_SIZE)),
+            f("unsigned long", "load", "load", Kind::U64),
+            f("unsigned long", "rbl_load", "rbl_load", Kind::U64),
+            f("unsigned long", "util", "util", Kind::U64),
+            f("unsigned long long", "update_time", "update_time", Kind::U64),
+        ],
+        print_fmt: "\"cpu=%d path=%s load=%lu rbl_load=%lu util=%lu update_time=%llu\", REC->cpu, REC->path, REC->load, REC->rbl_load, REC->util, REC->update_time",
+    },
+    EventDef {
+        system: "sched",
+        name: "sched_pelt_se",
+        id: 1501,
+        fields: &[
+            f("int", "cpu", "cpu", Kind::I32),
+            f("char", "path", "path", Kind::Chars(PATH_SIZE)),
+            f("char", "comm", "comm", Kind::Comm),
+            f("int", "pid", "pid", Kind::I32),
+            f("unsigned long", "load", "load", Kind::U64),
+            f("unsigned long", "rbl_load", "rbl_load", Kind::U64),
+            f("unsigned long", "util", "util", Kind::U64),
+            f("unsigned long long", "update_time", "update_time", Kind::U64),
+        ],
+        print_fmt: "\"cpu=%d path=%s comm=%s pid=%d load=%lu rbl_load=%lu util=%lu update_time=%llu\", REC->cpu, REC->path, REC->comm, REC->pid, REC->load, REC->rbl_load, REC->util, REC->update_time",
+    },
+    EventDef {
+        system: "sched",
+        name: "sched_overutilized",
+        id: 1502,
+        fields: &[
+            f("int", "overutilized", "overutilized", Kind::I32),
+            f("char", "span", "span", Kind::Chars(SPAN_SIZE)),
+        ],
+        print_fmt: "\"overutilized=%d span=0x%s\", REC->overutilized, REC->span",
+    },
+    EventDef {
+        system: "sched",
+        name: "sched_util_est_se",
+        id: 1503,
+        fields: &[
+            f("int", "cpu", "cpu", Kind::I32),
+            f("char", "path", "path", Kind::Chars(PATH_SIZE)),
+            f("char", "comm", "comm", Kind::Comm),
+            f("int", "pid", "pid", Kind::I32),
+            f("unsigned int", "enqueued", "enqueued", Kind::U32),
+            f("unsigned int", "ewma", "ewma", Kind::U32),
+            f("unsigned long", "util", "util", Kind::U64),
+        ],
+        print_fmt: "\"cpu=%d path=%s comm=%s pid=%d enqueued=%u ewma=%u util=%lu\", REC->cpu, REC->path, REC->comm, REC->pid, REC->enqueued, REC->ewma, REC->util",
+    },
+    EventDef {
+        system: "sched",
+        name: "sched_util_est_cfs",
+        id: 1504,
+        fields: &[
+            f("int", "cpu", "cpu", Kind::I32),
+            f("char", "path", "path", Kind::Chars(PATH_SIZE)),
+            f("unsigned int", "enqueued", "enqueued", Kind::U32),
+            f("unsigned int", "ewma", "ewma", Kind::U32),
+            f("unsigned long", "util", "util", Kind::U64),
+        ],
+        print_fmt: "\"cpu=%d path=%s enqueued=%u ewma=%u util=%lu\", REC->cpu, REC->path, REC->enqueued, REC->ewma, REC->util",
+    },
+    EventDef {
+        system: "sched",
+        name: "sched_cpu_capacity",
+        id: 1505,
+        fields: &[
+            f("int", "cpu", "cpu", Kind::I32),
+            f("unsigned long", "capacity", "capacity", Kind::U64),
+            f("unsigned long", "capacity_orig", "capacity_orig", Kind::U64),
+            f("unsigned long", "capacity_curr", "capacity_curr", Kind::U64),
+        ],
+        print_fmt: "\"cpu=%d capacity=%lu capacity_orig=%lu capacity_curr=%lu\", REC->cpu, REC->capacity, REC->capacity_orig, REC->capacity_curr",
+    },
+];
+
+/// The `sched_tp` events of `set`, in [`SCHED_TP_EVENTS`] order.
+pub fn sched_tp_defs(set: crate::sched::SchedTpSet) -> Vec<&'static EventDef> {
+    SCHED_TP_EVENTS
+        .iter()
+        .filter(|e| match e.name {
+            "sched_util_est_se" | "sched_util_est_cfs" => set.util_est,
+            "sched_cpu_capacity" => set.cpu_capacity,
+            _ => set.pelt,
+        })
+        .collect()
+}
+
 /// The event named `name`.
 pub fn event_def(name: &str) -> Option<&'static EventDef> {
     if name == PRINT.name {
         return Some(&PRINT);
     }
-    EVENTS.iter().find(|e| e.name == name)
+    EVENTS
+        .iter()
+        .chain(SCHED_TP_EVENTS)
+        .find(|e| e.name == name)
 }
 
 /// `sched_switch`'s `print fmt` (v5.6: `prev_state` as `__print_flags` of the
@@ -444,6 +556,7 @@ pub fn format_file(ev: &EventDef) -> String {
         let decl = match fd.kind {
             Kind::Comm => format!("{} {}[{COMM_LEN}]", fd.c_type, fd.name),
             Kind::Buf => format!("{} {}[]", fd.c_type, fd.name),
+            Kind::Chars(n) => format!("{} {}[{n}]", fd.c_type, fd.name),
             _ => format!("{} {}", fd.c_type, fd.name),
         };
         line(&mut s, &decl, off, fd.size(), fd.signed());
@@ -675,6 +788,17 @@ pub fn payload(ev: &EventDef, r: &TraceRecord) -> Result<Vec<u8>, TraceDatError>
             (Kind::State, FieldVal::Int(i)) => {
                 b[off..off + 8].copy_from_slice(&i.to_le_bytes());
             }
+            (Kind::U64, FieldVal::Int(i)) => {
+                let i = u64::try_from(*i).map_err(|_| bad(v))?;
+                b[off..off + 8].copy_from_slice(&i.to_le_bytes());
+            }
+            (Kind::Chars(n), FieldVal::Str(s) | FieldVal::Hex(s)) => {
+                let mut k = s.len().min(n - 1);
+                while !s.is_char_boundary(k) {
+                    k -= 1;
+                }
+                b[off..off + k].copy_from_slice(&s.as_bytes()[..k]);
+            }
             (Kind::Ip, FieldVal::Str(s)) if s == ftrace::MARKER_IP_SYM => {
                 b[off..off + 8].copy_from_slice(&MARKER_IP.to_le_bytes());
             }
@@ -710,11 +834,27 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
 }
 
 /// Render `records` (in time order) of a run on `nr_cpus` CPUs as a `trace.dat`;
-/// `cmdlines` are the (pid, comm) pairs of `saved_cmdlines`.
+/// `cmdlines` are the (pid, comm) pairs of `saved_cmdlines`. The `sched_tp`
+/// formats stored are those of the events among the records.
 pub fn render_records(
     records: &[TraceRecord],
     cmdlines: &BTreeMap<u32, String>,
     nr_cpus: usize,
+) -> Result<Vec<u8>, TraceDatError> {
+    let tp: Vec<&EventDef> = SCHED_TP_EVENTS
+        .iter()
+        .filter(|e| records.iter().any(|r| r.event == e.name))
+        .collect();
+    render_records_with(records, cmdlines, nr_cpus, &tp)
+}
+
+/// [`render_records`] with the `sched_tp` formats `tp` (the events traced, whether
+/// or not any fired).
+pub fn render_records_with(
+    records: &[TraceRecord],
+    cmdlines: &BTreeMap<u32, String>,
+    nr_cpus: usize,
+    tp: &[&EventDef],
 ) -> Result<Vec<u8>, TraceDatError> {
     if nr_cpus > MAX_CPUS {
         return Err(TraceDatError::CpuCount(nr_cpus));
@@ -753,7 +893,11 @@ pub fn render_records(
     for sys in systems {
         out.extend_from_slice(sys.as_bytes());
         out.push(0);
-        let evs: Vec<&EventDef> = EVENTS.iter().filter(|e| e.system == sys).collect();
+        let evs: Vec<&EventDef> = EVENTS
+            .iter()
+            .chain(tp.iter().copied())
+            .filter(|e| e.system == sys)
+            .collect();
         put_u32(&mut out, evs.len() as u32);
         for ev in evs {
             let text = format_file(ev);
@@ -810,7 +954,7 @@ pub fn render(
             cmdlines.insert(r.pid, r.comm.clone());
         }
     }
-    render_records(&records, &cmdlines, nr_cpus)
+    render_records_with(&records, &cmdlines, nr_cpus, &sched_tp_defs(log.sched_tp))
 }
 
 #[cfg(test)]

@@ -83,13 +83,7 @@ pub const DEFAULT_RTAPP_NS_PER_LOOP: u64 = 100;
 
 /// `uname -r` of a kernel preset: `v5.6` -> `5.6.0`.
 pub fn kernel_release(k: &KernelPreset) -> String {
-    let v = k.name.trim_start_matches('v');
-    let dots = v.matches('.').count();
-    let mut s = v.to_string();
-    for _ in dots..2 {
-        s.push_str(".0");
-    }
-    s
+    k.release()
 }
 
 /// The rt-app calibration of each CPU (ns per loop at its highest OPP).

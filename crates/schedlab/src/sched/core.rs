@@ -51,7 +51,9 @@ use crate::sched::features::{Features, SchedFeat, Tunables};
 use crate::sched::pelt::PeltClock;
 use crate::sched::topology::{SchedTopology, TopologyOpts};
 use crate::sched::vcpu_host::{HostRr, HostSwitch, HostWake};
-use crate::sched::{Event, Pid, PrevState, SchedEvent, WF_FORK, WF_MIGRATED, WF_TTWU};
+use crate::sched::{
+    Event, Pid, PrevState, SchedEvent, SchedTp, SchedTpSet, WF_FORK, WF_MIGRATED, WF_TTWU,
+};
 use std::collections::HashMap;
 
 pub use crate::abi::Policy;
@@ -607,6 +609,9 @@ pub struct Kernel<O> {
     log_counters: bool,
     /// The last `(nr_running, util_avg)` reported per CPU (empty while off).
     counters_reported: Vec<(u32, u64)>,
+    /// LISA's `sched_tp` events to report ([`Kernel::set_log_sched_tp`]); none by
+    /// default, when each tracepoint costs one test.
+    log_sched_tp: SchedTpSet,
     /// cpufreq policies and their governor (sched/cpufreq.rs).
     pub(crate) cpufreq: crate::sched::cpufreq::CpuFreq,
 }
@@ -945,6 +950,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             probe_buf: std::cell::RefCell::new(Vec::new()),
             log_counters: false,
             counters_reported: Vec::new(),
+            log_sched_tp: SchedTpSet::default(),
             cpufreq,
         };
         for cpu in 0..k.m.nr_cpus() {
@@ -1023,6 +1029,103 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     /// Report `cpu`'s cfs_rq counters if they changed since the last report (counter
     /// logging only). Called at the end of each operation that can change them.
     #[inline(always)]
+    /// Report LISA's `sched_tp` events `set` from now on ([`SchedEvent::SchedTp`]).
+    /// Changes no decision, cost or simulation event: it only reads the state.
+    pub(crate) fn set_log_sched_tp(&mut self, set: SchedTpSet) {
+        self.log_sched_tp = set;
+    }
+
+    /// `pelt_cfs_tp` on `cpu`'s root cfs_rq.
+    #[inline]
+    pub(crate) fn tp_pelt_cfs(&mut self, cpu: usize) {
+        if self.log_sched_tp.pelt {
+            let a = &self.rqs[cpu].cfs.avg;
+            let e = SchedTp::PeltCfs {
+                cpu: cpu as u32,
+                load: sat32(a.load_avg),
+                rbl_load: sat32(a.runnable_load_avg),
+                util: sat32(a.util_avg),
+                update_time: a.last_update_time,
+            };
+            self.emit(SchedEvent::SchedTp(e));
+        }
+    }
+
+    /// `pelt_se_tp` of task `pid`'s entity, on `cpu`'s cfs_rq.
+    #[inline]
+    pub(crate) fn tp_pelt_se(&mut self, cpu: usize, pid: Pid) {
+        if self.log_sched_tp.pelt {
+            let a = &self.tasks[pid as usize].se.avg;
+            let e = SchedTp::PeltSe {
+                cpu: cpu as u32,
+                pid,
+                load: sat32(a.load_avg),
+                rbl_load: sat32(a.runnable_load_avg),
+                util: sat32(a.util_avg),
+                update_time: a.last_update_time,
+            };
+            self.emit(SchedEvent::SchedTp(e));
+        }
+    }
+
+    /// `sched_util_est_cfs_tp` on `cpu`'s root cfs_rq.
+    #[inline]
+    pub(crate) fn tp_util_est_cfs(&mut self, cpu: usize) {
+        if self.log_sched_tp.util_est {
+            let a = &self.rqs[cpu].cfs.avg;
+            let e = SchedTp::UtilEstCfs {
+                cpu: cpu as u32,
+                enqueued: a.util_est.enqueued,
+                ewma: a.util_est.ewma,
+                util: sat32(a.util_avg),
+            };
+            self.emit(SchedEvent::SchedTp(e));
+        }
+    }
+
+    /// `sched_util_est_se_tp` of task `pid`, on `cpu`.
+    #[inline]
+    pub(crate) fn tp_util_est_se(&mut self, cpu: usize, pid: Pid) {
+        if self.log_sched_tp.util_est {
+            let a = &self.tasks[pid as usize].se.avg;
+            let e = SchedTp::UtilEstSe {
+                cpu: cpu as u32,
+                pid,
+                enqueued: a.util_est.enqueued & !crate::sched::pelt::UTIL_AVG_UNCHANGED,
+                ewma: a.util_est.ewma,
+                util: sat32(a.util_avg),
+            };
+            self.emit(SchedEvent::SchedTp(e));
+        }
+    }
+
+    /// `sched_cpu_capacity_tp` at `update_cpu_capacity` of `cpu`.
+    #[inline]
+    pub(crate) fn tp_cpu_capacity(&mut self, cpu: usize) {
+        if self.log_sched_tp.cpu_capacity {
+            let rq = &self.rqs[cpu];
+            let e = SchedTp::CpuCapacity {
+                cpu: cpu as u32,
+                capacity: sat32(rq.cpu_capacity),
+                capacity_orig: sat32(rq.cpu_capacity_orig),
+                capacity_curr: sat32((rq.cpu_capacity_orig * rq.freq_scale) >> 10),
+            };
+            self.emit(SchedEvent::SchedTp(e));
+        }
+    }
+
+    /// `sched_overutilized_tp`: the root domain's flag was written `overutilized`.
+    #[inline]
+    pub(crate) fn tp_overutilized(&mut self, cpu: usize, overutilized: bool) {
+        if self.log_sched_tp.pelt {
+            let e = SchedTp::Overutilized {
+                cpu: cpu as u32,
+                overutilized,
+            };
+            self.emit(SchedEvent::SchedTp(e));
+        }
+    }
+
     pub(crate) fn report_cfs_rq(&mut self, cpu: usize) {
         if self.log_counters {
             self.report_cfs_rq_changed(cpu);
@@ -3262,4 +3365,9 @@ mod size_budget {
         let ev = std::mem::size_of::<crate::sched::Event>();
         assert!(ev <= 16, "Event grew to {ev} B");
     }
+}
+
+/// A kernel `unsigned long` signal in an event's 32-bit field (saturating).
+fn sat32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
 }

@@ -514,9 +514,38 @@ pub const KERNEL_PRESETS: &[KernelPreset] = &[
     },
 ];
 
+/// The release a preset named `name` models, as `uname -r` starts: `v5.6` →
+/// `5.6.0`, `v6.12` → `6.12.0`.
+pub fn release_of(name: &str) -> String {
+    let v = name.trim_start_matches('v');
+    let mut s = v.to_string();
+    for _ in v.matches('.').count()..2 {
+        s.push_str(".0");
+    }
+    s
+}
+
+/// `(major, minor)` of the release a preset named `name` models (`v5.10` →
+/// `(5, 10)`; what does not parse counts as 0).
+pub fn version_of(name: &str) -> (u32, u32) {
+    let mut it = name
+        .trim_start_matches('v')
+        .split('.')
+        .map(|x| x.parse().unwrap_or(0));
+    (it.next().unwrap_or(0), it.next().unwrap_or(0))
+}
+
 impl KernelPreset {
     pub fn by_name(name: &str) -> Option<&'static KernelPreset> {
         KERNEL_PRESETS.iter().find(|k| k.name == name)
+    }
+    /// The release it models ([`release_of`]).
+    pub fn release(&self) -> String {
+        release_of(self.name)
+    }
+    /// Its `(major, minor)` ([`version_of`]).
+    pub fn version(&self) -> (u32, u32) {
+        version_of(self.name)
     }
     pub fn features(&self) -> Features {
         let mut f = match self.base {

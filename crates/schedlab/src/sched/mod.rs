@@ -275,6 +275,98 @@ pub enum SchedEvent {
         pid: Pid,
         marker: Marker,
     },
+    /// One of LISA's `sched_tp` module events, fired from the bare tracepoint the
+    /// module attaches to (only with sched_tp logging:
+    /// `crate::sched::core::Kernel::set_log_sched_tp`).
+    SchedTp(SchedTp),
+}
+
+/// The events of LISA's `sched_tp` kernel module (`lisa/_assets/kmodules/sched_tp`,
+/// `ftrace_events.h`), with the values its probes read. Signals are the kernel's
+/// (`util_avg` on the 1024 scale, `load_avg`, ...); `update_time` is the PELT
+/// clock (ns) of the last update. The model has no task groups: every cfs_rq is a
+/// root (`path=/`) and every entity a task (`path=(null)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum SchedTp {
+    /// `sched_pelt_cfs` (`pelt_cfs_tp`): `cpu`'s root cfs_rq after a PELT update
+    /// that crossed a period, or an attach or detach of an entity's load.
+    PeltCfs {
+        cpu: u32,
+        load: u32,
+        rbl_load: u32,
+        util: u32,
+        update_time: u64,
+    },
+    /// `sched_pelt_se` (`pelt_se_tp`): task `pid`'s entity on `cpu`'s cfs_rq
+    /// after a PELT update that crossed a period.
+    PeltSe {
+        cpu: u32,
+        pid: Pid,
+        load: u32,
+        rbl_load: u32,
+        util: u32,
+        update_time: u64,
+    },
+    /// `sched_util_est_cfs` (`sched_util_est_cfs_tp`, v5.9+): `cpu`'s root cfs_rq
+    /// after a task's estimate was added or taken out.
+    UtilEstCfs {
+        cpu: u32,
+        enqueued: u32,
+        ewma: u32,
+        util: u32,
+    },
+    /// `sched_util_est_se` (`sched_util_est_se_tp`, v5.9+): task `pid`'s estimate
+    /// after `util_est_update` wrote it (`enqueued` without the unchanged flag).
+    UtilEstSe {
+        cpu: u32,
+        pid: Pid,
+        enqueued: u32,
+        ewma: u32,
+        util: u32,
+    },
+    /// `sched_cpu_capacity` (`sched_cpu_capacity_tp`, v5.10+, arm and arm64):
+    /// `update_cpu_capacity` on `cpu`; `capacity_curr` is `capacity_orig` scaled
+    /// by the current frequency.
+    CpuCapacity {
+        cpu: u32,
+        capacity: u32,
+        capacity_orig: u32,
+        capacity_curr: u32,
+    },
+    /// `sched_overutilized` (`sched_overutilized_tp`): the root domain's
+    /// overutilized flag written (its span is every CPU), by code running on
+    /// `cpu`.
+    Overutilized { cpu: u32, overutilized: bool },
+}
+
+/// Which of LISA's `sched_tp` events the modelled kernel can give: the module
+/// attaches to bare tracepoints, which exist from a given release on (and
+/// `sched_cpu_capacity` is built for arm and arm64 only).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SchedTpSet {
+    /// `sched_pelt_cfs`, `sched_pelt_se`, `sched_overutilized` (v5.3+).
+    pub pelt: bool,
+    /// `sched_util_est_cfs`, `sched_util_est_se` (v5.9+).
+    pub util_est: bool,
+    /// `sched_cpu_capacity` (v5.10+, arm/arm64).
+    pub cpu_capacity: bool,
+}
+
+impl SchedTpSet {
+    /// The events LISA's module gives on release `(major, minor)` of an arm
+    /// machine (`arm`) or another.
+    pub fn of(version: (u32, u32), arm: bool) -> SchedTpSet {
+        SchedTpSet {
+            pelt: version >= (5, 3),
+            util_est: version >= (5, 9),
+            cpu_capacity: arm && version >= (5, 10),
+        }
+    }
+
+    /// Any event at all.
+    pub fn any(&self) -> bool {
+        self.pelt || self.util_est || self.cpu_capacity
+    }
 }
 
 /// One line rt-app writes to `trace_marker` with its `ftrace` option (rt-app's

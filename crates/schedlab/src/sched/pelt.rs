@@ -351,36 +351,38 @@ pub fn util_est_update(task: &mut SchedAvg, task_sleep: bool, capacity_orig: u64
 /// is `util_avg | UTIL_AVG_UNCHANGED`; FASTUP: if the EWMA is below it, both take it;
 /// nothing if within [`UTIL_EST_MARGIN`] of the EWMA or if util_avg exceeds
 /// `capacity_orig` (no idle time, the sample would overestimate); else
-/// `ewma = (4·ewma + (sample - ewma)) / 4` and `enqueued = sample`.
+/// `ewma = (4·ewma + (sample - ewma)) / 4` and `enqueued = sample`. Returns whether
+/// it wrote the estimate (where v5.9+ fires `sched_util_est_se_tp`).
 pub(crate) fn util_est_update_feat(
     task: &mut SchedAvg,
     task_sleep: bool,
     capacity_orig: u64,
     fastup: bool,
-) {
+) -> bool {
     if !task_sleep {
-        return;
+        return false;
     }
     let mut ue = task.util_est;
     if ue.enqueued & UTIL_AVG_UNCHANGED != 0 {
-        return;
+        return false;
     }
     ue.enqueued = (task.util_avg as u32) | UTIL_AVG_UNCHANGED;
     if fastup && ue.ewma < ue.enqueued {
         ue.ewma = ue.enqueued;
         task.util_est = ue;
-        return;
+        return true;
     }
     let last_ewma_diff = ue.enqueued as i64 - ue.ewma as i64;
     if last_ewma_diff.abs() < UTIL_EST_MARGIN {
-        return;
+        return false;
     }
     if task.util_avg > capacity_orig {
-        return;
+        return false;
     }
     let ewma = ((ue.ewma as i64) << UTIL_EST_WEIGHT_SHIFT) + last_ewma_diff;
     ue.ewma = (ewma >> UTIL_EST_WEIGHT_SHIFT) as u32;
     task.util_est = ue;
+    true
 }
 
 /// A new task's averages at fork (fair.c `init_entity_runnable_average`, v5.6): all zero

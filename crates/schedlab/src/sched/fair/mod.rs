@@ -238,14 +238,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             decayed = true;
         }
         let running = cfs.curr.is_some();
-        decayed |= pelt::update_cfs_rq(
+        let crossed = pelt::update_cfs_rq(
             now,
             &mut cfs.avg,
             cfs.load.weight,
             cfs.runnable_weight,
             running,
         );
-        decayed
+        if crossed {
+            self.tp_pelt_cfs(cpu);
+        }
+        decayed || crossed
     }
 
     /// `update_load_avg(cfs_rq, se, flags)` for task `pid` on `cpu`: age the entity
@@ -255,13 +258,17 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let running = self.rqs[cpu].cfs.curr == Some(pid);
         let se = &mut self.tasks[pid as usize].se;
         if se.avg.last_update_time != 0 {
-            entity::update_se_avg(now, se, running);
+            let crossed = entity::update_se_avg(now, se, running);
+            let se = &mut self.tasks[pid as usize].se;
             // A task attached while the PELT clock was still 0 carries the stand-in
             // time 1 (see `attach_entity_load_avg`); an update at clock 0 "goes
             // backwards" and resets it to 0, which would mark it detached for good
             // (never aged again, re-attached at its next enqueue).
             if se.avg.last_update_time == 0 {
                 se.avg.last_update_time = 1;
+            }
+            if crossed {
+                self.tp_pelt_se(cpu, pid);
             }
         }
         self.update_cfs_rq_load_avg(cpu, now);
@@ -293,6 +300,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         c.load_sum += w * ls;
         c.util_avg += ua;
         c.util_sum = c.util_sum.wrapping_add(us);
+        self.tp_pelt_cfs(cpu);
     }
 
     /// `remove_entity_load_avg`: sync the task to its cfs_rq's last update and queue
@@ -301,12 +309,15 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         let last = self.rqs[cpu].cfs.avg.last_update_time;
         let se = &mut self.tasks[pid as usize].se;
         let w = se.load.weight;
-        pelt::update_blocked_se(last, &mut se.avg, w, w);
+        if pelt::update_blocked_se(last, &mut se.avg, w, w) {
+            self.tp_pelt_se(cpu, pid);
+        }
+        let a = self.tasks[pid as usize].se.avg;
         let r = &mut self.rqs[cpu].cfs.removed;
         r.nr += 1;
-        r.util_avg += se.avg.util_avg;
-        r.load_avg += se.avg.load_avg;
-        r.runnable_sum += se.avg.load_sum;
+        r.util_avg += a.util_avg;
+        r.load_avg += a.load_avg;
+        r.runnable_sum += a.load_sum;
     }
 
     /// `enqueue_task_fair` → `enqueue_entity` (flat hierarchy).
@@ -317,6 +328,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.feat.has(SchedFeat::UTIL_EST) && !self.tasks[pid as usize].se.sched_delayed {
             let sa = self.tasks[pid as usize].se.avg;
             pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
+            self.tp_util_est_cfs(cpu);
         }
         let eevdf = self.fair.eevdf;
         let renorm = !eevdf && (flags & ENQUEUE_WAKEUP == 0 || flags & ENQUEUE_MIGRATED != 0);
@@ -485,7 +497,11 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             let cap = self.rqs[cpu].cpu_capacity_orig;
             let sa = self.tasks[pid as usize].se.avg;
             pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
-            pelt::util_est_update_feat(&mut self.tasks[pid as usize].se.avg, sleep, cap, fastup);
+            self.tp_util_est_cfs(cpu);
+            let se = &mut self.tasks[pid as usize].se.avg;
+            if pelt::util_est_update_feat(se, sleep, cap, fastup) {
+                self.tp_util_est_se(cpu, pid);
+            }
         }
     }
 
@@ -500,6 +516,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if self.feat.has(SchedFeat::UTIL_EST) {
             let sa = self.tasks[pid as usize].se.avg;
             pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg.util_est.enqueued, &sa);
+            self.tp_util_est_cfs(cpu);
         }
         if self.feat.has(SchedFeat::DELAY_ZERO) {
             let lag = self.entity_lag(cpu, pid);

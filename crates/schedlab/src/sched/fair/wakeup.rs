@@ -223,7 +223,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             return;
         }
         let w = se.load.weight;
-        pelt::update_blocked_se(last, &mut se.avg, w, w);
+        if pelt::update_blocked_se(last, &mut se.avg, w, w) {
+            self.tp_pelt_se(cpu, pid);
+        }
     }
 
     /// `task_util_est(p)` as `uclamp_task_util` sees it without uclamp.

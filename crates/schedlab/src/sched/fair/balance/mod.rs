@@ -273,6 +273,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
         if wakeup && !self.lb.rd.overutilized && self.cpu_overutilized(cpu) {
             self.lb.rd.overutilized = true;
+            self.tp_overutilized(cpu, true);
         }
     }
 
@@ -321,13 +322,15 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
     pub(crate) fn detach_entity_cfs_rq(&mut self, cpu: usize, pid: Pid) {
         let now = pelt::rq_clock_pelt(&self.rqs[cpu].pelt);
         let se = &mut self.tasks[pid as usize].se;
-        if se.avg.last_update_time != 0 {
-            crate::sched::fair::entity::update_se_avg(now, se, false);
+        if se.avg.last_update_time != 0 && crate::sched::fair::entity::update_se_avg(now, se, false)
+        {
+            self.tp_pelt_se(cpu, pid);
         }
         self.update_cfs_rq_load_avg(cpu, now);
         let se = &self.tasks[pid as usize].se;
         let (avg, w) = (se.avg, se.load.weight);
         pelt::detach_entity_load_avg(&mut self.rqs[cpu].cfs.avg, &avg, w);
+        self.tp_pelt_cfs(cpu);
         self.report_cfs_rq(cpu);
     }
 
@@ -343,6 +346,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         self.update_misfit_status(cpu, curr);
         if !self.lb.rd.overutilized && curr.is_some() && self.cpu_overutilized(cpu) {
             self.lb.rd.overutilized = true;
+            self.tp_overutilized(cpu, true);
         }
         let j = self.jiffies();
         let raise = j >= self.rqs[cpu].next_balance;
@@ -773,6 +777,7 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
             // update_cpu_capacity: no pressure to subtract.
             let rq = &mut self.rqs[cpu];
             rq.cpu_capacity = rq.cpu_capacity_orig.max(1);
+            self.tp_cpu_capacity(cpu);
         }
         let (mut cap, mut minc, mut maxc) = (0u64, u64::MAX, 0u64);
         for c in span.iter() {
@@ -899,8 +904,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         if d.parent.is_none() {
             self.lb.rd.overload = sg_status & SG_OVERLOAD != 0;
             self.lb.rd.overutilized = sg_status & SG_OVERUTILIZED != 0;
+            self.tp_overutilized(env.dst_cpu, self.lb.rd.overutilized);
         } else if sg_status & SG_OVERUTILIZED != 0 {
             self.lb.rd.overutilized = true;
+            self.tp_overutilized(env.dst_cpu, true);
         }
         sds
     }
