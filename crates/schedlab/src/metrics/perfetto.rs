@@ -229,15 +229,17 @@ pub fn track_uuid(c: Counter, cpu: usize) -> u64 {
     group_uuid(c) | (cpu as u64 + 1)
 }
 
+/// A `TracePacket` holding `TrackDescriptor` `td`, on packet sequence 1.
+fn descriptor_packet(out: &mut Vec<u8>, td: Vec<u8>) {
+    let mut p = Vec::new();
+    bytes(&mut p, TP_TRACK_DESCRIPTOR, &td);
+    uint(&mut p, TP_SEQ_ID, 1);
+    bytes(out, TRACE_PACKET, &p);
+}
+
 /// The `TrackDescriptor` packets: the `schedlab` root, one group per counter, one
 /// counter track per (counter, CPU), children in explicit order (CPUs numerically).
 fn track_descriptors(out: &mut Vec<u8>, nr_cpus: usize) {
-    let packet = |out: &mut Vec<u8>, td: Vec<u8>| {
-        let mut p = Vec::new();
-        bytes(&mut p, TP_TRACK_DESCRIPTOR, &td);
-        uint(&mut p, TP_SEQ_ID, 1);
-        bytes(out, TRACE_PACKET, &p);
-    };
     let mut td = Vec::new();
     uint(&mut td, TD_UUID, ROOT_UUID);
     string(&mut td, TD_NAME, "schedlab");
@@ -247,7 +249,7 @@ fn track_descriptors(out: &mut Vec<u8>, nr_cpus: usize) {
         "Signals of the simulated kernel that no ftrace event carries",
     );
     uint(&mut td, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
-    packet(out, td);
+    descriptor_packet(out, td);
     for (rank, c) in Counter::ALL.into_iter().enumerate() {
         let mut td = Vec::new();
         uint(&mut td, TD_UUID, group_uuid(c));
@@ -256,7 +258,7 @@ fn track_descriptors(out: &mut Vec<u8>, nr_cpus: usize) {
         string(&mut td, TD_DESCRIPTION, c.description());
         uint(&mut td, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
         int(&mut td, TD_SIBLING_ORDER_RANK, rank as i64);
-        packet(out, td);
+        descriptor_packet(out, td);
         for cpu in 0..nr_cpus {
             let mut cd = Vec::new();
             if let Some(u) = c.unit() {
@@ -270,7 +272,7 @@ fn track_descriptors(out: &mut Vec<u8>, nr_cpus: usize) {
             string(&mut td, TD_NAME, &format!("cpu{cpu} {}", c.name()));
             bytes(&mut td, TD_COUNTER, &cd);
             int(&mut td, TD_SIBLING_ORDER_RANK, cpu as i64);
-            packet(out, td);
+            descriptor_packet(out, td);
         }
     }
 }
@@ -352,12 +354,6 @@ fn sched_tp_descriptors(out: &mut Vec<u8>, set: SchedTpSet, nr_cpus: usize, task
     if !set.any() {
         return;
     }
-    let packet = |out: &mut Vec<u8>, td: Vec<u8>| {
-        let mut p = Vec::new();
-        bytes(&mut p, TP_TRACK_DESCRIPTOR, &td);
-        uint(&mut p, TP_SEQ_ID, 1);
-        bytes(out, TRACE_PACKET, &p);
-    };
     let mut td = Vec::new();
     uint(&mut td, TD_UUID, SCHED_TP_UUID);
     string(&mut td, TD_NAME, "sched_tp");
@@ -368,7 +364,7 @@ fn sched_tp_descriptors(out: &mut Vec<u8>, set: SchedTpSet, nr_cpus: usize, task
          sched_cpu_capacity, sched_overutilized) as counters",
     );
     uint(&mut td, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
-    packet(out, td);
+    descriptor_packet(out, td);
     let mut rank = 0;
     let mut counter =
         |out: &mut Vec<u8>, uuid: u64, name: &str, key: &str, thread: Option<&Task>| {
@@ -391,7 +387,7 @@ fn sched_tp_descriptors(out: &mut Vec<u8>, set: SchedTpSet, nr_cpus: usize, task
             }
             string(&mut td, TD_NAME, name);
             bytes(&mut td, TD_COUNTER, &cd);
-            packet(out, td);
+            descriptor_packet(out, td);
         };
     for (s, n) in TpSignal::CPU {
         if s.traced(set) {
