@@ -48,6 +48,7 @@
 pub mod decisions;
 pub mod domains;
 pub mod guest;
+pub mod knobs;
 pub mod scx;
 pub mod suite;
 pub mod workload;
