@@ -327,6 +327,40 @@ pub fn ab_runs(jobs: &[String], arms: usize, reps: u32) -> Vec<(String, usize, S
     v
 }
 
+/// An A/B in one boot: the arms, checked against the guest's kernel.
+#[derive(Clone, Debug)]
+pub struct GuestAb {
+    pub arms: Vec<RealArm>,
+    pub knobs: &'static RealKnobs,
+}
+
+impl GuestAb {
+    /// The A/B of `arms` on kernel `knobs`; an arm the kernel cannot run is an
+    /// error ([`RealArm::check`]).
+    pub fn new(arms: Vec<RealArm>, knobs: &'static RealKnobs) -> Result<GuestAb, String> {
+        for a in &arms {
+            a.check(knobs)?;
+        }
+        Ok(GuestAb { arms, knobs })
+    }
+
+    /// The `/init` lines that run `jobs` `reps` times per arm, interleaved
+    /// ([`ab_runs`]): the touched tunables saved first, then before each run every
+    /// touched knob back at its boot value and the run's arm set. `run` is the
+    /// shell function that runs a job (`run_job FILES RESULTS`).
+    pub fn script(&self, jobs: &[String], reps: u32, run: &str) -> String {
+        let (save, back) = restore(&self.arms, self.knobs);
+        let mut s = save;
+        for (job, arm, out) in ab_runs(jobs, self.arms.len(), reps) {
+            s.push_str(&back);
+            s.push_str(&self.arms[arm].prelude(self.knobs));
+            s.push_str(&format!("{run} {job} {out}\n"));
+        }
+        s.push_str(&back);
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,6 +473,30 @@ mod tests {
         assert!(e.contains("not a non-negative integer"), "{e}");
         assert_eq!(knobs_of((6, 12)).unwrap().release, (6, 12));
         assert!(knobs_of((5, 6)).is_none());
+    }
+
+    /// The `/init` lines: save, then per run the restore, the arm, the job.
+    #[test]
+    fn an_ab_boot_sets_each_arm_before_its_run_and_restores_after() {
+        let a = RealArm::parse("").unwrap();
+        let b = RealArm::parse("NO_TTWU_QUEUE,kernel.tunables.sched_nr_migrate=8").unwrap();
+        assert!(GuestAb::new(
+            vec![a.clone(), RealArm::parse("SIS_UTIL").unwrap()],
+            &KNOBS_5_10
+        )
+        .is_err());
+        let ab = GuestAb::new(vec![a, b], &KNOBS_5_10).unwrap();
+        let s = ab.script(&["hb".to_string()], 1, "run_job");
+        let f = "/sys/kernel/debug/sched_features";
+        let n = "/proc/sys/kernel/sched_nr_migrate";
+        let back = format!("echo $SCHEDLAB_T0 > {n}\necho TTWU_QUEUE > {f}\n");
+        let want = format!(
+            "SCHEDLAB_T0=$(cat {n})\n{back}run_job hb hb.a.r1\n{back}\
+             echo NO_TTWU_QUEUE > {f} || echo \"SCHEDLAB-ORACLE: cannot set NO_TTWU_QUEUE\"\n\
+             echo 8 > {n} || echo \"SCHEDLAB-ORACLE: cannot set sched_nr_migrate=8\"\n\
+             run_job hb hb.b.r1\n{back}"
+        );
+        assert_eq!(s, want);
     }
 
     #[test]

@@ -116,6 +116,38 @@ pub(crate) fn job_runs(jobs: &[GuestJob], repetitions: u32) -> Vec<(String, Opti
     out
 }
 
+/// The result directories a boot of `jobs` leaves (`jobs/<name>`): the runs of
+/// [`job_runs`] but the warm-up, or with an A/B the calibration and the arms'
+/// runs ([`crate::experiment::oracle::knobs::ab_runs`]).
+pub(crate) fn result_names(
+    jobs: &[GuestJob],
+    repetitions: u32,
+    ab: Option<&crate::experiment::oracle::knobs::GuestAb>,
+) -> Vec<String> {
+    let cal = super::super::CALIBRATE_JOB;
+    let Some(ab) = ab else {
+        return job_runs(jobs, repetitions)
+            .into_iter()
+            .filter(|(_, out)| out.as_deref() != Some(WARMUP_JOB))
+            .map(|(job, out)| out.unwrap_or(job))
+            .collect();
+    };
+    let work: Vec<String> = jobs
+        .iter()
+        .filter(|j| j.name != cal)
+        .map(|j| j.name.clone())
+        .collect();
+    jobs.iter()
+        .filter(|j| j.name == cal)
+        .map(|j| j.name.clone())
+        .chain(
+            crate::experiment::oracle::knobs::ab_runs(&work, ab.arms.len(), repetitions.max(1))
+                .into_iter()
+                .map(|r| r.2),
+        )
+        .collect()
+}
+
 /// The guest's `/init`: a busybox shell script.
 pub(crate) fn init_script(
     modules: &[String],
@@ -123,6 +155,7 @@ pub(crate) fn init_script(
     repetitions: u32,
     buffer_kb: u32,
     job_timeout_s: u64,
+    ab: Option<&crate::experiment::oracle::knobs::GuestAb>,
 ) -> String {
     let mut s = String::new();
     s.push_str(
@@ -219,7 +252,17 @@ run_job() {{
 }}
 "#
     ));
-    for run in job_runs(jobs, repetitions) {
+    // An A/B: the calibration and the warm-up as usual, then the arms' runs.
+    let runs = job_runs(jobs, if ab.is_some() { 0 } else { repetitions });
+    let runs = match ab {
+        Some(_) => runs
+            .into_iter()
+            .filter(|(_, out)| out.is_none() || out.as_deref() == Some(WARMUP_JOB))
+            .filter(|(j, out)| out.is_some() || j == super::super::CALIBRATE_JOB)
+            .collect(),
+        None => runs,
+    };
+    for run in runs {
         match run {
             (job, None) => s.push_str(&format!("run_job {job}\n")),
             (job, Some(out)) if out == WARMUP_JOB => s.push_str(&format!(
@@ -227,6 +270,14 @@ run_job() {{
             )),
             (job, Some(out)) => s.push_str(&format!("run_job {job} {out}\n")),
         }
+    }
+    if let Some(ab) = ab {
+        let work: Vec<String> = jobs
+            .iter()
+            .filter(|j| j.name != super::super::CALIBRATE_JOB)
+            .map(|j| j.name.clone())
+            .collect();
+        s.push_str(&ab.script(&work, repetitions.max(1), "run_job"));
     }
     s.push_str(&format!(
         r#"cd /
@@ -366,6 +417,7 @@ pub(super) fn build_initramfs(
             req.repetitions,
             req.buffer_kb,
             req.job_timeout.as_secs().max(1),
+            req.ab.as_ref(),
         )
         .as_bytes(),
     )?;
@@ -403,7 +455,7 @@ mod tests {
     #[test]
     fn init_script_steps_in_order() {
         let mods = vec!["00-virtio.ko".to_string(), "01-virtio_blk.ko".to_string()];
-        let s = init_script(&mods, &[job("first"), job("second")], 1, 32768, 120);
+        let s = init_script(&mods, &[job("first"), job("second")], 1, 32768, 120, None);
         assert!(s.starts_with("#!/bin/busybox sh\n"));
         // No job touches the set of events: enabling one patches kernel text.
         let jobs = &s[s.find("run_job() {").unwrap()..];
@@ -485,11 +537,47 @@ mod tests {
         );
         // Only the calibration: no warm-up.
         assert_eq!(job_runs(&[job("calibrate")], 5).len(), 1);
-        let s = init_script(&[], &[job("a")], 2, 1024, 60);
+        let s = init_script(&[], &[job("a")], 2, 1024, 60, None);
         assert!(
             s.contains("run_job a warmup\nrm -rf $O/jobs/warmup\nrun_job a\nrun_job a a.r2\n"),
             "{s}"
         );
+    }
+
+    /// An A/B boot: the calibration and the warm-up at the boot defaults, then
+    /// only the arms' interleaved runs (no plain repetition).
+    #[test]
+    fn an_ab_boot_runs_the_arms_after_the_warm_up() {
+        use crate::experiment::oracle::knobs::{GuestAb, RealArm, KNOBS_6_12};
+        let arms = vec![
+            RealArm::parse("").unwrap(),
+            RealArm::parse("NO_DELAY_DEQUEUE").unwrap(),
+        ];
+        let ab = GuestAb::new(arms, &KNOBS_6_12).unwrap();
+        let s = init_script(&[], &[job("calibrate"), job("a")], 2, 1024, 60, Some(&ab));
+        let runs: Vec<&str> = s.lines().filter(|l| l.starts_with("run_job ")).collect();
+        assert_eq!(
+            runs,
+            [
+                "run_job calibrate",
+                "run_job a warmup",
+                "run_job a a.a.r1",
+                "run_job a a.b.r1",
+                "run_job a a.a.r2",
+                "run_job a a.b.r2"
+            ]
+        );
+        let b = s.find("run_job a a.b.r1").unwrap();
+        let set = s
+            .find("echo NO_DELAY_DEQUEUE > /sys/kernel/debug/sched/features")
+            .unwrap();
+        let back = s[b..].find("echo DELAY_DEQUEUE > /sys/kernel/debug/sched/features");
+        assert!(set < b && back.is_some(), "{s}");
+        assert!(s.find("tar cf /dev/vda").unwrap() > b);
+        let names = result_names(&[job("calibrate"), job("a")], 2, Some(&ab));
+        assert_eq!(names, ["calibrate", "a.a.r1", "a.b.r1", "a.a.r2", "a.b.r2"]);
+        let plain = result_names(&[job("calibrate"), job("a")], 2, None);
+        assert_eq!(plain, ["calibrate", "a", "a.r2"]);
     }
 
     #[test]

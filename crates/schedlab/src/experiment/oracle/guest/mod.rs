@@ -72,7 +72,7 @@ pub use initramfs::{DONE_MARKER, INIT_MARKER, TRACE_EVENTS, WARMUP_JOB};
 pub(crate) use kernel::default_cache_dir;
 pub use kernel::{check_kernel_source, AptConfig, Kernel, KernelChoice, PkgFilter};
 
-use initramfs::{build_initramfs, check_jobs, job_runs};
+use initramfs::{build_initramfs, check_jobs, result_names};
 use kernel::prepare_kernel;
 use qemu::{AccelThreads, GuestTopology, DEFAULT_MAX_VCPUS, QEMU_BIN};
 use std::path::{Path, PathBuf};
@@ -123,6 +123,10 @@ pub struct GuestRequest {
     pub max_vcpus: usize,
     /// Extra kernel command line, after [`qemu::BASE_APPEND`].
     pub append: String,
+    /// An A/B in this boot: then every job but the calibration runs `repetitions`
+    /// times per arm, arms interleaved, into `jobs/<name>.<arm>.r<r>`
+    /// ([`crate::experiment::oracle::knobs::GuestAb::script`]).
+    pub ab: Option<crate::experiment::oracle::knobs::GuestAb>,
 }
 
 impl GuestRequest {
@@ -144,6 +148,7 @@ impl GuestRequest {
             attempts: 3,
             max_vcpus: DEFAULT_MAX_VCPUS,
             append: String::new(),
+            ab: None,
         }
     }
 }
@@ -629,11 +634,7 @@ fn run_in(
     std::fs::copy(&console, tmp_out.join("console.log"))
         .map_err(|e| format!("cannot copy the console log: {e}"))?;
     let mut jobs = Vec::new();
-    let results: Vec<String> = job_runs(&req.jobs, req.repetitions)
-        .into_iter()
-        .filter(|(_, out)| out.as_deref() != Some(WARMUP_JOB))
-        .map(|(job, out)| out.unwrap_or(job))
-        .collect();
+    let results = result_names(&req.jobs, req.repetitions, req.ab.as_ref());
     for name in &results {
         let d = tmp_out.join("jobs").join(name);
         let up: Vec<f64> = read_trim(&d.join("uptime"))
