@@ -52,6 +52,8 @@
 //! jobs/<name>/stdout         the command's stdout and stderr
 //! jobs/<name>/exit_status    its exit status (143 or 137: timed out, SIGTERM or SIGKILL)
 //! jobs/<name>/uptime         guest uptime (s) at start and end of the job
+//! jobs/<name>.r<r>/…         repetition r ≥ 2 of a job
+//! jobs/<name>.<arm>.r<r>/…   with an A/B (`GuestRequest::ab`): run r of arm a, b, …
 //! ```
 //!
 //! **Where things are.** This file holds a run's request and records, the host
