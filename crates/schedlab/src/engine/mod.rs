@@ -60,6 +60,12 @@ pub(crate) fn checked_ns(value: u64, unit_ns: u64) -> Option<SimTime> {
     value.checked_mul(unit_ns).filter(|&ns| ns <= MAX_TIME_NS)
 }
 
+/// A count or signal in a 32-bit trace field: the value, or `u32::MAX` past it
+/// (saturating, never wrapped).
+pub fn sat32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
 /// `checked_ns` for a fractional value (`1.5` ms): `None` when it is not finite,
 /// negative or above the limit. Rounds to the nearest nanosecond.
 pub fn checked_ns_f64(value: f64, unit_ns: u64) -> Option<SimTime> {

@@ -327,18 +327,20 @@ impl TpSignal {
         (TpSignal::TaskUtilEstEwma, "util_est.ewma"),
     ];
 
-    fn traced(self, set: SchedTpSet) -> bool {
+    /// The event the signal comes from.
+    fn event(self) -> &'static str {
         match self {
-            TpSignal::CfsUtil
-            | TpSignal::CfsLoad
-            | TpSignal::TaskUtil
-            | TpSignal::TaskLoad
-            | TpSignal::Overutilized => set.pelt,
-            TpSignal::CfsUtilEst | TpSignal::TaskUtilEst | TpSignal::TaskUtilEstEwma => {
-                set.util_est
-            }
-            TpSignal::CapacityCurr => set.cpu_capacity,
+            TpSignal::CfsUtil | TpSignal::CfsLoad => "sched_pelt_cfs",
+            TpSignal::TaskUtil | TpSignal::TaskLoad => "sched_pelt_se",
+            TpSignal::Overutilized => "sched_overutilized",
+            TpSignal::CfsUtilEst => "sched_util_est_cfs",
+            TpSignal::TaskUtilEst | TpSignal::TaskUtilEstEwma => "sched_util_est_se",
+            TpSignal::CapacityCurr => "sched_cpu_capacity",
         }
+    }
+
+    fn traced(self, set: SchedTpSet) -> bool {
+        set.has(self.event())
     }
 }
 

@@ -160,8 +160,6 @@ impl std::error::Error for TraceDatError {}
 /// How a field is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    /// `char name[16]`: a comm.
-    Comm,
     /// A signed 32-bit integer (`int`, `pid_t`).
     I32,
     /// An unsigned 32-bit integer (`u32`).
@@ -174,7 +172,8 @@ enum Kind {
     Ip,
     /// An unsigned 64-bit integer (`unsigned long`, `unsigned long long`).
     U64,
-    /// `char name[n]`: a NUL-terminated string (a cgroup path, a CPU mask).
+    /// `char name[n]`: a NUL-terminated string cut to `n − 1` bytes (a comm, a
+    /// cgroup path, a CPU mask).
     Chars(usize),
     /// `char buf[]`: a string to the end of the entry (size 0 in the format), with
     /// the newline and NUL `tracing_mark_write` ends it with.
@@ -196,7 +195,6 @@ pub struct FieldDef {
 impl FieldDef {
     fn size(&self) -> usize {
         match self.kind {
-            Kind::Comm => COMM_LEN,
             Kind::I32 | Kind::U32 => 4,
             Kind::I16 => 2,
             Kind::State | Kind::Ip | Kind::U64 => 8,
@@ -207,7 +205,7 @@ impl FieldDef {
     /// Its C alignment (a char array's is 1).
     fn align(&self) -> usize {
         match self.kind {
-            Kind::Comm | Kind::Buf | Kind::Chars(_) => 1,
+            Kind::Buf | Kind::Chars(_) => 1,
             Kind::I16 | Kind::I32 | Kind::U32 | Kind::State | Kind::Ip | Kind::U64 => self.size(),
         }
     }
@@ -238,7 +236,7 @@ const fn f(c_type: &'static str, name: &'static str, key: &'static str, kind: Ki
 /// `sched_wakeup_template`'s fields (`sched_waking`, `sched_wakeup`,
 /// `sched_wakeup_new`). `success` has no record key: it is always 1.
 const WAKEUP_FIELDS: &[FieldDef] = &[
-    f("char", "comm", "comm", Kind::Comm),
+    f("char", "comm", "comm", Kind::Chars(COMM_LEN)),
     f("pid_t", "pid", "pid", Kind::I32),
     f("int", "prio", "prio", Kind::I32),
     f("int", "success", "", Kind::I32),
@@ -257,11 +255,11 @@ pub const EVENTS: &[EventDef] = &[
         name: "sched_switch",
         id: 316,
         fields: &[
-            f("char", "prev_comm", "prev_comm", Kind::Comm),
+            f("char", "prev_comm", "prev_comm", Kind::Chars(COMM_LEN)),
             f("pid_t", "prev_pid", "prev_pid", Kind::I32),
             f("int", "prev_prio", "prev_prio", Kind::I32),
             f("long", "prev_state", "prev_state", Kind::State),
-            f("char", "next_comm", "next_comm", Kind::Comm),
+            f("char", "next_comm", "next_comm", Kind::Chars(COMM_LEN)),
             f("pid_t", "next_pid", "next_pid", Kind::I32),
             f("int", "next_prio", "next_prio", Kind::I32),
         ],
@@ -294,7 +292,7 @@ pub const EVENTS: &[EventDef] = &[
         name: "sched_migrate_task",
         id: 315,
         fields: &[
-            f("char", "comm", "comm", Kind::Comm),
+            f("char", "comm", "comm", Kind::Chars(COMM_LEN)),
             f("pid_t", "pid", "pid", Kind::I32),
             f("int", "prio", "prio", Kind::I32),
             f("int", "orig_cpu", "orig_cpu", Kind::I32),
@@ -307,9 +305,9 @@ pub const EVENTS: &[EventDef] = &[
         name: "sched_process_fork",
         id: 311,
         fields: &[
-            f("char", "parent_comm", "comm", Kind::Comm),
+            f("char", "parent_comm", "comm", Kind::Chars(COMM_LEN)),
             f("pid_t", "parent_pid", "pid", Kind::I32),
-            f("char", "child_comm", "child_comm", Kind::Comm),
+            f("char", "child_comm", "child_comm", Kind::Chars(COMM_LEN)),
             f("pid_t", "child_pid", "child_pid", Kind::I32),
         ],
         print_fmt: "\"comm=%s pid=%d child_comm=%s child_pid=%d\", REC->parent_comm, REC->parent_pid, REC->child_comm, REC->child_pid",
@@ -319,7 +317,7 @@ pub const EVENTS: &[EventDef] = &[
         name: "sched_process_exit",
         id: 313,
         fields: &[
-            f("char", "comm", "comm", Kind::Comm),
+            f("char", "comm", "comm", Kind::Chars(COMM_LEN)),
             f("pid_t", "pid", "pid", Kind::I32),
             f("int", "prio", "prio", Kind::I32),
         ],
@@ -331,8 +329,8 @@ pub const EVENTS: &[EventDef] = &[
         id: 300,
         fields: &[
             f("pid_t", "pid", "pid", Kind::I32),
-            f("char", "oldcomm", "oldcomm", Kind::Comm),
-            f("char", "newcomm", "newcomm", Kind::Comm),
+            f("char", "oldcomm", "oldcomm", Kind::Chars(COMM_LEN)),
+            f("char", "newcomm", "newcomm", Kind::Chars(COMM_LEN)),
             f("short", "oom_score_adj", "oom_score_adj", Kind::I16),
         ],
         print_fmt: "\"pid=%d oldcomm=%s newcomm=%s oom_score_adj=%hd\", REC->pid, REC->oldcomm, REC->newcomm, REC->oom_score_adj",
@@ -413,7 +411,7 @@ pub const SCHED_TP_EVENTS: &[EventDef] = &[
         fields: &[
             f("int", "cpu", "cpu", Kind::I32),
             f("char", "path", "path", Kind::Chars(PATH_SIZE)),
-            f("char", "comm", "comm", Kind::Comm),
+            f("char", "comm", "comm", Kind::Chars(COMM_LEN)),
             f("int", "pid", "pid", Kind::I32),
             f("unsigned long", "load", "load", Kind::U64),
             f("unsigned long", "rbl_load", "rbl_load", Kind::U64),
@@ -439,7 +437,7 @@ pub const SCHED_TP_EVENTS: &[EventDef] = &[
         fields: &[
             f("int", "cpu", "cpu", Kind::I32),
             f("char", "path", "path", Kind::Chars(PATH_SIZE)),
-            f("char", "comm", "comm", Kind::Comm),
+            f("char", "comm", "comm", Kind::Chars(COMM_LEN)),
             f("int", "pid", "pid", Kind::I32),
             f("unsigned int", "enqueued", "enqueued", Kind::U32),
             f("unsigned int", "ewma", "ewma", Kind::U32),
@@ -476,14 +474,7 @@ pub const SCHED_TP_EVENTS: &[EventDef] = &[
 
 /// The `sched_tp` events of `set`, in [`SCHED_TP_EVENTS`] order.
 pub fn sched_tp_defs(set: crate::sched::SchedTpSet) -> Vec<&'static EventDef> {
-    SCHED_TP_EVENTS
-        .iter()
-        .filter(|e| match e.name {
-            "sched_util_est_se" | "sched_util_est_cfs" => set.util_est,
-            "sched_cpu_capacity" => set.cpu_capacity,
-            _ => set.pelt,
-        })
-        .collect()
+    SCHED_TP_EVENTS.iter().filter(|e| set.has(e.name)).collect()
 }
 
 /// The event named `name`.
@@ -554,7 +545,6 @@ pub fn format_file(ev: &EventDef) -> String {
     let (offs, _) = layout(ev);
     for (fd, off) in ev.fields.iter().zip(offs) {
         let decl = match fd.kind {
-            Kind::Comm => format!("{} {}[{COMM_LEN}]", fd.c_type, fd.name),
             Kind::Buf => format!("{} {}[]", fd.c_type, fd.name),
             Kind::Chars(n) => format!("{} {}[{n}]", fd.c_type, fd.name),
             _ => format!("{} {}", fd.c_type, fd.name),
@@ -762,13 +752,6 @@ pub fn payload(ev: &EventDef, r: &TraceRecord) -> Result<Vec<u8>, TraceDatError>
                 field: fd.key.to_string(),
             })?;
         match (fd.kind, v) {
-            (Kind::Comm, FieldVal::Str(s)) => {
-                let mut n = s.len().min(COMM_LEN - 1);
-                while !s.is_char_boundary(n) {
-                    n -= 1;
-                }
-                b[off..off + n].copy_from_slice(&s.as_bytes()[..n]);
-            }
             (Kind::I32, FieldVal::Int(i) | FieldVal::Cpu(i)) => {
                 let i = i32::try_from(*i).map_err(|_| bad(v))?;
                 b[off..off + 4].copy_from_slice(&i.to_le_bytes());

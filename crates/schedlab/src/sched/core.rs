@@ -44,6 +44,7 @@
 //! affinity excludes CPU 0.
 
 use crate::engine::prefetch::prefetch;
+use crate::engine::sat32;
 use crate::engine::{EventQueue, Observer, SimTime};
 use crate::machine::{CostTable, CpuMask, IdleState, Machine, SharedLevel};
 use crate::sched::fair::entity::{CfsRq, FairParams, LoadWeight, SchedEntity};
@@ -1026,9 +1027,6 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
-    /// Report `cpu`'s cfs_rq counters if they changed since the last report (counter
-    /// logging only). Called at the end of each operation that can change them.
-    #[inline(always)]
     /// Report LISA's `sched_tp` events `set` from now on ([`SchedEvent::SchedTp`]).
     /// Changes no decision, cost or simulation event: it only reads the state.
     pub(crate) fn set_log_sched_tp(&mut self, set: SchedTpSet) {
@@ -1108,7 +1106,10 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
                 cpu: cpu as u32,
                 capacity: sat32(rq.cpu_capacity),
                 capacity_orig: sat32(rq.cpu_capacity_orig),
-                capacity_curr: sat32((rq.cpu_capacity_orig * rq.freq_scale) >> 10),
+                capacity_curr: sat32(crate::sched::pelt::cap_scale(
+                    rq.cpu_capacity_orig,
+                    rq.freq_scale,
+                )),
             };
             self.emit(SchedEvent::SchedTp(e));
         }
@@ -1126,6 +1127,9 @@ impl<O: Observer<SchedEvent>> Kernel<O> {
         }
     }
 
+    /// Report `cpu`'s cfs_rq counters if they changed since the last report (counter
+    /// logging only). Called at the end of each operation that can change them.
+    #[inline(always)]
     pub(crate) fn report_cfs_rq(&mut self, cpu: usize) {
         if self.log_counters {
             self.report_cfs_rq_changed(cpu);
@@ -3365,9 +3369,4 @@ mod size_budget {
         let ev = std::mem::size_of::<crate::sched::Event>();
         assert!(ev <= 16, "Event grew to {ev} B");
     }
-}
-
-/// A kernel `unsigned long` signal in an event's 32-bit field (saturating).
-fn sat32(v: u64) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
 }

@@ -367,6 +367,16 @@ impl SchedTpSet {
     pub fn any(&self) -> bool {
         self.pelt || self.util_est || self.cpu_capacity
     }
+
+    /// Whether the set holds the event named `event` (a `sched_tp` event name).
+    pub fn has(&self, event: &str) -> bool {
+        match event {
+            "sched_pelt_cfs" | "sched_pelt_se" | "sched_overutilized" => self.pelt,
+            "sched_util_est_cfs" | "sched_util_est_se" => self.util_est,
+            "sched_cpu_capacity" => self.cpu_capacity,
+            _ => false,
+        }
+    }
 }
 
 /// One line rt-app writes to `trace_marker` with its `ftrace` option (rt-app's

@@ -263,7 +263,7 @@ pub struct PeltClock {
 
 /// `(v · scale) >> SCHED_CAPACITY_SHIFT` (sched.h `cap_scale`).
 #[inline]
-fn cap_scale(v: u64, scale: u64) -> u64 {
+pub(crate) fn cap_scale(v: u64, scale: u64) -> u64 {
     (v * scale) >> SCHED_CAPACITY_SHIFT
 }
 

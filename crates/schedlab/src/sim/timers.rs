@@ -9,9 +9,9 @@
 use super::RtaStats;
 use super::{ProgState, Sim};
 use crate::abi::Pid;
+use crate::engine::sat32;
 use crate::engine::Observer;
-use crate::sched::Marker;
-use crate::sched::SchedEvent;
+use crate::sched::{Marker, SchedEvent};
 use crate::workload::dist::Dist;
 use crate::workload::program::{LoopCount, LoopStat, MarkerOp, Op, NO_METRIC};
 
@@ -123,7 +123,6 @@ impl<O: Observer<SchedEvent>> Sim<O> {
 
     /// The marker `m` completes to in state `st`.
     fn marker(&self, m: MarkerOp, st: &ProgState) -> Marker {
-        let us32 = |ns: u64| u32::try_from(ns / 1000).unwrap_or(u32::MAX);
         match m {
             MarkerOp::Main(e) => Marker::Main(e),
             MarkerOp::ClockRef { slot } => Marker::ClockRef {
@@ -153,11 +152,10 @@ impl<O: Observer<SchedEvent>> Sim<O> {
                 } else {
                     r.slack_us
                 };
-                let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
                 Marker::Stats {
-                    period: us32(r.t_end.saturating_sub(st.marks[0])),
-                    run: clamp(r.run_us),
-                    wu_lat: clamp(r.wu_lat_us),
+                    period: sat32(r.t_end.saturating_sub(st.marks[0]) / 1000),
+                    run: sat32(r.run_us),
+                    wu_lat: sat32(r.wu_lat_us),
                     slack: slack.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
                     c_period,
                     c_run,

@@ -92,6 +92,7 @@ pub mod json;
 
 use crate::abi::{MainEvent, Policy};
 use crate::config::TableReader;
+use crate::engine::sat32;
 use crate::error::{line_of, InputError};
 use crate::machine::{CpuMask, Machine};
 use crate::workload::dist::Dist;
@@ -1364,18 +1365,21 @@ impl Builder<'_> {
             cx.ops.push(loop_marker(true));
         }
         if stats {
+            // Sums of parsed values (each up to 10^12): saturating, as the marker's
+            // 32-bit fields are.
             let (mut c_period, mut c_run) = (0u64, 0u64);
             for e in &p.events {
                 match e {
-                    Event::Run(us) | Event::Runtime(us) => c_run += us,
-                    Event::Timer { period_us, .. } => c_period += period_us,
+                    Event::Run(us) | Event::Runtime(us) => c_run = c_run.saturating_add(*us),
+                    Event::Timer { period_us, .. } => {
+                        c_period = c_period.saturating_add(*period_us)
+                    }
                     _ => {}
                 }
             }
-            let c32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
             cx.ops.push(Op::Marker(MarkerOp::Stats {
-                c_period: c32(c_period),
-                c_run: c32(c_run),
+                c_period: sat32(c_period),
+                c_run: sat32(c_run),
                 cumulative_slack: self.f.cumulative_slack,
             }));
         }
