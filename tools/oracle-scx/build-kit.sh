@@ -19,30 +19,10 @@ mkdir -p "$kit/lists"
 kit=$(cd "$kit" && pwd)
 cd "$kit"
 
-# The Debian mirror this machine already uses (its deb822 sources, then its one-line
-# lists; $SCHEDLAB_ORACLE_MIRROR overrides), in a private apt configuration (the
-# system's own sources are not touched). There is no default mirror.
-mirror=${SCHEDLAB_ORACLE_MIRROR:-}
-if [ -z "$mirror" ]; then
-    mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | tr ' ' '\n' | grep '/debian/*$' | head -1)
-fi
-if [ -z "$mirror" ]; then
-    mirror=$(cat /etc/apt/sources.list.d/*.list /etc/apt/sources.list 2>/dev/null \
-        | sed -n 's/^deb \(\[[^]]*\] \)*\([^ ]*\).*/\2/p' | grep '/debian/*$' | head -1)
-fi
-if [ -z "$mirror" ]; then
-    echo "build-kit.sh: no Debian mirror in this host's apt sources (read /etc/apt/sources.list.d/*.sources, *.list and /etc/apt/sources.list): add one, or set SCHEDLAB_ORACLE_MIRROR" >&2
-    exit 2
-fi
-printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$mirror" > bpo.sources
-O="-o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$kit/lists -o Dir::Etc::sourcelist=$kit/bpo.sources -o APT::Sandbox::User=root"
-
-need="flex bison libelf-dev libssl-dev dwarves bc zlib1g-dev clang-19 llvm-19 make gcc"
-missing=""
-for p in $need; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"; done
-if [ -n "$missing" ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
-fi
+# A private apt configuration for bookworm-backports (tools/oracle-apt.sh).
+. "$here/../oracle-apt.sh"
+oracle_apt "$kit" bookworm-backports
+oracle_build_deps clang-19 llvm-19
 
 if [ ! -d src ]; then
     apt-get $O update >/dev/null

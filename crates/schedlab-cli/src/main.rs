@@ -346,7 +346,8 @@ enum Cmd {
     },
     /// A scenario on a real Linux kernel in a QEMU guest of its topology, and the
     /// decisions (domains, fork and wakeup placement, migrations, spread) compared
-    /// with the simulation; or the recorded validation suite.
+    /// with the simulation; an A/B of a switch on a real kernel against the same A/B
+    /// in the model; or the recorded suites.
     Oracle {
         #[command(subcommand)]
         verb: OracleVerb,
@@ -454,6 +455,86 @@ enum OracleVerb {
         /// Also write a self-contained HTML report here.
         #[arg(long)]
         report: Option<PathBuf>,
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// An A/B on a real kernel: both arms (sched_features words, tunables, or a
+    /// kernel each) run in the guest, arms interleaved per repetition in one boot
+    /// of their kernel, and simulated alike; per decision statistic, the real
+    /// effect of B over A against the simulated one, each with its interval.
+    Ab {
+        scenario: PathBuf,
+        /// Arm A: a `compare` SPEC (feature words such as `NO_WA_IDLE`,
+        /// `kernel.tunables.NAME=VALUE`), and `kernel=K` for an arm on its own
+        /// kernel. Empty: the kernel's boot defaults.
+        #[arg(long = "a", value_name = "SPEC", default_value = "")]
+        arm_a: String,
+        /// Arm B (as --a).
+        #[arg(long = "b", value_name = "SPEC")]
+        arm_b: String,
+        /// The kernel of arms that name none: `5.10`, `6.12`, `6.12-scx`, `5.10-seeds` (the seed
+        /// kit: tools/oracle-seeds/build-kit.sh) or a bzImage path.
+        #[arg(long, default_value = "5.10")]
+        kernel: String,
+        /// The guest topology instead of the scenario's machine (as `oracle run`).
+        #[arg(long, value_name = "SPEC")]
+        topology: Option<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Compile and run the C scheduler the scenario names (docs/sched-ext.md, "Trust").
+        #[arg(long)]
+        allow_native_scheduler: bool,
+        /// Where the guest runs are kept (one directory per kernel booted).
+        #[arg(long, default_value = "oracle-runs")]
+        out: PathBuf,
+        /// Skip the guest calibration (simulate with default x86 costs).
+        #[arg(long)]
+        no_calibrate: bool,
+        /// Real runs of each arm (arms interleaved: A, B, A, B, ...).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=50))]
+        repeat: u32,
+        /// Boot nothing: compare the runs kept under --out by an earlier `oracle ab`.
+        #[arg(long)]
+        no_boot: bool,
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Also write a self-contained HTML report here.
+        #[arg(long)]
+        report: Option<PathBuf>,
+        #[command(flatten)]
+        boot: OracleBoot,
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check the recorded A/B suite (no QEMU), or re-record its switch cases with
+    /// --record.
+    AbSuite {
+        /// The A/B suite file.
+        #[arg(long, default_value = "scenarios/oracle/ab.toml")]
+        suite: PathBuf,
+        /// The oracle data directory (switch cases under `ab/`, kernel cases
+        /// `from_suite` at its top).
+        #[arg(long, default_value = "crates/schedlab/tests/data/oracle")]
+        data: PathBuf,
+        /// Boot and rewrite the recorded cases first.
+        #[arg(long)]
+        record: bool,
+        /// Only this case.
+        #[arg(long)]
+        only: Option<String>,
+        /// With --record, only this boot of each case (1 ..= the suite's `boots`).
+        #[arg(long = "boot", value_parser = clap::value_parser!(u32).range(1..=10))]
+        only_boot: Option<u32>,
+        /// Also write the tables (Markdown) here.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Also write a self-contained HTML report of every case here.
+        #[arg(long)]
+        report: Option<PathBuf>,
+        #[command(flatten)]
+        boot: OracleBoot,
         #[arg(long, short)]
         quiet: bool,
     },
@@ -1082,6 +1163,57 @@ fn oracle_cmd(verb: OracleVerb) -> Result<(), Failure> {
             job,
             (sets, allow_native_scheduler),
             oracle::Outputs { json, report },
+            quiet,
+        ),
+        OracleVerb::Ab {
+            scenario,
+            arm_a,
+            arm_b,
+            kernel,
+            topology,
+            sets,
+            allow_native_scheduler,
+            out,
+            no_calibrate,
+            repeat,
+            no_boot,
+            json,
+            report,
+            boot,
+            quiet,
+        } => oracle::ab_cmd(
+            &scenario,
+            [&arm_a, &arm_b],
+            &kernel,
+            topology.as_deref(),
+            (sets, allow_native_scheduler),
+            &out,
+            no_calibrate,
+            repeat,
+            no_boot,
+            oracle::Outputs { json, report },
+            &boot.args(),
+            quiet,
+        ),
+        OracleVerb::AbSuite {
+            suite,
+            data,
+            record,
+            only,
+            only_boot,
+            markdown,
+            json,
+            report,
+            boot,
+            quiet,
+        } => oracle::ab_suite_cmd(
+            &suite,
+            &data,
+            record,
+            (only.as_deref(), only_boot),
+            markdown,
+            oracle::Outputs { json, report },
+            &boot.args(),
             quiet,
         ),
         OracleVerb::Suite {

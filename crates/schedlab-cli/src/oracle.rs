@@ -1,10 +1,13 @@
 //! `schedlab oracle`: a scenario on a real kernel in a QEMU guest of its topology,
 //! and the decisions compared with the simulation (`schedlab::experiment::oracle`).
 //!
-//! Three verbs. `run` boots each requested kernel, runs the guest calibration and the
+//! Five verbs. `run` boots each requested kernel, runs the guest calibration and the
 //! scenario's workload, and compares; `compare` does the comparison again from a
 //! kept guest run (no QEMU); `suite` checks the recorded validation suite, or with
 //! `--record` boots every topology and kernel of it again and rewrites the bundles.
+//! `ab` runs an A/B on a real kernel (both arms of a switch in one boot, or a boot per
+//! kernel) and compares its effects with the simulated A/B; `ab-suite` checks (or
+//! records) the recorded A/B suite.
 
 use crate::Failure;
 use schedlab::error::InputError;
@@ -140,25 +143,15 @@ fn job_name(scenario: &Path) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_cmd(
+/// The scenario loaded once and checked before any boot: a topology QEMU can give
+/// the guest (`--topology`, else the scenario's machine), then a real program for
+/// its workload.
+fn load_case(
     scenario: &Path,
-    kernels: &[String],
     topology: Option<&str>,
     (sets, native): (Vec<String>, bool),
-    out: &Path,
-    no_calibrate: bool,
-    repeat: u32,
-    outputs: Outputs,
-    boot: &BootArgs,
     quiet: bool,
-) -> Result<(), Failure> {
-    let choices = kernels
-        .iter()
-        .map(|k| KernelChoice::parse(k).map_err(|e| InputError::new(format!("--kernel {k}: {e}"))))
-        .collect::<Result<Vec<_>, _>>()?;
-    // Loaded once, and checked before any boot: a topology QEMU can give the
-    // guest, then a real program for the scenario's workload.
+) -> Result<(GuestTopology, o::OracleCase), Failure> {
     let sc = Scenario::load(
         scenario,
         &Overrides {
@@ -187,6 +180,27 @@ pub(crate) fn run_cmd(
             topo.cpu_map
         );
     }
+    Ok((topo, case))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_cmd(
+    scenario: &Path,
+    kernels: &[String],
+    topology: Option<&str>,
+    (sets, native): (Vec<String>, bool),
+    out: &Path,
+    no_calibrate: bool,
+    repeat: u32,
+    outputs: Outputs,
+    boot: &BootArgs,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let choices = kernels
+        .iter()
+        .map(|k| KernelChoice::parse(k).map_err(|e| InputError::new(format!("--kernel {k}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (topo, case) = load_case(scenario, topology, (sets, native), quiet)?;
     // And this host has the tools to boot a guest.
     host_tools()?;
     for c in &choices {
@@ -422,6 +436,296 @@ pub(crate) fn suite_cmd(
         write_html(
             p,
             &oracle_html("schedlab oracle suite", REPORT_INTRO, &secs),
+        )?;
+    }
+    if !failed.is_empty() {
+        return Err(Failure::Internal(format!(
+            "recording failed for: {} (the tables above use their earlier bundles, if any)",
+            failed.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// One arm of `oracle ab` as given: its kernel word and choice, its SPEC.
+struct AbArmArg {
+    kernel: String,
+    choice: KernelChoice,
+    spec: String,
+}
+
+const AB_INTRO: &str = "An A/B on a real kernel in a QEMU (TCG) guest against the same A/B simulated on the imported guest machine with its calibrated costs: per decision statistic, the change from arm A to arm B on each side with its 95 % interval from that side's runs, and a verdict (docs/validation.md, \"A/B on real kernels\").";
+
+/// `schedlab oracle ab`: both arms of a feature or tunable A/B in one boot of
+/// their kernel (arms interleaved per repetition), or a boot per kernel when the
+/// arms name different kernels; then the effect comparison.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ab_cmd(
+    scenario: &Path,
+    specs: [&str; 2],
+    kernel: &str,
+    topology: Option<&str>,
+    (sets, native): (Vec<String>, bool),
+    out: &Path,
+    no_calibrate: bool,
+    repeat: u32,
+    no_boot: bool,
+    outputs: Outputs,
+    boot: &BootArgs,
+    quiet: bool,
+) -> Result<(), Failure> {
+    use o::knobs::{knobs_for, GuestAb, RealArm};
+    let mut arms = vec![];
+    for (i, spec) in specs.iter().enumerate() {
+        let flag = if i == 0 { "--a" } else { "--b" };
+        let (k, rest) = o::ab::split_kernel(spec);
+        let k = k.unwrap_or_else(|| kernel.to_string());
+        let choice =
+            KernelChoice::parse(&k).map_err(|e| InputError::new(format!("{flag} {spec}: {e}")))?;
+        // Checked before any boot: a switch the arm's kernel lacks is an input error
+        // naming what it has.
+        let real = RealArm::parse(&rest).map_err(|e| InputError::new(format!("{flag}: {e}")))?;
+        if !rest.is_empty() {
+            let knobs = knobs_for(&choice).map_err(|e| InputError::new(format!("{flag}: {e}")))?;
+            real.check(knobs)
+                .map_err(|e| InputError::new(format!("{flag}: {e}")))?;
+        }
+        arms.push(AbArmArg {
+            kernel: k,
+            choice,
+            spec: rest,
+        });
+    }
+    let one_boot = arms[0].kernel == arms[1].kernel;
+    if one_boot && arms[0].spec == arms[1].spec {
+        return Err(InputError::new(format!(
+            "--a and --b are the same arm (`{}` on {}): an A/B needs two",
+            arms[0].spec, arms[0].kernel
+        ))
+        .into());
+    }
+    let (topo, case) = load_case(scenario, topology, (sets, native), quiet)?;
+    let job = job_name(scenario);
+    // One boot per distinct kernel: the arms it runs, and its directory.
+    let boots: Vec<(Vec<usize>, PathBuf)> = if one_boot {
+        vec![(vec![0, 1], ab_dir(out, &job, &arms[0].kernel))]
+    } else {
+        (0..2)
+            .map(|i| (vec![i], ab_dir(out, &job, &arms[i].kernel)))
+            .collect()
+    };
+    if !no_boot {
+        host_tools()?;
+        for a in &arms {
+            guest::check_kernel_source(&a.choice, boot.cache.as_deref())
+                .map_err(|m| Failure::Input(InputError::new(m)))?;
+        }
+        let mut calibrate = Vec::new();
+        if !no_calibrate {
+            calibrate.push(o::calibrate_job(&exe()?).map_err(Failure::Internal)?);
+        }
+        for (idx, dir) in &boots {
+            let a0 = &arms[idx[0]];
+            let mut jobs = calibrate.clone();
+            jobs.push(
+                case.job(&job, &a0.choice)
+                    .map_err(|e| InputError::new(format!("kernel {}: {e}", a0.kernel)))?,
+            );
+            let mut req = GuestRequest::new(topo.clone(), a0.choice.clone(), jobs);
+            req.repetitions = repeat;
+            let real: Vec<RealArm> = idx
+                .iter()
+                .map(|&i| RealArm::parse(&arms[i].spec).expect("parsed above"))
+                .collect();
+            // A kernel arm at its defaults needs no switch: a plain boot, whose
+            // repetitions are the arm's runs (a kernel image's knobs are unknown).
+            if one_boot || real.iter().any(|r| !r.spec.is_empty()) {
+                let knobs = knobs_for(&a0.choice).map_err(InputError::new)?;
+                req.ab = Some(GuestAb::new(real, knobs).map_err(InputError::new)?);
+            }
+            boot.apply(&mut req);
+            if !quiet {
+                eprintln!(
+                    "oracle ab: booting {} on {} vCPUs for arm(s) {} -> {}",
+                    a0.kernel,
+                    topo.nr_cpus(),
+                    idx.iter()
+                        .map(|&i| o::ab::arm_tag(i).to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    dir.display()
+                );
+            }
+            let run = guest::run_guest(&req, dir).map_err(Failure::Internal)?;
+            if !quiet {
+                eprintln!(
+                    "oracle ab: {} booted in {:.1} s, {:.1} s in all",
+                    run.meta.kernel_release, run.meta.host_boot_s, run.meta.wall_s
+                );
+            }
+        }
+    }
+    let cfg = o::RunsCfg::default();
+    let outcome = if one_boot {
+        let art = Artifacts::open(&boots[0].1).map_err(InputError::new)?;
+        o::ab::compare_knob_ab(&[&art], &job, &case, [&arms[0].spec, &arms[1].spec], &cfg)
+            .map_err(Failure::Internal)?
+    } else {
+        let arts = boots
+            .iter()
+            .map(|(_, d)| Artifacts::open(d).map_err(InputError::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut sources = vec![];
+        let mut checks = vec![];
+        for (i, a) in arms.iter().enumerate() {
+            let art = &arts[i];
+            let src = if a.spec.is_empty() && !o::ab::arm_runs(art, &job, 0).is_empty() {
+                o::ab::ArmSource::knob_arm(&[art], &job, 0, "")
+            } else if a.spec.is_empty() {
+                o::ab::ArmSource::kernel_arm(art, &job)
+            } else {
+                let real = RealArm::parse(&a.spec).expect("parsed above");
+                checks.extend(
+                    o::ab::check_arms(art, &job, std::slice::from_ref(&real))
+                        .map_err(Failure::Internal)?,
+                );
+                o::ab::ArmSource::knob_arm(&[art], &job, 0, &a.spec)
+            };
+            let label = o::ab::arm_label(&a.spec, Some(&a.kernel));
+            if a.spec.is_empty() {
+                checks.extend(src.runs().map(|r| format!("{r}: {label}")));
+            }
+            sources.push(o::ab::ArmSource { label, ..src });
+        }
+        let b = sources.pop().expect("two arms");
+        let a = sources.pop().expect("two arms");
+        o::ab::compare_ab(&job, [a, b], checks, &case, &cfg).map_err(Failure::Internal)?
+    };
+    if !quiet {
+        print!("{}", outcome.text());
+    }
+    if let Some(p) = &outputs.json {
+        write_json(p, &outcome)?;
+    }
+    if let Some(p) = &outputs.report {
+        write_html(
+            p,
+            &schedlab::report::ab_html(
+                &format!("schedlab oracle ab: {job}"),
+                AB_INTRO,
+                &[&outcome],
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// Where `oracle ab` keeps the boot of `kernel` for `job`.
+fn ab_dir(out: &Path, job: &str, kernel: &str) -> PathBuf {
+    out.join(format!("{job}-ab-{kernel}").replace('/', "_"))
+}
+
+/// `schedlab oracle ab-suite`: record (with `--record`) and check the A/B suite.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ab_suite_cmd(
+    suite_file: &Path,
+    data: &Path,
+    record: bool,
+    (only, only_boot): (Option<&str>, Option<u32>),
+    markdown: Option<PathBuf>,
+    outputs: Outputs,
+    boot: &BootArgs,
+    quiet: bool,
+) -> Result<(), Failure> {
+    use o::ab_suite;
+    let s = ab_suite::AbSuite::load(suite_file)?;
+    if let Some(name) = only {
+        s.case(name)
+            .map_err(|e| InputError::new(format!("--only: {e}")))?;
+    }
+    let mut failed = vec![];
+    if record {
+        host_tools()?;
+        for c in &s.cases {
+            if only.is_some_and(|o| o != c.name)
+                || matches!(
+                    c.arms,
+                    ab_suite::AbArms::Kernels {
+                        from_suite: true,
+                        ..
+                    }
+                )
+            {
+                continue;
+            }
+            for k in c.kernels() {
+                let choice = KernelChoice::parse(&k).map_err(InputError::new)?;
+                guest::check_kernel_source(&choice, boot.cache.as_deref())
+                    .map_err(|m| Failure::Input(InputError::new(m)))?;
+            }
+            if !quiet {
+                eprintln!(
+                    "oracle ab-suite: recording {} ({})",
+                    c.name,
+                    c.kernels().join(", ")
+                );
+            }
+            for b in 1..=s.boots {
+                if only_boot.is_some_and(|x| x != b) {
+                    continue;
+                }
+                match ab_suite::record(&s, c, b, &exe()?, data, &|req| boot.apply(req)) {
+                    Ok(metas) if !quiet => {
+                        for m in metas {
+                            eprintln!(
+                                "oracle ab-suite: {} boot {b} {}: {:.0} s in all ({} boot attempt(s))",
+                                c.name,
+                                m.kernel_release,
+                                m.wall_s,
+                                m.attempts.len()
+                            );
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        eprintln!("oracle ab-suite: {} boot {b}: not recorded: {e}", c.name);
+                        failed.push(format!("{} boot {b}", c.name));
+                    }
+                }
+            }
+        }
+    }
+    let (checks, missing) = ab_suite::check(&s, data, only).map_err(Failure::Internal)?;
+    if !quiet {
+        for c in &checks {
+            print!("{}", c.outcome.text());
+            println!();
+        }
+        print!("{}", ab_suite::summary_markdown(&checks));
+        println!();
+        print!("{}", ab_suite::boots_markdown(&checks));
+        for m in &missing {
+            println!("not recorded: {m}");
+        }
+    }
+    if let Some(p) = markdown {
+        let text = format!(
+            "{}\n{}\n{}",
+            ab_suite::summary_markdown(&checks),
+            ab_suite::boots_markdown(&checks),
+            ab_suite::effects_markdown(&checks)
+        );
+        experiment::write_atomic(&p, text.as_bytes())
+            .map_err(|e| InputError::in_file(&p, None, format!("cannot write: {e}")))?;
+    }
+    if let Some(p) = &outputs.json {
+        write_json(p, &checks)?;
+    }
+    if let Some(p) = &outputs.report {
+        let cases: Vec<&o::ab::AbOutcome> = checks.iter().map(|c| &c.outcome).collect();
+        write_html(
+            p,
+            &schedlab::report::ab_html("schedlab oracle ab-suite", AB_INTRO, &cases),
         )?;
     }
     if !failed.is_empty() {

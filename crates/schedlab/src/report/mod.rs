@@ -45,7 +45,7 @@ use crate::experiment::compare::{ArmSpec, Comparison, RunDetail};
 use crate::experiment::Scenario;
 
 pub use html::sweep_html;
-pub use oracle::{oracle_html, OracleSection};
+pub use oracle::{ab_html, oracle_html, OracleSection};
 pub use plot::BoxStats;
 pub use topology::topology_text;
 

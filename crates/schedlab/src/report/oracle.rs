@@ -11,10 +11,12 @@
 
 use super::html::{esc, footer, head};
 use super::text::{num, Num};
+use crate::experiment::oracle::ab::AbOutcome;
+use crate::experiment::oracle::decisions::effects::{Delta, EffectComparison, EffectScore};
 use crate::experiment::oracle::decisions::verdicts::{RunComparison, RunVerdict};
 use crate::experiment::oracle::decisions::{Comparison, Verdict};
 use crate::experiment::oracle::domains::{CpuChains, DomainComparison};
-use crate::stats::verdict::Interval;
+use crate::stats::verdict::{Grade, Interval};
 use std::fmt::Write as _;
 
 impl Comparison {
@@ -72,18 +74,6 @@ impl RunComparison {
     /// is `non-discriminating`); then the totals.
     pub fn text(&self, control: &RunComparison) -> String {
         let opt = |x: Option<f64>| x.map_or("-".to_string(), |x| num(x, Num::Stat));
-        let iv = |x: &Option<Interval>| match x {
-            Some(i) if i.lo.is_finite() && i.hi.is_finite() => {
-                format!(
-                    "{:+.3} [{:+.3}, {:+.3}]",
-                    i.est + 0.0,
-                    i.lo + 0.0,
-                    i.hi + 0.0
-                )
-            }
-            Some(i) => format!("{:+.3} [unbounded]", i.est + 0.0),
-            None => "-".into(),
-        };
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -115,7 +105,7 @@ impl RunComparison {
                 opt(r.sim),
                 runs_n(r.real_runs, r.real_n),
                 runs_n(r.sim_runs, r.sim_n),
-                iv(&r.diff),
+                interval(&r.diff),
                 r.verdict.name(),
                 c.unwrap_or_default()
             );
@@ -132,6 +122,181 @@ impl RunComparison {
         );
         s
     }
+}
+
+/// An interval as `est [lo, hi]` (`[unbounded]` when the data cannot bound it).
+fn interval(x: &Option<Interval>) -> String {
+    match x {
+        Some(i) if i.lo.is_finite() && i.hi.is_finite() => format!(
+            "{:+.3} [{:+.3}, {:+.3}]",
+            i.est + 0.0,
+            i.lo + 0.0,
+            i.hi + 0.0
+        ),
+        Some(i) => format!("{:+.3} [unbounded]", i.est + 0.0),
+        None => "-".into(),
+    }
+}
+
+impl EffectScore {
+    /// `powered 12: sign 11/12, size 9/12; real nulls 20 (model agrees 18); inconclusive 4`.
+    pub fn text(&self) -> String {
+        format!(
+            "powered {}: sign {}/{}, size {}/{}; real nulls {} (model agrees {}); inconclusive {}",
+            self.powered,
+            self.sign,
+            self.powered,
+            self.size,
+            self.powered,
+            self.real_null,
+            self.agree_null,
+            self.underpowered
+        )
+    }
+}
+
+impl EffectComparison {
+    /// Fixed-width table: per statistic, each side's arms and Δ (B − A, or
+    /// `ln(B/A)` for counts, rates and times) with its 95 % interval and effect, the
+    /// verdict, and the no-effect control's verdict; then the scores of both.
+    pub fn text(&self, control: &EffectComparison) -> String {
+        let opt = |x: Option<f64>| x.map_or("-".to_string(), |x| num(x, Num::Stat));
+        let d = |x: &Delta| format!("{} {}", interval(&x.delta), x.effect.word());
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:<34} {:>10} {:>10} {:>38} {:>10} {:>10} {:>38} {:<20} control",
+            "statistic",
+            "real A",
+            "real B",
+            "real Δ [95 % CI]",
+            "sim A",
+            "sim B",
+            "sim Δ [95 % CI]",
+            "verdict",
+        );
+        for (i, r) in self.rows.iter().enumerate() {
+            let c = control.rows.get(i).map_or("", |c| c.grade.word());
+            let _ = writeln!(
+                s,
+                "{:<34} {:>10} {:>10} {:>38} {:>10} {:>10} {:>38} {:<20} {c}",
+                r.statistic,
+                opt(r.real.a),
+                opt(r.real.b),
+                d(&r.real),
+                opt(r.sim.a),
+                opt(r.sim.b),
+                d(&r.sim),
+                r.grade.word(),
+            );
+        }
+        let totals: Vec<String> = Grade::ALL
+            .iter()
+            .map(|g| format!("{} {}", g.word(), self.count(*g)))
+            .collect();
+        let _ = writeln!(s, "{}", totals.join(", "));
+        let _ = writeln!(s, "model:   {}", self.score().text());
+        let _ = writeln!(
+            s,
+            "control: {} (the model that predicts no effect)",
+            control.score().text()
+        );
+        s
+    }
+}
+
+impl AbOutcome {
+    /// The case's heading, how its arms were checked, and its effect table.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "== {}: A = {} ({}), B = {} ({}); simulated as {} / {} on the {}",
+            self.case,
+            self.arms[0],
+            self.releases[0],
+            self.arms[1],
+            self.releases[1],
+            self.presets[0],
+            self.presets[1],
+            self.machine
+        );
+        let _ = writeln!(
+            s,
+            "-- real runs {} + {} over {} boot(s), simulated seeds {} per arm; arms checked in every run:",
+            self.real_runs[0], self.real_runs[1], self.boots, self.sim_seeds
+        );
+        for l in &self.arm_checks {
+            let _ = writeln!(s, "   {l}");
+        }
+        let _ = writeln!(
+            s,
+            "-- effects (B vs A; docs/validation.md, \"A/B on real kernels\")"
+        );
+        s.push_str(&self.effects.text(&self.control));
+        s
+    }
+}
+
+/// The HTML page of A/B cases: per case its arms, then per statistic the real and
+/// the simulated Δ with their intervals and the verdict (matches green,
+/// mismatches red).
+pub fn ab_html(title: &str, intro: &str, cases: &[&AbOutcome]) -> String {
+    let mut out = String::new();
+    head(&mut out, title);
+    let _ = writeln!(
+        out,
+        "<h1>{}</h1>\n<p class=\"note\">{}</p>",
+        esc(title),
+        esc(intro)
+    );
+    let opt = |v: Option<f64>| v.map_or("–".to_string(), |x| num(x, Num::Short));
+    for c in cases {
+        let _ = writeln!(
+            out,
+            "<h2>{}: A = {} ({}), B = {} ({})</h2>\n<p class=\"note\">simulated as {} / {} on the {}; real runs {} + {}, simulated seeds {} per arm. Model: {}. Control (no effect): {}.</p>",
+            esc(&c.case),
+            esc(&c.arms[0]),
+            esc(&c.releases[0]),
+            esc(&c.arms[1]),
+            esc(&c.releases[1]),
+            esc(&c.presets[0]),
+            esc(&c.presets[1]),
+            esc(&c.machine),
+            c.real_runs[0],
+            c.real_runs[1],
+            c.sim_seeds,
+            esc(&c.effects.score().text()),
+            esc(&c.control.score().text())
+        );
+        out.push_str("<table><tr><th class=\"l\">statistic</th><th>real A</th><th>real B</th><th>real Δ [95 % CI]</th><th>sim A</th><th>sim B</th><th>sim Δ [95 % CI]</th><th class=\"l\">verdict</th><th class=\"l\">control</th></tr>\n");
+        for (i, r) in c.effects.rows.iter().enumerate() {
+            let cls = match r.grade {
+                Grade::Match | Grade::AgreeNull => " better",
+                g if g.is_mismatch() => " worse",
+                _ => "",
+            };
+            let ctl = c.control.rows.get(i).map_or("", |x| x.grade.word());
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{} {}</td><td class=\"l{cls}\">{}</td><td class=\"l\">{}</td></tr>",
+                esc(&r.statistic),
+                opt(r.real.a),
+                opt(r.real.b),
+                esc(&interval(&r.real.delta)),
+                r.real.effect.word(),
+                opt(r.sim.a),
+                opt(r.sim.b),
+                esc(&interval(&r.sim.delta)),
+                r.sim.effect.word(),
+                esc(r.grade.word()),
+                esc(ctl)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    footer(&mut out);
+    out
 }
 
 impl DomainComparison {

@@ -149,6 +149,22 @@ pub fn knobs_of(release: (u32, u32)) -> Option<&'static RealKnobs> {
         .find(|k| k.release == release)
 }
 
+/// The knobs of the kernel a guest boots, checked before the boot.
+pub fn knobs_for(choice: &super::guest::KernelChoice) -> Result<&'static RealKnobs, String> {
+    use super::guest::KernelChoice;
+    match choice {
+        KernelChoice::V5_10 => Ok(&KNOBS_5_10),
+        KernelChoice::V6_12 | KernelChoice::Scx(_) => Ok(&KNOBS_6_12),
+        KernelChoice::Seeds(_) => Ok(&super::seeds::KNOBS_5_10_SEEDS),
+        KernelChoice::Path(p) => Err(format!(
+            "{}: the run-time switches of a kernel image are not known before it boots; \
+             an A/B on switches runs on `5.10`, `6.12`, `6.12-scx` or `5.10-seeds` (a kernel A/B \
+             with only `kernel=` items takes any image)",
+            p.display()
+        )),
+    }
+}
+
 impl RealKnobs {
     /// The feature names (without `NO_`), in the file's order.
     pub fn feature_names(&self) -> impl Iterator<Item = &'static str> + '_ {
@@ -277,7 +293,8 @@ impl RealArm {
 }
 
 /// The `/init` shell that saves, at boot, the value of every tunable an arm of
-/// `arms` touches (in `SCHEDLAB_T<i>`), and the shell that puts every touched
+/// `arms` touches (in `SCHEDLAB_T<i>`) and lists them for every run to read back
+/// (`SCHEDLAB_KNOBS`, `NAME=FILE` words), and the shell that puts every touched
 /// feature and tunable back to its boot value: (save, restore).
 pub fn restore(arms: &[RealArm], k: &RealKnobs) -> (String, String) {
     let mut names: Vec<&str> = vec![];
@@ -296,10 +313,16 @@ pub fn restore(arms: &[RealArm], k: &RealKnobs) -> (String, String) {
         }
     }
     let (mut save, mut back) = (String::new(), String::new());
+    let mut listed = vec![];
     for (i, t) in names.iter().enumerate() {
         let file = k.tunable_file(t).expect("checked arm");
         save.push_str(&format!("SCHEDLAB_T{i}=$(cat {file})\n"));
         back.push_str(&format!("echo $SCHEDLAB_T{i} > {file}\n"));
+        listed.push(format!("{t}={file}"));
+    }
+    // Which tunables each run reads back before it starts (`run_job`).
+    if !listed.is_empty() {
+        save.push_str(&format!("SCHEDLAB_KNOBS=\"{}\"\n", listed.join(" ")));
     }
     for n in feats {
         let word = match k.default_of(n) {
@@ -419,7 +442,8 @@ mod tests {
         let (save, back) = restore(&[RealArm::parse("").unwrap(), a], &KNOBS_5_10);
         assert_eq!(
             save,
-            "SCHEDLAB_T0=$(cat /proc/sys/kernel/sched_migration_cost_ns)\n"
+            "SCHEDLAB_T0=$(cat /proc/sys/kernel/sched_migration_cost_ns)\n\
+             SCHEDLAB_KNOBS=\"sched_migration_cost_ns=/proc/sys/kernel/sched_migration_cost_ns\"\n"
         );
         assert_eq!(
             back,
@@ -491,7 +515,8 @@ mod tests {
         let n = "/proc/sys/kernel/sched_nr_migrate";
         let back = format!("echo $SCHEDLAB_T0 > {n}\necho TTWU_QUEUE > {f}\n");
         let want = format!(
-            "SCHEDLAB_T0=$(cat {n})\n{back}run_job hb hb.a.r1\n{back}\
+            "SCHEDLAB_T0=$(cat {n})\nSCHEDLAB_KNOBS=\"sched_nr_migrate={n}\"\n\
+             {back}run_job hb hb.a.r1\n{back}\
              echo NO_TTWU_QUEUE > {f} || echo \"SCHEDLAB-ORACLE: cannot set NO_TTWU_QUEUE\"\n\
              echo 8 > {n} || echo \"SCHEDLAB-ORACLE: cannot set sched_nr_migrate=8\"\n\
              run_job hb hb.b.r1\n{back}"

@@ -45,11 +45,14 @@
 //! kernels, whose guest runs are committed (compressed) so that `cargo test`
 //! checks the simulator against real kernels without QEMU.
 
+pub mod ab;
+pub mod ab_suite;
 pub mod decisions;
 pub mod domains;
 pub mod guest;
 pub mod knobs;
 pub mod scx;
+pub mod seeds;
 pub mod suite;
 pub mod workload;
 
@@ -265,6 +268,18 @@ impl OracleCase {
         preset: &str,
         extra: &[String],
     ) -> Result<Scenario, String> {
+        self.on_guest_with(source, preset, extra, None)
+    }
+
+    /// [`OracleCase::on_guest`] with feature words (an A/B arm's, `--features`)
+    /// applied after the preset's and the scenario's.
+    fn on_guest_with(
+        &self,
+        source: &MachineSource,
+        preset: &str,
+        extra: &[String],
+        features: Option<String>,
+    ) -> Result<Scenario, String> {
         // The guest's machine after the case's own overrides (a suite topology's
         // `machine.file`): it is what the simulation must run on.
         let mut all = self.sets.clone();
@@ -277,6 +292,7 @@ impl OracleCase {
                 sets: all,
                 // Loaded once already: a C scheduler in it was allowed then.
                 native_scheduler: self.scenario.tunables.ext_object.is_some(),
+                features,
                 ..Default::default()
             },
         )
@@ -331,6 +347,23 @@ pub(crate) fn real_filter(w: &GuestWorkload) -> TaskFilter {
         follow_forks: w.include_root,
         ..Default::default()
     }
+}
+
+/// How the real and the simulated traces of workload `w` are read: the real one
+/// filtered to the workload's tasks; the simulated one too when the tool's first
+/// task is not one of the workload's (rt-app's main thread, which the simulator
+/// models too), so that both sides count the same tasks.
+pub(crate) fn decision_opts(w: &GuestWorkload) -> (DecisionOpts, DecisionOpts) {
+    let real = DecisionOpts {
+        filter: real_filter(w),
+        ..Default::default()
+    };
+    let sim = if w.include_root {
+        DecisionOpts::default()
+    } else {
+        real.clone()
+    };
+    (real, sim)
 }
 
 /// A task name as the kernel's comm (`TASK_COMM_LEN` 16, with the NUL).
@@ -411,28 +444,14 @@ pub fn compare_job(
     if case.scheduler.is_some() {
         scx::check_job_stdout(&art.job_stdout(job)?)?;
     }
+    let (real_opts, sim_opts) = decision_opts(w);
     // Every real run of the job: the job's own, then its repetitions.
-    let real_opts = DecisionOpts {
-        filter: real_filter(w),
-        ..Default::default()
-    };
     let reals = art
         .repetitions(job)
         .iter()
         .map(|rep| Ok(Decisions::from_text(&art.trace(rep)?, &m, &real_opts)))
         .collect::<Result<Vec<_>, String>>()?;
     let real = reals[0].clone();
-    // Both sides count the same tasks: when the tool's first task is not one of the
-    // workload's (rt-app's main thread, which the simulator models too), the
-    // simulated trace is filtered as the real one is.
-    let sim_opts = if w.include_root {
-        DecisionOpts::default()
-    } else {
-        DecisionOpts {
-            filter: real_filter(w),
-            ..Default::default()
-        }
-    };
     // The model and the control, each loaded once on the guest's machine.
     // The time the tool printed in each real run (hackbench's `Time:`).
     let real_times: Vec<f64> = art
@@ -444,7 +463,7 @@ pub fn compare_job(
         .flatten()
         .collect();
     let mut model = case.on_guest(&source, preset, &cfg.model)?;
-    let sim = Decisions::from_text(&simulate(&mut model, None)?.0, &m, &sim_opts);
+    let sim = Decisions::from_text(&simulate(&mut model, None)?.text, &m, &sim_opts);
     let comparison = decisions::compare(&real, &sim);
     // Over runs: every real run against every seed, and against the control's; the
     // tool's time as one more row where the real runs printed one.
@@ -452,9 +471,9 @@ pub fn compare_job(
         let mut ds = Vec::new();
         let mut times = Vec::new();
         for i in 0..cfg.sim_seeds.max(1) {
-            let (text, t) = simulate(sc, Some((i, cfg.noise)))?;
-            ds.push(Decisions::from_text(&text, &m, &sim_opts));
-            times.extend(t);
+            let run = simulate(sc, Some((i, cfg.noise)))?;
+            ds.push(Decisions::from_text(&run.text, &m, &sim_opts));
+            times.extend(run.time_s);
         }
         let mut c = verdicts::compare_runs(&reals, &ds);
         if !real_times.is_empty() {
@@ -482,10 +501,19 @@ pub fn compare_job(
     })
 }
 
-/// The simulated ftrace text of `sc`, and the time its tool printed (the
-/// generator's `time_s`, when it has one): its own seed and noise, or (`seed`) the
-/// `i`-th seed after its own, with `noise` when the scenario sets none.
-fn simulate(sc: &mut Scenario, seed: Option<(u32, f64)>) -> Result<(String, Option<f64>), String> {
+/// One simulated run as the oracle reads it.
+pub(crate) struct Simulated {
+    /// Its ftrace text.
+    pub text: String,
+    /// The time its tool printed (the generator's `time_s`), when it has one.
+    pub time_s: Option<f64>,
+    /// What its wakeup scans tested (the seed kit's statistics).
+    pub scan: seeds::ScanStats,
+}
+
+/// Simulate `sc`: its own seed and noise, or (`seed`) the `i`-th seed after its
+/// own, with `noise` when the scenario sets none.
+fn simulate(sc: &mut Scenario, seed: Option<(u32, f64)>) -> Result<Simulated, String> {
     let opts = RunOpts {
         trace: true,
         ftrace: true,
@@ -502,8 +530,11 @@ fn simulate(sc: &mut Scenario, seed: Option<(u32, f64)>) -> Result<(String, Opti
     let r = super::run(sc, run_seed, 0, &opts);
     sc.noise = own;
     let (res, text) = r.map_err(|e| e.to_string())?;
-    let time = res.workload.tool.get("time_s").copied();
-    Ok((text.unwrap_or_default(), time))
+    Ok(Simulated {
+        text: text.unwrap_or_default(),
+        time_s: res.workload.tool.get("time_s").copied(),
+        scan: seeds::ScanStats::of_model(&res.metrics.functions),
+    })
 }
 
 #[cfg(test)]

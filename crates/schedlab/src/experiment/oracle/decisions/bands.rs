@@ -39,6 +39,9 @@ pub enum Kind {
     Fraction,
     /// A mean number of tasks: absolute difference.
     Tasks,
+    /// A mean number of CPUs per call (CPUs a wakeup scan tested): absolute
+    /// difference, sized like tasks.
+    Cpus,
     /// Events per second of guest time: `|ln(real/sim)|`.
     Rate,
     /// A count: `|ln(real/sim)|`.
@@ -51,7 +54,7 @@ impl Kind {
     pub(crate) fn distance_name(self) -> &'static str {
         match self {
             Kind::Distribution => "tvd",
-            Kind::Fraction | Kind::Tasks => "abs",
+            Kind::Fraction | Kind::Tasks | Kind::Cpus => "abs",
             Kind::Rate | Kind::Count | Kind::Time => "|ln r|",
         }
     }
@@ -118,7 +121,7 @@ impl Thresholds {
         match k {
             Kind::Distribution => self.distribution,
             Kind::Fraction => self.fraction,
-            Kind::Tasks => self.tasks,
+            Kind::Tasks | Kind::Cpus => self.tasks,
             Kind::Rate => self.rate,
             Kind::Count => self.count,
             Kind::Time => self.time,
@@ -195,7 +198,9 @@ impl Builder<'_> {
     ) {
         let distance = match (real, sim) {
             (Some(a), Some(b)) => match kind {
-                Kind::Distribution | Kind::Fraction | Kind::Tasks => Some((a - b).abs()),
+                Kind::Distribution | Kind::Fraction | Kind::Tasks | Kind::Cpus => {
+                    Some((a - b).abs())
+                }
                 Kind::Rate | Kind::Count | Kind::Time => {
                     if a == 0.0 && b == 0.0 {
                         Some(0.0)

@@ -80,6 +80,7 @@
 //! fixed bands ([`compare`]); [`verdicts`] the comparison over runs.
 
 mod bands;
+pub mod effects;
 mod fork;
 mod levels;
 mod migrations;

@@ -58,10 +58,10 @@ pub const SIZES: Sizes = Sizes {
 };
 
 impl Sizes {
-    fn of(&self, k: Kind) -> f64 {
+    pub(crate) fn of(&self, k: Kind) -> f64 {
         match k {
             Kind::Distribution | Kind::Fraction => self.fraction,
-            Kind::Tasks => self.tasks,
+            Kind::Tasks | Kind::Cpus => self.tasks,
             Kind::Rate | Kind::Count | Kind::Time => self.factor.ln(),
         }
     }
@@ -155,6 +155,18 @@ impl RunComparison {
 /// Compare the real runs `real` with the simulated runs `sim` (each one
 /// [`Decisions`] per run).
 pub fn compare_runs(real: &[Decisions], sim: &[Decisions]) -> RunComparison {
+    RunComparison {
+        sizes: SIZES,
+        rows: rows_over_runs(real, sim),
+    }
+}
+
+/// Every statistic's row of `side` against `reference` over their runs (`real` is
+/// the reference's value, `sim` the side's, `diff` side − reference), distribution
+/// rows summing up their classes. [`compare_runs`] reads a real side against a
+/// simulated one; an A/B ([`super::effects`]) reads arm B against arm A on each side.
+pub(crate) fn rows_over_runs(reference: &[Decisions], side: &[Decisions]) -> Vec<RunRow> {
+    let (real, sim) = (reference, side);
     let spread = real.iter().chain(sim).any(|d| d.spread.released);
     let per_run =
         |ds: &[Decisions]| -> Vec<Vec<Stat>> { ds.iter().map(|d| statistics(d, spread)).collect() };
@@ -193,14 +205,20 @@ pub fn compare_runs(real: &[Decisions], sim: &[Decisions]) -> RunComparison {
             RunVerdict::Underpowered
         };
     }
-    RunComparison { sizes: SIZES, rows }
+    rows
 }
 
 /// The row of a time the workload's tool printed (hackbench's `Time:`), one value
 /// per run of each side that printed one, compared as a log-ratio like every time.
 pub fn tool_time_row(statistic: &str, real: &[f64], sim: &[f64]) -> RunRow {
+    value_row(statistic, Kind::Time, real, sim)
+}
+
+/// The row of a statistic with one value per run on each side, outside the
+/// decisions a trace holds (a tool's time, a wakeup scan's probes per call).
+pub fn value_row(statistic: &str, kind: Kind, real: &[f64], sim: &[f64]) -> RunRow {
     let obs = |v: &[f64]| -> Vec<Obs> { v.iter().map(|&x| Obs::Value(Some(x))).collect() };
-    row(statistic.to_string(), Kind::Time, &obs(real), &obs(sim))
+    row(statistic.to_string(), kind, &obs(real), &obs(sim))
 }
 
 /// One statistic's row from both sides' per-run observations.

@@ -233,7 +233,12 @@ run_job() {{
   echo {buffer_kb} > $T/buffer_size_kb
   cat $T/buffer_size_kb > $J/buffer_size_kb
   echo > $T/trace
-"#
+  # The scheduler's switches as this run starts (an A/B's arm set just before).
+  for f in /sys/kernel/debug/sched/features /sys/kernel/debug/sched_features; do [ -f $f ] && cat $f > $J/{feat}; done
+  [ -n "$SCHEDLAB_KNOBS" ] && for k in $SCHEDLAB_KNOBS; do echo "${{k%%=*}} $(cat ${{k#*=}})"; done > $J/{tun}
+"#,
+        feat = crate::experiment::oracle::ab::FEATURES_FILE,
+        tun = crate::experiment::oracle::ab::TUNABLES_FILE,
     ));
     s.push_str(&format!(
         r#"  cd /jobs/$1
@@ -578,6 +583,16 @@ mod tests {
         assert_eq!(names, ["calibrate", "a.a.r1", "a.b.r1", "a.a.r2", "a.b.r2"]);
         let plain = result_names(&[job("calibrate"), job("a")], 2, None);
         assert_eq!(plain, ["calibrate", "a", "a.r2"]);
+        // Every run reads the switches back before it starts, the features file
+        // and the tunables the A/B touches.
+        let f = &s[s.find("run_job() {").unwrap()..];
+        assert!(f.contains("cat $f > $J/sched_features"), "{f}");
+        assert!(
+            f.contains(
+                "for k in $SCHEDLAB_KNOBS; do echo \"${k%%=*} $(cat ${k#*=})\"; done > $J/tunables"
+            ),
+            "{f}"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! own. Each comes with the virtio modules, in load order, that make `/dev/vda`
 //! appear (none for a kernel that has them built in).
 
-use super::super::scx;
+use super::super::{scx, seeds};
 use super::{run, write_atomic};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +19,9 @@ pub enum KernelChoice {
     /// The sched_ext kit's 6.12 kernel (`6.12-scx`; oracle/scx.rs): the kit's
     /// directory.
     Scx(PathBuf),
+    /// The seed kit's 5.10 kernel (`5.10-seeds`; oracle/seeds.rs): the kit's
+    /// directory.
+    Seeds(PathBuf),
     /// A bzImage of one's own. Its virtio modules (`virtio`, `virtio_ring`,
     /// `virtio_pci`, `virtio_blk`, as `.ko`, `.ko.xz` or `.ko.zst`) are taken from a
     /// `lib/modules/<release>/` tree beside the image or one level up (the layout of
@@ -34,18 +37,19 @@ impl KernelChoice {
             "5.10" => Ok(KernelChoice::V5_10),
             "6.12" => Ok(KernelChoice::V6_12),
             scx::KIT_KERNEL => Ok(KernelChoice::Scx(scx::ScxKit::default_dir()?)),
+            seeds::KIT_KERNEL => Ok(KernelChoice::Seeds(seeds::SeedKit::default_dir()?)),
             p if p.contains('/') || Path::new(p).exists() => {
                 let p = PathBuf::from(p);
                 if !p.is_file() {
                     return Err(format!(
-                        "kernel `{}`: no such file (expected `5.10`, `6.12`, `6.12-scx` or a bzImage path)",
+                        "kernel `{}`: no such file (expected `5.10`, `6.12`, `6.12-scx`, `5.10-seeds` or a bzImage path)",
                         p.display()
                     ));
                 }
                 Ok(KernelChoice::Path(p))
             }
             other => Err(format!(
-                "kernel `{other}`: expected `5.10`, `6.12`, `6.12-scx` or a path to a bzImage"
+                "kernel `{other}`: expected `5.10`, `6.12`, `6.12-scx`, `5.10-seeds` or a path to a bzImage"
             )),
         }
     }
@@ -55,7 +59,7 @@ impl KernelChoice {
         match self {
             KernelChoice::V5_10 => Some(("bullseye", is_510_pkg)),
             KernelChoice::V6_12 => Some(("bookworm-backports", is_612_pkg)),
-            KernelChoice::Scx(_) | KernelChoice::Path(_) => None,
+            KernelChoice::Scx(_) | KernelChoice::Seeds(_) | KernelChoice::Path(_) => None,
         }
     }
 
@@ -64,6 +68,7 @@ impl KernelChoice {
             KernelChoice::V5_10 => "5.10".into(),
             KernelChoice::V6_12 => "6.12".into(),
             KernelChoice::Scx(_) => scx::KIT_KERNEL.into(),
+            KernelChoice::Seeds(_) => seeds::KIT_KERNEL.into(),
             KernelChoice::Path(p) => p.display().to_string(),
         }
     }
@@ -384,6 +389,7 @@ pub fn check_kernel_source(choice: &KernelChoice, cache_dir: Option<&Path>) -> R
         return match choice {
             // The sched_ext kit, every part of it (its error says how to build it).
             KernelChoice::Scx(dir) => scx::ScxKit::open(dir).map(drop),
+            KernelChoice::Seeds(dir) => seeds::SeedKit::open(dir).map(drop),
             // A bzImage path exists: `KernelChoice::parse` checked it.
             _ => Ok(()),
         };
@@ -409,6 +415,14 @@ pub(crate) fn prepare_kernel(choice: &KernelChoice, cache: &Path) -> Result<Kern
                 let kit = scx::ScxKit::open(dir)?;
                 return Ok(Kernel {
                     bzimage: kit.bzimage,
+                    package: None,
+                    modules: Vec::new(),
+                });
+            }
+            KernelChoice::Seeds(dir) => {
+                // The kit's kernel has virtio built in too.
+                return Ok(Kernel {
+                    bzimage: seeds::SeedKit::open(dir)?.bzimage,
                     package: None,
                     modules: Vec::new(),
                 });
@@ -608,7 +622,7 @@ linux-image-6.1.0-30-amd64-unsigned - Linux 6.1\n";
         assert_eq!(KernelChoice::parse(" 6.12").unwrap(), KernelChoice::V6_12);
         assert!(KernelChoice::parse("6.1")
             .unwrap_err()
-            .contains("expected `5.10`, `6.12`, `6.12-scx` or a path"));
+            .contains("expected `5.10`, `6.12`, `6.12-scx`, `5.10-seeds` or a path"));
         assert!(matches!(
             KernelChoice::parse("6.12-scx").unwrap(),
             KernelChoice::Scx(d) if d.ends_with("6.12-scx") || std::env::var_os("SCHEDLAB_SCX_KIT").is_some()
