@@ -11,6 +11,8 @@
 //! docs/validation.md, which quotes it) is updated with
 //! `SCHEDLAB_BLESS=1 cargo test --test oracle_ab`.
 
+mod common;
+
 use schedlab::experiment::oracle::ab_suite::{self, AbArms, AbSuite};
 use std::path::PathBuf;
 
@@ -55,23 +57,5 @@ fn recorded_ab_on_real_kernels_against_the_simulated_ab() {
     }
     let lines = ab_suite::verdict_lines(&checks);
     let golden = data.join("ab/verdicts.txt");
-    if std::env::var_os("SCHEDLAB_BLESS").is_some() {
-        std::fs::write(&golden, &lines).unwrap();
-    }
-    let want = std::fs::read_to_string(&golden).unwrap_or_default();
-    if want != lines {
-        let diff: Vec<String> = want
-            .lines()
-            .zip(lines.lines())
-            .filter(|(a, b)| a != b)
-            .take(20)
-            .map(|(a, b)| format!("  was: {a}\n  now: {b}"))
-            .collect();
-        panic!(
-            "A/B verdicts changed ({} vs {} lines); first differences:\n{}\n(re-bless with SCHEDLAB_BLESS=1 and update docs/validation.md)",
-            want.lines().count(),
-            lines.lines().count(),
-            diff.join("\n")
-        );
-    }
+    common::check_golden(&golden, &lines, "A/B verdicts", "oracle_ab");
 }

@@ -10,6 +10,8 @@
 //! threshold fails here until the table (and docs/validation.md, which quotes it) is
 //! updated with `SCHEDLAB_BLESS=1 cargo test --test oracle_suite`.
 
+mod common;
+
 use schedlab::experiment::oracle::suite::{self, Suite};
 use std::path::PathBuf;
 
@@ -56,23 +58,5 @@ fn check_suite(suite_file: &str, data_dir: &str) {
     }
     let lines = suite::verdict_lines(&checks);
     let golden = data.join("verdicts.txt");
-    if std::env::var_os("SCHEDLAB_BLESS").is_some() {
-        std::fs::write(&golden, &lines).unwrap();
-    }
-    let want = std::fs::read_to_string(&golden).unwrap_or_default();
-    if want != lines {
-        let diff: Vec<String> = want
-            .lines()
-            .zip(lines.lines())
-            .filter(|(a, b)| a != b)
-            .take(20)
-            .map(|(a, b)| format!("  was: {a}\n  now: {b}"))
-            .collect();
-        panic!(
-            "oracle verdicts changed ({} vs {} lines); first differences:\n{}\n(re-bless with SCHEDLAB_BLESS=1 and update docs/validation.md)",
-            want.lines().count(),
-            lines.lines().count(),
-            diff.join("\n")
-        );
-    }
+    common::check_golden(&golden, &lines, "oracle verdicts", "oracle_suite");
 }

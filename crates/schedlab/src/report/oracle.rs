@@ -10,13 +10,13 @@
 //! computes nothing.
 
 use super::html::{esc, footer, head};
-use super::text::{num, Num};
+use super::text::{interval, num, Num};
 use crate::experiment::oracle::ab::AbOutcome;
 use crate::experiment::oracle::decisions::effects::{Delta, EffectComparison, EffectScore};
 use crate::experiment::oracle::decisions::verdicts::{RunComparison, RunVerdict};
 use crate::experiment::oracle::decisions::{Comparison, Verdict};
 use crate::experiment::oracle::domains::{CpuChains, DomainComparison};
-use crate::stats::verdict::{Grade, Interval};
+use crate::stats::verdict::Grade;
 use std::fmt::Write as _;
 
 impl Comparison {
@@ -121,20 +121,6 @@ impl RunComparison {
             control.rows.len() - control.count(RunVerdict::NoData)
         );
         s
-    }
-}
-
-/// An interval as `est [lo, hi]` (`[unbounded]` when the data cannot bound it).
-fn interval(x: &Option<Interval>) -> String {
-    match x {
-        Some(i) if i.lo.is_finite() && i.hi.is_finite() => format!(
-            "{:+.3} [{:+.3}, {:+.3}]",
-            i.est + 0.0,
-            i.lo + 0.0,
-            i.hi + 0.0
-        ),
-        Some(i) => format!("{:+.3} [unbounded]", i.est + 0.0),
-        None => "-".into(),
     }
 }
 

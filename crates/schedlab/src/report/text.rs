@@ -177,6 +177,20 @@ pub(crate) fn render_table(columns: &[String], cells: &[Vec<String>]) -> String 
     s
 }
 
+/// An interval as `est [lo, hi]` (`[unbounded]` when the data cannot bound it).
+pub fn interval(x: &Option<crate::stats::verdict::Interval>) -> String {
+    match x {
+        Some(i) if i.lo.is_finite() && i.hi.is_finite() => format!(
+            "{:+.3} [{:+.3}, {:+.3}]",
+            i.est + 0.0,
+            i.lo + 0.0,
+            i.hi + 0.0
+        ),
+        Some(i) => format!("{:+.3} [unbounded]", i.est + 0.0),
+        None => "-".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

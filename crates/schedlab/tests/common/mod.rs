@@ -226,3 +226,28 @@ where
         .parse()
         .unwrap()
 }
+
+/// Compare `lines` with the committed golden file `golden` (rewritten first when
+/// `SCHEDLAB_BLESS` is set); on a difference, panic with the first ones and how to
+/// re-bless (`what`: what changed, `test`: the test binary's name).
+pub fn check_golden(golden: &Path, lines: &str, what: &str, test: &str) {
+    if std::env::var_os("SCHEDLAB_BLESS").is_some() {
+        std::fs::write(golden, lines).unwrap();
+    }
+    let want = std::fs::read_to_string(golden).unwrap_or_default();
+    if want != lines {
+        let diff: Vec<String> = want
+            .lines()
+            .zip(lines.lines())
+            .filter(|(a, b)| a != b)
+            .take(20)
+            .map(|(a, b)| format!("  was: {a}\n  now: {b}"))
+            .collect();
+        panic!(
+            "{what} changed ({} vs {} lines); first differences:\n{}\n(re-bless with SCHEDLAB_BLESS=1 cargo test --test {test} and update docs/validation.md)",
+            want.lines().count(),
+            lines.lines().count(),
+            diff.join("\n")
+        );
+    }
+}

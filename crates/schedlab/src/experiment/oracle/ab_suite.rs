@@ -21,6 +21,7 @@ use super::knobs::{knobs_for, GuestAb, RealArm};
 use super::{Artifacts, OracleCase, RunsCfg};
 use crate::error::InputError;
 use crate::machine::file::load_machine_file;
+use crate::report::text::interval;
 use crate::stats::verdict::Grade;
 use serde::Deserialize;
 use std::fmt::Write as _;
@@ -647,14 +648,7 @@ pub fn effects_markdown(checks: &[AbCheck]) -> String {
             }
             any = true;
             let iv = |d: &super::decisions::effects::Delta| match d.delta {
-                Some(i) if i.lo.is_finite() && i.hi.is_finite() => format!(
-                    "{:+.3} [{:+.3}, {:+.3}] {}",
-                    i.est + 0.0,
-                    i.lo + 0.0,
-                    i.hi + 0.0,
-                    d.effect.word()
-                ),
-                Some(i) => format!("{:+.3} [unbounded]", i.est + 0.0),
+                Some(_) => format!("{} {}", interval(&d.delta), d.effect.word()),
                 None => "–".into(),
             };
             let _ = writeln!(

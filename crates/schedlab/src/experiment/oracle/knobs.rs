@@ -155,7 +155,7 @@ pub fn knobs_for(choice: &super::guest::KernelChoice) -> Result<&'static RealKno
     match choice {
         KernelChoice::V5_10 => Ok(&KNOBS_5_10),
         KernelChoice::V6_12 | KernelChoice::Scx(_) => Ok(&KNOBS_6_12),
-        KernelChoice::Seeds(_) => Ok(&super::seeds::KNOBS_5_10_SEEDS),
+        KernelChoice::Seeds(_) => Ok(&*super::seeds::KNOBS_5_10_SEEDS),
         KernelChoice::Path(p) => Err(format!(
             "{}: the run-time switches of a kernel image are not known before it boots; \
              an A/B on switches runs on `5.10`, `6.12`, `6.12-scx` or `5.10-seeds` (a kernel A/B \

@@ -39,40 +39,25 @@ use std::path::{Path, PathBuf};
 /// The `--kernel` word of the seed kit's kernel.
 pub const KIT_KERNEL: &str = "5.10-seeds";
 
-/// The seed kit's switches: Debian 5.10's, with the seeds' bits after `SIS_PROP`
-/// where `seeds-5.10.patch` puts them in `features.h`, off at boot.
-pub const KNOBS_5_10_SEEDS: RealKnobs = RealKnobs {
-    release: (5, 10),
-    features_file: KNOBS_5_10.features_file,
-    features: &[
-        "GENTLE_FAIR_SLEEPERS",
-        "START_DEBIT",
-        "NO_NEXT_BUDDY",
-        "LAST_BUDDY",
-        "CACHE_HOT_BUDDY",
-        "WAKEUP_PREEMPTION",
-        "NO_HRTICK",
-        "NO_DOUBLE_TICK",
-        "NONTASK_CAPACITY",
-        "TTWU_QUEUE",
-        "NO_SIS_AVG_CPU",
-        "SIS_PROP",
-        "NO_IDLE_CPU_MASK",
-        "NO_WARN_DOUBLE_CLOCK",
-        "RT_PUSH_IPI",
-        "NO_RT_RUNTIME_SHARE",
-        "NO_LB_MIN",
-        "ATTACH_AGE_LOAD",
-        "WA_IDLE",
-        "WA_WEIGHT",
-        "WA_BIAS",
-        "UTIL_EST",
-        "UTIL_EST_FASTUP",
-        "ALT_PERIOD",
-        "BASE_SLICE",
-    ],
-    tunables: KNOBS_5_10.tunables,
-};
+/// The seeds' bits `seeds-5.10.patch` adds, as the features file reads them at boot
+/// (all off), and the bit they follow in `features.h`.
+pub const SEED_FEATURES: (&str, &[&str]) = ("SIS_PROP", &["NO_IDLE_CPU_MASK"]);
+
+/// The seed kit's switches: Debian 5.10's, with [`SEED_FEATURES`] inserted where
+/// the patch puts them.
+pub static KNOBS_5_10_SEEDS: std::sync::LazyLock<RealKnobs> = std::sync::LazyLock::new(|| {
+    let (after, bits) = SEED_FEATURES;
+    let mut f: Vec<&'static str> = KNOBS_5_10.features.to_vec();
+    let at = f
+        .iter()
+        .position(|x| x.strip_prefix("NO_").unwrap_or(x) == after)
+        .map_or(f.len(), |i| i + 1);
+    f.splice(at..at, bits.iter().copied());
+    RealKnobs {
+        features: Box::leak(f.into_boxed_slice()),
+        ..KNOBS_5_10
+    }
+});
 
 /// The built kit: its directory and kernel image.
 #[derive(Clone, Debug)]
@@ -275,7 +260,13 @@ mod tests {
     fn the_kit_has_the_seeds_bits() {
         use super::super::knobs::RealArm;
         let mut plain: Vec<&str> = KNOBS_5_10_SEEDS.features.to_vec();
-        plain.retain(|f| *f != "NO_IDLE_CPU_MASK");
+        let at = plain.iter().position(|f| *f == "NO_IDLE_CPU_MASK").unwrap();
+        assert_eq!(
+            plain[at - 1],
+            "SIS_PROP",
+            "after SIS_PROP, as in features.h"
+        );
+        plain.remove(at);
         assert_eq!(plain, KNOBS_5_10.features);
         assert_eq!(KNOBS_5_10_SEEDS.default_of("IDLE_CPU_MASK"), Some(false));
         let a = RealArm::parse("IDLE_CPU_MASK").unwrap();

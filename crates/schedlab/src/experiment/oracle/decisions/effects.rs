@@ -248,19 +248,8 @@ pub fn compare_effects(real: &ArmRuns<'_>, sim: &ArmRuns<'_>) -> EffectCompariso
 
 #[cfg(test)]
 mod tests {
+    use super::super::verdicts::tests::run;
     use super::*;
-
-    /// A run with `n` forks, `smt` of them on an SMT sibling, and `rate` LLC
-    /// migrations per second over 1 s.
-    fn run(smt: u64, n: u64, rate: f64) -> Decisions {
-        let mut d = Decisions::default();
-        d.fork.count = n;
-        d.fork.level_counts.smt = smt;
-        d.fork.level_counts.llc = n - smt;
-        d.migrations.window_s = 1.0;
-        d.migrations.rate_per_s.llc = rate;
-        d
-    }
 
     fn runs(smt: u64, rates: &[f64]) -> Vec<Decisions> {
         rates.iter().map(|&r| run(smt, 100, r)).collect()

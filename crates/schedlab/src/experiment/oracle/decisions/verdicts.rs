@@ -309,13 +309,13 @@ fn row(statistic: String, kind: Kind, real: &[Obs], sim: &[Obs]) -> RunRow {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// A run whose `n` forks land `smt` of them on an SMT sibling of the forking CPU
     /// and the rest elsewhere in its LLC, and whose migrations within an LLC run at
     /// `rate` per second over 1 s.
-    fn run(smt: u64, n: u64, rate: f64) -> Decisions {
+    pub(in crate::experiment::oracle::decisions) fn run(smt: u64, n: u64, rate: f64) -> Decisions {
         let mut d = Decisions::default();
         d.fork.count = n;
         d.fork.level_counts.smt = smt;
