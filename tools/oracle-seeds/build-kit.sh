@@ -4,12 +4,12 @@
 # select_idle_core / select_idle_cpu / select_idle_smt are the seeds' bases' own
 # shape) with schedlab's own implementation of the seeds as sched_features, off by
 # default (seeds-5.10.patch, written for this project from the seeds'
-# descriptions), and a trace_printk() per select_idle_sibling() call reporting the
-# CPUs each scan tested:
-#   schedlab_sis: pid=P prev=C target=C cpu=C core=N idle_cpu=N smt=N skipped=N
+# descriptions: seed 000 IDLE_CPU_MASK, seed 003 SMT_BALANCE), and a trace_printk()
+# per select_idle_sibling() call reporting the CPUs each scan tested:
+#   schedlab_sis: pid=P prev=C target=C cpu=C core=N idle_cpu=N smt=N skipped=N groups=N
 # x86_64 defconfig plus what the oracle needs (SCHED_DEBUG for the features file,
 # SCHEDSTATS, ftrace, NUMA, SMT and MC domains, virtio block); ~25 min with
-# `make -j2` on a 2-core machine.
+# `make -j2` on a 2-core machine (17 min measured with other work running).
 # Usage: build-kit.sh [KIT_DIR]   (default ~/.cache/schedlab/oracle/kernels/5.10-seeds;
 #        schedlab finds it there, or at $SCHEDLAB_SEEDS_KIT). Needs root for apt.
 #        Idempotent: a finished step is not redone.

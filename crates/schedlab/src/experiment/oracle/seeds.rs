@@ -20,12 +20,21 @@
 //!   at a core's first busy sibling, so the siblings after it stay in the mask:
 //!   they are not known busy.
 //!
+//! * **Seed 003, `SMT_BALANCE`.** Every scheduling group below the LLC keeps its
+//!   number of busy CPUs, changed at every switch between the idle task and
+//!   another (`__schedule`), for the local group of each domain from the LLC down
+//!   to, not including, the lowest. A wakeup on an SMT machine replaces the three
+//!   scans: per level from the LLC down, the target's group against one other
+//!   group met in ring order from a start the waking CPU's rotor picks, moving
+//!   when that one has more free CPUs; then the final core from a rotor-picked
+//!   CPU. A CPU's busy state is first recorded once sched domains exist.
+//!
 //! Every `select_idle_sibling` call writes one `trace_printk` line with what each
-//! scan tested (a CPU tested is an `available_idle_cpu` call), which [`SisCall`]
-//! reads:
+//! scan tested (a CPU tested is an `available_idle_cpu` call; `groups` counts the
+//! group counters `SMT_BALANCE` read), which [`SisCall`] reads:
 //!
 //! ```text
-//! schedlab_sis: pid=P prev=C target=C cpu=C core=N idle_cpu=N smt=N skipped=N
+//! schedlab_sis: pid=P prev=C target=C cpu=C core=N idle_cpu=N smt=N skipped=N groups=N
 //! ```
 //!
 //! The model counts the same things per function ([`crate::sched::Func`]'s
@@ -41,7 +50,7 @@ pub const KIT_KERNEL: &str = "5.10-seeds";
 
 /// The seeds' bits `seeds-5.10.patch` adds, as the features file reads them at boot
 /// (all off), and the bit they follow in `features.h`.
-pub const SEED_FEATURES: (&str, &[&str]) = ("SIS_PROP", &["NO_IDLE_CPU_MASK"]);
+pub const SEED_FEATURES: (&str, &[&str]) = ("SIS_PROP", &["NO_IDLE_CPU_MASK", "NO_SMT_BALANCE"]);
 
 /// The seed kit's switches: Debian 5.10's, with [`SEED_FEATURES`] inserted where
 /// the patch puts them.
@@ -107,6 +116,8 @@ pub struct SisCall {
     pub smt: u32,
     /// CPUs `select_idle_cpu` left out under `IDLE_CPU_MASK`.
     pub skipped: u32,
+    /// Group counters `SMT_BALANCE`'s walk read (0 on a kit without the seed).
+    pub groups: u32,
 }
 
 /// The tag of the kit's line.
@@ -125,6 +136,7 @@ impl SisCall {
             idle_cpu: 0,
             smt: 0,
             skipped: 0,
+            groups: 0,
         };
         let mut seen = 0u8;
         for kv in rest.split_whitespace() {
@@ -139,6 +151,10 @@ impl SisCall {
                 "idle_cpu" => (&mut c.idle_cpu, 5),
                 "smt" => (&mut c.smt, 6),
                 "skipped" => (&mut c.skipped, 7),
+                "groups" => {
+                    c.groups = v;
+                    continue;
+                }
                 _ => continue,
             };
             *slot = v;
@@ -162,6 +178,8 @@ pub struct ScanStats {
     pub idle_cpu: u64,
     pub smt: u64,
     pub skipped: u64,
+    /// Group counters `SMT_BALANCE` read.
+    pub groups: u64,
 }
 
 /// One count of [`ScanStats`].
@@ -169,11 +187,12 @@ pub type ScanField = fn(&ScanStats) -> u64;
 
 /// The per-call statistics of [`ScanStats`], as the A/B compares them: (name,
 /// accessor). Each is a mean number of CPUs per `select_idle_sibling` call.
-pub const SCAN_STATISTICS: [(&str, ScanField); 4] = [
+pub const SCAN_STATISTICS: [(&str, ScanField); 5] = [
     ("scan.core_per_call", |s| s.core),
     ("scan.idle_cpu_per_call", |s| s.idle_cpu),
     ("scan.smt_per_call", |s| s.smt),
     ("scan.skipped_per_call", |s| s.skipped),
+    ("scan.groups_per_call", |s| s.groups),
 ];
 
 impl ScanStats {
@@ -192,6 +211,7 @@ impl ScanStats {
             s.idle_cpu += u64::from(c.idle_cpu);
             s.smt += u64::from(c.smt);
             s.skipped += u64::from(c.skipped);
+            s.groups += u64::from(c.groups);
         }
         Some(s)
     }
@@ -202,13 +222,25 @@ impl ScanStats {
     ) -> ScanStats {
         use crate::sched::Func;
         let get = |x: Func| f.get(x.name()).cloned().unwrap_or_default();
-        let cpu = get(Func::SelectIdleCpu);
+        let (cpu, smt, smtb) = (
+            get(Func::SelectIdleCpu),
+            get(Func::SelectIdleSmt),
+            get(Func::SmtBalance),
+        );
+        // smt_balance's probes include its core scan's, the only `select_idle_smt`
+        // calls there are when it runs: the rest are its group counter reads.
+        let groups = if smtb.calls > 0 {
+            smtb.cpus_probed.saturating_sub(smt.cpus_probed)
+        } else {
+            0
+        };
         ScanStats {
             calls: get(Func::SelectIdleSibling).calls,
             core: get(Func::SelectIdleCore).cpus_probed,
             idle_cpu: cpu.cpus_probed,
-            smt: get(Func::SelectIdleSmt).cpus_probed,
+            smt: smt.cpus_probed,
             skipped: cpu.cpus_skipped,
+            groups,
         }
     }
 
@@ -239,7 +271,8 @@ mod tests {
                 core: 4,
                 idle_cpu: 3,
                 smt: 0,
-                skipped: 2
+                skipped: 2,
+                groups: 0
             })
         );
         assert_eq!(
@@ -252,6 +285,9 @@ mod tests {
             None
         );
         assert_eq!(sis_calls(&format!("{l}\n{l}\nfoo\n")).len(), 2);
+        // The SMT_BALANCE kit's line has the group reads too.
+        let g = SisCall::parse(&format!("{l} groups=3")).unwrap();
+        assert_eq!(g.groups, 3);
     }
 
     /// The kit's bits are 5.10's plus the seeds', off at boot, and an arm on a seed
@@ -266,11 +302,14 @@ mod tests {
             "SIS_PROP",
             "after SIS_PROP, as in features.h"
         );
-        plain.remove(at);
+        assert_eq!(plain[at + 1], "NO_SMT_BALANCE");
+        plain.drain(at..at + 2);
         assert_eq!(plain, KNOBS_5_10.features);
-        assert_eq!(KNOBS_5_10_SEEDS.default_of("IDLE_CPU_MASK"), Some(false));
-        let a = RealArm::parse("IDLE_CPU_MASK").unwrap();
-        assert!(a.check(&KNOBS_5_10).is_err());
-        a.check(&KNOBS_5_10_SEEDS).unwrap();
+        for f in ["IDLE_CPU_MASK", "SMT_BALANCE"] {
+            assert_eq!(KNOBS_5_10_SEEDS.default_of(f), Some(false), "{f}");
+            let a = RealArm::parse(f).unwrap();
+            assert!(a.check(&KNOBS_5_10).is_err());
+            a.check(&KNOBS_5_10_SEEDS).unwrap();
+        }
     }
 }
