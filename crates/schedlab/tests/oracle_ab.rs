@@ -55,6 +55,18 @@ fn recorded_ab_on_real_kernels_against_the_simulated_ab() {
         let k = o.control.score();
         assert_eq!(k.sign, 0, "{}: the no-effect control got {k:?}", c.case);
     }
+    // The report forms carry every row: the text table, the HTML page, the JSON.
+    let o = &checks[0].outcome;
+    let text = o.text();
+    let html = schedlab::report::ab_html("t", "i", &[o]);
+    let json = serde_json::to_string(&checks[0]).unwrap();
+    for r in &o.effects.rows {
+        assert!(text.contains(&r.statistic), "{}", r.statistic);
+        assert!(html.contains(&format!("<code>{}</code>", r.statistic)));
+        assert!(json.contains(&format!("\"{}\"", r.statistic)));
+    }
+    assert!(text.contains("control:") && text.contains("the model that predicts no effect"));
+    assert!(html.contains(&o.case) && html.contains("real Δ [95 % CI]"));
     let lines = ab_suite::verdict_lines(&checks);
     let golden = data.join("ab/verdicts.txt");
     common::check_golden(&golden, &lines, "A/B verdicts", "oracle_ab");
