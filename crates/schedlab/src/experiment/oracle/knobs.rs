@@ -252,9 +252,18 @@ impl RealArm {
                 .find(|s| s.name() == name)
                 .map(|s| format!(" (schedlab's own, from {})", s.origin()))
                 .unwrap_or_default();
+            let kit = &*super::seeds::KNOBS_5_10_SEEDS;
+            let kit_hint = if kit.default_of(name).is_some() && k.features != kit.features {
+                format!(
+                    " (the seed kit's 5.10 has it: `--kernel {}`)",
+                    super::seeds::KIT_KERNEL
+                )
+            } else {
+                String::new()
+            };
             let has: Vec<&str> = k.feature_names().collect();
             return Err(format!(
-                "arm `{}`: {rel} has no sched_features bit {name}{ours}; it has: {}",
+                "arm `{}`: {rel} has no sched_features bit {name}{ours}{kit_hint}; it has: {}",
                 self.spec,
                 has.join(" ")
             ));
@@ -482,6 +491,10 @@ mod tests {
             .check(&KNOBS_5_10)
             .unwrap_err();
         assert!(e.contains("schedlab's own, from seed 000"), "{e}");
+        assert!(
+            e.contains("the seed kit's 5.10 has it: `--kernel 5.10-seeds`"),
+            "{e}"
+        );
         let e = RealArm::parse("kernel.tunables.sched_latency_ns=1000000")
             .unwrap()
             .check(&KNOBS_6_12)
