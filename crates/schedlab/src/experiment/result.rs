@@ -367,10 +367,7 @@ impl RunResult {
             .features
             .iter()
             .filter(|f| {
-                let (on, name) = match f.strip_prefix("NO_") {
-                    None => (true, f.as_str()),
-                    Some(n) => (false, n),
-                };
+                let (name, on) = crate::sched::features::feature_word(f);
                 let feat = SchedFeat::from_name(name);
                 if all {
                     return true;

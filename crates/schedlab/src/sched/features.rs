@@ -128,6 +128,15 @@ impl SchedFeat {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Features(u64);
 
+/// A `sched_features` word as (bit name, on): `NAME` is on, `NO_NAME` off, as the
+/// kernel's features file reads and takes them.
+pub fn feature_word(word: &str) -> (&str, bool) {
+    match word.strip_prefix("NO_") {
+        Some(rest) => (rest, false),
+        None => (word, true),
+    }
+}
+
 impl Features {
     /// The v5.6 defaults.
     pub fn v5_6() -> Features {
@@ -154,10 +163,7 @@ impl Features {
     /// Apply one `NAME` or `NO_NAME` word, as written to `sched_features`.
     pub fn apply(&mut self, word: &str) -> Result<(), String> {
         let word = word.trim();
-        let (name, on) = match word.strip_prefix("NO_") {
-            Some(rest) => (rest, false),
-            None => (word, true),
-        };
+        let (name, on) = feature_word(word);
         let f = SchedFeat::from_name(name).ok_or_else(|| {
             format!("unknown scheduler feature `{word}` (see `schedlab list features`)")
         })?;

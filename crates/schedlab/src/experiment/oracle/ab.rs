@@ -8,7 +8,12 @@
 //! touched tunables back before every run, and [`check_arms`] refuses a run whose
 //! arm did not take effect: an A/B whose arms are the same kernel measures nothing.
 //! A kernel A/B (5.10 → 6.12) takes one boot per kernel, each job's repetitions
-//! being that kernel's runs.
+//! being that kernel's runs. An arm may pool the runs of several boots
+//! ([`ArmSource::boots`]): one boot is a draw of its own, which its repetitions do
+//! not show, so a pooled real effect counts only where every boot's own Δ has its
+//! sign ([`EffectComparison::require_every_boot`]). On the seed kit's kernel the
+//! runs also report what each wakeup scan tested ([`super::seeds`]), compared with
+//! the model's counts of the same.
 //!
 //! The model runs the same arms: the same SPEC read by [`ArmSpec`] (feature words
 //! after the preset's and the scenario's, `kernel.tunables.*` as `--set`s) on the
@@ -21,18 +26,15 @@
 
 use super::decisions::effects::{compare_effects, ArmRuns, EffectComparison, RunValues};
 use super::decisions::{Decisions, Kind};
-use super::knobs::RealArm;
+pub use super::knobs::arm_tag;
+use super::knobs::{ab_run_name, RealArm};
 use super::seeds::{ScanStats, SCAN_STATISTICS};
 use super::workload::TOOL_TIME;
 use super::{decision_opts, simulate, Artifacts, OracleCase, RunsCfg};
 use crate::experiment::compare::ArmSpec;
 use crate::machine::Machine;
+use crate::sched::features::feature_word;
 use serde::Serialize;
-
-/// The tag of arm `i` in result names (`a`, `b`, ...).
-pub fn arm_tag(i: usize) -> char {
-    (b'a' + i as u8) as char
-}
 
 /// The file a guest run of an A/B leaves with the touched tunables' values, one
 /// `NAME VALUE` line each, read before the run.
@@ -45,7 +47,7 @@ pub const FEATURES_FILE: &str = "sched_features";
 pub fn arm_runs(art: &Artifacts, job: &str, arm: usize) -> Vec<String> {
     let mut out = vec![];
     for r in 1.. {
-        let name = format!("{job}.{}.r{r}", arm_tag(arm));
+        let name = ab_run_name(job, arm, r);
         if !art.dir.join("jobs").join(&name).join("trace.txt").exists() {
             break;
         }
@@ -55,10 +57,9 @@ pub fn arm_runs(art: &Artifacts, job: &str, arm: usize) -> Vec<String> {
 }
 
 /// Check that every run of each arm ran with its arm in effect: each feature word
-/// of the arm in the features file the guest read before the run, each tunable at
-/// the arm's value; the other arm's touched knobs at their boot values need no
-/// check (the runs interleave, and a knob not put back shows in the next run of
-/// the arm that does not set it). One line per run on success.
+/// of the arm in the features file the guest read before the run, every bit
+/// another arm touches at its boot state (the boot's own features file), each
+/// tunable at the arm's value. One line per run on success.
 pub fn check_arms(art: &Artifacts, job: &str, arms: &[RealArm]) -> Result<Vec<String>, String> {
     let mut lines = vec![];
     // The state at boot of every bit an arm touches: what a run of an arm that
@@ -68,11 +69,11 @@ pub fn check_arms(art: &Artifacts, job: &str, arms: &[RealArm]) -> Result<Vec<St
     let touched: Vec<&str> = arms
         .iter()
         .flat_map(|a| a.features.iter())
-        .map(|f| f.strip_prefix("NO_").unwrap_or(f))
+        .map(|f| feature_word(f).0)
         .collect();
     let boot_word = |name: &str| -> Option<String> {
         boot.split_whitespace()
-            .find(|w| w.strip_prefix("NO_").unwrap_or(w) == name)
+            .find(|w| feature_word(w).0 == name)
             .map(str::to_string)
     };
     for (i, arm) in arms.iter().enumerate() {
@@ -101,10 +102,7 @@ pub fn check_arms(art: &Artifacts, job: &str, arms: &[RealArm]) -> Result<Vec<St
                 }
             }
             for name in &touched {
-                let set = arm
-                    .features
-                    .iter()
-                    .any(|f| f.strip_prefix("NO_").unwrap_or(f) == *name);
+                let set = arm.features.iter().any(|f| feature_word(f).0 == *name);
                 if set {
                     continue;
                 }

@@ -2,9 +2,10 @@
 //!
 //! Like the level suite ([`super::suite`]), the A/B suite separates recording from
 //! checking. Each case of `scenarios/oracle/ab.toml` is one scenario on one
-//! topology with two arms. A *switch* case (features, tunables) is one boot of its
-//! kernel that runs both arms interleaved ([`super::knobs::GuestAb`]), packed as
-//! `tests/data/oracle/ab/<case>.tar.gz`. A *kernel* case (5.10 → 6.12 at their
+//! topology with two arms. A *switch* case (features, tunables) is `boots` boots
+//! of its kernel, each running both arms interleaved ([`super::knobs::GuestAb`]),
+//! packed as `tests/data/oracle/ab/<case>.tar.gz`, `<case>.boot2.tar.gz`, ...; their
+//! runs are pooled per arm. A *kernel* case (5.10 → 6.12 at their
 //! defaults) compares two boots; with `from_suite` they are the level suite's own
 //! bundles of that topology (`tests/data/oracle/<topology>-<kernel>.tar.gz`),
 //! whose runs of the scenario are each kernel's repetitions. *Checking* unpacks each

@@ -26,7 +26,7 @@
 //! ([`restore`]) between runs.
 
 use crate::experiment::compare::ArmSpec;
-use crate::sched::features::SchedFeat;
+use crate::sched::features::{feature_word, SchedFeat};
 
 /// A guest kernel's run-time knobs.
 #[derive(Clone, Copy, Debug)]
@@ -168,20 +168,15 @@ pub fn knobs_for(choice: &super::guest::KernelChoice) -> Result<&'static RealKno
 impl RealKnobs {
     /// The feature names (without `NO_`), in the file's order.
     pub fn feature_names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.features
-            .iter()
-            .map(|f| f.strip_prefix("NO_").unwrap_or(f))
+        self.features.iter().map(|f| feature_word(f).0)
     }
 
     /// Whether feature `name` is on at boot (`None`: the kernel has no such bit).
     pub fn default_of(&self, name: &str) -> Option<bool> {
         self.features
             .iter()
-            .find_map(|f| match f.strip_prefix("NO_") {
-                Some(n) if n == name => Some(false),
-                None if *f == name => Some(true),
-                _ => None,
-            })
+            .map(|f| feature_word(f))
+            .find_map(|(n, on)| (n == name).then_some(on))
     }
 
     /// The guest file of schedlab tunable `name`.
@@ -243,7 +238,7 @@ impl RealArm {
     pub fn check(&self, k: &RealKnobs) -> Result<(), String> {
         let rel = k.release_name();
         for f in &self.features {
-            let name = f.strip_prefix("NO_").unwrap_or(f);
+            let name = feature_word(f).0;
             if k.default_of(name).is_some() {
                 continue;
             }
@@ -315,7 +310,7 @@ pub fn restore(arms: &[RealArm], k: &RealKnobs) -> (String, String) {
             }
         }
         for f in &a.features {
-            let n = f.strip_prefix("NO_").unwrap_or(f);
+            let n = feature_word(f).0;
             if !feats.contains(&n) {
                 feats.push(n);
             }
@@ -343,6 +338,16 @@ pub fn restore(arms: &[RealArm], k: &RealKnobs) -> (String, String) {
     (save, back)
 }
 
+/// The tag of arm `i` in result names (`a`, `b`, ...).
+pub fn arm_tag(i: usize) -> char {
+    (b'a' + i as u8) as char
+}
+
+/// The result name of repetition `r` (from 1) of arm `arm` of `job`: `job.<tag>.r<r>`.
+pub fn ab_run_name(job: &str, arm: usize, r: u32) -> String {
+    format!("{job}.{}.r{r}", arm_tag(arm))
+}
+
 /// The runs of an A/B: every repetition runs each arm once, arms in order within a
 /// repetition, so slow drifts of the guest (its page cache, the host's load) fall
 /// on both arms alike: (job, arm index, results name `JOB.ARM.rREP`).
@@ -351,8 +356,7 @@ pub fn ab_runs(jobs: &[String], arms: usize, reps: u32) -> Vec<(String, usize, S
     for job in jobs {
         for r in 1..=reps {
             for a in 0..arms {
-                let tag = (b'a' + a as u8) as char;
-                v.push((job.clone(), a, format!("{job}.{tag}.r{r}")));
+                v.push((job.clone(), a, ab_run_name(job, a, r)));
             }
         }
     }

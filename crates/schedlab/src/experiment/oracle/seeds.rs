@@ -59,7 +59,7 @@ pub static KNOBS_5_10_SEEDS: std::sync::LazyLock<RealKnobs> = std::sync::LazyLoc
     let mut f: Vec<&'static str> = KNOBS_5_10.features.to_vec();
     let at = f
         .iter()
-        .position(|x| x.strip_prefix("NO_").unwrap_or(x) == after)
+        .position(|x| crate::sched::features::feature_word(x).0 == after)
         .map_or(f.len(), |i| i + 1);
     f.splice(at..at, bits.iter().copied());
     RealKnobs {
